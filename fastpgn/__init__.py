@@ -1,0 +1,37 @@
+"""fastpgn: fast, lossless reading and conversion of lichess PGN dumps.
+
+>>> import fastpgn
+>>> fastpgn.BACKEND in ("cython", "python")
+True
+"""
+
+from fastpgn._scan import BACKEND as _SCAN_BACKEND
+from fastpgn.errors import (
+    AmbiguousMoveError,
+    BoardError,
+    FormatError,
+    IllegalMoveError,
+    InputError,
+    InvalidFENError,
+    PGNError,
+    PGNSyntaxError,
+)
+
+__version__ = "0.1.0"
+
+BACKENDS = {"scan": _SCAN_BACKEND}
+BACKEND = "cython" if all(b == "cython" for b in BACKENDS.values()) else "python"
+
+__all__ = [
+    "BACKEND",
+    "BACKENDS",
+    "AmbiguousMoveError",
+    "BoardError",
+    "FormatError",
+    "IllegalMoveError",
+    "InputError",
+    "InvalidFENError",
+    "PGNError",
+    "PGNSyntaxError",
+    "__version__",
+]

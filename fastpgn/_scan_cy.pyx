@@ -1,0 +1,1033 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Cython scanner kernel; the pure-Python twin fastpgn._scan_py is its specification.
+
+Same functions in the same order as _scan_py.py, same results, same errors
+(the differential tests prove it). Everything works on a ``const char*`` over
+the block with ``memchr`` skipping; a game's tags, moves, evals and clocks are
+kept as spans into the block in reusable C arrays, and the 22-field line is
+written straight into a growing C buffer: no Python object per move on the
+path that writes lines.
+"""
+
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memchr, memcmp, memcpy
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+
+cdef extern from "string.h":
+    void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
+
+SEP = "\u2502".encode()
+cdef bytes _SEP = SEP
+_BOM = b"\xef\xbb\xbf"
+
+LINE_TAGS = (
+    b"Site", b"UTCDate", b"UTCTime", b"Result", b"Termination", b"ECO",
+    b"Opening", b"TimeControl", b"White", b"WhiteElo", b"WhiteRatingDiff",
+    b"WhiteTitle", b"Black", b"BlackElo", b"BlackRatingDiff", b"BlackTitle",
+    b"Date", b"Time",
+)
+DEF NSLOTS = 18
+DEF S_SITE = 0
+DEF S_UTCDATE = 1
+DEF S_UTCTIME = 2
+DEF S_RESULT = 3
+DEF S_TERMINATION = 4
+DEF S_ECO = 5
+DEF S_OPENING = 6
+DEF S_TC = 7
+DEF S_WHITE = 8
+DEF S_WELO = 9
+DEF S_WDIFF = 10
+DEF S_WTITLE = 11
+DEF S_BLACK = 12
+DEF S_BELO = 13
+DEF S_BDIFF = 14
+DEF S_BTITLE = 15
+DEF S_DATE = 16
+DEF S_TIME = 17
+
+
+cdef inline bint _is_ws(char c) nogil:
+    return c == b' ' or c == b'\t' or c == b'\r'
+
+
+cdef inline bint _is_space(char c) nogil:
+    return c == b' ' or c == b'\t' or c == b'\r' or c == b'\n'
+
+
+cdef inline bint _is_file(char c) nogil:
+    return b'a' <= c <= b'h'
+
+
+cdef inline bint _is_rank(char c) nogil:
+    return b'1' <= c <= b'8'
+
+
+cdef inline bint _is_digit(char c) nogil:
+    return b'0' <= c <= b'9'
+
+
+cdef inline bint _is_piece(char c) nogil:
+    return c == b'K' or c == b'Q' or c == b'R' or c == b'B' or c == b'N' or c == b'P'
+
+
+cdef inline bint _is_promo(char c) nogil:
+    return c == b'Q' or c == b'R' or c == b'B' or c == b'N' or c == b'K'
+
+
+cdef inline bint _is_delim(char c) nogil:
+    return (c == b' ' or c == b'\t' or c == b'\r' or c == b'\n' or c == b'{' or c == b'}'
+            or c == b'(' or c == b')' or c == b';' or c == b'$')
+
+
+cdef class _Bad(Exception):
+    pass
+
+
+cdef str _show(const char *p, Py_ssize_t n):
+    cdef Py_ssize_t m = 24 if n > 24 else n
+    cdef str text = PyUnicode_DecodeUTF8(p, m, "replace")
+    return text + ("..." if n > 24 else "")
+
+
+# ---------------------------------------------------------------- lines
+
+cdef inline Py_ssize_t _line_end(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil:
+    if pos >= end:
+        return end
+    cdef const char *nl = <const char *>memchr(buf + pos, b'\n', end - pos)
+    return end if nl == NULL else nl - buf
+
+
+cdef inline bint _is_blank(const char *buf, Py_ssize_t pos, Py_ssize_t stop) nogil:
+    while pos < stop:
+        if not _is_ws(buf[pos]):
+            return False
+        pos += 1
+    return True
+
+
+cdef inline bint _is_tag_line(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil:
+    while pos < end and (buf[pos] == b' ' or buf[pos] == b'\t'):
+        pos += 1
+    return pos < end and buf[pos] == b'['
+
+
+cdef Py_ssize_t _next_boundary(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil:
+    cdef bint blank = False
+    cdef Py_ssize_t start, stop
+    cdef Py_ssize_t nl = _line_end(buf, pos, end)
+    if nl >= end:
+        return end
+    while True:
+        start = nl + 1
+        stop = _line_end(buf, start, end)
+        if blank and _is_tag_line(buf, start, stop):
+            return start
+        blank = _is_blank(buf, start, stop)
+        if stop >= end:
+            return end
+        nl = stop
+
+
+# ---------------------------------------------------------------- tokens
+
+cdef bint _san_ok(const char *tok, Py_ssize_t n) nogil:
+    cdef Py_ssize_t i = 0, j, k, lim, m
+    cdef char c
+    if n == 2 and ((tok[0] == b'-' and tok[1] == b'-') or (tok[0] == b'Z' and tok[1] == b'0')):
+        return True
+    c = tok[0]
+    if c == b'O' or c == b'0':
+        if n < 3 or tok[1] != b'-' or tok[2] != c:
+            return False
+        i = 3
+        if i + 1 < n and tok[i] == b'-' and tok[i + 1] == c:
+            i += 2
+    else:
+        if _is_piece(c):
+            i = 1
+        if i < n and tok[i] == b'@':
+            i += 1
+            if i + 1 >= n or not _is_file(tok[i]) or not _is_rank(tok[i + 1]):
+                return False
+            i += 2
+        else:
+            j = i
+            while j < n and (_is_file(tok[j]) or _is_rank(tok[j]) or tok[j] == b'x'
+                             or tok[j] == b'-' or tok[j] == b':'):
+                j += 1
+            m = j - i
+            if m < 2 or not _is_file(tok[j - 2]) or not _is_rank(tok[j - 1]):
+                return False
+            k = i
+            lim = j - 2
+            if k < lim and _is_file(tok[k]):
+                k += 1
+            if k < lim and _is_rank(tok[k]):
+                k += 1
+            if k < lim and (tok[k] == b'x' or tok[k] == b'-' or tok[k] == b':'):
+                k += 1
+            if k != lim:
+                return False
+            i = j
+            if i < n and tok[i] == b'=':
+                i += 1
+                if i >= n or not _is_promo(tok[i]):
+                    return False
+                i += 1
+            elif i < n and _is_promo(tok[i]) and not _is_piece(c):
+                i += 1
+    if i < n and tok[i] == b'+':
+        i += 1
+        if i < n and tok[i] == b'+':
+            i += 1
+    elif i < n and tok[i] == b'#':
+        i += 1
+    k = 0
+    while i < n and (tok[i] == b'!' or tok[i] == b'?') and k < 2:
+        i += 1
+        k += 1
+    return i == n
+
+
+cdef bint _clock_seconds(const char *p, Py_ssize_t n, long long *seconds, Py_ssize_t *frac) nogil:
+    """Parse ``H:MM:SS[.f]``; ``frac`` gets the index of the ``.`` (or n)."""
+    cdef Py_ssize_t i = 0, hs
+    cdef long long h = 0
+    while i < n and _is_digit(p[i]):
+        h = h * 10 + (p[i] - 48)
+        i += 1
+    if i == 0 or i + 6 > n or i > 15:
+        return False
+    if (p[i] != b':' or not _is_digit(p[i + 1]) or not _is_digit(p[i + 2]) or p[i + 3] != b':'
+            or not _is_digit(p[i + 4]) or not _is_digit(p[i + 5])):
+        return False
+    seconds[0] = (h * 3600 + ((p[i + 1] - 48) * 10 + (p[i + 2] - 48)) * 60
+                  + (p[i + 4] - 48) * 10 + (p[i + 5] - 48))
+    i += 6
+    frac[0] = i
+    if i == n:
+        return True
+    if p[i] != b'.' or i + 1 >= n:
+        return False
+    i += 1
+    while i < n:
+        if not _is_digit(p[i]):
+            return False
+        i += 1
+    return True
+
+
+cdef bint _eval_ok(const char *p, Py_ssize_t n) nogil:
+    cdef Py_ssize_t i
+    cdef char c
+    if n == 0:
+        return False
+    for i in range(n):
+        c = p[i]
+        if not (_is_digit(c) or c == b'.' or c == b'#' or c == b'-' or c == b'+' or c == b','):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- one game
+
+cdef class _Game:
+    """Reusable per-game scratch: spans into the block, grown on demand."""
+    cdef Py_ssize_t start, end
+    cdef Py_ssize_t ntags, cap_tags
+    cdef Py_ssize_t *tags          # 4 per tag: name start/end, value start/end (raw, escaped)
+    cdef Py_ssize_t nmoves, cap_moves
+    cdef Py_ssize_t *moves         # 2 per ply
+    cdef Py_ssize_t *evals         # 2 per ply; start -1 = none
+    cdef long long *clock_secs     # per ply; -1 = none
+    cdef Py_ssize_t *clock_frac    # 2 per ply: the ".f" span
+    cdef Py_ssize_t result_start, result_end
+    cdef str bad
+    cdef Py_ssize_t bad_pos
+    cdef object moves_field
+
+    def __cinit__(self):
+        self.cap_tags = 32
+        self.tags = <Py_ssize_t *>malloc(4 * self.cap_tags * sizeof(Py_ssize_t))
+        self.cap_moves = 256
+        self.moves = <Py_ssize_t *>malloc(2 * self.cap_moves * sizeof(Py_ssize_t))
+        self.evals = <Py_ssize_t *>malloc(2 * self.cap_moves * sizeof(Py_ssize_t))
+        self.clock_secs = <long long *>malloc(self.cap_moves * sizeof(long long))
+        self.clock_frac = <Py_ssize_t *>malloc(2 * self.cap_moves * sizeof(Py_ssize_t))
+        if not (self.tags and self.moves and self.evals and self.clock_secs and self.clock_frac):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.tags)
+        free(self.moves)
+        free(self.evals)
+        free(self.clock_secs)
+        free(self.clock_frac)
+
+    cdef void reset(self, Py_ssize_t start):
+        self.start = start
+        self.end = start
+        self.ntags = 0
+        self.nmoves = 0
+        self.result_start = 0
+        self.result_end = 0
+        self.bad = None
+        self.bad_pos = -1
+        self.moves_field = None
+
+    cdef int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) except -1:
+        cdef Py_ssize_t *grown
+        if self.ntags == self.cap_tags:
+            grown = <Py_ssize_t *>realloc(self.tags, 8 * self.cap_tags * sizeof(Py_ssize_t))
+            if grown == NULL:
+                raise MemoryError()
+            self.tags = grown
+            self.cap_tags *= 2
+        self.tags[4 * self.ntags] = ns
+        self.tags[4 * self.ntags + 1] = ne
+        self.tags[4 * self.ntags + 2] = vs
+        self.tags[4 * self.ntags + 3] = ve
+        self.ntags += 1
+        return 0
+
+    cdef int add_move(self, Py_ssize_t s, Py_ssize_t e) except -1:
+        cdef Py_ssize_t cap
+        if self.nmoves == self.cap_moves:
+            cap = 2 * self.cap_moves
+            self.moves = <Py_ssize_t *>_grow(self.moves, 2 * cap * sizeof(Py_ssize_t))
+            self.evals = <Py_ssize_t *>_grow(self.evals, 2 * cap * sizeof(Py_ssize_t))
+            self.clock_secs = <long long *>_grow(self.clock_secs, cap * sizeof(long long))
+            self.clock_frac = <Py_ssize_t *>_grow(self.clock_frac, 2 * cap * sizeof(Py_ssize_t))
+            self.cap_moves = cap
+        self.moves[2 * self.nmoves] = s
+        self.moves[2 * self.nmoves + 1] = e
+        self.evals[2 * self.nmoves] = -1
+        self.clock_secs[self.nmoves] = -1
+        self.nmoves += 1
+        return 0
+
+
+cdef void *_grow(void *p, size_t size) except NULL:
+    cdef void *q = realloc(p, size)
+    if q == NULL:
+        raise MemoryError()
+    return q
+
+
+cdef bytes _unescape(const char *p, Py_ssize_t n):
+    if memchr(p, b'\\', n) == NULL:
+        return PyBytes_FromStringAndSize(p, n)
+    cdef bytearray out = bytearray()
+    cdef Py_ssize_t i = 0
+    while i < n:
+        if p[i] == b'\\' and i + 1 < n and (p[i + 1] == b'"' or p[i + 1] == b'\\'):
+            out.append(p[i + 1])
+            i += 2
+        else:
+            out.append(<unsigned char>p[i])
+            i += 1
+    return bytes(out)
+
+
+cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, _Game game) except -2:
+    cdef Py_ssize_t here, name_start, name_end, value_start, q, back
+    cdef const char *hit
+    while True:
+        while pos < stop and _is_ws(buf[pos]):
+            pos += 1
+        if pos >= stop:
+            return stop
+        if buf[pos] != b'[':
+            return pos
+        here = pos
+        pos += 1
+        name_start = pos
+        while pos < stop and not (buf[pos] == b' ' or buf[pos] == b'\t' or buf[pos] == b'"' or buf[pos] == b']'):
+            pos += 1
+        name_end = pos
+        while pos < stop and _is_ws(buf[pos]):
+            pos += 1
+        if name_end == name_start or pos >= stop or buf[pos] != b'"':
+            game.bad = "malformed tag"
+            game.bad_pos = here
+            return -1
+        pos += 1
+        value_start = pos
+        while True:
+            hit = <const char *>memchr(buf + pos, b'"', stop - pos) if pos < stop else NULL
+            if hit == NULL:
+                game.bad = "unterminated tag value"
+                game.bad_pos = here
+                return -1
+            q = hit - buf
+            back = q - 1
+            while back >= value_start and buf[back] == b'\\':
+                back -= 1
+            if (q - 1 - back) % 2 == 0:
+                break
+            pos = q + 1
+        pos = q + 1
+        while pos < stop and _is_ws(buf[pos]):
+            pos += 1
+        if pos >= stop or buf[pos] != b']':
+            game.bad = "malformed tag"
+            game.bad_pos = here
+            return -1
+        pos += 1
+        game.add_tag(name_start, name_end, value_start, q)
+
+
+cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
+    cdef const char *hit = <const char *>memchr(buf + pos + 1, b'}', end - pos - 1) if pos + 1 < end else NULL
+    cdef Py_ssize_t close = -1 if hit == NULL else hit - buf
+    cdef Py_ssize_t limit = end if close < 0 else close
+    cdef Py_ssize_t ply, cmd, name_end, shut, vs, ve, frac
+    cdef long long seconds
+    if pos + 1 < limit and memchr(buf + pos + 1, b'\n', limit - pos - 1) != NULL:
+        if _next_boundary(buf, pos, limit) < limit:
+            game.bad = "unterminated comment"
+            game.bad_pos = pos
+            return -1
+    if close < 0:
+        game.bad = "unterminated comment"
+        game.bad_pos = pos
+        return -1
+    ply = game.nmoves - 1
+    cmd = _find2(buf, pos + 1, close, b'[', b'%')
+    while cmd >= 0:
+        name_end = cmd + 2
+        while name_end < close and not _is_space(buf[name_end]) and buf[name_end] != b']':
+            name_end += 1
+        hit = <const char *>memchr(buf + name_end, b']', close - name_end) if name_end < close else NULL
+        if hit == NULL:
+            break
+        shut = hit - buf
+        if (name_end - cmd - 2 == 3 and memcmp(buf + cmd + 2, b"clk", 3) == 0):
+            vs = name_end
+            ve = shut
+            while vs < ve and _is_space(buf[vs]):
+                vs += 1
+            while ve > vs and _is_space(buf[ve - 1]):
+                ve -= 1
+            if not _clock_seconds(buf + vs, ve - vs, &seconds, &frac):
+                game.bad = "malformed clock '" + _show(buf + vs, ve - vs) + "'"
+                game.bad_pos = cmd
+                return -1
+            if ply >= 0 and game.clock_secs[ply] < 0:
+                game.clock_secs[ply] = seconds
+                game.clock_frac[2 * ply] = vs + frac
+                game.clock_frac[2 * ply + 1] = ve
+        elif (name_end - cmd - 2 == 4 and memcmp(buf + cmd + 2, b"eval", 4) == 0):
+            vs = name_end
+            ve = shut
+            while vs < ve and _is_space(buf[vs]):
+                vs += 1
+            while ve > vs and _is_space(buf[ve - 1]):
+                ve -= 1
+            if not _eval_ok(buf + vs, ve - vs):
+                game.bad = "malformed eval '" + _show(buf + vs, ve - vs) + "'"
+                game.bad_pos = cmd
+                return -1
+            if ply >= 0 and game.evals[2 * ply] < 0:
+                game.evals[2 * ply] = vs
+                game.evals[2 * ply + 1] = ve
+        cmd = _find2(buf, shut + 1, close, b'[', b'%')
+    return close + 1
+
+
+cdef inline Py_ssize_t _find2(const char *buf, Py_ssize_t pos, Py_ssize_t end, char a, char b) nogil:
+    """Index of the two-byte sequence ``ab`` in ``buf[pos:end]``, or -1."""
+    cdef const char *hit
+    while pos + 1 < end:
+        hit = <const char *>memchr(buf + pos, a, end - pos - 1)
+        if hit == NULL:
+            return -1
+        if hit[1] == b:
+            return hit - buf
+        pos = hit - buf + 1
+    return -1
+
+
+cdef Py_ssize_t _variation(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
+    cdef Py_ssize_t depth = 0, i = pos, close, limit, stop
+    cdef const char *hit
+    cdef char c
+    while i < end:
+        c = buf[i]
+        if c == b'(':
+            depth += 1
+        elif c == b')':
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == b'{':
+            hit = <const char *>memchr(buf + i + 1, b'}', end - i - 1) if i + 1 < end else NULL
+            close = -1 if hit == NULL else hit - buf
+            limit = end if close < 0 else close
+            if (i + 1 < limit and memchr(buf + i + 1, b'\n', limit - i - 1) != NULL
+                    and _next_boundary(buf, i, limit) < limit):
+                break
+            if close < 0:
+                break
+            i = close
+        elif c == b';':
+            i = _line_end(buf, i, end) - 1
+        elif c == b'\n':
+            stop = _line_end(buf, i + 1, end)
+            if _is_tag_line(buf, i + 1, stop):
+                break
+        i += 1
+    game.bad = "unterminated variation"
+    game.bad_pos = pos
+    return -1
+
+
+cdef inline bint _is_result(const char *t, Py_ssize_t n) nogil:
+    if n == 3 and ((t[0] == b'1' and t[1] == b'-' and t[2] == b'0') or (t[0] == b'0' and t[1] == b'-' and t[2] == b'1')):
+        return True
+    return n == 7 and memcmp(t, b"1/2-1/2", 7) == 0
+
+
+cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
+    cdef char c
+    cdef Py_ssize_t j, k, stop, n
+    while pos < end:
+        c = buf[pos]
+        if c == b' ' or c == b'\t' or c == b'\r':
+            pos += 1
+        elif c == b'\n':
+            pos += 1
+            stop = _line_end(buf, pos, end)
+            if _is_tag_line(buf, pos, stop):
+                return pos
+            if pos < end and buf[pos] == b'%':
+                pos = stop
+        elif c == b'{':
+            pos = _comment(buf, pos, end, game)
+            if pos < 0:
+                return -1
+        elif c == b'(':
+            pos = _variation(buf, pos, end, game)
+            if pos < 0:
+                return -1
+        elif c == b';':
+            pos = _line_end(buf, pos, end)
+        elif c == b'$':
+            j = pos + 1
+            while j < end and _is_digit(buf[j]):
+                j += 1
+            if j == pos + 1:
+                game.bad = "malformed NAG"
+                game.bad_pos = pos
+                return -1
+            pos = j
+        elif c == b')':
+            game.bad = "unexpected ')'"
+            game.bad_pos = pos
+            return -1
+        elif c == b'}':
+            game.bad = "unexpected '}'"
+            game.bad_pos = pos
+            return -1
+        else:
+            j = pos
+            while j < end and not _is_delim(buf[j]):
+                j += 1
+            n = j - pos
+            if c == b'*' or _is_result(buf + pos, n):
+                if c == b'*' and n != 1:
+                    game.bad = "invalid move token '" + _show(buf + pos, n) + "'"
+                    game.bad_pos = pos
+                    return -1
+                if game.result_end == game.result_start:
+                    game.result_start = pos
+                    game.result_end = j
+                pos = j
+                continue
+            if _is_digit(c) and not (n >= 3 and buf[pos] == b'0' and buf[pos + 1] == b'-' and buf[pos + 2] == b'0'):
+                k = pos
+                while k < j and _is_digit(buf[k]):
+                    k += 1
+                while k < j and buf[k] == b'.':
+                    k += 1
+                if k < j and _is_digit(buf[k - 1]):
+                    game.bad = "invalid move token '" + _show(buf + pos, n) + "'"
+                    game.bad_pos = pos
+                    return -1
+                pos = k
+                continue
+            if game.result_end != game.result_start:
+                game.bad = "move after the result '" + _show(buf + pos, n) + "'"
+                game.bad_pos = pos
+                return -1
+            if not _san_ok(buf + pos, n):
+                game.bad = "invalid move token '" + _show(buf + pos, n) + "'"
+                game.bad_pos = pos
+                return -1
+            game.add_move(pos, j)
+            pos = j
+    return end
+
+
+cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -1:
+    """Scan the next game into ``game``; False if only blank lines remain."""
+    cdef Py_ssize_t stop, rest, r
+    while pos < end:
+        stop = _line_end(buf, pos, end)
+        if not _is_blank(buf, pos, stop):
+            break
+        pos = stop + 1
+    if pos >= end:
+        return False
+    game.reset(pos)
+    r = 0
+    while True:
+        stop = _line_end(buf, pos, end)
+        if not _is_tag_line(buf, pos, stop):
+            break
+        rest = _tags_on_line(buf, pos, stop, game)
+        if rest < 0:
+            r = -1
+            break
+        if rest < stop:
+            pos = rest
+            break
+        pos = stop + 1
+        if pos >= end:
+            break
+    if r == 0:
+        r = _movetext(buf, pos, end, game) if pos < end else end
+    if r < 0:
+        game.end = _next_boundary(buf, game.bad_pos, end)
+    else:
+        game.end = r
+    return True
+
+
+# ---------------------------------------------------------------- output buffer
+
+cdef struct Out:
+    char *data
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef int _reserve(Out *out, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t cap
+    cdef char *grown
+    if out.size + extra <= out.cap:
+        return 0
+    cap = out.cap * 2
+    while cap < out.size + extra:
+        cap *= 2
+    grown = <char *>realloc(out.data, cap)
+    if grown == NULL:
+        raise MemoryError()
+    out.data = grown
+    out.cap = cap
+    return 0
+
+
+cdef inline int _put(Out *out, const char *p, Py_ssize_t n) except -1:
+    if out.size + n > out.cap:
+        _reserve(out, n)
+    memcpy(out.data + out.size, p, n)
+    out.size += n
+    return 0
+
+
+cdef inline int _putc(Out *out, char c) except -1:
+    if out.size + 1 > out.cap:
+        _reserve(out, 1)
+    out.data[out.size] = c
+    out.size += 1
+    return 0
+
+
+cdef int _put_sep(Out *out) except -1:
+    return _put(out, b"\xe2\x94\x82", 3)
+
+
+cdef int _put_field(Out *out, const char *p, Py_ssize_t n, bint undots) except -1:
+    """Copy a text field without the separator, CR and LF (and dots, for dates)."""
+    cdef Py_ssize_t i = 0
+    cdef char c
+    _reserve(out, n)
+    while i < n:
+        c = p[i]
+        if c == b'\xe2' and i + 2 < n and p[i + 1] == b'\x94' and p[i + 2] == b'\x82':
+            i += 3
+            continue
+        if not (c == b'\n' or c == b'\r' or (undots and c == b'.')):
+            out.data[out.size] = c
+            out.size += 1
+        i += 1
+    return 0
+
+
+cdef int _put_int(Out *out, long long v) except -1:
+    cdef char tmp[24]
+    cdef int n = 0, i
+    if v == 0:
+        return _putc(out, b'0')
+    while v > 0:
+        tmp[n] = <char>(48 + v % 10)
+        v //= 10
+        n += 1
+    _reserve(out, n)
+    for i in range(n - 1, -1, -1):
+        out.data[out.size] = tmp[i]
+        out.size += 1
+    return 0
+
+
+# ---------------------------------------------------------------- front ends
+
+cdef int _slot_of(const char *p, Py_ssize_t n) nogil:
+    if n == 4:
+        if memcmp(p, b"Site", 4) == 0: return S_SITE
+        if memcmp(p, b"Date", 4) == 0: return S_DATE
+        if memcmp(p, b"Time", 4) == 0: return S_TIME
+    elif n == 3:
+        if memcmp(p, b"ECO", 3) == 0: return S_ECO
+    elif n == 5:
+        if memcmp(p, b"White", 5) == 0: return S_WHITE
+        if memcmp(p, b"Black", 5) == 0: return S_BLACK
+    elif n == 6:
+        if memcmp(p, b"Result", 6) == 0: return S_RESULT
+    elif n == 7:
+        if memcmp(p, b"UTCDate", 7) == 0: return S_UTCDATE
+        if memcmp(p, b"UTCTime", 7) == 0: return S_UTCTIME
+        if memcmp(p, b"Opening", 7) == 0: return S_OPENING
+    elif n == 8:
+        if memcmp(p, b"WhiteElo", 8) == 0: return S_WELO
+        if memcmp(p, b"BlackElo", 8) == 0: return S_BELO
+    elif n == 10:
+        if memcmp(p, b"WhiteTitle", 10) == 0: return S_WTITLE
+        if memcmp(p, b"BlackTitle", 10) == 0: return S_BTITLE
+    elif n == 11:
+        if memcmp(p, b"Termination", 11) == 0: return S_TERMINATION
+        if memcmp(p, b"TimeControl", 11) == 0: return S_TC
+    elif n == 15:
+        if memcmp(p, b"WhiteRatingDiff", 15) == 0: return S_WDIFF
+        if memcmp(p, b"BlackRatingDiff", 15) == 0: return S_BDIFF
+    return -1
+
+
+cdef bytes _value(const char *buf, _Game game, Py_ssize_t t):
+    """Tag ``t``'s value with escapes undone."""
+    return _unescape(buf + game.tags[4 * t + 2], game.tags[4 * t + 3] - game.tags[4 * t + 2])
+
+
+cdef long long _seconds_of_day(const char *p, Py_ssize_t n) nogil:
+    cdef Py_ssize_t i = 0, start
+    cdef long long parts[3]
+    cdef int k
+    for k in range(3):
+        start = i
+        parts[k] = 0
+        while i < n and _is_digit(p[i]):
+            parts[k] = parts[k] * 10 + (p[i] - 48)
+            i += 1
+        if i - start < 1 or i - start > 2:
+            return -1
+        if k < 2:
+            if i >= n or p[i] != b':':
+                return -1
+            i += 1
+    if i != n or parts[0] > 23 or parts[1] > 59 or parts[2] > 60:
+        return -1
+    return parts[0] * 3600 + parts[1] * 60 + parts[2]
+
+
+cdef int _put_tag_field(Out *out, const char *buf, _Game game, Py_ssize_t t, bint undots) except -1:
+    cdef bytes v
+    cdef Py_ssize_t s, e
+    if t < 0:
+        return 0
+    s = game.tags[4 * t + 2]
+    e = game.tags[4 * t + 3]
+    if memchr(buf + s, b'\\', e - s) == NULL:
+        return _put_field(out, buf + s, e - s, undots)
+    v = _value(buf, game, t)
+    return _put_field(out, PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v), undots)
+
+
+cdef int _line(Out *out, const char *buf, _Game game, object openings) except -1:
+    cdef Py_ssize_t slots[NSLOTS]
+    cdef Py_ssize_t i, t, s, e, n, nevals = 0, nclocks = 0
+    cdef int slot
+    cdef bint mate = False, first
+    cdef bytes v, key, eco
+    cdef const char *r
+    cdef long long secs
+    for i in range(NSLOTS):
+        slots[i] = -1
+    for t in range(game.ntags):
+        slot = _slot_of(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])
+        if slot >= 0:
+            slots[slot] = t
+    n = game.nmoves
+    if n > 0:
+        s = game.moves[2 * n - 2]
+        e = game.moves[2 * n - 1]
+        mate = memchr(buf + s, b'#', e - s) != NULL
+    for i in range(n):
+        if game.evals[2 * i] >= 0:
+            nevals += 1
+        if game.clock_secs[i] >= 0:
+            nclocks += 1
+    # 1 id: the Site tag after its last '/'
+    if slots[S_SITE] >= 0:
+        v = _value(buf, game, slots[S_SITE])
+        r = PyBytes_AS_STRING(v)
+        e = PyBytes_GET_SIZE(v)
+        s = e
+        while s > 0 and r[s - 1] != b'/':
+            s -= 1
+        _put_field(out, r + s, e - s, False)
+    _put_sep(out)
+    # 2 date
+    _put_tag_field(out, buf, game, slots[S_UTCDATE] if slots[S_UTCDATE] >= 0 else slots[S_DATE], True)
+    _put_sep(out)
+    # 3 second of the day
+    t = slots[S_UTCTIME] if slots[S_UTCTIME] >= 0 else slots[S_TIME]
+    if t >= 0:
+        v = _value(buf, game, t)
+        secs = _seconds_of_day(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v))
+        if secs >= 0:
+            _put_int(out, secs)
+    _put_sep(out)
+    # 4 result
+    if slots[S_RESULT] >= 0:
+        v = _value(buf, game, slots[S_RESULT])
+    else:
+        v = PyBytes_FromStringAndSize(buf + game.result_start, game.result_end - game.result_start)
+    if v == b"1-0":
+        _putc(out, b'W')
+    elif v == b"0-1":
+        _putc(out, b'B')
+    elif v == b"1/2-1/2":
+        _putc(out, b'D')
+    else:
+        _putc(out, b'*')
+    _put_sep(out)
+    # 5 termination
+    if slots[S_TERMINATION] >= 0:
+        v = _value(buf, game, slots[S_TERMINATION])
+    else:
+        v = b""
+    if v == b"Normal":
+        _putc(out, b'N')
+    elif v == b"Time forfeit":
+        _putc(out, b'T')
+    elif v == b"Abandoned":
+        _putc(out, b'A')
+    elif v == b"Unterminated":
+        _putc(out, b'U')
+    elif v == b"Rules infraction":
+        _putc(out, b'R')
+    else:
+        _putc(out, b'*')
+    _put_sep(out)
+    # 6-9 mate, hasEval, hasClock, plies
+    _putc(out, b'Y' if mate else b'N')
+    _put_sep(out)
+    _putc(out, b'Y' if nevals else b'N')
+    _put_sep(out)
+    _putc(out, b'Y' if nclocks else b'N')
+    _put_sep(out)
+    _put_int(out, n)
+    _put_sep(out)
+    # 10 opening code
+    if openings is None:
+        _put_tag_field(out, buf, game, slots[S_ECO], False)
+    else:
+        key = ((_value(buf, game, slots[S_ECO]) if slots[S_ECO] >= 0 else b"") + _SEP
+               + (_value(buf, game, slots[S_OPENING]) if slots[S_OPENING] >= 0 else b""))
+        try:
+            eco = openings[key]
+        except KeyError:
+            eco = b"?"
+        _put_field(out, PyBytes_AS_STRING(eco), PyBytes_GET_SIZE(eco), False)
+    _put_sep(out)
+    # 11-19 time control and players
+    for slot in (S_TC, S_WHITE, S_WELO, S_WDIFF, S_WTITLE, S_BLACK, S_BELO, S_BDIFF, S_BTITLE):
+        _put_tag_field(out, buf, game, slots[slot], False)
+        _put_sep(out)
+    # 20 moves
+    if game.moves_field is not None:
+        _put(out, PyBytes_AS_STRING(game.moves_field), PyBytes_GET_SIZE(game.moves_field))
+    else:
+        for i in range(n):
+            if i:
+                _putc(out, b' ')
+            _put(out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
+    _put_sep(out)
+    # 21 evals, with the extra '#' after a mating move
+    first = True
+    for i in range(n):
+        if game.evals[2 * i] >= 0:
+            if not first:
+                _putc(out, b' ')
+            first = False
+            _put(out, buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i])
+    if nevals and mate:
+        _put(out, b" #", 2)
+    _put_sep(out)
+    # 22 clocks in seconds
+    first = True
+    for i in range(n):
+        if game.clock_secs[i] >= 0:
+            if not first:
+                _putc(out, b' ')
+            first = False
+            _put_int(out, game.clock_secs[i])
+            _put(out, buf + game.clock_frac[2 * i], game.clock_frac[2 * i + 1] - game.clock_frac[2 * i])
+    _putc(out, b'\n')
+    return 0
+
+
+cdef Py_ssize_t _first(const char *buf, Py_ssize_t start, Py_ssize_t end, bint at_stream_start) nogil:
+    if at_stream_start and end - start >= 3 and memcmp(buf + start, b"\xef\xbb\xbf", 3) == 0:
+        return start + 3
+    return start
+
+
+cdef list _tag_list(const char *buf, _Game game):
+    cdef list tags = []
+    cdef Py_ssize_t t
+    for t in range(game.ntags):
+        tags.append((PyBytes_FromStringAndSize(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t]),
+                     _value(buf, game, t)))
+    return tags
+
+
+cdef bytes _joined_moves(const char *buf, _Game game):
+    cdef Out out
+    cdef Py_ssize_t i
+    out.cap = 64 + 8 * game.nmoves
+    out.size = 0
+    out.data = <char *>malloc(out.cap)
+    if out.data == NULL:
+        raise MemoryError()
+    try:
+        for i in range(game.nmoves):
+            if i:
+                _putc(&out, b' ')
+            _put(&out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
+        return PyBytes_FromStringAndSize(out.data, out.size)
+    finally:
+        free(out.data)
+
+
+def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
+                     long long first_game, bint at_stream_start, object openings,
+                     bint stop_on_error, object moves_hook=None):
+    """Turn the whole games in ``data[start:end]`` into 22-field lines (see the pure twin)."""
+    cdef const char *buf = PyBytes_AS_STRING(data)
+    cdef _Game game = _Game()
+    cdef list rejects = []
+    cdef long long number = first_game
+    cdef Py_ssize_t pos
+    cdef Out out
+    cdef object replaced
+    if end > PyBytes_GET_SIZE(data):
+        end = PyBytes_GET_SIZE(data)
+    out.cap = (end - start) // 2 + 4096
+    out.size = 0
+    out.data = <char *>malloc(out.cap)
+    if out.data == NULL:
+        raise MemoryError()
+    try:
+        pos = _first(buf, start, end, at_stream_start)
+        while _scan_game(buf, pos, end, game):
+            number += 1
+            pos = game.end
+            if game.bad is None and moves_hook is not None:
+                try:
+                    replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
+                except ValueError as exc:
+                    game.bad = getattr(exc, "reason", str(exc))
+                    game.bad_pos = game.start
+                else:
+                    game.moves_field = replaced
+            if game.bad is not None:
+                rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
+                if stop_on_error:
+                    break
+                continue
+            _line(&out, buf, game, openings)
+        return PyBytes_FromStringAndSize(out.data, out.size), number - first_game, rejects
+    finally:
+        free(out.data)
+
+
+cdef str _text(const char *p, Py_ssize_t n):
+    return PyUnicode_DecodeUTF8(p, n, "replace")
+
+
+def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
+                     long long first_game, bint at_stream_start, bint stop_on_error):
+    """Scan the whole games in ``data[start:end]`` into record tuples (see the pure twin)."""
+    cdef const char *buf = PyBytes_AS_STRING(data)
+    cdef _Game game = _Game()
+    cdef list out = [], rejects = []
+    cdef long long number = first_game
+    cdef Py_ssize_t pos, t, i
+    cdef dict headers
+    cdef bytes v
+    cdef Out text
+    cdef str moves, evals, clocks
+    if end > PyBytes_GET_SIZE(data):
+        end = PyBytes_GET_SIZE(data)
+    text.cap = 4096
+    text.size = 0
+    text.data = <char *>malloc(text.cap)
+    if text.data == NULL:
+        raise MemoryError()
+    try:
+        pos = _first(buf, start, end, at_stream_start)
+        while _scan_game(buf, pos, end, game):
+            number += 1
+            pos = game.end
+            if game.bad is not None:
+                rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
+                if stop_on_error:
+                    break
+                continue
+            headers = {}
+            for t in range(game.ntags):
+                v = _value(buf, game, t)
+                headers[_text(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])] = \
+                    _text(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v))
+            text.size = 0
+            for i in range(game.nmoves):
+                if i:
+                    _putc(&text, b' ')
+                _put(&text, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
+            moves = _text(text.data, text.size)
+            text.size = 0
+            for i in range(game.nmoves):
+                if i:
+                    _putc(&text, b' ')
+                if game.evals[2 * i] >= 0:
+                    _put(&text, buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i])
+            evals = _text(text.data, text.size)
+            text.size = 0
+            for i in range(game.nmoves):
+                if i:
+                    _putc(&text, b' ')
+                if game.clock_secs[i] >= 0:
+                    _put_int(&text, game.clock_secs[i])
+                    _put(&text, buf + game.clock_frac[2 * i], game.clock_frac[2 * i + 1] - game.clock_frac[2 * i])
+            clocks = _text(text.data, text.size)
+            out.append((base_offset + game.start, number, headers, moves, evals, clocks,
+                        _text(buf + game.result_start, game.result_end - game.result_start),
+                        game.start, game.end))
+        return out, number - first_game, rejects
+    finally:
+        free(text.data)

@@ -1,0 +1,604 @@
+"""Pure-Python twin of the scanner kernel (fastpgn._scan_cy): same functions, same order, same errors.
+
+The kernel works on a block of bytes that holds whole games (the reader cuts
+blocks at game boundaries) and never uses regular expressions.
+
+Grammar accepted, per game:
+
+* Games are line-oriented. A game starts at the start of the block, at a tag
+  line (first non-blank byte ``[``) that follows a blank line, or at a tag
+  line that follows a movetext line outside a comment. A blank line followed
+  by a tag line always starts a new game, even inside an open comment, so a
+  broken comment never swallows the games after it.
+* Tag section: ``[Name "value"]`` pairs, several per line allowed, ``\\"`` and
+  ``\\\\`` escapes in values; text after the last pair on a line is movetext.
+* Movetext tokens: move numbers (``12.``, ``12...``), SAN moves (checked
+  lexically: castling with ``O``/``0``, piece letter, disambiguation, capture,
+  promotion with or without ``=``, ``+``/``#``, ``!``/``?`` annotations, drops,
+  null moves), results (``1-0``, ``0-1``, ``1/2-1/2``, ``*``), brace comments
+  (``[%eval ...]`` and ``[%clk H:MM:SS[.f]]`` are read, everything else is
+  skipped), ``;`` comments, NAGs ``$n`` and variations ``( ... )`` (skipped,
+  nested). A ``%`` in the first column escapes the line.
+* UTF-8 BOM at the start of the stream, CRLF line ends and a missing final
+  newline are accepted.
+
+A bad game is reported as ``(reason, error_offset, game_number, start, end)``
+with the whole of its raw text between ``start`` and ``end``; the next game
+parses. The Cython twin mirrors every function below in the same order.
+"""
+
+from __future__ import annotations
+
+SEP = "\u2502".encode()
+_BOM = b"\xef\xbb\xbf"
+_WS = b" \t\r"
+_SPACE = b" \t\r\n"
+_FILES = b"abcdefgh"
+_RANKS = b"12345678"
+_PIECES = b"KQRBNP"
+_PROMO = b"QRBNK"
+_DELIMS = frozenset(b" \t\r\n{}();$")
+_RESULT_W = b"W"
+
+_RESULT_CODE = {b"1-0": b"W", b"0-1": b"B", b"1/2-1/2": b"D"}
+_TERMINATION_CODE = {
+    b"Normal": b"N",
+    b"Time forfeit": b"T",
+    b"Abandoned": b"A",
+    b"Unterminated": b"U",
+    b"Rules infraction": b"R",
+}
+
+# Header names the 22-field line needs, in the order of _header_slot's slots.
+LINE_TAGS = (
+    b"Site", b"UTCDate", b"UTCTime", b"Result", b"Termination", b"ECO",
+    b"Opening", b"TimeControl", b"White", b"WhiteElo", b"WhiteRatingDiff",
+    b"WhiteTitle", b"Black", b"BlackElo", b"BlackRatingDiff", b"BlackTitle",
+    b"Date", b"Time",
+)
+_SLOT = {name: i for i, name in enumerate(LINE_TAGS)}
+(S_SITE, S_UTCDATE, S_UTCTIME, S_RESULT, S_TERMINATION, S_ECO, S_OPENING,
+ S_TC, S_WHITE, S_WELO, S_WDIFF, S_WTITLE, S_BLACK, S_BELO, S_BDIFF, S_BTITLE,
+ S_DATE, S_TIME) = range(len(LINE_TAGS))
+
+
+class _Bad(Exception):
+    """Internal: a game is malformed at ``pos`` (absolute to the buffer)."""
+
+    def __init__(self, reason: str, pos: int) -> None:
+        self.reason = reason
+        self.pos = pos
+
+
+def _show(token: bytes) -> str:
+    text = token[:24].decode("utf-8", "replace")
+    return text + ("..." if len(token) > 24 else "")
+
+
+# ---------------------------------------------------------------- lines
+
+def _line_end(buf: bytes, pos: int, end: int) -> int:
+    """Index of the ``\\n`` ending the line at ``pos``, or ``end``."""
+    nl = buf.find(b"\n", pos, end)
+    return end if nl < 0 else nl
+
+
+def _is_blank(buf: bytes, pos: int, stop: int) -> bool:
+    return not buf[pos:stop].strip(_WS)
+
+
+def _is_tag_line(buf: bytes, pos: int, end: int) -> bool:
+    """Whether the line at ``pos`` starts (after spaces/tabs) with ``[``."""
+    while pos < end and (buf[pos] == 32 or buf[pos] == 9):
+        pos += 1
+    return pos < end and buf[pos] == 91
+
+
+def _next_boundary(buf: bytes, pos: int, end: int) -> int:
+    """First line start after ``pos`` where a blank line is followed by a tag line; else ``end``."""
+    blank = False
+    nl = buf.find(b"\n", pos, end)
+    while nl >= 0:
+        start = nl + 1
+        stop = _line_end(buf, start, end)
+        if blank and _is_tag_line(buf, start, stop):
+            return start
+        blank = _is_blank(buf, start, stop)
+        if stop >= end:
+            return end
+        nl = stop
+    return end
+
+
+# ---------------------------------------------------------------- tokens
+
+def _san_ok(tok: bytes) -> bool:
+    """Lexical SAN check: shapes found in real PGN, not legality."""
+    n = len(tok)
+    i = 0
+    if tok == b"--" or tok == b"Z0":
+        return True
+    c = tok[0]
+    if c == 79 or c == 48:  # 'O' or '0': castling
+        if n < 3 or tok[1] != 45 or tok[2] != c:
+            return False
+        i = 3
+        if i + 1 < n and tok[i] == 45 and tok[i + 1] == c:
+            i += 2
+    else:
+        if c in _PIECES:
+            i = 1
+        if i < n and tok[i] == 64:  # '@': a drop
+            i += 1
+            if i + 1 >= n or tok[i] not in _FILES or tok[i + 1] not in _RANKS:
+                return False
+            i += 2
+        else:
+            # body: [file][rank][x|-|:]file rank, then promotion
+            j = i
+            while j < n and (tok[j] in _FILES or tok[j] in _RANKS or tok[j] == 120
+                             or tok[j] == 45 or tok[j] == 58):
+                j += 1
+            body = tok[i:j]
+            m = len(body)
+            if m < 2 or body[m - 2] not in _FILES or body[m - 1] not in _RANKS:
+                return False
+            k = 0
+            lim = m - 2
+            if k < lim and body[k] in _FILES:
+                k += 1
+            if k < lim and body[k] in _RANKS:
+                k += 1
+            if k < lim and (body[k] == 120 or body[k] == 45 or body[k] == 58):
+                k += 1
+            if k != lim:
+                return False
+            i = j
+            if i < n and tok[i] == 61:  # '='
+                i += 1
+                if i >= n or tok[i] not in _PROMO:
+                    return False
+                i += 1
+            elif i < n and tok[i] in _PROMO and c not in _PIECES:
+                i += 1
+    if i < n and tok[i] == 43:  # '+', '++'
+        i += 1
+        if i < n and tok[i] == 43:
+            i += 1
+    elif i < n and tok[i] == 35:  # '#'
+        i += 1
+    k = 0
+    while i < n and (tok[i] == 33 or tok[i] == 63) and k < 2:  # '!' '?'
+        i += 1
+        k += 1
+    return i == n
+
+
+def _clock_seconds(value: bytes) -> bytes | None:
+    """``H:MM:SS[.f]`` -> seconds as text (``b"600"``, ``b"177.7"``), None if malformed."""
+    parts = value.split(b":")
+    if len(parts) != 3:
+        return None
+    h, m, s = parts
+    frac = b""
+    dot = s.find(b".")
+    if dot >= 0:
+        frac = s[dot:]
+        s = s[:dot]
+        if len(frac) < 2 or not frac[1:].isdigit():
+            return None
+    if not (h.isdigit() and len(h) <= 15 and len(m) == 2 and m.isdigit() and len(s) == 2 and s.isdigit()):
+        return None
+    return str(int(h) * 3600 + int(m) * 60 + int(s)).encode() + frac
+
+
+def _eval_ok(value: bytes) -> bool:
+    if not value:
+        return False
+    for c in value:
+        if not (48 <= c <= 57 or c == 46 or c == 35 or c == 45 or c == 43 or c == 44):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- one game
+
+class _Game:
+    """Everything scanned from one game; the two front ends read what they need."""
+
+    __slots__ = ("start", "end", "tags", "moves", "evals", "clocks", "result",
+                 "bad", "bad_pos", "moves_field")
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.end = start
+        self.tags: list = []          # (name, raw value) pairs, escapes undone
+        self.moves: list = []         # SAN tokens as written
+        self.evals: list = []         # per ply: bytes or None
+        self.clocks: list = []        # per ply: seconds text or None
+        self.result = b""
+        self.bad = ""
+        self.bad_pos = -1
+        self.moves_field = None       # replaces field 20 when a moves hook rewrote it
+
+
+def _unescape(raw: bytes) -> bytes:
+    if b"\\" not in raw:
+        return raw
+    out = bytearray()
+    i = 0
+    n = len(raw)
+    while i < n:
+        c = raw[i]
+        if c == 92 and i + 1 < n and (raw[i + 1] == 34 or raw[i + 1] == 92):
+            out.append(raw[i + 1])
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return bytes(out)
+
+
+def _tags_on_line(buf: bytes, pos: int, stop: int, tags: list) -> int:
+    """Read the tag pairs of one line; return where movetext starts on it (``stop`` if none)."""
+    while True:
+        while pos < stop and buf[pos] in _WS:
+            pos += 1
+        if pos >= stop:
+            return stop
+        if buf[pos] != 91:
+            return pos
+        here = pos
+        pos += 1
+        name_start = pos
+        while pos < stop and buf[pos] not in b" \t\"]":
+            pos += 1
+        name = buf[name_start:pos]
+        while pos < stop and buf[pos] in _WS:
+            pos += 1
+        if not name or pos >= stop or buf[pos] != 34:
+            raise _Bad("malformed tag", here)
+        pos += 1
+        value_start = pos
+        while True:
+            q = buf.find(b'"', pos, stop)
+            if q < 0:
+                raise _Bad("unterminated tag value", here)
+            back = q - 1
+            while back >= value_start and buf[back] == 92:
+                back -= 1
+            if (q - 1 - back) % 2 == 0:
+                break
+            pos = q + 1
+        value = _unescape(buf[value_start:q])
+        pos = q + 1
+        while pos < stop and buf[pos] in _WS:
+            pos += 1
+        if pos >= stop or buf[pos] != 93:
+            raise _Bad("malformed tag", here)
+        pos += 1
+        tags.append((name, value))
+
+
+def _comment(buf: bytes, pos: int, end: int, game: _Game) -> int:
+    """Read the brace comment opening at ``pos``; return the index after ``}``."""
+    close = buf.find(b"}", pos + 1, end)
+    limit = end if close < 0 else close
+    if buf.find(b"\n", pos + 1, limit) >= 0:
+        boundary = _next_boundary(buf, pos, limit)
+        if boundary < limit:
+            raise _Bad("unterminated comment", pos)
+    if close < 0:
+        raise _Bad("unterminated comment", pos)
+    ply = len(game.moves) - 1
+    cmd = buf.find(b"[%", pos + 1, close)
+    while cmd >= 0:
+        name_end = cmd + 2
+        while name_end < close and buf[name_end] not in _SPACE and buf[name_end] != 93:
+            name_end += 1
+        shut = buf.find(b"]", name_end, close)
+        if shut < 0:
+            break
+        name = buf[cmd + 2:name_end]
+        if name == b"clk" or name == b"eval":
+            value = buf[name_end:shut].strip(_SPACE)
+            if name == b"clk":
+                seconds = _clock_seconds(value)
+                if seconds is None:
+                    raise _Bad("malformed clock '" + _show(value) + "'", cmd)
+                if ply >= 0 and game.clocks[ply] is None:
+                    game.clocks[ply] = seconds
+            else:
+                if not _eval_ok(value):
+                    raise _Bad("malformed eval '" + _show(value) + "'", cmd)
+                if ply >= 0 and game.evals[ply] is None:
+                    game.evals[ply] = value
+        cmd = buf.find(b"[%", shut + 1, close)
+    return close + 1
+
+
+def _variation(buf: bytes, pos: int, end: int) -> int:
+    """Skip the variation opening at ``pos`` (nested, with comments); return the index after ``)``."""
+    depth = 0
+    i = pos
+    while i < end:
+        c = buf[i]
+        if c == 40:
+            depth += 1
+        elif c == 41:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == 123:
+            close = buf.find(b"}", i + 1, end)
+            limit = end if close < 0 else close
+            if buf.find(b"\n", i + 1, limit) >= 0 and _next_boundary(buf, i, limit) < limit:
+                raise _Bad("unterminated variation", pos)
+            if close < 0:
+                raise _Bad("unterminated variation", pos)
+            i = close
+        elif c == 59:
+            i = _line_end(buf, i, end) - 1
+        elif c == 10:
+            stop = _line_end(buf, i + 1, end)
+            if _is_tag_line(buf, i + 1, stop):
+                raise _Bad("unterminated variation", pos)
+        i += 1
+    raise _Bad("unterminated variation", pos)
+
+
+def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
+    """Scan movetext from ``pos``; return where the game ends (a tag line outside comments, or ``end``)."""
+    moves = game.moves
+    while pos < end:
+        c = buf[pos]
+        if c == 32 or c == 9 or c == 13:
+            pos += 1
+        elif c == 10:
+            pos += 1
+            stop = _line_end(buf, pos, end)
+            if _is_tag_line(buf, pos, stop):
+                return pos
+            if pos < end and buf[pos] == 37:  # '%' escape line
+                pos = stop
+        elif c == 123:
+            pos = _comment(buf, pos, end, game)
+        elif c == 40:
+            pos = _variation(buf, pos, end)
+        elif c == 59:
+            pos = _line_end(buf, pos, end)
+        elif c == 36:  # '$' NAG
+            j = pos + 1
+            while j < end and 48 <= buf[j] <= 57:
+                j += 1
+            if j == pos + 1:
+                raise _Bad("malformed NAG", pos)
+            pos = j
+        elif c == 41:
+            raise _Bad("unexpected ')'", pos)
+        elif c == 125:
+            raise _Bad("unexpected '}'", pos)
+        else:
+            j = pos
+            while j < end and buf[j] not in _DELIMS:
+                j += 1
+            tok = buf[pos:j]
+            if c == 42 or tok == b"1-0" or tok == b"0-1" or tok == b"1/2-1/2":
+                if tok != b"*" and c == 42:
+                    raise _Bad("invalid move token '" + _show(tok) + "'", pos)
+                if not game.result:
+                    game.result = tok
+                pos = j
+                continue
+            if 48 <= c <= 57 and not tok.startswith(b"0-0"):
+                k = pos
+                while k < j and 48 <= buf[k] <= 57:
+                    k += 1
+                while k < j and buf[k] == 46:
+                    k += 1
+                if k < j and 48 <= buf[k - 1] <= 57:
+                    raise _Bad("invalid move token '" + _show(tok) + "'", pos)
+                pos = k
+                continue
+            if game.result:
+                raise _Bad("move after the result '" + _show(tok) + "'", pos)
+            if not _san_ok(tok):
+                raise _Bad("invalid move token '" + _show(tok) + "'", pos)
+            moves.append(tok)
+            game.evals.append(None)
+            game.clocks.append(None)
+            pos = j
+    return end
+
+
+def _scan_game(buf: bytes, pos: int, end: int) -> _Game | None:
+    """Scan the game whose first line starts at or after ``pos``; None if only blank lines remain."""
+    while pos < end:
+        stop = _line_end(buf, pos, end)
+        if not _is_blank(buf, pos, stop):
+            break
+        pos = stop + 1
+    if pos >= end:
+        return None
+    game = _Game(pos)
+    try:
+        while True:
+            stop = _line_end(buf, pos, end)
+            if not _is_tag_line(buf, pos, stop):
+                break
+            rest = _tags_on_line(buf, pos, stop, game.tags)
+            if rest < stop:
+                pos = rest
+                break
+            pos = stop + 1
+            if pos >= end:
+                break
+        game.end = _movetext(buf, pos, end, game) if pos < end else end
+    except _Bad as bad:
+        game.bad = bad.reason
+        game.bad_pos = bad.pos
+        game.end = _next_boundary(buf, bad.pos, end)
+    return game
+
+
+# ---------------------------------------------------------------- front ends
+
+def _field(value: bytes) -> bytes:
+    if SEP in value:
+        value = value.replace(SEP, b"")
+    if b"\n" in value or b"\r" in value:
+        value = value.replace(b"\n", b"").replace(b"\r", b"")
+    return value
+
+
+def _seconds_of_day(value: bytes) -> bytes:
+    parts = value.split(b":")
+    if len(parts) != 3 or not all(p.isdigit() and 1 <= len(p) <= 2 for p in parts):
+        return b""
+    h, m, s = (int(p) for p in parts)
+    if h > 23 or m > 59 or s > 60:
+        return b""
+    return str(h * 3600 + m * 60 + s).encode()
+
+
+def _line(game: _Game, openings) -> bytes:
+    slots = [None] * len(LINE_TAGS)
+    for name, value in game.tags:
+        i = _SLOT.get(name)
+        if i is not None:
+            slots[i] = value
+    get = lambda i: b"" if slots[i] is None else slots[i]  # noqa: E731
+    site = get(S_SITE)
+    gid = site[site.rfind(b"/") + 1:]
+    date = slots[S_UTCDATE] if slots[S_UTCDATE] is not None else get(S_DATE)
+    time = slots[S_UTCTIME] if slots[S_UTCTIME] is not None else get(S_TIME)
+    result = slots[S_RESULT] if slots[S_RESULT] is not None else game.result
+    moves = game.moves
+    mate = b"Y" if moves and b"#" in moves[-1] else b"N"
+    evals = [e for e in game.evals if e is not None]
+    clocks = [c for c in game.clocks if c is not None]
+    if evals and mate == b"Y":
+        evals.append(b"#")
+    if openings is None:
+        eco = get(S_ECO)
+    else:
+        try:
+            eco = openings[get(S_ECO) + SEP + get(S_OPENING)]
+        except KeyError:
+            eco = b"?"
+    fields = [
+        gid,
+        _field(date).replace(b".", b""),
+        _seconds_of_day(time),
+        _RESULT_CODE.get(result, b"*"),
+        _TERMINATION_CODE.get(get(S_TERMINATION), b"*"),
+        mate,
+        b"Y" if evals else b"N",
+        b"Y" if clocks else b"N",
+        str(len(moves)).encode(),
+        eco,
+        get(S_TC),
+        get(S_WHITE),
+        get(S_WELO),
+        get(S_WDIFF),
+        get(S_WTITLE),
+        get(S_BLACK),
+        get(S_BELO),
+        get(S_BDIFF),
+        get(S_BTITLE),
+    ]
+    fields = [_field(f) for f in fields]
+    fields.append(b" ".join(moves) if game.moves_field is None else game.moves_field)
+    fields.append(b" ".join(evals))
+    fields.append(b" ".join(clocks))
+    return SEP.join(fields) + b"\n"
+
+
+def _first(buf: bytes, start: int, end: int, at_stream_start: bool) -> int:
+    if at_stream_start and buf.startswith(_BOM, start, end):
+        return start + 3
+    return start
+
+
+def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
+                     openings, stop_on_error, moves_hook=None):
+    """Turn the whole games in ``buf[start:end]`` into 22-field lines.
+
+    Returns ``(lines, games_read, rejects)``; ``lines`` is bytes, one
+    ``\\n``-terminated line per good game; ``rejects`` lists
+    ``(reason, error_offset, game_number, start, end)`` with ``start``/``end``
+    indexing ``buf``. Offsets in reasons are ``base_offset + index``.
+    ``moves_hook(moves_bytes, tags)`` returns the bytes of field 20 (the SAN
+    itself after validation, or UCI moves) or raises PGNError to reject the
+    game; ``tags`` is the list of ``(name, value)`` bytes pairs.
+    """
+    out = []
+    rejects = []
+    number = first_game
+    pos = _first(buf, start, end, at_stream_start)
+    while True:
+        game = _scan_game(buf, pos, end)
+        if game is None:
+            break
+        number += 1
+        pos = game.end
+        if not game.bad and moves_hook is not None:
+            try:
+                replaced = moves_hook(b" ".join(game.moves), game.tags)
+            except ValueError as exc:
+                game.bad = getattr(exc, "reason", str(exc))
+                game.bad_pos = game.start
+            else:
+                game.moves_field = replaced
+        if game.bad:
+            rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
+            if stop_on_error:
+                break
+            continue
+        out.append(_line(game, openings))
+    return b"".join(out), number - first_game, rejects
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
+def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error):
+    """Scan the whole games in ``buf[start:end]`` into record tuples for the reader.
+
+    Returns ``(games, games_read, rejects)``; each game is
+    ``(offset, number, headers, moves, evals, clocks, result, start, end)``
+    where ``headers`` is a dict of str, ``moves`` the SAN tokens joined by
+    spaces, ``evals``/``clocks`` the per-ply values joined by spaces with an
+    empty entry where a ply has none, ``result`` the movetext's result token.
+    """
+    out = []
+    rejects = []
+    number = first_game
+    pos = _first(buf, start, end, at_stream_start)
+    while True:
+        game = _scan_game(buf, pos, end)
+        if game is None:
+            break
+        number += 1
+        pos = game.end
+        if game.bad:
+            rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
+            if stop_on_error:
+                break
+            continue
+        headers = {}
+        for name, value in game.tags:
+            headers[_text(name)] = _text(value)
+        out.append((
+            base_offset + game.start,
+            number,
+            headers,
+            _text(b" ".join(game.moves)),
+            _text(b" ".join(b"" if e is None else e for e in game.evals)),
+            _text(b" ".join(b"" if c is None else c for c in game.clocks)),
+            _text(game.result),
+            game.start,
+            game.end,
+        ))
+    return out, number - first_game, rejects

@@ -1,0 +1,89 @@
+"""One exception hierarchy for fastpgn, raised alike by both backends.
+
+Messages are fixed text plus a position, e.g.
+``unterminated comment (byte 1048576, game 4211)`` or, for the line-oriented
+notations, ``bad move number (line 3, column 14)``. Exceptions pickle, so they
+cross the worker pool, and never hold a whole buffer.
+"""
+
+from __future__ import annotations
+
+
+class PGNError(ValueError):
+    """Root of every fastpgn error: a reason plus where it happened."""
+
+    def __init__(
+        self,
+        reason: str,
+        offset: int | None = None,
+        game: int | None = None,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        self.reason = reason
+        self.offset = offset
+        self.game = game
+        self.line = line
+        self.column = column
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        where = []
+        if self.offset is not None:
+            where.append(f"byte {self.offset}")
+        if self.game is not None:
+            where.append(f"game {self.game}")
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.column is not None:
+            where.append(f"column {self.column}")
+        return f"{self.reason} ({', '.join(where)})" if where else self.reason
+
+    def at(self, offset: int | None = None, game: int | None = None):
+        """A copy of this error placed at ``offset``/``game`` (kept where given)."""
+        return type(self)(
+            self.reason,
+            self.offset if offset is None else offset,
+            self.game if game is None else game,
+            line=self.line,
+            column=self.column,
+        )
+
+    def __str__(self) -> str:
+        return self._text()
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self.reason, self.offset, self.game, self.line, self.column))
+
+
+def _rebuild(cls, reason, offset, game, line, column):
+    return cls(reason, offset, game, line=line, column=column)
+
+
+class PGNSyntaxError(PGNError):
+    """A game's text breaks the PGN grammar (tags, comments, move tokens)."""
+
+
+class InputError(PGNError):
+    """The input cannot be read: missing, not PGN, truncated or corrupt compression."""
+
+
+class FormatError(PGNError):
+    """Text in one of the other notations (22-field line, compact strings, crypt, ICN) is malformed."""
+
+
+class BoardError(PGNError):
+    """A position or move is wrong for the board layer."""
+
+
+class InvalidFENError(BoardError):
+    """A FEN string is malformed or describes an impossible position."""
+
+
+class IllegalMoveError(BoardError):
+    """A move (SAN or UCI) is not legal in the position."""
+
+
+class AmbiguousMoveError(IllegalMoveError):
+    """A SAN move matches more than one legal move."""

@@ -1,0 +1,142 @@
+"""Field 10 of the 22-field line: the ECO + opening name -> ``CCCNNN`` code map.
+
+The shipped map (``fastpgn/data/openings.tsv``) is built by
+``python -m fastpgn openings DIR`` from the lichess chess-openings list
+(``a.tsv`` ... ``e.tsv``: eco, name, pgn; public domain). Numbering: within
+each ECO code the distinct names are sorted by code point and numbered from
+001, so ``C45`` + the 14th C45 name gives ``C45014``. The file uses the
+original parser's map format, one ``CCCNNN│CCC│Name`` per line, so a user who
+has the original ``openings_map.txt`` can pass it instead and get identical
+lines.
+
+Lookups are exact first. For the shipped map a miss falls back to a
+normalised name, so that spellings lichess used in older dumps (``Reti`` /
+``Réti``, ``Gruenfeld`` / ``Grünfeld``, ``Sorensen`` / ``Sørensen``, ``:`` /
+``,``, duplicate names suffixed ``#2``) resolve to the same code. When the
+name exists in the list under exactly one other ECO code (older dumps filed
+``Scotch Game: Haxo Gambit`` under C45, the list files it under C44), the
+name's code is used, so one opening keeps one code across the years. A name
+that is still unknown gives ``?``, as the original does. A user-supplied map
+is matched exactly, as the original matches it.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from importlib import resources
+from pathlib import Path
+
+SEP = "\u2502"
+_SEP_B = SEP.encode()
+UNKNOWN = b"?"
+
+_LETTERS = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "Ł": "L",
+                          ":": ",", "-": " ", "'": "", "’": ""})
+
+
+def normalize(name: str) -> str:
+    """The spelling-insensitive form of an opening name.
+
+    >>> normalize("Réti Opening") == normalize("Reti Opening")
+    True
+    >>> normalize("Grünfeld Defense: Exchange Variation") == normalize("Gruenfeld Defense, Exchange Variation")
+    True
+    """
+    text = unicodedata.normalize("NFKD", name.translate(_LETTERS))
+    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
+    hash_at = text.rfind(" #")
+    if hash_at >= 0 and text[hash_at + 2:].isdigit():
+        text = text[:hash_at]
+    # German transliterations (ue for ü) fold the same way on both sides.
+    text = text.replace("ue", "u").replace("oe", "o").replace("ae", "a")
+    return " ".join(text.replace(",", " , ").split())
+
+
+class OpeningMap(dict):
+    """``bytes(ECO + "│" + Opening) -> bytes(code)``; a miss gives ``?`` (and, if fuzzy, tries the normalised name).
+
+    >>> m = OpeningMap.from_lines(["C45014│C45│Scotch Game: Haxo Gambit"], fuzzy=True)
+    >>> m["C45│Scotch Game, Haxo Gambit".encode()]
+    b'C45014'
+    >>> m[b"C45\\xe2\\x94\\x82Nothing"]
+    b'?'
+    """
+
+    def __init__(self, *args, fuzzy: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fuzzy = fuzzy
+        self._normal: dict[tuple[str, str], bytes] = {}
+        self._by_name: dict[str, bytes | None] = {}
+
+    @classmethod
+    def from_lines(cls, lines, fuzzy: bool = False) -> "OpeningMap":
+        """Read the original map format, ``CCCNNN│CCC│Name`` per line."""
+        table = cls(fuzzy=fuzzy)
+        for raw in lines:
+            line = raw.rstrip("\r\n")
+            if len(line) < 8 or line[6] != SEP:
+                continue
+            code, key = line[:6], line[7:]
+            table.setdefault(key.encode(), code.encode())
+            if fuzzy:
+                eco, _, name = key.partition(SEP)
+                normal = normalize(name)
+                table._normal.setdefault((eco, normal), code.encode())
+                known = table._by_name.get(normal, code.encode())
+                # None marks a name listed under several ECO codes: no unique answer.
+                table._by_name[normal] = code.encode() if known == code.encode() else None
+        return table
+
+    def __missing__(self, key: bytes) -> bytes:
+        code = UNKNOWN
+        if self.fuzzy:
+            eco, _, name = key.decode("utf-8", "replace").partition(SEP)
+            normal = normalize(name)
+            code = self._normal.get((eco, normal)) or self._by_name.get(normal) or UNKNOWN
+        # Remember the answer: a dump repeats the same few thousand names.
+        self[key] = code
+        return code
+
+    def __reduce__(self):
+        # Pickled to worker processes: keep only the exact entries and the normal index.
+        return (_rebuild, (dict(self), self.fuzzy, self._normal, self._by_name))
+
+
+def _rebuild(entries, fuzzy, normal, by_name):
+    table = OpeningMap(entries, fuzzy=fuzzy)
+    table._normal = normal
+    table._by_name = by_name
+    return table
+
+
+def load(path: str | Path | None = None) -> OpeningMap:
+    """The shipped map (fuzzy), or a user's map file in the original format (exact)."""
+    if path is None:
+        text = resources.files("fastpgn").joinpath("data/openings.tsv").read_text("utf-8")
+        return OpeningMap.from_lines(text.splitlines(), fuzzy=True)
+    with open(path, encoding="utf-8") as f:
+        return OpeningMap.from_lines(f, fuzzy=False)
+
+
+def build(source_dir: str | Path) -> list[str]:
+    """Map lines from the lichess chess-openings TSVs (``eco``, ``name``, ``pgn`` columns)."""
+    names: dict[str, set[str]] = {}
+    files = sorted(Path(source_dir).glob("*.tsv"))
+    if not files:
+        raise FileNotFoundError(f"no .tsv files in {source_dir}")
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            header = f.readline().rstrip("\n").split("\t")
+            if header[:2] != ["eco", "name"]:
+                raise ValueError(f"{path}: expected columns eco, name, ... (got {header})")
+            for row in f:
+                eco, name = row.rstrip("\n").split("\t")[:2]
+                names.setdefault(eco, set()).add(name)
+    lines = []
+    for eco in sorted(names):
+        ordered = sorted(names[eco])
+        if len(ordered) > 999:
+            raise ValueError(f"{eco}: more than 999 openings")
+        for number, name in enumerate(ordered, 1):
+            lines.append(f"{eco}{number:03d}{SEP}{eco}{SEP}{name}")
+    return lines

@@ -1,0 +1,41 @@
+"""Shared fixtures: both kernel backends, and the shared corpus read in place."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from fastpgn import _backend
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("FASTPGN_SHARED", ROOT.parent / "shared"))
+DATA = SHARED / "data"
+CONFORMANCE = SHARED / "conformance"
+CASES = Path(__file__).resolve().parent / "cases"
+
+
+def pytest_report_header(config):
+    import fastpgn
+
+    return [f"fastpgn backend: {fastpgn.BACKEND} ({fastpgn.BACKENDS}); "
+            f"FASTPGN_IMPLEMENTATION={os.environ.get('FASTPGN_IMPLEMENTATION', 'auto')}"]
+
+
+def shared(*parts: str) -> Path:
+    """A path under ../shared, or skip the test when the folder is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the shared corpus is read in place)")
+    return path
+
+
+def kernel_params(name: str):
+    return [pytest.param(mod, id=ident) for ident, mod in _backend.available(name)]
+
+
+@pytest.fixture(params=kernel_params("_scan"))
+def scan(request):
+    """Each scanner backend in turn (ids ``py``/``cy``)."""
+    return request.param
