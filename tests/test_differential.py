@@ -1,0 +1,120 @@
+"""The Cython and pure-Python scanners give the same lines, records and errors on every input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fastpgn
+from conftest import CASES, DATA, shared
+from fastpgn import _backend, openings
+from test_scan import decompressed
+
+OPENINGS = openings.load()
+BACKENDS = dict(_backend.available("_scan"))
+pytestmark = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
+
+
+def test_compiled_backend_is_live_when_required():
+    """CI runs with FASTPGN_IMPLEMENTATION=cython: the compiled kernels must be the ones running."""
+    if os.environ.get("FASTPGN_IMPLEMENTATION") == "cython":
+        assert fastpgn.BACKEND == "cython", fastpgn.BACKENDS
+        assert all(b == "cython" for b in fastpgn.BACKENDS.values())
+    elif os.environ.get("FASTPGN_IMPLEMENTATION") == "python":
+        assert all(b == "python" for b in fastpgn.BACKENDS.values())
+    else:
+        assert fastpgn.BACKEND in ("cython", "python")
+
+
+def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False, first: int = 0):
+    end = len(data) if end is None else end
+    results = []
+    for mod in (BACKENDS["py"], BACKENDS["cy"]):
+        results.append((
+            mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop),
+            mod.games_from_block(data, start, end, 7, first, start == 0, stop),
+        ))
+    return results
+
+
+def corpus_files() -> list[Path]:
+    if not DATA.exists():
+        return []
+    return sorted(p for p in DATA.rglob("*") if p.suffix in (".pgn", ".zst", ".bz2"))
+
+
+@pytest.mark.parametrize("path", corpus_files() + sorted(CASES.glob("*.pgn")), ids=lambda p: p.name)
+def test_backends_agree_on_every_file(path):
+    data = decompressed(path)
+    for stop in (False, True):
+        py, cy = both(data, stop=stop)
+        assert py == cy
+
+
+def _real_games() -> list[bytes]:
+    data = decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
+    games = data.split(b"\n\n[")
+    return [games[0] + b"\n\n"] + [b"[" + g + b"\n\n" for g in games[1:200]]
+
+
+_GAMES: list[bytes] = []
+
+
+def real_game(i: int) -> bytes:
+    if not _GAMES:
+        _GAMES.extend(_real_games())
+    return _GAMES[i % len(_GAMES)]
+
+
+MUTATION = st.sampled_from(["cut", "double_brace", "drop", "crlf", "insert", "swap"])
+NOISE = st.sampled_from([b"{", b"}", b"(", b")", b"[", b"]", b"\n", b"\n\n", b"\r\n", b" ", b"$", b";",
+                         b"%", b"\"", b"\\", b"1-0", b"*", b"#", b"\xe2\x94\x82", b"\xef\xbb\xbf",
+                         b"[%clk 1:2:3]", b"[%eval x]", b"O-O+", b"e8=Q", b"12...", b"\x00", b"\xff"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 10_000), MUTATION, st.integers(0, 10**9), NOISE),
+                min_size=1, max_size=4),
+       st.integers(0, 10_000), st.integers(1, 3))
+def test_backends_agree_on_mutated_real_games(mutations, first, count):
+    data = b"".join(real_game(first + k) for k in range(count))
+    for _, kind, where, noise in mutations:
+        at = where % (len(data) + 1)
+        if kind == "cut":
+            data = data[:at]
+        elif kind == "double_brace":
+            data = data.replace(b"{", b"{{", 1 + where % 3)
+        elif kind == "drop":
+            data = data[:at] + data[at + 1 + where % 7:]
+        elif kind == "crlf":
+            data = data.replace(b"\n", b"\r\n")
+        elif kind == "insert":
+            data = data[:at] + noise + data[at:]
+        elif kind == "swap":
+            data = data[:at] + data[at:at + 40][::-1] + data[at + 40:]
+    py, cy = both(data)
+    assert py == cy
+    py, cy = both(data, stop=True)
+    assert py == cy
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_backends_agree_on_arbitrary_bytes(data):
+    py, cy = both(data)
+    assert py == cy
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b"1.", b"e4", b"e5", b"Nf3", b"{", b"}", b"[%clk 0:01:00]", b"[%eval -0.5]",
+                                 b"(", b")", b"$1", b";x\n", b"\n", b"\n\n", b"[Event \"x\"]", b"1-0", b"*",
+                                 b"O-O-O#", b"exd8=Q+", b"Qh4e1", b"--", b"N@f3", b"  "]),
+                max_size=40))
+def test_backends_agree_on_token_soup(tokens):
+    data = b" ".join(tokens)
+    py, cy = both(data)
+    assert py == cy

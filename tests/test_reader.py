@@ -1,0 +1,201 @@
+"""The reader API: any source, any compression, the error policy, and the 22-field lines read back."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+
+import pytest
+import zstandard
+
+import fastpgn
+from conftest import CASES, shared
+from fastpgn import openings
+from fastpgn.errors import InputError, PGNSyntaxError
+from fastpgn.oneliner import format_line, iter_lines, parse_line
+from fastpgn.reader import read_games, read_lines
+from fastpgn.sources import blocks, detect, find_cut
+from test_scan import decompressed
+
+SAMPLE = "lichess_db_standard_rated_2021-10.head999.pgn.zst"
+
+
+@pytest.fixture(scope="module")
+def pgn_bytes() -> bytes:
+    return decompressed(shared("data", "lichess-db", SAMPLE))
+
+
+def test_every_compression_is_recognised_by_content(pgn_bytes, tmp_path):
+    variants = {
+        "a.zst": zstandard.ZstdCompressor().compress(pgn_bytes),
+        "b.bz2": bz2.compress(pgn_bytes),
+        "c.gz": gzip.compress(pgn_bytes),
+        "d.pgn": pgn_bytes,
+        "misleading.txt": zstandard.ZstdCompressor().compress(pgn_bytes),
+    }
+    expected = [g.moves for g in read_games(pgn_bytes)]
+    assert len(expected) == 999
+    for name, blob in variants.items():
+        (tmp_path / name).write_bytes(blob)
+        assert [g.moves for g in read_games(tmp_path / name)] == expected, name
+        assert [g.moves for g in read_games(io.BytesIO(blob))] == expected, name
+
+
+def test_multi_frame_and_multi_member_inputs_read_whole(pgn_bytes):
+    half = len(pgn_bytes) // 2
+    cut = pgn_bytes.index(b"\n\n[", half) + 2
+    parts = [pgn_bytes[:cut], pgn_bytes[cut:]]
+    zst = b"".join(zstandard.ZstdCompressor().compress(p) for p in parts)
+    gz = b"".join(gzip.compress(p) for p in parts)
+    bzz = b"".join(bz2.compress(p) for p in parts)
+    for blob in (zst, gz, bzz):
+        assert sum(1 for _ in read_games(blob)) == 999
+
+
+def test_detect():
+    assert detect(b"\x28\xb5\x2f\xfd") == "zst"
+    assert detect(b"BZh9") == "bz2"
+    assert detect(b"\x1f\x8b\x08") == "gz"
+    assert detect(b"[Event") == "pgn"
+
+
+def test_block_cuts_depend_only_on_the_data(pgn_bytes):
+    def cuts(read_size, start=0):
+        data = pgn_bytes[start:]
+        chunks = (data[i:i + read_size] for i in range(0, len(data), read_size))
+        return [(b.offset, len(b.data)) for b in blocks(chunks, block_size=100_000, start=start)]
+
+    reference = cuts(1 << 20)
+    assert len(reference) > 10
+    assert cuts(7_777) == reference == cuts(65_536)
+    # Restarting at a block start reproduces every later cut.
+    restart = reference[5][0]
+    assert cuts(12_345, restart) == reference[5:]
+    for offset, size in reference[1:]:
+        assert pgn_bytes[offset - 2:offset + 1] == b"\n\n["
+
+
+def test_find_cut_needs_a_blank_line():
+    assert find_cut(b'[A "1"]\n[B "2"]\n', 1) == -1
+    assert find_cut(b'1. e4 *\n\n[B "2"]\n', 1) == 9
+    assert find_cut(b'1. e4 *\n \r\n[B "2"]\n', 1) == 11
+
+
+def test_game_record_fields():
+    path = shared("conformance", "004-lichess-db-parser", "edge_cases.pgn")
+    games = list(read_games(path))
+    assert [g.id for g in games] == ["mAEz2AcC", "mate0001", "nomoves1", "j1dkb5dw", "corr0001"]
+    first = games[0]
+    assert first.number == 1 and first.offset == 0
+    assert first.headers["Opening"] == "Scotch Game: Haxo Gambit"
+    assert first.moves[10] == "Bg5?" and first.plies == 36
+    assert first.evals[34] == "#-9" and first.clocks[:3] == [600, 600, 598]
+    assert games[1].evals[-1] is None and games[1].moves[-1] == "Qxf7#"
+    assert games[2].moves == [] and games[2].evals == [] and games[2].result == "0-1"
+    assert games[4].clocks == [36000, 35970]
+    assert games[3].offset == path.read_bytes().index(b'[Event "Rated Classical game"]')
+
+
+def test_errors_raise_after_the_games_before(tmp_path):
+    data = (CASES / "invalid-move-token.pgn").read_bytes()
+    good = (CASES / "bom.pgn").read_bytes()[3:]
+    reader = read_games(good + data)
+    seen = []
+    with pytest.raises(PGNSyntaxError) as info:
+        for game in reader:
+            seen.append(game)
+    assert len(seen) == 1
+    assert info.value.game == 2
+    assert info.value.offset == len(good) + data.index(b"hello")
+    assert str(info.value) == f"invalid move token 'hello' (byte {info.value.offset}, game 2)"
+
+
+def test_errors_skip_counts_reconcile_and_keep_the_text():
+    data = b"".join((CASES / name).read_bytes() for name in
+                    ("invalid-move-token.pgn", "unterminated-comment.pgn", "malformed-clock.pgn"))
+    reader = read_games(data, errors="skip")
+    games = list(reader)
+    assert reader.games_read == 6 == len(games) + len(reader.rejected)
+    assert [r.reason for r in reader.rejected] == [
+        "invalid move token 'hello'", "unterminated comment", "malformed clock '0:3:00'"]
+    for rejected in reader.rejected:
+        assert data[rejected.offset:rejected.offset + len(rejected.text)] == rejected.text
+
+
+def test_truncated_zst_gives_the_games_before_then_input_error(pgn_bytes):
+    blob = zstandard.ZstdCompressor().compress(pgn_bytes)
+    cut = blob[: len(blob) // 2]
+    reader = read_games(cut, errors="skip")
+    games = []
+    with pytest.raises(InputError) as info:
+        for game in reader:
+            games.append(game)
+    assert "truncated zst" in str(info.value)
+    assert 0 < len(games) < 999
+    assert reader.games_read == len(games) + len(reader.rejected)
+    full = list(read_games(pgn_bytes))
+    assert [g.moves for g in games] == [g.moves for g in full[:len(games)]]
+    assert reader.rejected[-1].reason.startswith("input ends inside this game")
+
+
+def test_corrupt_gzip_and_missing_file(pgn_bytes, tmp_path):
+    blob = bytearray(gzip.compress(pgn_bytes))
+    blob[len(blob) // 2] ^= 0xFF
+    with pytest.raises(InputError):
+        list(read_games(bytes(blob), errors="skip"))
+    with pytest.raises(InputError, match="no such file"):
+        list(read_games(tmp_path / "nope.pgn"))
+    with pytest.raises(InputError, match="folder"):
+        list(read_games(tmp_path))
+
+
+def test_truncated_bz2_excerpt_reconciles():
+    path = shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head50000lines.truncated.pgn.bz2")
+    reader = read_games(path, errors="skip")
+    games = list(reader)
+    assert reader.games_read == len(games) + len(reader.rejected) == 2500
+    assert games[-1].plies == 0 and games[-1].headers["Round"] == "-"
+
+
+def test_lines_round_trip_through_records(pgn_bytes):
+    lines = list(read_lines(pgn_bytes))
+    assert len(lines) == 999
+    for line in lines:
+        record = parse_line(line)
+        assert format_line(record) == line
+        assert len(record.move_list) == int(record.plies)
+        assert len(record.clock_list) in (0, int(record.plies))
+
+
+def test_chunk_files_read_back(pgn_bytes, tmp_path):
+    lines = list(read_lines(pgn_bytes))
+    text = ("\n".join(lines) + "\n").encode()
+    (tmp_path / "x.cri.gz").write_bytes(gzip.compress(text[:1000]) + gzip.compress(text[1000:]))
+    assert [format_line(r) for r in iter_lines(tmp_path / "x.cri.gz")] == lines
+
+
+def test_opening_spellings_of_older_dumps_resolve_to_one_code():
+    table = openings.load()
+    sep = "\u2502"
+    code = table[f"A09{sep}Réti Opening".encode()]
+    assert code != b"?"
+    assert table[f"A09{sep}Reti Opening".encode()] == code
+    grun = table[f"D85{sep}Grünfeld Defense: Exchange Variation".encode()]
+    assert grun != b"?"
+    assert table[f"D85{sep}Gruenfeld Defense, Exchange Variation".encode()] == grun
+    assert table[f"D85{sep}Grunfeld Defense: Exchange Variation".encode()] == grun
+    assert table[f"B01{sep}Not A Real Opening Name".encode()] == b"?"
+
+
+def test_shipped_map_is_what_the_build_command_makes():
+    source = shared("data", "openings")
+    shipped = openings.resources.files("fastpgn").joinpath("data/openings.tsv").read_text("utf-8")
+    assert shipped == "\n".join(openings.build(source)) + "\n"
+    codes = [line.split("\u2502")[0] for line in shipped.splitlines()]
+    assert len(codes) == len(set(codes))
+
+
+def test_backend_is_reported():
+    assert fastpgn.BACKEND in ("cython", "python")
+    assert set(fastpgn.BACKENDS) >= {"scan"}
