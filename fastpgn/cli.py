@@ -1,0 +1,223 @@
+"""``python -m fastpgn``: the dump converter and the converters for the other notations.
+
+    python -m fastpgn INPUT CHUNK_SIZE [options]      lichess PGN -> chunks of 22-field lines
+    python -m fastpgn lichess-text INPUT ...          compact lichess strings <-> PGN (seed 000)
+    python -m fastpgn crypt encode|decode INPUT ...   PGN Crypt (seed 002)
+    python -m fastpgn icn INPUT ...                   PGN <-> Infinite Chess Notation (seed 001)
+    python -m fastpgn openings DIR [-o FILE]          build the openings map from the lichess list
+
+Data goes to files or stdout; progress (on a terminal), warnings and the
+summary go to stderr. Exit codes: 0 fine, 1 some games rejected or the input
+was damaged, 2 usage or unreadable input/output, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+
+import fastpgn
+from fastpgn.errors import InputError, PGNError
+
+SUBCOMMANDS = {
+    "lichess-text": "fastpgn.formats.lichess_text",
+    "crypt": "fastpgn.formats.crypt",
+    "icn": "fastpgn.formats.icn",
+}
+
+EXAMPLES = """\
+examples:
+  python -m fastpgn lichess_db_standard_rated_2024-01.pgn.zst 100000
+      chunks lichess_db_standard_rated_2024-01.pgn.zst.part_000000.cri.gz, ... beside the input
+  python -m fastpgn dump.pgn.bz2 100_000 -o out/ -j 8 --compression zst
+  zstdcat dump.pgn.zst | python -m fastpgn - 50000 -o out/
+  python -m fastpgn dump.pgn.zst 100000 --resume        after an interruption
+  python -m fastpgn dump.pgn.zst 100000 --validate --uci   replay every game; UCI moves in field 20
+
+other commands (each has --help):
+  lichess-text, crypt, icn, openings
+
+Bad games are skipped, counted and appended with their byte offset and reason
+to <input>.rejected.pgn beside the chunks; games read = written + rejected.
+"""
+
+
+def _chunk_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"CHUNK_SIZE must be a whole number such as 100000 or 100_000, not {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError("CHUNK_SIZE must be at least 1")
+    return value
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+        return True
+    except ValueError:
+        return False
+
+
+def convert_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m fastpgn",
+        description="Turn a lichess PGN dump (.pgn.zst, .pgn.bz2, .pgn.gz, plain, or - for stdin; "
+                    "recognised by content) into chunk files of one 22-field line per game, on every core.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("input", metavar="INPUT", help="PGN file (any compression) or - for stdin")
+    parser.add_argument("chunk_size", metavar="CHUNK_SIZE", type=_chunk_size,
+                        help="games per output file, e.g. 100000 or 100_000")
+    parser.add_argument("-o", "--output-dir", metavar="DIR",
+                        help="folder for the chunks (default: beside the input; the current folder for stdin)")
+    parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                        help="worker processes (default: all cores); output is identical for any N")
+    parser.add_argument("--compression", choices=("gz", "zst", "none"), default="gz",
+                        help="chunk compression (default gz: gzip, Spark and Python read it whole)")
+    parser.add_argument("--errors", choices=("skip", "raise"), default="skip",
+                        help="skip (default): reject bad games to <input>.rejected.pgn and go on; "
+                             "raise: stop at the first one")
+    parser.add_argument("--limit", type=_chunk_size, metavar="N", help="stop after writing N games")
+    parser.add_argument("--openings-map", metavar="FILE",
+                        help="openings map in the original format (CCCNNN\u2502CCC\u2502Name per line) "
+                             "instead of the shipped one")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue an interrupted run: keep the complete chunks, redo the rest")
+    parser.add_argument("--validate", action="store_true",
+                        help="replay every game on a board; a game with an illegal move is rejected")
+    parser.add_argument("--uci", action="store_true",
+                        help="write UCI moves (e2e4) instead of SAN in field 20 (implies --validate)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    parser.add_argument("--version", action="version",
+                        version=f"fastpgn {fastpgn.__version__} (backend: {fastpgn.BACKEND})")
+    return parser
+
+
+def openings_main(argv) -> int:
+    from fastpgn import openings
+
+    parser = argparse.ArgumentParser(
+        prog="python -m fastpgn openings",
+        description="Build the openings map (original CCCNNN\u2502CCC\u2502Name format) from the lichess "
+                    "chess-openings TSV files (a.tsv ... e.tsv).",
+        epilog="example: python -m fastpgn openings ../shared/data/openings -o fastpgn/data/openings.tsv")
+    parser.add_argument("source", metavar="DIR", help="folder with the lichess chess-openings .tsv files")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    args = parser.parse_args(argv)
+    try:
+        lines = openings.build(args.source)
+    except (OSError, ValueError) as exc:
+        print(f"fastpgn openings: {exc}", file=sys.stderr)
+        return 2
+    text = "\n".join(lines) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+class _Progress:
+    """A tqdm bar on a terminal: input bytes against the file size, games, MB/s, ETA."""
+
+    def __init__(self, total: int | None) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024,
+                        desc="fastpgn", dynamic_ncols=True, mininterval=0.25, file=sys.stderr)
+
+    def __call__(self, raw_read: int, offset: int, written: int, rejected: int) -> None:
+        self.bar.update(raw_read - self.bar.n)
+        self.bar.set_postfix_str(f"{written:,} games, {rejected:,} rejected, {offset / 1e6:,.0f} MB PGN",
+                                 refresh=False)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def convert_main(argv) -> int:
+    from fastpgn.pipeline import Converter, Interrupted, Options, OutputError
+
+    argv = list(argv)
+    # The original takes CHUNK_SIZE first (main.py 100_000 file.pgn.bz2): accept that order too.
+    positional = [a for a in argv if not a.startswith("-") or a == "-"]
+    if len(positional) >= 2 and _is_int(positional[0]) and not _is_int(positional[1]) \
+            and not os.path.exists(positional[0]):
+        i, j = argv.index(positional[0]), argv.index(positional[1])
+        argv[i], argv[j] = argv[j], argv[i]
+    args = convert_parser().parse_args(argv)
+    opts = Options(input=args.input, chunk_size=args.chunk_size, output_dir=args.output_dir,
+                   compression=args.compression, jobs=args.jobs, errors=args.errors, limit=args.limit,
+                   openings_map=args.openings_map, resume=args.resume,
+                   validate=args.validate or args.uci, uci=args.uci)
+    progress = None
+    if not args.quiet and sys.stderr.isatty():
+        try:
+            size = None if args.input == "-" else os.path.getsize(args.input)
+            progress = _Progress(size)
+        except (ImportError, OSError):
+            progress = None
+    try:
+        converter = Converter(opts, progress)
+        summary = converter.run()
+    except KeyboardInterrupt:
+        print("fastpgn: interrupted; complete chunks were kept, rerun with --resume to continue",
+              file=sys.stderr)
+        return 130
+    except Interrupted:
+        return 130
+    except OutputError as exc:
+        print(f"fastpgn: {exc}", file=sys.stderr)
+        return 2
+    except InputError as exc:
+        print(f"fastpgn: {exc}", file=sys.stderr)
+        return 2
+    except PGNError as exc:
+        print(f"fastpgn: stopped at a bad game: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"fastpgn: cannot write output: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    finally:
+        if progress is not None:
+            progress.close()
+    if not args.quiet:
+        s = summary
+        print(f"fastpgn: {s.games_written:,} games written, {s.games_rejected:,} rejected "
+              f"(of {s.games_read:,} read), {s.chunks} chunks, {s.bytes_in / 1e6:,.1f} MB in, "
+              f"{s.seconds:.1f} s, {s.mb_per_s:,.1f} MB/s, backend {s.backend}, {s.workers} workers",
+              file=sys.stderr)
+        if s.games_rejected:
+            print(f"fastpgn: rejected games are in {converter.rejects_path}", file=sys.stderr)
+    if summary.damage:
+        print(f"fastpgn: {summary.damage}; every whole game before the damage was written",
+              file=sys.stderr)
+        return 1
+    if summary.games_read == 0 and summary.resumed_from_chunk == 0:
+        print(f"fastpgn: {args.input}: no PGN games found (empty or not PGN)", file=sys.stderr)
+        return 2
+    return 1 if summary.games_rejected else 0
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            module = importlib.import_module(SUBCOMMANDS[argv[0]])
+            return module.main(argv[1:])
+        if argv and argv[0] == "openings":
+            return openings_main(argv[1:])
+        return convert_main(argv)
+    except BrokenPipeError:
+        # stdout closed early (e.g. | head): exit quietly, as CPython's tools do.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except KeyboardInterrupt:
+        return 130

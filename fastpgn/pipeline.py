@@ -1,0 +1,483 @@
+"""The dump converter: PGN in, chunk files of 22-field lines out, on every core, nothing lost.
+
+Design. The main process decompresses the input and cuts it into
+game-aligned blocks (``fastpgn.sources.blocks``: cuts depend only on the
+data). Workers turn a block into lines and compress them as one independent
+gzip member or zstd frame; the main process appends the results in input
+order. A chunk holds exactly CHUNK_SIZE written games: when a block's lines
+straddle a chunk boundary, the main process inflates that block's member,
+splits its lines and compresses each piece on its own (once per chunk, so
+cheap at dump-sized chunks). Every output byte is a pure function of the
+input and the options, so any ``-j`` and a ``--resume`` give identical files.
+
+Safety. A chunk is written as ``NAME.tmp`` and renamed when complete. After
+each complete chunk a small JSON state (``<input>.fastpgn-state.json``)
+records where its successor starts: the block that holds the boundary, the
+lines of that block already written, and the counters. ``--resume`` restarts
+from that block. Bad games are written, raw and with a ``%`` comment line
+naming byte, game number and reason, to ``<input>.rejected.pgn``, itself a
+PGN file; games read = games written + games rejected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from fastpgn import _scan, openings as _openings
+from fastpgn.errors import InputError, PGNError, PGNSyntaxError
+from fastpgn.sources import BLOCK_SIZE, Source, blocks, open_source
+
+try:
+    from isal import igzip as _gzip
+
+    GZIP_LIBRARY = "isal"
+    GZIP_LEVEL = 1
+except ImportError:  # pragma: no cover - exercised where isal is absent
+    import gzip as _gzip
+
+    GZIP_LIBRARY = "zlib"
+    GZIP_LEVEL = 1
+
+ZSTD_LEVEL = 3
+SUFFIX = {"gz": ".cri.gz", "zst": ".cri.zst", "none": ".cri"}
+STATE_VERSION = 1
+
+
+class OutputError(PGNError):
+    """The output folder cannot be written (permissions, full disk)."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C: workers were stopped and no partial chunk kept a final name."""
+
+
+@dataclass
+class Options:
+    input: str
+    chunk_size: int
+    output_dir: str | None = None
+    compression: str = "gz"
+    jobs: int = 0
+    errors: str = "skip"
+    limit: int | None = None
+    openings_map: str | None = None
+    resume: bool = False
+    validate: bool = False
+    uci: bool = False
+    block_size: int = BLOCK_SIZE
+
+
+@dataclass
+class Summary:
+    games_read: int = 0
+    games_written: int = 0
+    games_rejected: int = 0
+    chunks: int = 0
+    bytes_in: int = 0
+    raw_bytes_in: int = 0
+    seconds: float = 0.0
+    backend: str = ""
+    workers: int = 1
+    resumed_from_chunk: int = 0
+    damage: str | None = None
+    outputs: list = field(default_factory=list)
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.bytes_in / 1e6 / self.seconds if self.seconds > 0 else 0.0
+
+
+# ---------------------------------------------------------------- compression (pure functions)
+
+def compress(data: bytes, kind: str) -> bytes:
+    """One gzip member / zstd frame / plain bytes; deterministic (gzip mtime 0)."""
+    if kind == "gz":
+        return _gzip.compress(data, GZIP_LEVEL, mtime=0)
+    if kind == "zst":
+        import zstandard
+
+        return zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data)
+    return data
+
+
+def decompress(data: bytes, kind: str) -> bytes:
+    if kind == "gz":
+        return _gzip.decompress(data)
+    if kind == "zst":
+        import zstandard
+
+        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    return data
+
+
+# ---------------------------------------------------------------- worker side
+
+_WORKER: dict = {}
+
+
+def _init_worker(openings_map, compression: str, validate: bool, uci: bool, in_pool: bool = True) -> None:
+    if in_pool:
+        # Ctrl-C reaches the whole process group: the main process alone handles it.
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER["openings"] = openings_map
+    _WORKER["compression"] = compression
+    _WORKER["hook"] = _moves_hook(validate, uci)
+
+
+def _moves_hook(validate: bool, uci: bool):
+    if not (validate or uci):
+        return None
+    from fastpgn.board import moves_hook
+
+    return moves_hook(uci=uci)
+
+
+def _work(data: bytes, offset: int, at_stream_start: bool):
+    """Lines of one block, compressed: ``(member, lines, games_read, rejects)``."""
+    lines, read, rejects = _scan.kernel.lines_from_block(
+        data, 0, len(data), offset, 0, at_stream_start, _WORKER["openings"], False, _WORKER["hook"])
+    raw = [(reason, error_offset, number, data[start:end]) for reason, error_offset, number, start, end in rejects]
+    return compress(lines, _WORKER["compression"]), lines.count(b"\n"), read, raw
+
+
+# ---------------------------------------------------------------- main side
+
+class _Chunks:
+    """Chunk files: exactly ``chunk_size`` lines each, written under .tmp and renamed when complete."""
+
+    def __init__(self, folder: Path, prefix: str, opts: Options, index: int, written: int) -> None:
+        self.folder = folder
+        self.prefix = prefix
+        self.kind = opts.compression
+        self.size = opts.chunk_size
+        self.index = index
+        self.lines = 0              # lines in the open chunk
+        self.written = written      # lines written in all chunks
+        self.file = None
+        self.finished: list[Path] = []
+
+    def path(self, index: int) -> Path:
+        return self.folder / f"{self.prefix}.part_{index:06d}{SUFFIX[self.kind]}"
+
+    def _tmp(self) -> Path:
+        return self.path(self.index).with_name(self.path(self.index).name + ".tmp")
+
+    def room(self) -> int:
+        return self.size - self.lines
+
+    def append(self, member: bytes, count: int) -> bool:
+        """Append ``count`` lines compressed as ``member``; True when that completed a chunk."""
+        if count == 0:
+            return False
+        if self.file is None:
+            self.file = open(self._tmp(), "wb")
+        self.file.write(member)
+        self.lines += count
+        self.written += count
+        if self.lines == self.size:
+            self.close()
+            return True
+        return False
+
+    def close(self) -> None:
+        if self.file is None:
+            return
+        self.file.flush()
+        os.fsync(self.file.fileno())
+        self.file.close()
+        self.file = None
+        final = self.path(self.index)
+        os.replace(self._tmp(), final)
+        self.finished.append(final)
+        self.index += 1
+        self.lines = 0
+
+    def abandon(self) -> None:
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+            try:
+                os.unlink(self._tmp())
+            except OSError:
+                pass
+
+
+def _split_lines(text: bytes, counts: list[int]) -> list[bytes]:
+    pieces = []
+    pos = 0
+    for count in counts:
+        end = pos
+        for _ in range(count):
+            end = text.index(b"\n", end) + 1
+        pieces.append(text[pos:end])
+        pos = end
+    if pos != len(text):
+        pieces.append(text[pos:])
+    return pieces
+
+
+class Converter:
+    """One run of the dump converter; ``run()`` returns a Summary or raises."""
+
+    def __init__(self, opts: Options, progress=None) -> None:
+        if opts.chunk_size < 1:
+            raise ValueError("CHUNK_SIZE must be at least 1")
+        if opts.compression not in SUFFIX:
+            raise ValueError(f"compression must be one of {', '.join(SUFFIX)}")
+        if opts.errors not in ("skip", "raise"):
+            raise ValueError("errors must be skip or raise")
+        self.opts = opts
+        self.progress = progress
+        self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
+        stdin = opts.input == "-"
+        name = "stdin" if stdin else Path(opts.input).name
+        self.prefix = name
+        if opts.output_dir:
+            self.folder = Path(opts.output_dir)
+        else:
+            self.folder = Path.cwd() if stdin else Path(opts.input).resolve().parent
+        self.state_path = self.folder / f"{name}.fastpgn-state.json"
+        self.rejects_path = self.folder / f"{name}.rejected.pgn"
+        self.summary = Summary(backend=_scan.BACKEND, workers=self.jobs)
+
+    # -- state for --resume
+
+    def _fingerprint(self, source: Source) -> dict:
+        o = self.opts
+        return {"version": STATE_VERSION, "input": self.prefix, "input_size": source.size,
+                "chunk_size": o.chunk_size, "compression": o.compression, "limit": o.limit,
+                "openings_map": o.openings_map, "validate": o.validate, "uci": o.uci,
+                "block_size": o.block_size, "gzip": GZIP_LIBRARY}
+
+    def _save_state(self, fingerprint: dict, progress: dict) -> None:
+        tmp = self.state_path.with_name(self.state_path.name + ".tmp")
+        tmp.write_text(json.dumps({"options": fingerprint, "progress": progress}, indent=1), "utf-8")
+        os.replace(tmp, self.state_path)
+
+    def _load_state(self, fingerprint: dict) -> dict | None:
+        if not self.opts.resume or not self.state_path.exists():
+            return None
+        saved = json.loads(self.state_path.read_text("utf-8"))
+        if saved.get("options") != fingerprint:
+            raise InputError(f"{self.state_path} was written for other options or another input; "
+                             "run without --resume to start over")
+        return saved["progress"]
+
+    # -- the run
+
+    def _check_output(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            probe = self.folder / f".{self.prefix}.fastpgn-probe"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            raise OutputError(f"cannot write to {self.folder}: {exc.strerror or exc}") from None
+
+    def run(self) -> Summary:
+        start_time = time.perf_counter()
+        self._check_output()
+        source = open_source(self.opts.input, threads=self.jobs)
+        try:
+            return self._run(source, start_time)
+        finally:
+            source.close()
+
+    def _run(self, source: Source, start_time: float) -> Summary:
+        opts = self.opts
+        table = _openings.load(opts.openings_map)
+        fingerprint = self._fingerprint(source)
+        saved = self._load_state(fingerprint)
+        if saved and saved.get("complete"):
+            s = self.summary
+            s.games_read, s.games_written = saved["games_read"], saved["games_written"]
+            s.games_rejected, s.chunks = saved["games_rejected"], saved["chunk"]
+            s.resumed_from_chunk = saved["chunk"]
+            s.seconds = time.perf_counter() - start_time
+            return s
+        p = saved or {"chunk": 0, "block_offset": 0, "skip_lines": 0, "games_read": 0,
+                      "games_written": 0, "games_rejected": 0, "rejects_size": 0}
+        self.summary.resumed_from_chunk = p["chunk"]
+        chunks = _Chunks(self.folder, self.prefix, opts, p["chunk"], p["games_written"])
+        games_read = p["games_read"]
+        rejected = p["games_rejected"]
+        skip_lines = p["skip_lines"]
+        if saved:
+            with open(self.rejects_path, "ab") as f:
+                f.truncate(p["rejects_size"])
+            rejects_file = open(self.rejects_path, "ab")
+        else:
+            rejects_file = None
+            if self.rejects_path.exists():
+                self.rejects_path.unlink()
+
+        chunk_iter = source.chunks()
+        head = self._first_bytes(chunk_iter, p["block_offset"], source)
+        block_iter = blocks(head, opts.block_size, p["block_offset"])
+
+        pool = None
+        if self.jobs > 1:
+            pool = ProcessPoolExecutor(self.jobs, initializer=_init_worker,
+                                       initargs=(table, opts.compression, opts.validate, opts.uci))
+        else:
+            _init_worker(table, opts.compression, opts.validate, opts.uci, False)
+        pending: deque = deque()
+        damage = None
+        done = False
+        limit = opts.limit
+        try:
+            blocks_left = True
+            while not done:
+                while blocks_left and len(pending) < 2 * self.jobs + 1:
+                    block = next(block_iter, None)
+                    if block is None:
+                        blocks_left = False
+                        break
+                    if block.truncated:
+                        pending.append((block, None))
+                    elif pool is None:
+                        pending.append((block, _work(block.data, block.offset, block.at_stream_start)))
+                    else:
+                        pending.append((block, pool.submit(_work, block.data, block.offset,
+                                                           block.at_stream_start)))
+                if not pending:
+                    break
+                block, job = pending.popleft()
+                rejects_size = rejects_file.tell() if rejects_file else 0
+                if job is None:
+                    member, count, read, raw = compress(b"", opts.compression), 0, 0, []
+                    if block.data.strip():
+                        reason = f"input ends inside this game ({block.damage.reason})"
+                        raw = [(reason, block.damage.offset, 1, block.data)]
+                        read = 1
+                else:
+                    member, count, read, raw = job if pool is None else job.result()
+                before = {"games_read": games_read, "games_rejected": rejected,
+                          "rejects_size": rejects_size}
+                for reason, error_offset, number, text in raw:
+                    rejected += 1
+                    if rejects_file is None:
+                        rejects_file = open(self.rejects_path, "ab")
+                    rejects_file.write(f"% fastpgn rejected game {games_read + number} at byte "
+                                       f"{error_offset}: {reason}\n".encode() + text.rstrip(b"\r\n")
+                                       + b"\n\n")
+                    if opts.errors == "raise":
+                        raise PGNSyntaxError(reason, error_offset, games_read + number)
+                games_read += read
+                if limit is not None and chunks.written + count - skip_lines >= limit:
+                    keep = limit - chunks.written + skip_lines
+                    if keep < count:
+                        text = decompress(member, opts.compression)
+                        member = compress(_split_lines(text, [keep])[0], opts.compression)
+                        count = keep
+                    done = True
+                if rejects_file is not None:
+                    rejects_file.flush()
+                after = {"games_read": games_read, "games_rejected": rejected,
+                         "rejects_size": rejects_file.tell() if rejects_file else 0}
+                self._deliver(chunks, member, count, skip_lines, fingerprint, block, before, after)
+                skip_lines = 0
+                if block.damage is not None:
+                    damage = block.damage
+                if self.progress is not None:
+                    self.progress(source.raw_read, source.offset, chunks.written, rejected)
+            chunks.close()
+        except BaseException:
+            chunks.abandon()
+            if pool is not None:
+                for _, job in pending:
+                    if job is not None:
+                        job.cancel()
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = None
+            raise
+        finally:
+            if rejects_file is not None:
+                rejects_file.close()
+            if pool is not None:
+                pool.shutdown()
+        s = self.summary
+        s.games_read = games_read
+        s.games_written = chunks.written
+        s.games_rejected = rejected
+        s.chunks = chunks.index
+        s.bytes_in = source.offset
+        s.raw_bytes_in = source.raw_read
+        s.outputs = [str(p) for p in chunks.finished]
+        s.seconds = time.perf_counter() - start_time
+        if damage is not None:
+            s.damage = str(damage)
+        else:
+            self._save_state(fingerprint, {"complete": True, "chunk": chunks.index,
+                                           "games_read": games_read, "games_written": chunks.written,
+                                           "games_rejected": rejected})
+        return s
+
+    def _first_bytes(self, chunk_iter, skip: int, source: Source):
+        """The decompressed stream from absolute offset ``skip`` (resume re-reads and drops the rest)."""
+        seen = 0
+        for chunk in chunk_iter:
+            if seen + len(chunk) <= skip:
+                seen += len(chunk)
+                continue
+            if seen < skip:
+                chunk = chunk[skip - seen:]
+                seen = skip
+            yield chunk
+        if seen < skip:
+            raise InputError(f"{source.name} is shorter than when the run was interrupted; "
+                             "run without --resume", seen)
+
+    def _deliver(self, chunks: _Chunks, member: bytes, count: int, skip: int, fingerprint: dict,
+                 block, before: dict, after: dict) -> None:
+        """Append a block's lines to the chunks, splitting at chunk boundaries.
+
+        ``before``/``after`` are the counters (games read, rejected, size of the
+        rejects file) before and after this block, for the resume state.
+        """
+        kind = self.opts.compression
+        if count - skip <= 0:
+            return
+        if skip == 0 and count <= chunks.room():
+            if chunks.append(member, count):
+                self._checkpoint(chunks, fingerprint, block, count, count, before, after)
+            return
+        text = decompress(member, kind)
+        sizes = [skip] if skip else []
+        left = count - skip
+        room = chunks.room()
+        while left > 0:
+            take = min(room, left)
+            sizes.append(take)
+            left -= take
+            room = chunks.size
+        pieces = _split_lines(text, sizes)
+        if skip:
+            pieces = pieces[1:]
+            sizes = sizes[1:]
+        done = skip
+        for piece, size in zip(pieces, sizes):
+            done += size
+            if chunks.append(compress(piece, kind), size):
+                self._checkpoint(chunks, fingerprint, block, done, count, before, after)
+
+    def _checkpoint(self, chunks: _Chunks, fingerprint: dict, block, lines_done: int, count: int,
+                    before: dict, after: dict) -> None:
+        """A chunk is complete: record where the next one starts."""
+        if lines_done == count:
+            # The boundary is this block's end: resume at the next block.
+            progress = dict(after, chunk=chunks.index, block_offset=block.offset + len(block.data),
+                            skip_lines=0, games_written=chunks.written)
+        else:
+            # The boundary is inside this block: resume at it and skip the lines already written.
+            progress = dict(before, chunk=chunks.index, block_offset=block.offset,
+                            skip_lines=lines_done, games_written=chunks.written)
+        self._save_state(fingerprint, progress)
