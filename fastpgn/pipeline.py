@@ -21,6 +21,7 @@ PGN file; games read = games written + games rejected.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -31,7 +32,7 @@ from pathlib import Path
 
 from fastpgn import _scan, openings as _openings
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError
-from fastpgn.sources import BLOCK_SIZE, Source, blocks, open_source
+from fastpgn.sources import BLOCK_SIZE, Source, blocks, check_pgn, open_source
 
 try:
     from isal import igzip as _gzip
@@ -320,7 +321,10 @@ class Converter:
                 self.rejects_path.unlink()
 
         chunk_iter = source.chunks()
-        head = self._first_bytes(chunk_iter, p["block_offset"], source)
+        first = next(chunk_iter, b"")
+        if p["block_offset"] == 0:
+            check_pgn(first, source.name)
+        head = self._first_bytes(itertools.chain([first], chunk_iter), p["block_offset"], source)
         block_iter = blocks(head, opts.block_size, p["block_offset"])
 
         pool = None

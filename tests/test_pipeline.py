@@ -1,0 +1,252 @@
+"""The dump converter end to end: chunks, every core, damage, interruption and --resume."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from conftest import ROOT, shared
+from fastpgn.cli import main
+from fastpgn.oneliner import format_line, iter_lines
+from fastpgn.pipeline import Converter, Options
+from fastpgn.reader import read_lines
+
+LICHESS = ["lichess_db_standard_rated_2013-01.head348.pgn.zst",
+           "lichess_db_standard_rated_2013-01.head348.pgn.bz2",
+           "lichess_db_standard_rated_2013-01.slice5000.pgn.zst",
+           "lichess_db_standard_rated_2021-10.head999.pgn.zst",
+           "lichess_db_standard_rated_2022-06.head2499.pgn.zst",
+           "lichess_db_standard_rated_2022-06.head50000lines.truncated.pgn.bz2",
+           "lichess_db_standard_rated_2023-02.head15.pgn.zst"]
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+def run(tmp_path: Path, src, chunk: int, jobs: int = 1, block_size: int = 1 << 22, **kw):
+    out = tmp_path / f"out-j{jobs}-{chunk}-{block_size}"
+    opts = Options(input=str(src), chunk_size=chunk, output_dir=str(out), jobs=jobs,
+                   block_size=block_size, **kw)
+    return Converter(opts).run(), out
+
+
+def chunk_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("*.part_*") if not p.name.endswith(".tmp"))
+
+
+def all_lines(folder: Path) -> list[str]:
+    return [format_line(r) for f in chunk_files(folder) for r in iter_lines(f)]
+
+
+@pytest.fixture(scope="module")
+def dump(tmp_path_factory) -> Path:
+    path = shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst")
+    return path
+
+
+def test_any_jobs_gives_identical_chunks(tmp_path, dump):
+    s1, out1 = run(tmp_path, dump, 300, jobs=1, block_size=200_000)
+    s2, out2 = run(tmp_path, dump, 300, jobs=2, block_size=200_000)
+    files1, files2 = chunk_files(out1), chunk_files(out2)
+    assert [f.name for f in files1] == [f.name for f in files2]
+    assert len(files1) == 9                      # 2499 games / 300, no empty trailing chunk
+    for a, b in zip(files1, files2):
+        assert a.read_bytes() == b.read_bytes()
+    assert s1.games_written == s2.games_written == 2499
+    # Chunks hold exactly CHUNK_SIZE games and read back in order, whole.
+    assert [sum(1 for _ in iter_lines(f)) for f in files1] == [300] * 8 + [99]
+    assert all_lines(out1) == list(read_lines(dump))
+
+
+def test_chunks_read_whole_with_gzip_command_and_module(tmp_path, dump):
+    _, out = run(tmp_path, dump, 1000, block_size=150_000)
+    expected = list(read_lines(dump))
+    got = []
+    for f in chunk_files(out):
+        assert f.name.endswith(".cri.gz")
+        text = subprocess.run(["gzip", "-dc", str(f)], capture_output=True, check=True).stdout.decode()
+        assert text == gzip.decompress(f.read_bytes()).decode()
+        got += text.splitlines()
+    assert got == expected
+
+
+@pytest.mark.parametrize("chunk", [1, 15, 16, 10_000])
+def test_chunk_size_edges(tmp_path, chunk):
+    src = shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+    summary, out = run(tmp_path, src, chunk, compression="zst")
+    files = chunk_files(out)
+    assert len(files) == -(-15 // chunk)
+    assert summary.chunks == len(files) and summary.games_written == 15
+    assert all_lines(out) == list(read_lines(src))
+    assert files[0].name == "lichess_db_standard_rated_2023-02.head15.pgn.zst.part_000000.cri.zst"
+
+
+@pytest.mark.parametrize("name", LICHESS)
+def test_counts_reconcile_on_the_real_corpus(tmp_path, name):
+    summary, out = run(tmp_path, shared("data", "lichess-db", name), 1000, jobs=2)
+    assert summary.games_read == summary.games_written + summary.games_rejected
+    assert summary.games_rejected == 0
+    assert sum(1 for _ in all_lines(out)) == summary.games_written
+
+
+def test_rejected_games_are_kept_beside_the_chunks(tmp_path):
+    cases = ROOT / "tests" / "cases"
+    src = tmp_path / "mixed.pgn"
+    src.write_bytes((cases / "invalid-move-token.pgn").read_bytes() + (cases / "malformed-clock.pgn").read_bytes())
+    code = main([str(src), "10", "-o", str(tmp_path / "o"), "-q"])
+    assert code == 1
+    rejected = (tmp_path / "o" / "mixed.pgn.rejected.pgn").read_text()
+    assert rejected.count("% fastpgn rejected game") == 2
+    assert "game 1 at byte" in rejected and "invalid move token 'hello'" in rejected
+    assert "game 3 at byte" in rejected and "malformed clock" in rejected
+    assert "1. e4 hello 1-0" in rejected
+    assert sum(1 for _ in all_lines(tmp_path / "o")) == 2
+    # --errors raise stops at the first bad game.
+    assert main([str(src), "10", "-o", str(tmp_path / "r"), "-q", "--errors", "raise"]) == 1
+
+
+def _damaged(tmp_path, dump) -> dict[str, Path]:
+    pgn = zstandard.ZstdDecompressor().decompressobj().decompress(dump.read_bytes())
+    blobs = {
+        "cut.pgn.zst": zstandard.ZstdCompressor().compress(pgn),
+        "cut.pgn.bz2": bz2.compress(pgn),
+        "cut.pgn.gz": gzip.compress(pgn),
+    }
+    paths = {}
+    for name, blob in blobs.items():
+        path = tmp_path / name
+        path.write_bytes(blob[: int(len(blob) * 0.6)])
+        paths[name] = path
+    corrupt = bytearray(blobs["cut.pgn.gz"])
+    corrupt[len(corrupt) // 2] ^= 0x55
+    (tmp_path / "corrupt.pgn.gz").write_bytes(bytes(corrupt))
+    paths["corrupt.pgn.gz"] = tmp_path / "corrupt.pgn.gz"
+    return paths
+
+
+def test_damaged_inputs_keep_every_whole_game_before_the_damage(tmp_path, dump, capsys):
+    reference = list(read_lines(dump))
+    for name, path in _damaged(tmp_path, dump).items():
+        out = tmp_path / ("o-" + name)
+        code = main([str(path), "500", "-o", str(out), "-j", "2"])
+        err = capsys.readouterr().err
+        assert code == 1, name
+        assert "byte" in err and ("truncated" in err or "corrupt" in err), err
+        lines = all_lines(out)
+        assert 0 < len(lines) < 2499, name
+        assert lines == reference[: len(lines)], name
+        assert not list(out.glob("*.tmp"))
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"", "no PGN games"),
+    (os.urandom(5000).replace(b"[", b"x") + b"\x00", "not PGN"),
+])
+def test_empty_or_binary_input_exit_2(tmp_path, capsys, content, message):
+    path = tmp_path / "in.pgn"
+    path.write_bytes(content)
+    code = main([str(path), "10", "-o", str(tmp_path / "o"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_missing_file_folder_and_unwritable_output_exit_2(tmp_path, dump, capsys):
+    assert main([str(tmp_path / "missing.pgn.zst"), "10", "-q"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main([str(tmp_path), "10", "-q"]) == 2
+    assert "folder" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main([str(dump), "10", "-o", str(blocker / "sub"), "-q"]) == 2
+    assert "cannot write" in capsys.readouterr().err
+
+
+def test_stdin_and_chunk_size_first_like_the_original(tmp_path, dump):
+    out = tmp_path / "s"
+    out.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "fastpgn", "-", "1_000", "-q"], cwd=out, env=ENV,
+                          stdin=open(dump, "rb"), capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    assert [f.name for f in chunk_files(out)] == [f"stdin.part_{i:06d}.cri.gz" for i in range(3)]
+    assert all_lines(out) == list(read_lines(dump))
+    assert main(["1_000", str(dump), "-o", str(tmp_path / "swapped"), "-q"]) == 0
+    assert [f.read_bytes() for f in chunk_files(tmp_path / "swapped")] == \
+           [f.read_bytes() for f in chunk_files(out)]
+
+
+def test_limit(tmp_path, dump):
+    summary, out = run(tmp_path, dump, 100, limit=250, block_size=100_000)
+    assert summary.games_written == 250
+    assert all_lines(out) == list(read_lines(dump))[:250]
+
+
+def _big_input(tmp_path: Path, dump: Path, copies: int = 4) -> Path:
+    pgn = zstandard.ZstdDecompressor().decompressobj().decompress(dump.read_bytes())
+    path = tmp_path / "big.pgn"
+    path.write_bytes(pgn * copies)
+    return path
+
+
+def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch):
+    src = _big_input(tmp_path, dump)
+    full, out_full = run(tmp_path, src, 700, block_size=300_000)
+    out = tmp_path / "resumed"
+    calls = {"n": 0}
+    from fastpgn import pipeline
+
+    original = pipeline._Chunks.close
+
+    def close_then_die(self):
+        original(self)
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline._Chunks, "close", close_then_die)
+    opts = Options(input=str(src), chunk_size=700, output_dir=str(out), jobs=1, block_size=300_000)
+    with pytest.raises(KeyboardInterrupt):
+        Converter(opts).run()
+    monkeypatch.setattr(pipeline._Chunks, "close", original)
+    assert len(chunk_files(out)) == 5 and not list(out.glob("*.tmp"))
+    opts.resume = True
+    summary = Converter(opts).run()
+    # Killed between the rename and the state update: chunk 4 is redone, byte for byte.
+    assert summary.resumed_from_chunk == 4
+    assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(out_full)]
+    assert summary.games_written == full.games_written == 4 * 2499
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+def test_killed_process_then_resume_is_identical(tmp_path, dump, sig):
+    src = _big_input(tmp_path, dump, copies=6)
+    reference = tmp_path / "reference"
+    assert main([str(src), "500", "-o", str(reference), "-j", "2", "-q"]) == 0
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "fastpgn", str(src), "500", "-o", str(out), "-j", "2", "-q"]
+    proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
+    state = out / "big.pgn.fastpgn-state.json"
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        if state.exists() and json.loads(state.read_text())["progress"].get("chunk", 0) >= 3:
+            break
+        time.sleep(0.005)
+    proc.send_signal(sig)
+    code = proc.wait(30)
+    if sig == signal.SIGINT and code != 0:
+        assert code == 130
+    for f in chunk_files(out):
+        # Whatever the moment of death, a file under a final name is a whole chunk.
+        assert sum(1 for _ in iter_lines(f)) == 500
+    proc = subprocess.run(cmd + ["--resume"], env=ENV, capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    assert [f.name for f in chunk_files(out)] == [f.name for f in chunk_files(reference)]
+    assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(reference)]
+    assert not list(out.glob("*.tmp"))
