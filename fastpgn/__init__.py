@@ -16,6 +16,8 @@ from fastpgn.errors import (
     PGNError,
     PGNSyntaxError,
 )
+from fastpgn.oneliner import Line, format_line, iter_lines, parse_line
+from fastpgn.reader import Game, Rejected, read_games, read_lines
 
 __version__ = "0.1.0"
 
@@ -25,6 +27,14 @@ BACKEND = "cython" if all(b == "cython" for b in BACKENDS.values()) else "python
 __all__ = [
     "BACKEND",
     "BACKENDS",
+    "Game",
+    "Line",
+    "Rejected",
+    "format_line",
+    "iter_lines",
+    "parse_line",
+    "read_games",
+    "read_lines",
     "AmbiguousMoveError",
     "BoardError",
     "FormatError",
