@@ -1,0 +1,1 @@
+"""Thin converters between PGN and other notations, one module per notation."""
