@@ -1,0 +1,497 @@
+"""PGN Crypt (seed 002): movetext squeezed to ``e4,e5.Nf3,Nc6``, and back.
+
+This module owns the crypt notation: writing it from games that fastpgn's
+reader yields (so any PGN file of many games, compressed or not, line breaks
+anywhere, comments, NAGs and variations skipped by the reader), reading it
+back to PGN, and the ``crypt`` command.
+
+Grammar of one encoded game (one line per game)::
+
+    line   := { tag } [ start ] [ body ]
+    tag    := '[' name ' "' value '"]'     ; a PGN tag pair, \\" and \\\\ escaped (--headers)
+    start  := digits ':'                   ; number of the first round, when it is not 1
+    body   := round { '.' round } [ '.' result ] | result
+    round  := move ',' move                ; White's move, Black's move
+            | move                         ; the last round only: White's move alone
+            | ',' move                     ; the first round only: Black moves first
+    result := '1-0' | '0-1' | '1/2-1/2' | '*'
+    move   := SAN as written: no blank, ',', '.', ':' or '['
+
+Without a start, a result or tags this is exactly the upstream format
+(``e4,e5.Nf3`` decodes to ``1. e4 e5 2. Nf3``). The result ``*`` is left out
+when the line holds something else. Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Iterable, Iterator
+
+from fastpgn.errors import FormatError, PGNError
+
+__all__ = ["CryptGame", "decode", "decode_games", "decode_line", "encode", "encode_game",
+           "encode_games", "main"]
+
+_RESULTS = frozenset(("1-0", "0-1", "1/2-1/2", "*"))
+_NOT_IN_MOVE = frozenset(" \t\r\n,.:[]")
+_NOT_IN_BODY = _NOT_IN_MOVE - {",", "."}
+_NUMBERS = [f"{n}." for n in range(1024)]  # move-number tokens, made once
+_DIGITS = frozenset("0123456789")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+@dataclass
+class CryptGame:
+    """One game of the crypt notation.
+
+    ``result`` is None when the line holds none; ``first_move`` and
+    ``black_first`` place the first move (``12...`` is 12 and True).
+    """
+
+    moves: list[str] = field(default_factory=list)
+    result: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    first_move: int = 1
+    black_first: bool = False
+
+    def movetext(self) -> str:
+        """``1. e4 e5 2. Nf3``, ``12... Nf6 13. Bc4``, with the result when there is one.
+
+        >>> CryptGame(["Nf6", "Bc4", "d5"], "1-0", first_move=12, black_first=True).movetext()
+        '12... Nf6 13. Bc4 d5 1-0'
+        """
+        out = []
+        number = self.first_move
+        moves = self.moves
+        k = 0
+        if self.black_first and moves:
+            out.append(f"{number}... {moves[0]}")
+            number, k = number + 1, 1
+        white, black = moves[k::2], moves[k + 1::2]
+        rounds = len(white)
+        numbers = _NUMBERS[number:number + rounds] if number + rounds < len(_NUMBERS) else [
+            f"{n}." for n in range(number, number + rounds)]
+        out.extend(chain.from_iterable(zip(numbers, white, black)))
+        if rounds > len(black):
+            out.append(numbers[-1])
+            out.append(white[-1])
+        if self.result is not None:
+            out.append(self.result)
+        return " ".join(out)
+
+    def to_pgn(self, *, separable: bool = False) -> str:
+        """The game as PGN text (tags, a blank line, movetext on one line), no final newline.
+
+        ``separable`` makes sure another game can follow: a game without tags
+        gets a Result tag (readers start a game at its tags) and a game without
+        a result gets ``*``.
+
+        >>> print(CryptGame(["e4", "e5"], "1-0", {"Event": 'A "B"'}).to_pgn())
+        [Event "A \\"B\\""]
+        <BLANKLINE>
+        1. e4 e5 1-0
+        """
+        game = self
+        if separable and (self.result is None or not self.headers):
+            result = self.result or self.headers.get("Result") or "*"
+            game = CryptGame(self.moves, result, self.headers or {"Result": result},
+                             self.first_move, self.black_first)
+        text = game.movetext()
+        if not game.headers:
+            return text
+        tags = "".join([f'[{k} "{_escape(v)}"]\n' for k, v in game.headers.items()])
+        return f"{tags}\n{text}"
+
+
+def _escape(value: str) -> str:
+    if "\\" in value or '"' in value:
+        return value.replace("\\", "\\\\").replace('"', '\\"')
+    return value
+
+
+def _start_of(headers: dict[str, str]) -> tuple[int, bool]:
+    """First move number and whether Black moves first, from a FEN tag."""
+    fields = headers.get("FEN", "").split()
+    black = len(fields) > 1 and fields[1] == "b"
+    number = int(fields[5]) if len(fields) > 5 and fields[5].isdigit() and int(fields[5]) > 0 else 1
+    return number, black
+
+
+def _bad_move(move: str) -> bool:
+    return not move or move in _RESULTS or any(c in _NOT_IN_MOVE for c in move)
+
+
+def _check_moves(moves: list[str], game: int | None) -> None:
+    # One pass in C over the joined moves; the per-move search runs only to name the culprit.
+    joined = "".join(moves)
+    if "" in moves or not _RESULTS.isdisjoint(moves) or any(c in joined for c in _NOT_IN_MOVE):
+        k = next(k for k, move in enumerate(moves) if _bad_move(move))
+        raise FormatError(f"ply {k + 1} {moves[k]!r} cannot be written in crypt notation", game=game)
+
+
+def encode_game(moves: list[str], *, result: str = "*", headers: dict[str, str] | None = None,
+                first_move: int = 1, black_first: bool = False, number: int | None = None) -> str:
+    """One game as one crypt line (no newline).
+
+    ``headers`` (when given) are written as PGN tag pairs before the moves;
+    ``number`` only places errors.
+
+    >>> encode_game(["e4", "e5", "Nf3", "Nc6", "Bc4"])
+    'e4,e5.Nf3,Nc6.Bc4'
+    >>> encode_game(["Nf6", "Bc4", "d5"], result="0-1", first_move=12, black_first=True)
+    '12:,Nf6.Bc4,d5.0-1'
+    >>> encode_game([], result="1-0", headers={"White": "Kasparov, G."})
+    '[White "Kasparov, G."]1-0'
+    """
+    out = []
+    if headers:
+        for name, value in headers.items():
+            if not name or any(c not in _NAME_CHARS for c in name):
+                raise FormatError(f"tag name {name!r} cannot be written in crypt notation", game=number)
+            if "\n" in value or "\r" in value:
+                raise FormatError(f"the value of tag {name} holds a line break", game=number)
+            out.append(f'[{name} "{_escape(value)}"]')
+    _check_moves(moves, number)
+    body = []
+    if moves:
+        if first_move != 1:
+            out.append(f"{first_move}:")
+        k = 0
+        if black_first:
+            body.append("," + moves[0])
+            k = 1
+        white, black = moves[k::2], moves[k + 1::2]
+        body.extend(map(",".join, zip(white, black)))
+        if len(white) > len(black):
+            body.append(white[-1])
+    if result not in _RESULTS:
+        raise FormatError(f"unknown result {result!r}", game=number)
+    if result != "*" or not (body or headers):
+        body.append(result)  # '*' only where the line would be empty without it
+    out.append(".".join(body))
+    return "".join(out)
+
+
+def _parse_tags(s: str, line: int | None) -> tuple[dict[str, str], int]:
+    headers: dict[str, str] = {}
+    n, i = len(s), 0
+    while i < n and s[i] == "[":
+        j = s.find(' "', i)
+        name = s[i + 1:j] if j > 0 else ""
+        if not (name and name.isascii() and name.replace("_", "a").isalnum()):
+            raise FormatError('expected a tag pair [Name "value"]', line=line, column=i + 1)
+        j += 2
+        q = s.find('"', j)
+        if s.find("\\", j, q if q >= 0 else n) < 0:
+            if q < 0:
+                raise FormatError("unterminated tag value", line=line, column=i + 1)
+            value = s[j:q]
+            j = q
+        else:
+            chars = []
+            while True:
+                if j >= n:
+                    raise FormatError("unterminated tag value", line=line, column=i + 1)
+                c = s[j]
+                if c == "\\" and j + 1 < n:
+                    chars.append(s[j + 1])
+                    j += 2
+                elif c == '"':
+                    break
+                else:
+                    chars.append(c)
+                    j += 1
+            value = "".join(chars)
+        if j + 1 >= n or s[j + 1] != "]":
+            raise FormatError("expected ']' after the tag value", line=line, column=j + 2)
+        headers[name] = value
+        i = j + 2
+        while i < n and s[i] in " \t":
+            i += 1
+    return headers, i
+
+
+def decode_line(s: str, *, line: int | None = None) -> CryptGame:
+    """Read one crypt line; FormatError names the line and column of a mistake.
+
+    >>> g = decode_line("e4,e5.Nf3,Nc6.1-0")
+    >>> g.moves, g.result
+    (['e4', 'e5', 'Nf3', 'Nc6'], '1-0')
+    >>> decode_line("e4.e5", line=3)
+    Traceback (most recent call last):
+    ...
+    fastpgn.errors.FormatError: a round with White's move alone must be the last (line 3, column 1)
+    """
+    s = s.rstrip()
+    headers, i = _parse_tags(s, line)
+    n = len(s)
+    first_move, black_first = 1, False
+    j = i
+    while j < n and s[j] in _DIGITS:
+        j += 1
+    if j > i and j < n and s[j] == ":":
+        first_move = int(s[i:j])
+        if first_move < 1:
+            raise FormatError("the first move number must be at least 1", line=line, column=i + 1)
+        i = j + 1
+    moves: list[str] = []
+    result = None
+    if i < n:
+        body = s[i:]
+        # Fast path for a well-formed body: split once, then check the shape by
+        # writing the moves back (the encoding is canonical) and comparing.
+        # Anything odd goes to the loop below, which names the column.
+        dot = body.rfind(".")
+        tail = body[dot + 1:]
+        head = body[:dot] if dot >= 0 else ""
+        if tail not in _RESULTS:
+            tail, head = None, body
+        if not head:
+            if dot < 0:  # the result alone
+                return CryptGame(moves, tail, headers, first_move, black_first)
+        elif not (" " in head or "\t" in head or ":" in head or "[" in head or "]" in head):
+            flat = head.replace(".", ",").split(",")
+            white, black = flat[0::2], flat[1::2]
+            pairs = list(map(",".join, zip(white, black)))
+            if len(white) > len(black):
+                pairs.append(white[-1])
+            black_first = flat[0] == "" and len(flat) > 1
+            if black_first:
+                del flat[0]
+            # Only a result-like text ('*', '1-0', '0-1', '1/2-1/2') needs the per-move look.
+            resultish = "*" in head or "-0" in head or "0-" in head or "/" in head
+            if (".".join(pairs) == head and "" not in flat
+                    and not (resultish and not _RESULTS.isdisjoint(flat))):
+                return CryptGame(flat, tail, headers, first_move, black_first)
+            black_first = False
+        rounds = body.split(".")
+        if rounds[-1] in _RESULTS:
+            result = rounds.pop()
+        last = len(rounds) - 1
+        col = i + 1
+        for k, part in enumerate(rounds):
+            if not part:
+                raise FormatError("an empty round", line=line, column=col)
+            if part in _RESULTS:
+                raise FormatError("only the end of the line may hold the result", line=line, column=col)
+            pair = part.split(",")
+            if len(pair) > 2:
+                raise FormatError("a round holds more than two moves", line=line, column=col)
+            if len(pair) == 1 and k != last:
+                raise FormatError("a round with White's move alone must be the last", line=line, column=col)
+            if pair[0] == "" and len(pair) == 2:
+                if k != 0:
+                    raise FormatError("only the first round may leave out White's move",
+                                      line=line, column=col)
+                black_first = True
+                pair = pair[1:]
+                col += 1
+            for move in pair:
+                if not move or move in _RESULTS or any(c in _NOT_IN_MOVE for c in move):
+                    what = "a result" if move in _RESULTS else "an empty move" if not move else repr(move)
+                    raise FormatError(f"expected a move, found {what}", line=line, column=col)
+                moves.append(move)
+                col += len(move) + 1
+            if not pair:
+                col += 1
+    return CryptGame(moves, result, headers, first_move, black_first)
+
+
+def decode_games(lines: Iterable[str], *, on_error=None) -> Iterator[str]:
+    """PGN text of each crypt line (no final newline), one game of lookahead.
+
+    A single game is written as upstream writes it; when there are several,
+    each is made ``separable`` (see ``CryptGame.to_pgn``). With ``on_error``
+    set, a bad line is passed to it and skipped; otherwise it raises.
+
+    >>> list(decode_games(["e4,e5.Nf3", "d4,d5.1-0"]))
+    ['[Result "*"]\\n\\n1. e4 e5 2. Nf3 *', '[Result "1-0"]\\n\\n1. d4 d5 1-0']
+    """
+    held = None
+    several = False
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        try:
+            game = decode_line(text, line=number)
+        except FormatError as exc:
+            if on_error is None:
+                raise
+            on_error(exc)
+            continue
+        if held is not None:
+            several = True
+            yield held.to_pgn(separable=True)
+        held = game
+    if held is not None:
+        yield held.to_pgn(separable=several)
+
+
+def decode(text: str) -> str:
+    """Crypt text (one game a line) to PGN text; the upstream ``decrypt``.
+
+    >>> decode("e4,e5.Nf3,Nc6.Bc4,d5")
+    '1. e4 e5 2. Nf3 Nc6 3. Bc4 d5'
+    """
+    return "\n\n".join(decode_games(text.splitlines()))
+
+
+def encode_games(source, *, headers: bool = False, errors: str = "raise", on_error=None,
+                 reader=None) -> Iterator[str]:
+    """One crypt line (no newline) per game of ``source`` (anything ``read_games`` reads).
+
+    ``errors`` goes to the reader. Pass ``reader`` (any iterable of games,
+    e.g. your own ``read_games(...)``, whose ``rejected`` you can inspect
+    afterwards) to encode those games instead of reading ``source``. A game
+    the notation cannot hold raises FormatError, or goes to ``on_error``.
+
+    >>> list(encode_games(b"1. e4 e5 2. Nf3 Nc6 1-0"))
+    ['e4,e5.Nf3,Nc6.1-0']
+    """
+    from fastpgn.reader import read_games
+
+    if reader is None:
+        reader = read_games(source, errors=errors)
+    for game in reader:
+        tags = game.headers
+        first_move, black_first = _start_of(tags)
+        try:
+            yield encode_game(game.moves, result=game.result, headers=tags if headers else None,
+                              first_move=first_move, black_first=black_first, number=game.number)
+        except FormatError as exc:
+            exc = exc.at(offset=game.offset)
+            if on_error is None:
+                raise exc from None
+            on_error(exc)
+
+
+def encode(pgn: str | bytes, *, headers: bool = False) -> str:
+    """PGN text (one or many games) to crypt text, one line per game; the upstream ``encrypt``.
+
+    >>> encode("1. e4 e5\\n2. Nf3 Nc6\\n3. Bc4 d5\\n")
+    'e4,e5.Nf3,Nc6.Bc4,d5'
+    >>> encode('[White "A"]\\n\\n1. e4 1-0\\n\\n[White "B"]\\n\\n1. d4 d5 0-1\\n', headers=True)
+    '[White "A"]e4.1-0\\n[White "B"]d4,d5.0-1'
+    """
+    data = pgn.encode("utf-8") if isinstance(pgn, str) else pgn
+    return "\n".join(encode_games(data, headers=headers))
+
+
+# ---------------------------------------------------------------- command line
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m fastpgn crypt",
+                                description="PGN Crypt (seed 002): movetext to 'e4,e5.Nf3,Nc6' and back.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="encode|decode")
+    enc = sub.add_parser("encode", help="PGN (any file fastpgn reads) to crypt lines, one per game")
+    enc.add_argument("--headers", action="store_true", help="keep the tags, in a form decode restores")
+    dec = sub.add_parser("decode", help="crypt lines to PGN")
+    for q in (enc, dec):
+        q.add_argument("input", metavar="INPUT", help="input file; '-' for stdin")
+        q.add_argument("-o", "--output", metavar="OUT", help="output file (default: stdout)")
+        q.add_argument("--strict", action="store_true", help="stop at the first bad game (exit 1)")
+        q.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    return p
+
+
+class _Stop(Exception):
+    """--strict: the first bad game ends the run."""
+
+
+def _run(args, err) -> int:
+    bad: list[PGNError] = []
+
+    def on_error(exc: PGNError) -> None:
+        bad.append(exc)
+        err(f"{args.input}: {exc}")
+        if args.strict:
+            raise _Stop
+
+    if args.output:
+        try:
+            out = open(args.output, "w", encoding="utf-8", newline="\n")
+        except OSError as exc:
+            err(f"cannot write {args.output}: {exc.strerror}")
+            return 2
+    else:
+        out = contextlib.nullcontext(sys.stdout)
+    count = 0
+    with out as fh:
+        try:
+            if args.command == "encode":
+                from fastpgn.reader import read_games
+
+                source = sys.stdin.buffer if args.input == "-" else args.input
+                reader = read_games(source, errors="raise" if args.strict else "skip")
+                for line in encode_games(None, headers=args.headers, on_error=on_error, reader=reader):
+                    fh.write(line + "\n")
+                    count += 1
+                for rejected in reader.rejected:
+                    on_error(rejected.error())
+            else:
+                if args.input == "-":
+                    text = contextlib.nullcontext(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig"))
+                else:
+                    text = open(args.input, encoding="utf-8-sig", newline=None)
+                with text as lines:
+                    first = True
+                    for pgn in decode_games(lines, on_error=on_error):
+                        fh.write(pgn if first else "\n\n" + pgn)
+                        first = False
+                        count += 1
+                    if not first:
+                        fh.write("\n")
+        except _Stop:
+            return 1
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            err(f"cannot read {args.input}: {exc.strerror}")
+            return 2
+        except UnicodeDecodeError as exc:
+            err(f"{args.input}: not UTF-8 text ({exc.reason})")
+            return 2
+        except PGNError as exc:  # --strict encode: the reader raises the first bad game
+            if args.strict and args.command == "encode":
+                err(f"{args.input}: {exc}")
+                return 1
+            err(f"{args.input}: {exc}")
+            return 2
+    if not args.quiet:
+        err(f"crypt {args.command}: {count + len(bad)} games read, {count} written, {len(bad)} rejected")
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``crypt`` command: ``main(["encode", "games.pgn", "-o", "games.crypt"])`` returns the exit code.
+
+    Exit 0: every game converted; 1: some rejected (each reported on stderr);
+    2: usage or input error.
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+
+    def err(message: str) -> None:
+        print(message, file=sys.stderr)
+
+    try:
+        return _run(args, err)
+    except BrokenPipeError:
+        # The reader of stdout left early (``| head``); drop what is unsent, quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

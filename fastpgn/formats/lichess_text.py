@@ -1,0 +1,846 @@
+"""Compact lichess game strings (seed 000, ``pgn-transform.pl``) to PGN, statistics and back.
+
+This module owns the compact notation: its hand-written move scanner, the
+PGN and statistics (CSV and table) it writes, the reverse direction (any PGN
+fastpgn reads back to compact strings), and the ``lichess-text`` command.
+
+Grammar accepted (one game is a details line and an optional moves line)::
+
+    file     := { blank | note | details [moves { moves }] }
+    note     := '#' text                       ; a title line, skipped
+    details  := YY '.' MM '.' DD colour result comment
+    colour   := 'W' | 'B'                      ; the side "I" played
+    result   := '1-0' | '0-1' | '.5-.5' | '1/2-1/2' | '*'
+    comment  := any text to the end of the line (may be empty)
+    moves    := [number] ply [ply] { number ply [ply] }
+    number   := the next move number in decimal (the very first may be left out)
+    ply      := castle | piece | pawn, then any of '+' '#' '!' '?'
+    castle   := 'O-O-O' | 'O-O'
+    piece    := [KQRBN] [file | rank | file rank] ['x'] file rank
+    pawn     := file (rank | 'x' file rank) [['='] [QRBN]]  ; promotion exactly on rank 1 or 8
+
+Lines are stripped first; whitespace between moves is allowed. Moves are
+glued together, so the scanner tries the readings of each ply shortest first
+and keeps the one after which the next move number (or the end of the line)
+follows; a move number that is not the next one is an error naming the line
+and the column. A moves line that follows another moves line continues the
+same game. A details line with no moves line is a game without moves, unless
+its comment ends in a complete moves string (``...pawns1g4d52Bg2...``): then
+the moves are taken from the comment, with a warning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+from dataclasses import dataclass, field
+from itertools import chain, repeat
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from fastpgn.errors import FormatError, PGNError
+
+__all__ = [
+    "CompactGame",
+    "Stats",
+    "game_to_compact",
+    "game_to_pgn",
+    "main",
+    "parse_details",
+    "read_compact",
+    "scan_moves",
+    "scan_ply",
+]
+
+DEFAULT_ME = "Mike"
+DEFAULT_OPPONENT = "Anon"
+
+_FILES = frozenset("abcdefgh")
+_RANKS = frozenset("12345678")
+_PIECES = frozenset("KQRBN")
+_PROMOTIONS = frozenset("QRBN")
+_SUFFIX = frozenset("+#!?")
+_DIGITS = frozenset("0123456789")
+_SPACE = frozenset(" \t")
+# Compact result -> PGN result; '1/2-1/2' is accepted too, written back as '.5-.5'.
+_RESULTS = (("1/2-1/2", "1/2-1/2"), (".5-.5", "1/2-1/2"), ("1-0", "1-0"), ("0-1", "0-1"), ("*", "*"))
+_COMPACT_RESULT = {"1-0": "1-0", "0-1": "0-1", "1/2-1/2": ".5-.5", "*": "*"}
+
+
+# ---------------------------------------------------------------- the scanner
+
+def _square(s: str, i: int, n: int) -> bool:
+    return i + 1 < n and s[i] in _FILES and s[i + 1] in _RANKS
+
+
+def scan_ply(s: str, i: int = 0, side: str | None = None) -> list[int]:
+    """Every end position of a lexically valid ply starting at ``s[i]``, shortest first.
+
+    A glued string can hold more than one reading (``Qh4e1`` is the queen to
+    h4 followed by something, or the queen from h4 to e1); the caller picks.
+    ``side`` (``"w"``/``"b"``) rules out pawn moves that side can never make.
+
+    >>> scan_ply("Qh4e1Nf6")
+    [3, 5]
+    >>> scan_ply("exd5+Nc6"), scan_ply("e8Q"), scan_ply("e8"), scan_ply("O-O-O#")
+    ([5], [3], [], [6])
+    >>> scan_ply("h7#", side="b"), scan_ply("h7#", side="w")
+    ([], [3])
+    """
+    n = len(s)
+    if i >= n:
+        return []
+    c = s[i]
+    ends: list[int] = []
+    if c == "O":
+        if s.startswith("O-O-O", i):
+            ends.append(i + 5)
+        elif s.startswith("O-O", i):
+            ends.append(i + 3)
+    elif c in _PIECES:
+        j = i + 1
+        # (start of the target square) for each disambiguation: none, file or
+        # rank, square; each with or without the capture mark.
+        starts = [j]
+        if j < n and (s[j] in _FILES or s[j] in _RANKS):
+            starts.append(j + 1)
+        if _square(s, j, n):
+            starts.append(j + 2)
+        for k in starts:
+            if k < n and s[k] == "x":
+                k += 1
+            if _square(s, k, n):
+                ends.append(k + 2)
+    elif c in _FILES:
+        end = -1
+        if i + 1 < n and s[i + 1] in _RANKS:
+            end, rank = i + 2, s[i + 1]
+        elif (i + 1 < n and s[i + 1] == "x" and _square(s, i + 2, n)
+              and abs(ord(s[i + 2]) - ord(c)) == 1):
+            end, rank = i + 4, s[i + 3]
+        # Pawns only go forward from their second rank: White's never land on
+        # ranks 1-2, Black's never on 7-8 (this settles 'Rh1h7#' at a line end).
+        if end > 0 and not (side == "w" and rank in "12" or side == "b" and rank in "78"):
+            # A pawn that reaches the last rank must promote and no other may,
+            # which is what tells 'e8Q' (a promotion) from 'e8' + 'Q...'.
+            if rank in "18":
+                if end + 1 < n and s[end] == "=" and s[end + 1] in _PROMOTIONS:
+                    ends.append(end + 2)
+                elif end < n and s[end] in _PROMOTIONS:
+                    ends.append(end + 1)
+            else:
+                ends.append(end)
+    out = []
+    for end in sorted(set(ends)):
+        while end < n and s[end] in _SUFFIX:
+            end += 1
+        out.append(end)
+    return out
+
+
+def _skip_space(s: str, i: int, n: int) -> int:
+    while i < n and s[i] in _SPACE:
+        i += 1
+    return i
+
+
+def _digits_end(s: str, i: int, n: int) -> int:
+    while i < n and s[i] in _DIGITS:
+        i += 1
+    return i
+
+
+def _shown(s: str, i: int) -> str:
+    j = i
+    while j < len(s) and j - i < 12 and s[j] not in _SPACE:
+        j += 1
+    return repr(s[i:j]) if j > i else "the end of the line"
+
+
+# Characters that can end a ply / start one: a move number sits between them.
+_PLY_END = frozenset("12345678+#!?QRBNO")
+_PLY_START = frozenset("abcdefghKQRBNO")
+_PREFIXES = [f"{k}. " for k in range(1, 1000)]  # "1. ", "2. ", ... for the PGN writer
+_NUMBER_SIZES = [(str(k), len(str(k))) for k in range(2, 1000)]
+# Round text ('Nf3Nc6') -> its two plies; the set of distinct rounds in real
+# games is small, so this turns most rounds into one dict lookup. Bounded.
+_ROUNDS: dict[str, tuple[str, str]] = {}
+_ROUNDS_MAX = 1 << 17
+
+
+def _split_round(chunk: str) -> tuple[str, str] | None:
+    """The two plies that make up ``chunk`` exactly, or None."""
+    n = len(chunk)
+    for end in scan_ply(chunk, 0, "w"):
+        if end < n and n in scan_ply(chunk, end, "b"):
+            return chunk[:end], chunk[end:]
+    return None
+
+
+def _fast_scan(s: str) -> list[str] | None:
+    """The plies of a well-formed moves string without blanks, or None to use the careful scanner.
+
+    Move numbers are found with str.find and checked against their
+    neighbours; every round between two numbers must split into exactly two
+    plies (mid-line that split is unique), so a wrong guess shows up as None.
+    """
+    n = len(s)
+    pos = 1 if s.startswith("1") else 0
+    num_at = 0  # where the current round's number starts
+    moves: list[str] = []
+    rounds = _ROUNDS
+    get = rounds.get
+    find = s.find
+    ends, starts = _PLY_END, _PLY_START
+    for number, size in _NUMBER_SIZES:
+        p = find(number, pos + 4)  # two plies take at least four characters
+        if p < 0:
+            break
+        q = p + size
+        while not (s[p - 1] in ends and q < n and s[q] in starts):
+            p = find(number, p + 1)
+            if p < 0:
+                break
+            q = p + size
+        if p < 0:
+            break
+        pair = get(s[pos:p])
+        if pair is None:
+            pair = _split_round_cached(s[pos:p])
+            if pair is None:
+                return None
+        moves += pair
+        num_at, pos = p, q
+    else:
+        return None  # more moves than _NUMBER_SIZES holds: the careful scanner copes
+    # The last round may hold White's move alone. Two plies win where both
+    # readings fit, as in the careful scanner (which tries short plies first).
+    if num_at == 0 and pos == 0:
+        return None  # no move number at all: leave the odd cases to the careful scanner
+    last = s[pos:]
+    pair = get(last) or _split_round_cached(last)
+    if pair is not None:
+        moves += pair
+    elif scan_ply(last, 0, "w") == [len(last)]:
+        moves.append(last)
+    else:
+        return None
+    return moves
+
+
+def _split_round_cached(chunk: str) -> tuple[str, str] | None:
+    pair = _split_round(chunk)
+    if pair is not None:
+        if len(_ROUNDS) >= _ROUNDS_MAX:
+            _ROUNDS.clear()
+        _ROUNDS[chunk] = pair
+    return pair
+
+
+def scan_moves(s: str, *, start_ply: int = 0, line: int | None = None, column: int = 1,
+               _careful: bool = False) -> list[str]:
+    """Split a compact moves string into SAN plies, checking every move number.
+
+    ``start_ply`` is the number of plies already read (for a moves line that
+    continues a game); ``line`` and ``column`` (of ``s[0]``) place errors.
+    The first move number of a game may be left out.
+
+    >>> scan_moves("1d4d52Bf4c63O-O-O+Qh4e14gxf8=Q+")
+    ['d4', 'd5', 'Bf4', 'c6', 'O-O-O+', 'Qh4e1', 'gxf8=Q+']
+    >>> scan_moves("1e4e53Nf3", line=7)
+    Traceback (most recent call last):
+    ...
+    fastpgn.errors.FormatError: expected move number 2, found '3' (line 7, column 6)
+    """
+    if not _careful and start_ply == 0 and " " not in s and "\t" not in s:
+        fast = _fast_scan(s)
+        if fast is not None:
+            return fast
+    n = len(s)
+    # Depth-first search over the readings of each ply. A state is (position,
+    # ply); the expected move number follows from the ply, so a state that
+    # failed once fails always and is remembered (linear time).
+    failed: set[tuple[int, int]] = set()
+    frames: list[list] = []  # [state, move_start, ply, ends, choice]
+    best = (-1, "")
+
+    def fail(pos: int, reason: str) -> None:
+        nonlocal best
+        if pos > best[0]:
+            best = (pos, reason)
+
+    pos, ply = 0, start_ply
+    while True:
+        ok = False
+        state = (pos, ply)
+        p = _skip_space(s, pos, n)
+        if p == n:
+            if ply % 2 == 1 or ply > start_ply or n == 0:
+                break  # done: the last round may hold White's move alone
+            fail(p, "no moves")
+        elif state not in failed:
+            if ply % 2 == 0:
+                expected = ply // 2 + 1
+                q = _digits_end(s, p, n)
+                if q == p:
+                    if ply == 0 and p == _skip_space(s, 0, n):
+                        ok = True  # the first move number may be left out
+                    else:
+                        fail(p, f"expected move number {expected}, found {_shown(s, p)}")
+                elif s[p] == "0" or int(s[p:q]) != expected:
+                    fail(p, f"expected move number {expected}, found {s[p:q]!r}")
+                else:
+                    p = _skip_space(s, q, n)
+                    ok = True
+                    if p == n:
+                        ok = False
+                        fail(p, f"move number {expected} has no move")
+            else:
+                ok = True
+            if ok:
+                ends = scan_ply(s, p, "w" if ply % 2 == 0 else "b")
+                if ends:
+                    frames.append([state, p, ply, ends, 0])
+                    pos, ply = ends[0], ply + 1
+                    continue
+                side = "White" if ply % 2 == 0 else "Black"
+                if ply % 2 == 1 and s[p] in _DIGITS:
+                    fail(p, f"expected Black's move {ply // 2 + 1}..., found {_shown(s, p)}")
+                else:
+                    fail(p, f"expected {side}'s move {ply // 2 + 1}, found {_shown(s, p)}")
+        # Backtrack to the latest ply with another reading.
+        failed.add(state)
+        while frames:
+            frame = frames[-1]
+            frame[4] += 1
+            if frame[4] < len(frame[3]):
+                pos, ply = frame[3][frame[4]], frame[2] + 1
+                break
+            failed.add(frame[0])
+            frames.pop()
+        else:
+            where, reason = best
+            raise FormatError(reason, line=line, column=column + where)
+    return [s[f[1]:f[3][f[4]]] for f in frames]
+
+
+# ---------------------------------------------------------------- records
+
+@dataclass
+class CompactGame:
+    """One game of the compact notation.
+
+    ``date`` is ``YYYY.MM.DD``; ``colour`` the side "I" played (``W``/``B``);
+    ``result`` a PGN result; ``number`` the game's place in the file (the
+    Round tag); ``line`` the line of its details.
+    """
+
+    date: str
+    colour: str
+    result: str
+    comment: str = ""
+    moves: list[str] = field(default_factory=list)
+    number: int = 1
+    line: int | None = None
+
+    def outcome(self) -> str:
+        """``won``, ``lost``, ``drawn`` or ``open`` from "my" point of view."""
+        if self.result == "1/2-1/2":
+            return "drawn"
+        if self.result == "*":
+            return "open"
+        return "won" if (self.result == "1-0") == (self.colour == "W") else "lost"
+
+
+def _result_at(s: str, i: int):
+    for token, pgn in _RESULTS:
+        if s.startswith(token, i):
+            return token, pgn
+    return None
+
+
+def _is_details(s: str) -> bool:
+    return len(s) > 5 and s[2] == "." and s[5] == "."
+
+
+def parse_details(s: str, *, line: int | None = None, column: int = 1,
+                  warn: Callable[[str], None] | None = None) -> CompactGame:
+    """Read a details line ``YY.MM.DD<W|B><result>[comment]`` (already stripped).
+
+    Text between the date and the colour (an opponent's name pasted there)
+    is moved to the front of the comment, with a warning through ``warn``.
+
+    >>> g = parse_details("21.04.07W1-0pp")
+    >>> g.date, g.colour, g.result, g.comment
+    ('2021.04.07', 'W', '1-0', 'pp')
+    >>> parse_details("21.04.25Venroy - 1480B0-1").comment
+    'Venroy - 1480'
+    """
+    for k in range(8):
+        if k >= len(s) or (s[k] != "." if k in (2, 5) else s[k] not in _DIGITS):
+            raise FormatError("expected a date YY.MM.DD", line=line, column=column + min(k, len(s)))
+    month, day = int(s[3:5]), int(s[6:8])
+    if not 1 <= month <= 12:
+        raise FormatError(f"no month {s[3:5]!r}", line=line, column=column + 3)
+    if not 1 <= day <= 31:
+        raise FormatError(f"no day {s[6:8]!r}", line=line, column=column + 6)
+    date = "20" + s[:8]
+    displaced = ""
+    at = 8
+    if at >= len(s) or s[at] not in "WB" or _result_at(s, at + 1) is None:
+        # The original reads whatever stands at the colour's place. We look for
+        # the first "W"/"B" that a result follows and keep the text before it.
+        for k in range(at + 1, len(s)):
+            if s[k] in "WB" and _result_at(s, k + 1) is not None:
+                displaced, at = s[8:k].strip(), k
+                break
+        else:
+            if at < len(s) and s[at] in "WB":
+                raise FormatError(f"expected a result (1-0, 0-1, .5-.5 or *), found {_shown(s, at + 1)}",
+                                  line=line, column=column + at + 1)
+            raise FormatError(f"expected my colour W or B, found {_shown(s, at)}",
+                              line=line, column=column + at)
+        if warn is not None:
+            where = f"line {line}, " if line is not None else ""
+            warn(f"text {displaced!r} stands where the colour should be; moved to the comment "
+                 f"({where}column {column + 8})")
+    token, result = _result_at(s, at + 1)
+    comment = s[at + 1 + len(token):]
+    if displaced:
+        comment = displaced + (" " + comment.strip() if comment.strip() else "")
+    return CompactGame(date, s[at], result, comment, [], 1, line)
+
+
+def _moves_in_comment(comment: str) -> tuple[str, list[str]] | None:
+    """Split ``"White resigned 1e4c5..."`` into the comment and its moves, if it holds them."""
+    for k, ch in enumerate(comment):
+        if ch == "1" and (k == 0 or comment[k - 1] not in _DIGITS):
+            try:
+                moves = scan_moves(comment[k:])
+            except FormatError:
+                continue
+            if moves:
+                return comment[:k].rstrip(), moves
+    return None
+
+
+def read_compact(lines: Iterable[str], *, on_error: Callable[[FormatError], None] | None = None,
+                 on_warning: Callable[[str], None] | None = None) -> Iterator[CompactGame]:
+    """Iterate the games of compact-notation text, one game of lookahead (streaming).
+
+    With ``on_error`` unset the first malformed game raises FormatError;
+    otherwise the error is passed to ``on_error`` and the next game is read.
+    Games are numbered in file order, rejected ones included, as the
+    original numbers its Round tags.
+
+    >>> [(g.number, g.result, g.moves) for g in read_compact(["21.04.07W1-0", "1e4e52Qh5"])]
+    [(1, '1-0', ['e4', 'e5', 'Qh5'])]
+    """
+    pending: CompactGame | None = None
+    rejected = False  # the current game's details were bad: skip its moves lines
+    count = 0
+
+    def finish(game: CompactGame) -> CompactGame:
+        if not game.moves and game.comment:
+            split = _moves_in_comment(game.comment)
+            if split is not None:
+                game.comment, game.moves = split
+                if on_warning is not None:
+                    on_warning(f"the comment holds the game's moves; read them from there "
+                               f"(line {game.line}, game {game.number})")
+        return game
+
+    for number, raw in enumerate(lines, 1):
+        stripped = raw.strip()
+        if not stripped or stripped[0] == "#":
+            continue
+        column = raw.index(stripped[0]) + 1
+        if _is_details(stripped):
+            if pending is not None:
+                yield finish(pending)
+                pending = None
+            count += 1
+            try:
+                pending = parse_details(stripped, line=number, column=column, warn=on_warning)
+            except FormatError as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+                rejected = True
+                continue
+            pending.number = count
+            rejected = False
+        elif rejected:
+            continue
+        elif pending is None:
+            exc = FormatError("moves without a details line before them", line=number, column=column)
+            if on_error is None:
+                raise exc
+            on_error(exc)
+        else:
+            try:
+                pending.moves.extend(scan_moves(stripped, start_ply=len(pending.moves),
+                                                line=number, column=column))
+            except FormatError as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+                pending, rejected = None, True
+    if pending is not None:
+        yield finish(pending)
+
+
+# ---------------------------------------------------------------- writers
+
+def _tag_value(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def game_to_pgn(game: CompactGame, *, me: str = DEFAULT_ME, opponent: str = DEFAULT_OPPONENT) -> str:
+    """The PGN text of one game: tags, a blank line, one move pair per line, comment, result.
+
+    The comment is also kept in a ``Comment`` tag, because PGN readers
+    (fastpgn's included) skip comments and ``--reverse`` needs it back.
+
+    >>> print(game_to_pgn(CompactGame("2021.04.07", "W", "1-0", "pp", ["d4", "d5", "Bf4"])), end="")
+    [Event "lichess.com"]
+    [Site "lichess.com"]
+    [Date "2021.04.07"]
+    [Round "1"]
+    [White "Mike"]
+    [Black "Anon"]
+    [Result "1-0"]
+    [Comment "pp"]
+    <BLANKLINE>
+    1. d4 d5
+    2. Bf4
+    {pp}
+    1-0
+    <BLANKLINE>
+    """
+    white, black = (me, opponent) if game.colour == "W" else (opponent, me)
+    out = [
+        '[Event "lichess.com"]\n[Site "lichess.com"]\n',
+        f'[Date "{game.date}"]\n[Round "{game.number}"]\n',
+        f'[White "{_tag_value(white)}"]\n[Black "{_tag_value(black)}"]\n',
+        f'[Result "{game.result}"]\n',
+    ]
+    if game.comment:
+        out.append(f'[Comment "{_tag_value(game.comment)}"]\n')
+    out.append("\n")
+    moves = game.moves
+    white, black = moves[0::2], moves[1::2]
+    if len(white) < len(_PREFIXES):
+        out.extend(chain.from_iterable(zip(_PREFIXES, white, repeat(" "), black, repeat("\n"))))
+    else:
+        out.extend(f"{k + 1}. {w} {b}\n" for k, (w, b) in enumerate(zip(white, black)))
+    if len(white) > len(black):
+        out.append(f"{len(white)}. {white[-1]}\n")
+    if game.comment:
+        # A brace comment cannot hold '}'; a ';' comment runs to the line end.
+        out.append(f"{{{game.comment}}}\n" if "}" not in game.comment else f"; {game.comment}\n")
+    out.append(f"{game.result}\n\n")
+    return "".join(out)
+
+
+def _compact_moves(moves: list[str]) -> str:
+    parts = []
+    for k, move in enumerate(moves):
+        if k % 2 == 0:
+            parts.append(str(k // 2 + 1))
+        parts.append(move)
+    return "".join(parts)
+
+
+def game_to_compact(game, *, me: str = DEFAULT_ME) -> str:
+    """The two compact lines (details, moves) of a fastpgn ``Game``, without a final newline.
+
+    "My" colour is the side whose player is ``me``; the details comment comes
+    from a ``Comment`` tag. Raises FormatError when the game cannot be written
+    so that reading it back gives the same game.
+
+    >>> from fastpgn.reader import read_games
+    >>> pgn = b'[Date "2021.04.07"][White "Mike"][Black "Anon"][Result "1-0"]\\n\\n1. d4 d5 2. Bf4 1-0\\n'
+    >>> print(game_to_compact(next(iter(read_games(pgn)))))
+    21.04.07W1-0
+    1d4d52Bf4
+    """
+    headers = game.headers
+    where = {"game": getattr(game, "number", None)}
+    white, black = headers.get("White"), headers.get("Black")
+    if white == me and black != me:
+        colour = "W"
+    elif black == me and white != me:
+        colour = "B"
+    else:
+        raise FormatError(f"the player {me!r} is not exactly one of White {white!r} and Black "
+                          f"{black!r} (see --me)", **where)
+    if headers.get("FEN") or headers.get("SetUp") == "1":
+        raise FormatError("the game starts from a set-up position (FEN), which compact strings cannot hold",
+                          **where)
+    date = headers.get("Date") or headers.get("UTCDate") or ""
+    if not (len(date) == 10 and date.startswith("20") and date[4] == "." and date[7] == "."
+            and (date[2:4] + date[5:7] + date[8:10]).isdigit()):
+        raise FormatError(f"no usable Date tag (need 20YY.MM.DD, found {date!r})", **where)
+    result = _COMPACT_RESULT.get(game.result)
+    if result is None:
+        raise FormatError(f"unknown result {game.result!r}", **where)
+    # Lines are stripped when read, so trailing blanks could not come back.
+    comment = headers.get("Comment", "").rstrip()
+    if "\n" in comment or "\r" in comment:
+        raise FormatError("the Comment tag holds a line break", **where)
+    moves = game.moves
+    details = date[2:] + colour + result + comment
+    try:
+        back = parse_details(details)
+    except FormatError as exc:
+        raise FormatError(f"the details line {details!r} does not read back ({exc.reason})", **where) from None
+    if back.comment != comment or back.colour != colour or back.result != game.result:
+        raise FormatError(f"the details line {details!r} reads back differently", **where)
+    if not moves:
+        if comment and _moves_in_comment(comment) is not None:
+            raise FormatError("the comment would be read as the game's moves", **where)
+        return details
+    text = _compact_moves(moves)
+    # Glued moves can be read more than one way (a doubly disambiguated last
+    # move, say); write only what reads back as the same moves.
+    try:
+        same = scan_moves(text) == moves
+    except FormatError as exc:
+        bad = next((k for k, m in enumerate(moves) if scan_ply(m, 0, "wb"[k % 2]) != [len(m)]), None)
+        if bad is not None:
+            raise FormatError(f"ply {bad + 1} {moves[bad]!r} is not a move the compact notation can hold",
+                              **where) from None
+        raise FormatError(f"the compact form does not read back ({exc.reason})", **where) from None
+    if not same:
+        raise FormatError("the compact form reads back as different moves (a doubly "
+                          "disambiguated last move?)", **where)
+    return details + "\n" + text
+
+
+# ---------------------------------------------------------------- statistics
+
+_COLUMNS = ("Played", "Won", "Won as White", "Won as Black", "Drawn", "Lost", "Open")
+
+
+class Stats:
+    """Games per date: played, won (as White, as Black), drawn, lost, open.
+
+    The first five columns are the original's; Lost and Open are ours, so
+    that Played = Won + Drawn + Lost + Open and every game is counted.
+
+    >>> s = Stats(); s.add(CompactGame("2021.04.07", "W", "1-0")); s.add(CompactGame("2021.04.07", "B", "1-0"))
+    >>> print(s.summary())
+    2 played, 1 won (50.0%), 1 won as white (50.0%), 0 won as black (0.0%), 0 draws (0.0%), 1 lost (50.0%), 0 open (0.0%)
+    """
+
+    def __init__(self) -> None:
+        self.days: dict[str, list[int]] = {}
+
+    def add(self, game: CompactGame) -> None:
+        row = self.days.setdefault(game.date, [0, 0, 0, 0, 0, 0])  # played, ww, wb, drawn, lost, open
+        row[0] += 1
+        outcome = game.outcome()
+        if outcome == "won":
+            row[1 if game.colour == "W" else 2] += 1
+        else:
+            row[{"drawn": 3, "lost": 4, "open": 5}[outcome]] += 1
+
+    def rows(self) -> list[tuple[str, int, int, int, int, int, int, int]]:
+        """``(date, played, won, won as white, won as black, drawn, lost, open)`` by date."""
+        return [(d, r[0], r[1] + r[2], r[1], r[2], r[3], r[4], r[5])
+                for d, r in sorted(self.days.items())]
+
+    def totals(self) -> tuple[int, int, int, int, int, int, int]:
+        sums = [0] * 7
+        for row in self.rows():
+            for k in range(7):
+                sums[k] += row[k + 1]
+        return tuple(sums)
+
+    def summary(self) -> str:
+        played, won, ww, wb, drawn, lost, open_ = self.totals()
+
+        def pc(x: int) -> str:
+            # The original divides by the count of wins and draws, and by zero without any.
+            return f"{x * 100 / played:.1f}" if played else "0.0"
+
+        return (f"{played} played, {won} won ({pc(won)}%), {ww} won as white ({pc(ww)}%), "
+                f"{wb} won as black ({pc(wb)}%), {drawn} draws ({pc(drawn)}%), "
+                f"{lost} lost ({pc(lost)}%), {open_} open ({pc(open_)}%)")
+
+    def table(self) -> str:
+        """The stdout table of seed 000 with Lost and Open columns, then the summary line."""
+        out = ["Date        Played  Won  As White  As Black  Draws  Lost  Open",
+               "==========  ======  ===  ========  ========  =====  ====  ===="]
+        for d, played, won, ww, wb, drawn, lost, open_ in self.rows():
+            out.append(f"{d}  {played:4}{won:6}{ww:8}{wb:10}{drawn:8}{lost:7}{open_:6}")
+        out.append(self.summary())
+        return "\n".join(out) + "\n"
+
+    def csv(self) -> str:
+        """The CSV: header row, a row per date, then the summary row as the original writes it."""
+        out = ["Date, " + ", ".join(_COLUMNS)]
+        for row in self.rows():
+            out.append(", ".join(str(v) for v in row))
+        out.append(", " + self.summary())
+        return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- command line
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m fastpgn lichess-text",
+        description="Convert compact lichess game strings (seed 000) to PGN plus statistics, "
+                    "or PGN back to compact strings (--reverse).")
+    p.add_argument("input", metavar="INPUT", help="compact strings (PGN with --reverse); '-' for stdin")
+    p.add_argument("-o", "--output-dir", metavar="DIR",
+                   help="where to write STEM.pgn and STEM.csv (default: beside INPUT); with --reverse, "
+                        "write DIR/STEM.txt instead of stdout")
+    p.add_argument("--me", default=DEFAULT_ME, metavar="NAME", help=f"my name (default {DEFAULT_ME})")
+    p.add_argument("--opponent", default=DEFAULT_OPPONENT, metavar="NAME",
+                   help=f"the opponent's name (default {DEFAULT_OPPONENT})")
+    p.add_argument("--reverse", action="store_true", help="PGN (any file fastpgn reads) to compact strings")
+    p.add_argument("--strict", action="store_true", help="stop at the first bad game (exit 1)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
+    return p
+
+
+def _stem(path: str) -> str:
+    if path == "-":
+        return "games"
+    name = Path(path).name
+    for ext in (".zst", ".bz2", ".gz"):
+        if name.endswith(ext):
+            name = name[: -len(ext)]
+    return Path(name).stem
+
+
+def _forward(args, err) -> int:
+    source = args.input
+    out_dir = Path(args.output_dir) if args.output_dir else (
+        Path(source).parent if source != "-" else Path("."))
+    stem = _stem(source)
+    pgn_path, csv_path = out_dir / f"{stem}.pgn", out_dir / f"{stem}.csv"
+    errors: list[FormatError] = []
+
+    def on_error(exc: FormatError) -> None:
+        errors.append(exc)
+        err(f"{source}: {exc}")
+        if args.strict:
+            raise exc
+
+    try:
+        if source == "-":
+            # Not closed on exit: stdin belongs to the caller.
+            fh = contextlib.nullcontext(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig"))
+        else:
+            fh = open(source, encoding="utf-8-sig", newline=None)
+    except OSError as exc:
+        err(f"cannot read {source}: {exc.strerror}")
+        return 2
+    stats = Stats()
+    written = 0
+    try:
+        with fh as text, open(pgn_path, "w", encoding="utf-8", newline="\n") as pgn:
+            try:
+                for game in read_compact(text, on_error=on_error, on_warning=lambda m: err(f"{source}: {m}")):
+                    pgn.write(game_to_pgn(game, me=args.me, opponent=args.opponent))
+                    stats.add(game)
+                    written += 1
+            except FormatError:
+                return 1  # --strict: already reported
+            except UnicodeDecodeError as exc:
+                err(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start} of a read)")
+                return 2
+        csv_path.write_text(stats.csv(), encoding="utf-8")
+    except OSError as exc:
+        err(f"cannot write {exc.filename}: {exc.strerror}")
+        return 2
+    sys.stdout.write(stats.table())
+    sys.stdout.flush()
+    if not args.quiet:
+        err(f"lichess-text: {written + len(errors)} games read, {written} written, "
+            f"{len(errors)} rejected; wrote {pgn_path} and {csv_path}")
+    return 1 if errors else 0
+
+
+def _reverse(args, err) -> int:
+    from fastpgn.reader import read_games
+
+    source = args.input
+    out_path = None
+    if args.output_dir:
+        out_path = Path(args.output_dir) / f"{_stem(source)}.txt"
+        if source != "-" and out_path.resolve() == Path(source).resolve():
+            err(f"refusing to overwrite the input {source}")
+            return 2
+    reader = read_games(sys.stdin.buffer if source == "-" else source, errors="skip")
+    bad = 0
+    written = 0
+    try:
+        out = open(out_path, "w", encoding="utf-8", newline="\n") if out_path else sys.stdout
+    except OSError as exc:
+        err(f"cannot write {out_path}: {exc.strerror}")
+        return 2
+    try:
+        first = True
+        for game in reader:
+            try:
+                text = game_to_compact(game, me=args.me)
+            except FormatError as exc:
+                bad += 1
+                err(f"{source}: {exc.at(offset=game.offset)}")
+                if args.strict:
+                    return 1
+                continue
+            out.write(("" if first else "\n") + text + "\n")
+            first = False
+            written += 1
+        for rejected in reader.rejected:
+            err(f"{source}: {rejected.error()}")
+    except PGNError as exc:
+        err(f"{source}: {exc}")
+        return 2
+    finally:
+        if out_path:
+            out.close()
+        else:
+            out.flush()
+    bad += len(reader.rejected)
+    if not args.quiet:
+        err(f"lichess-text --reverse: {written + bad} games read, {written} written, {bad} rejected")
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``lichess-text`` command: ``main(["games.txt", "-o", "out"])`` returns the exit code.
+
+    Exit 0: every game converted; 1: some games rejected (each reported on
+    stderr with its line and column); 2: usage or input error.
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+
+    def err(message: str) -> None:
+        print(message, file=sys.stderr)
+
+    try:
+        return _reverse(args, err) if args.reverse else _forward(args, err)
+    except BrokenPipeError:
+        # The reader of stdout left early (``| head``); drop what is unsent, quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
