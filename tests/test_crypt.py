@@ -297,6 +297,20 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
     assert "python -m fastpgn crypt" in capsys.readouterr().out
 
 
+def test_cli_names_the_line_of_bytes_that_are_not_utf8(tmp_path, capsys):
+    (tmp_path / "x.crypt").write_bytes(b"e4,e5\nd4,\xffd5\n")
+    code, out, err = run_main(["decode", str(tmp_path / "x.crypt")], capsys)
+    assert code == 2
+    assert err == f"{tmp_path / 'x.crypt'}: not UTF-8 text (line 2, column 4)\n"
+
+
+def test_cli_strict_encode_stops_at_the_first_game_the_reader_rejects(tmp_path, capsys):
+    (tmp_path / "bad.pgn").write_text('[Event "a"]\n\n1. e4 {open\n\n[Event "c"]\n\n1. d4 0-1\n')
+    code, out, err = run_main(["encode", str(tmp_path / "bad.pgn"), "--strict"], capsys)
+    assert (code, out) == (1, "")
+    assert "game 1" in err
+
+
 def test_cli_stdin_to_stdout():
     code = "import sys; from fastpgn.formats.crypt import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.run([sys.executable, "-c", code, "encode", "-", "-q"], input=b"1. e4 e5 2. Nf3 1-0\n",

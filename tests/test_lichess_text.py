@@ -10,6 +10,7 @@ import io
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import chess.pgn
 import pytest
@@ -173,6 +174,21 @@ def test_scanner_reads_back_generated_games(moves):
         assert careful == moves[:-1] + list(lt._split_round(moves[-1]))
     else:
         assert careful == moves
+
+
+@settings(max_examples=150, deadline=None)
+@given(move_lists())
+def test_reverse_writes_exactly_the_games_that_read_back(moves):
+    """game_to_compact checks plies one by one, not by reading back; the two must agree."""
+    game = SimpleNamespace(headers={"White": "Mike", "Black": "Anon", "Date": "2021.01.02"},
+                           moves=moves, result="*", number=1)
+    read_back = lt.scan_moves(lt._compact_moves(moves)) == moves
+    try:
+        text = lt.game_to_compact(game)
+    except FormatError:
+        assert not read_back
+    else:
+        assert read_back and compact(text)[0].moves == moves
 
 
 @settings(max_examples=300, deadline=None)
@@ -441,7 +457,7 @@ def test_reverse_of_real_games(tmp_path):
                 text = lt.game_to_compact(game, me=me)
             except FormatError as exc:
                 refused += 1
-                assert "reads back as different moves" in exc.reason
+                assert "also reads as two" in exc.reason
                 continue
             back = compact(text)
             assert len(back) == 1 and back[0].moves == game.moves and back[0].colour == "W"
@@ -464,9 +480,20 @@ def test_reverse_refuses_what_it_cannot_write(tmp_path, capsys):
     assert "'Mike' is not exactly one of White 'Ann' and Black 'Bob'" in messages[0] and "game 2" in messages[0]
     assert "set-up position" in messages[1] and "game 3" in messages[1]
     assert "no usable Date tag" in messages[2]
-    assert "reads back as different moves" in messages[3]
+    assert "the last move 'Bb5d6' also reads as two" in messages[3]
     assert "comment would be read as the game's moves" in messages[4]
     assert messages[5].endswith("6 games read, 1 written, 5 rejected")
+
+
+def test_reverse_writes_into_a_folder_but_never_over_its_input(tmp_path, capsys):
+    pgn = tmp_path / "mine.txt"  # a PGN file with an unlucky name
+    pgn.write_text('[White "Mike"][Black "Anon"][Date "2021.01.02"][Result "1-0"]\n\n1. e4 1-0\n')
+    assert lt.main(["--reverse", str(pgn), "-o", str(tmp_path)]) == 2
+    assert "refusing to overwrite the input" in capsys.readouterr().err
+    assert lt.main(["--reverse", str(pgn), "-o", str(tmp_path / "out"), "-q"]) == 2  # no such folder
+    (tmp_path / "out").mkdir()
+    assert lt.main(["--reverse", str(pgn), "-o", str(tmp_path / "out"), "-q"]) == 0
+    assert (tmp_path / "out" / "mine.txt").read_text() == "21.01.02W1-0\n1e4\n"
 
 
 # ---------------------------------------------------------------- command line
@@ -493,6 +520,31 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
     assert "python -m fastpgn lichess-text" in capsys.readouterr().out
     (tmp_path / "a.txt").write_text("21.04.07W1-0\n")
     assert lt.main([str(tmp_path / "a.txt"), "-o", str(tmp_path / "no" / "such")]) == 2
+
+
+def test_cli_names_the_line_of_bytes_that_are_not_utf8(tmp_path, capsys):
+    (tmp_path / "x.txt").write_bytes("\ufeff21.04.07W1-0 caf\u00e9\n1e4\n21.04.08W1-0\n1e\xff4\n".encode("utf-8")
+                                     .replace(b"\xc3\xbf", b"\xff"))
+    code, out, err = run_main(lt.main, [str(tmp_path / "x.txt")], capsys)
+    assert code == 2
+    assert err == f"{tmp_path / 'x.txt'}: not UTF-8 text (line 4, column 3)\n"
+
+
+def test_cli_reads_a_bom_and_crlf(tmp_path, capsys):
+    (tmp_path / "x.txt").write_bytes("\ufeff21.04.07W1-0caf\u00e9\r\n1e4e52Nf3\r\n".encode())
+    code, out, err = run_main(lt.main, [str(tmp_path / "x.txt"), "-q"], capsys)
+    assert (code, err) == (0, "")
+    game = next(iter(read_games(tmp_path / "x.pgn")))
+    assert (game.headers["Date"], game.headers["Comment"], game.moves) == ("2021.04.07", "caf\u00e9",
+                                                                          ["e4", "e5", "Nf3"])
+
+
+def test_cli_reads_a_bom_crlf_and_stdin():
+    code = "import sys; from fastpgn.formats.lichess_text import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.run([sys.executable, "-c", code, "--reverse", "-", "-q"], cwd=ROOT, capture_output=True,
+                          input='[White "Mike"][Black "Anon"][Date "2021.01.02"][Result "0-1"][Comment "caf\u00e9"]'
+                                '\r\n\r\n1. e4 e5 0-1\r\n'.encode())
+    assert (proc.returncode, proc.stdout.decode(), proc.stderr) == (0, "21.01.02W0-1caf\u00e9\n1e4e5\n", b"")
 
 
 def test_cli_is_quiet_on_a_closed_pipe(tmp_path):
