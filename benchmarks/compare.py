@@ -1,0 +1,707 @@
+"""fastpgn side by side with what users would pick instead, on the same real-games corpus.
+
+Every contender runs as its own process, several times, interleaved (run 1
+of every contender, then run 2, ...), so machine noise hits all of them
+alike. Times are whole-process wall time (``time.perf_counter`` around the
+process), peak RSS comes from ``/usr/bin/time -f %M`` (else ``wait4``); the
+table shows medians. MB/s is always of uncompressed PGN (MB = 10**6 bytes),
+whatever the contender read. The corpus is one ``make_corpus`` wrote (its
+games start with ``[Event``; the ``.json`` beside it holds the oracle).
+
+Every contender reports what it extracted (games, plies, plies with an eval,
+plies with a clock); the agreement columns compare that with the oracle
+counts ``make_corpus`` recorded (python-chess, per source game), and the
+check column flags a contender that extracts less than it claims.
+
+Slow contenders run on a prefix of the corpus (whole games), labelled in the
+table: the pure-Python backend on ``--py-sample`` MB, python-chess
+``read_game`` on ``--chess-games`` games. Their MB/s is of the sample, so
+extrapolate with care (it includes the process start-up).
+
+    python -m benchmarks.make_corpus --size 100MB --bz2
+    python -m benchmarks.compare bench-data/lichess-100MB-seed0.pgn
+    python -m benchmarks.compare bench-data/lichess-100MB-seed0.pgn --runs 5 --json > results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gzip
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+COUNTS = ("games", "plies", "evals", "clocks")
+ALL = frozenset(COUNTS)
+REFERENCE = "fastpgn-lines-cy"
+
+
+# ------------------------------------------------------------------ inputs
+
+@dataclass
+class Corpus:
+    pgn: Path
+    zst: Path | None
+    bz2: Path | None
+    manifest: dict | None
+    nbytes: int
+
+    def expected(self, n_games: int | None = None) -> dict | None:
+        """Oracle counts for the first ``n_games`` games (all when None); None without an oracle."""
+        m = self.manifest
+        if not m or not m.get("oracle"):
+            return None
+        order = m["order"] if n_games is None else m["order"][:n_games]
+        oracle = m["oracle"]
+        return {"games": len(order), **{k: sum(oracle[k][i] for i in order) for k in COUNTS[1:]}}
+
+
+def _sibling(pgn: Path, suffix: str) -> Path | None:
+    p = Path(str(pgn) + suffix)
+    return p if p.exists() else None
+
+
+def load_corpus(pgn: Path) -> Corpus:
+    manifest_path = pgn.with_suffix(".json")
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else None
+    return Corpus(pgn, _sibling(pgn, ".zst"), _sibling(pgn, ".bz2"), manifest, pgn.stat().st_size)
+
+
+def game_starts(data: bytes) -> list[int]:
+    """Offsets where games start: an ``[Event `` line at the start or after a blank line."""
+    starts = [0] if data.startswith(b"[Event ") else []
+    i = data.find(b"\n\n[Event ")
+    while i >= 0:
+        starts.append(i + 2)
+        i = data.find(b"\n\n[Event ", i + 2)
+    return starts
+
+
+@dataclass
+class Sample:
+    label: str
+    pgn: Path
+    zst: Path
+    games: int
+    nbytes: int
+    expected: dict | None
+
+
+def make_sample(corpus: Corpus, workdir: Path, *, games: int | None = None, nbytes: int | None = None) -> Sample:
+    """The corpus's first whole games, ``games`` of them or up to ``nbytes`` bytes, as .pgn and .pgn.zst."""
+    import zstandard
+
+    want = nbytes if nbytes is not None else 4_000 * games
+    with open(corpus.pgn, "rb") as f:
+        data = f.read(want + (4 << 20))
+    whole = len(data) >= corpus.nbytes
+    bounds = game_starts(data) + ([len(data)] if whole else [])   # bounds[n]: end of the first n games
+    avail = len(bounds) - 1
+    if games is not None:
+        n = min(games, avail)
+    else:
+        n = max([i for i, b in enumerate(bounds) if b <= nbytes] + [1])
+        n = min(n, avail)
+    if whole and n >= avail:
+        return Sample("", corpus.pgn, corpus.zst or corpus.pgn, avail, corpus.nbytes, corpus.expected())
+    chunk = data[:bounds[n]]
+    stem = workdir / f"{corpus.pgn.stem}.first{n}"
+    pgn = Path(f"{stem}.pgn")
+    zst = Path(f"{stem}.pgn.zst")
+    pgn.write_bytes(chunk)
+    zst.write_bytes(zstandard.ZstdCompressor(level=3).compress(chunk))
+    return Sample(f"first {n:,} games, {len(chunk) / 1e6:.1f} MB", pgn, zst, n, len(chunk), corpus.expected(n))
+
+
+# ------------------------------------------------------------------ contenders
+
+@dataclass
+class Contender:
+    name: str
+    label: str
+    argv: list
+    input: Path                 # the file the contender reads
+    nbytes: int                 # uncompressed PGN bytes it covers
+    section: str = "end-to-end"  # end-to-end | kernel | floor
+    env: dict = field(default_factory=dict)
+    claims: frozenset = ALL     # counts it claims to extract
+    expected: dict | None = None
+    sample: str = ""            # "" = whole corpus, else a label of the prefix it read
+    note: str = ""
+    stdout_file: bool = False   # keep stdout (pgn-extract) / else stdout is parsed for RESULT
+    post: object = None         # callable(stdout_text, workdir) -> counts dict
+    times: list = field(default_factory=list)
+    rss_kb: list = field(default_factory=list)
+    inner: list = field(default_factory=list)
+    counts: dict | None = None
+    error: str = ""
+
+
+def _py(module: str, *args, backend: str | None = None) -> tuple[list, dict]:
+    env = {"PYTHONPATH": str(ROOT)}
+    if backend:
+        env["FASTPGN_IMPLEMENTATION"] = backend
+    return [PYTHON, "-m", module, *map(str, args)], env
+
+
+def _importable(module: str, backend: str | None = None) -> tuple[bool, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    if backend:
+        env["FASTPGN_IMPLEMENTATION"] = backend
+    r = subprocess.run([PYTHON, "-c", f"import {module}"], env=env, capture_output=True, text=True)
+    if r.returncode == 0:
+        return True, ""
+    last = (r.stderr.strip().splitlines() or ["?"])[-1]
+    return False, f"`import {module}` failed: {last}"
+
+
+def _version(dist: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(dist)
+    except Exception:
+        return "?"
+
+
+def _no_counts(_text: str, _work: Path) -> dict:
+    return {k: None for k in COUNTS}
+
+
+def _grep_post(text: str, _work: Path) -> dict:
+    return {"games": int(text.strip() or 0), "plies": None, "evals": None, "clocks": None}
+
+
+def _pgn_extract_post(_text: str, work: Path) -> dict:
+    """Count what pgn-extract wrote: games, PlyCount tags, and the eval/clock comments it passed through."""
+    out = work / "pgn-extract.out.pgn"
+    games = plies = evals = clocks = 0
+    with open(out, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("[Event "):
+                games += 1
+            elif line.startswith("[PlyCount "):
+                plies += int(line.split('"')[1])
+            else:
+                evals += line.count("[%eval")
+                clocks += line.count("[%clk")
+    out.unlink()
+    return {"games": games, "plies": plies, "evals": evals, "clocks": clocks}
+
+
+def _converter_post(_text: str, work: Path) -> dict:
+    """Read the converter's chunks back (untimed) and count the 22-field lines."""
+    from benchmarks.contenders import _line_counts
+
+    games = plies = evals = clocks = 0
+    chunks = sorted(p for p in (work / "conv").iterdir() if ".part_" in p.name)
+    for chunk in chunks:
+        if chunk.name.endswith(".gz"):
+            fh = gzip.open(chunk, "rt", encoding="utf-8")
+        elif chunk.name.endswith(".zst"):
+            import io
+
+            import zstandard
+
+            fh = io.TextIOWrapper(zstandard.ZstdDecompressor().stream_reader(open(chunk, "rb")), encoding="utf-8")
+        else:
+            fh = open(chunk, encoding="utf-8")
+        with fh:
+            for line in fh:
+                p, e, c = _line_counts(line.rstrip("\n"))
+                games += 1
+                plies += p
+                evals += e
+                clocks += c
+    return {"games": games, "plies": plies, "evals": evals, "clocks": clocks}
+
+
+def converter_help() -> tuple[str | None, str]:
+    """The converter's ``--help`` text, or None and why it is not usable."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    try:
+        r = subprocess.run([PYTHON, "-m", "fastpgn", "--help"], env=env, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return None, "`python -m fastpgn --help` timed out"
+    if r.returncode == 0:
+        return r.stdout, ""
+    last = (r.stderr.strip().splitlines() or ["?"])[-1]
+    return None, f"the dump converter is not there yet (`python -m fastpgn --help`: {last})"
+
+
+def _board_backend() -> str:
+    """``cython``/``python``: the live board kernel with a ``san_to_uci``; ``""`` when there is none."""
+    r = subprocess.run([PYTHON, "-c", "from benchmarks.contenders import validation_hook as h; "
+                        "import fastpgn._board as b; print(b.BACKEND if h() else '')"],
+                       env=dict(os.environ, PYTHONPATH=str(ROOT), FASTPGN_IMPLEMENTATION="auto"),
+                       capture_output=True, text=True)
+    return r.stdout.strip()
+
+
+def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Contender]:
+    cs: list[Contender] = []
+    full = corpus.expected()
+    pgn, zst, bz2 = corpus.pgn, corpus.zst, corpus.bz2
+    jobs = os.cpu_count() or 1
+
+    cy_ok, cy_why = _importable("fastpgn._scan_cy")
+    if not cy_ok:
+        notes.append(f"fastpgn Cython kernel skipped: {cy_why} (build it with `pip install -e .` or cythonize)")
+    py_sample = make_sample(corpus, work, nbytes=int(args.py_sample * 1e6))
+    chess_sample = make_sample(corpus, work, games=args.chess_games)
+
+    def add(name, label, module_args, backend=None, sample=None, input_=None, **kw):
+        argv, env = _py(*module_args, backend=backend)
+        s = sample
+        cs.append(Contender(
+            name, label, argv, input_ or (s.pgn if s else pgn), s.nbytes if s else corpus.nbytes,
+            env=env, expected=s.expected if s else full, sample=s.label if s else "", **kw))
+
+    def sample_pgn(s):
+        return s.pgn if s else pgn
+
+    # fastpgn, whole process
+    backends = ([("cy", "cython", None)] if cy_ok else []) + [("py", "python", py_sample)]
+    for tag, backend, s in backends:
+        add(f"fastpgn-lines-{tag}", f"fastpgn read_lines ({backend}), .pgn",
+            ("benchmarks.contenders", "fastpgn-lines", sample_pgn(s)), backend, s,
+            note="the 22-field line of every game")
+        add(f"fastpgn-games-{tag}", f"fastpgn read_games ({backend}), .pgn",
+            ("benchmarks.contenders", "fastpgn-games", sample_pgn(s)), backend, s,
+            note="Game records: all headers, SAN, evals, clocks")
+        if tag == "cy" and zst:
+            add("fastpgn-games-cy-zst", "fastpgn read_games (cython), .pgn.zst",
+                ("benchmarks.contenders", "fastpgn-games", zst), backend, None, input_=zst,
+                note="decompression included")
+
+    conv_help, conv_why = converter_help()
+    if conv_help is None:
+        notes.append(f"fastpgn converter skipped: {conv_why}")
+    else:
+        for tag, backend, s in backends:
+            src = (s.zst if s else zst) or sample_pgn(s)
+            for j in sorted({1, jobs}):
+                add(f"convert-{tag}-j{j}", f"python -m fastpgn ({backend}) -j {j}, .pgn.zst -> .gz",
+                    ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--compression", "gz", "-q"),
+                    backend, s, input_=src, post=_converter_post,
+                    note="22-field lines in gz chunks of 100,000 games; counts read back from the chunks")
+        if "--validate" in conv_help:
+            board = _board_backend()
+            tag, backend, s = ("cy", "cython", None) if cy_ok and board == "cython" else ("py", "python", py_sample)
+            src = (s.zst if s else zst) or sample_pgn(s)
+            for j in sorted({1, jobs}):
+                add(f"convert-{tag}-j{j}-validate",
+                    f"python -m fastpgn ({backend}) -j {j} --validate, .pgn.zst -> .gz",
+                    ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--compression", "gz", "-q", "--validate"),
+                    backend, s, input_=src, post=_converter_post,
+                    note=f"as above, every move replayed on fastpgn's board ({board or '?'} board kernel)")
+        else:
+            notes.append("fastpgn converter with validation skipped: no --validate option yet")
+
+    # fastpgn with SAN validation through the kernel's moves_hook (the reader-level hook)
+    val_ok, val_why = _importable("fastpgn._board")
+    if val_ok and cy_ok:
+        board = _board_backend()
+        if board:
+            s = py_sample if board == "python" else None
+            add("fastpgn-validate-cy", f"fastpgn lines + SAN validation (scan cython, board {board})",
+                ("benchmarks.contenders", "fastpgn-validate", sample_pgn(s)),
+                "cython" if board == "cython" else "auto", s,
+                note="every move checked on a board (moves_hook)")
+        else:
+            notes.append("fastpgn with validation skipped: fastpgn._board.kernel has no san_to_uci yet")
+    else:
+        notes.append("fastpgn with validation skipped: "
+                     + (val_why if not val_ok else "needs the Cython scanner"))
+
+    # in-memory kernel, timed inside the process
+    for tag, backend, s in backends:
+        for kind in ("lines", "games"):
+            add(f"kernel-{kind}-{tag}", f"kernel {kind}_from_block ({backend}), in memory",
+                ("benchmarks.contenders", f"kernel-{kind}", sample_pgn(s)), backend, s, section="kernel",
+                note="4 MiB game-aligned blocks already in memory; kernel calls timed inside the process")
+
+    # peers
+    add("baseline-seed004", "str-split baseline (seed 004 style), .pgn",
+        ("benchmarks.baseline_seed004", pgn, "-o", os.devnull),
+        note="pure Python, line by line, str.split; same 22-field line")
+
+    chess_ok, chess_why = _importable("chess.pgn")
+    if chess_ok:
+        v = _version("chess")
+        add("chess-games", f"python-chess {v} read_game + eval()/clock()",
+            ("benchmarks.contenders", "chess-games", chess_sample.pgn), None, chess_sample,
+            note="validates every move; builds a game tree")
+        add("chess-headers", f"python-chess {v} read_headers",
+            ("benchmarks.contenders", "chess-headers", pgn), claims=frozenset({"games"}),
+            note="headers only, movetext skipped")
+    else:
+        notes.append(f"python-chess skipped: {chess_why} (pip install chess)")
+
+    rust_ok, rust_why = _importable("rust_pgn_reader_python_binding")
+    if rust_ok:
+        v = _version("rust-pgn-reader-python-binding")
+        add("rust-binding", f"rust-pgn-reader-python-binding {v}, {jobs} threads",
+            ("benchmarks.contenders", "rust-binding", pgn),
+            note="UCI moves only (no SAN); mate evals come back as NaN; games split in Python")
+    else:
+        notes.append(f"rust-pgn-reader-python-binding skipped: {rust_why} "
+                     "(pip install rust-pgn-reader-python-binding)")
+
+    pe = shutil.which("pgn-extract") or shutil.which("pgn-extract", path="/usr/games")
+    if pe:
+        cs.append(Contender(
+            "pgn-extract", "pgn-extract (validate + rewrite)",
+            [pe, "--quiet", "--plycount", "-o", "{WORK}/pgn-extract.out.pgn", str(pgn)],
+            pgn, corpus.nbytes, expected=full, post=_pgn_extract_post,
+            note="C; validates SAN, writes PGN; evals/clocks only passed through as comments"))
+    else:
+        notes.append("pgn-extract skipped: not installed (apt-get install pgn-extract)")
+
+    # floors
+    cs.append(Contender("grep", "grep -c '^\\[Event '", ["grep", "-c", "^\\[Event ", str(pgn)], pgn,
+                        corpus.nbytes, section="floor", claims=frozenset({"games"}), expected=full,
+                        post=_grep_post))
+    add("read", "Python read() in 1 MiB pieces, .pgn", ("benchmarks.contenders", "floor-read", pgn),
+        section="floor", claims=frozenset())
+    if zst:
+        if shutil.which("zstd"):
+            cs.append(Contender("zstd", "zstd -dc > /dev/null", ["zstd", "-dc", str(zst)], zst,
+                                corpus.nbytes, section="floor", claims=frozenset(), stdout_file=True,
+                                post=_no_counts))
+        else:
+            notes.append("zstd -dc floor skipped: zstd not installed")
+        add("py-zstd", "Python zstandard, 1 MiB reads", ("benchmarks.contenders", "floor-zstd", zst),
+            input_=zst, section="floor", claims=frozenset())
+    else:
+        notes.append("zstd floors skipped: no .pgn.zst beside the corpus")
+    if bz2:
+        add("py-bz2", "Python bz2, 1 MiB reads", ("benchmarks.contenders", "floor-bz2", bz2),
+            input_=bz2, section="floor", claims=frozenset())
+    else:
+        notes.append("bz2 floor skipped: no .pgn.bz2 (run make_corpus with --bz2)")
+
+    if args.only:
+        keep = set(args.only.split(","))
+        cs = [c for c in cs if c.name in keep or c.name == REFERENCE]
+    if args.skip:
+        drop = set(args.skip.split(","))
+        cs = [c for c in cs if c.name not in drop]
+    return cs
+
+
+# ------------------------------------------------------------------ running
+
+TIME = shutil.which("time", path="/usr/bin:/bin")
+
+
+def run_once(c: Contender, work: Path, timeout: float) -> None:
+    """Run ``c`` once as its own process; record wall time, peak RSS and (once) its counts.
+
+    Peak RSS comes from ``/usr/bin/time -f %M`` when present: a child forked
+    straight from this (large) Python process inherits its RSS high-water mark
+    at exec, so ``wait4`` alone would report at least this process's size.
+    """
+    run_dir = work / "run"
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    (run_dir / "conv").mkdir(parents=True)
+    argv = [a.replace("{OUT}", str(run_dir / "conv")).replace("{WORK}", str(run_dir)) for a in c.argv]
+    rss_file = run_dir / "rss"
+    if TIME:
+        argv = [TIME, "-f", "%M", "-o", str(rss_file)] + argv
+    env = dict(os.environ, **c.env)
+    # This machine reclaims cold page-cache pages within seconds (DAMON), so
+    # the input is read once more right before the timer starts.
+    warm_cache([c.input])
+    out_path = run_dir / "stdout"
+    err_path = run_dir / "stderr"
+    with open(out_path if not c.stdout_file else os.devnull, "wb") as out, open(err_path, "wb") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=str(ROOT), start_new_session=True)
+        timer = threading.Timer(timeout, os.killpg, (proc.pid, signal.SIGKILL))
+        timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t0
+        timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stdout = out_path.read_text(errors="replace") if not c.stdout_file else ""
+    stderr = err_path.read_text(errors="replace")
+    if proc.returncode != 0:
+        last = (stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        c.error = f"exit {proc.returncode}" + (" (timeout)" if elapsed >= timeout else "") + f": {last}"
+        return
+    counts = None
+    if c.post is not None:
+        if c.counts is None:
+            counts = c.post(stdout, run_dir)
+    else:
+        for line in (stdout + "\n" + stderr).splitlines():
+            if line.startswith("RESULT "):
+                counts = json.loads(line[7:])
+        if counts is None:
+            c.error = "printed no RESULT line"
+            return
+        if "inner_seconds" in counts:
+            c.inner.append(counts.pop("inner_seconds"))
+    if counts is not None and c.counts is None:
+        c.counts = counts
+    c.times.append(elapsed)
+    rss = usage.ru_maxrss
+    if TIME and rss_file.exists():
+        lines = rss_file.read_text().split()
+        if lines and lines[-1].isdigit():
+            rss = int(lines[-1])
+    c.rss_kb.append(rss)
+
+
+def warm_cache(paths) -> None:
+    for p in paths:
+        if p and Path(p).exists():
+            with open(p, "rb") as f:
+                while f.read(1 << 24):
+                    pass
+
+
+# ------------------------------------------------------------------ report
+
+def agreement(c: Contender) -> tuple[dict, str]:
+    """Per count: 'ok', '—' (not extracted), or the relative difference; and the check verdict."""
+    cells = {}
+    flags = []
+    counts = c.counts or {}
+    exp = c.expected
+    for k in COUNTS:
+        got = counts.get(k)
+        if k not in c.claims:
+            cells[k] = "—" if got is None or exp is None else ("ok" if got == exp[k] else f"{got:,}")
+            continue
+        if got is None:
+            cells[k] = "none"
+            flags.append(f"claims {k}, reports none")
+            continue
+        if exp is None:
+            cells[k] = f"{got:,}"
+            continue
+        if got == exp[k]:
+            cells[k] = "ok"
+        else:
+            diff = (got - exp[k]) / exp[k] * 100 if exp[k] else float("inf")
+            cells[k] = f"{diff:+.2f}%"
+            flags.append(f"{k} {'LESS' if got < exp[k] else 'MORE'} ({got:,} of {exp[k]:,})")
+    if not c.claims:
+        verdict = "—"
+    elif exp is None:
+        verdict = "no oracle"
+    else:
+        verdict = "ok" if not flags else "FLAG: " + "; ".join(flags)
+    return cells, verdict
+
+
+def summarize(cs: list[Contender], corpus_bytes: int) -> list[dict]:
+    rows = []
+    ref = next((c for c in cs if c.name == REFERENCE and c.times), None)
+    ref_mbps = ref.nbytes / 1e6 / statistics.median(ref.times) if ref else None
+    for c in cs:
+        row = {"name": c.name, "label": c.label, "section": c.section, "input": c.input.name,
+               "sample": c.sample, "note": c.note, "error": c.error, "claims": sorted(c.claims),
+               "pgn_bytes": c.nbytes, "runs_s": c.times, "inner_s": c.inner, "counts": c.counts,
+               "expected": c.expected}
+        if c.times:
+            secs = statistics.median(c.inner) if c.section == "kernel" and c.inner else statistics.median(c.times)
+            mbps = c.nbytes / 1e6 / secs
+            games = (c.counts or {}).get("games")
+            row.update(seconds=secs, mb_per_s=mbps, games_per_s=games / secs if games else None,
+                       peak_rss_mb=max(c.rss_kb) / 1024, vs_fastpgn=mbps / ref_mbps if ref_mbps else None,
+                       extrapolated_s=corpus_bytes / 1e6 / mbps if c.sample else None)
+            row["agreement"], row["check"] = agreement(c)
+        rows.append(row)
+    return rows
+
+
+def _fmt(v, spec, dash="—"):
+    return dash if v is None else format(v, spec)
+
+
+def print_table(rows: list[dict], meta: dict, notes: list, out=sys.stdout) -> None:
+    w = out.write
+    w(f"Corpus: {meta['corpus']} ({meta['pgn_bytes'] / 1e6:.1f} MB PGN, {meta['games']:,} games"
+      + (f", zstd ratio {meta['zst_ratio']:.2f}" if meta.get("zst_ratio") else "") + ")\n\n")
+    w(f"Date {meta['date']}, {meta['machine']}, commit {meta['commit']}, Python {meta['python']}, "
+      f"fastpgn backend {meta['backend']}; median of {meta['runs']} runs; "
+      f"1-min load average {meta['load_average_1min'][0]} before, {meta['load_average_1min'][1]} after; "
+      f"{meta['total_seconds']:.0f} s in all\n\n")
+    if meta.get("expected"):
+        e = meta["expected"]
+        w(f"Oracle ({meta['oracle']}): {e['games']:,} games, {e['plies']:,} plies, "
+          f"{e['evals']:,} evals, {e['clocks']:,} clocks\n")
+    titles = {"end-to-end": "End to end (whole process)",
+              "kernel": "In-memory kernel (kernel calls timed inside the process; RSS holds the whole input)",
+              "floor": "Floors"}
+    for section in ("end-to-end", "kernel", "floor"):
+        part = [r for r in rows if r["section"] == section]
+        if not part:
+            continue
+        w(f"\n### {titles[section]}\n\n")
+        w("| contender | input | MB/s | games/s | peak RSS MB | vs fastpgn | games | plies | evals | clocks | check |\n")
+        w("|---|---|---:|---:|---:|---:|:-:|:-:|:-:|:-:|---|\n")
+        for r in part:
+            src = r["input"]
+            if r["sample"]:
+                extra = f"; whole corpus ≈ {r['extrapolated_s']:,.0f} s, extrapolated" if r.get("extrapolated_s") else ""
+                src += f" ({r['sample']}{extra})"
+            if r.get("mb_per_s") is None:
+                w(f"| {r['label']} | {src} | | | | | | | | | {r['error'] or 'not run'} |\n")
+                continue
+            a = r["agreement"]
+            vs = f"{r['vs_fastpgn']:.3g}×" if r.get("vs_fastpgn") else "—"
+            w(f"| {r['label']} | {src} | {r['mb_per_s']:,.1f} | {_fmt(r['games_per_s'], ',.0f')} "
+              f"| {r['peak_rss_mb']:,.0f} | {vs} | {a['games']} | {a['plies']} | {a['evals']} | {a['clocks']} "
+              f"| {r['check']} |\n")
+    w(f"\n`vs fastpgn`: MB/s divided by that of `{REFERENCE}` (fastpgn read_lines, Cython, one process) "
+      "in this run. `ok`: the count equals the oracle's for the games read; `—`: not extracted.\n")
+    seen: dict[str, list[str]] = {}
+    for r in rows:
+        if r.get("note"):
+            seen.setdefault(r["note"], []).append(r["name"])
+    for note, names in seen.items():
+        w(f"- {', '.join(names)}: {note}\n")
+    for n in notes:
+        w(f"- note: {n}\n")
+
+
+def machine() -> str:
+    model = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(open("/proc/meminfo").readline().split()[1])
+        mem = f", {kb / 2**20:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{os.cpu_count()} cores{(' ' + model) if model else ''}{mem}, {platform.system()}"
+
+
+def commit() -> str:
+    try:
+        r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True).stdout.strip()
+        return r.stdout.strip() + ("+dirty" if dirty else "") if r.returncode == 0 else "?"
+    except OSError:
+        return "?"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.compare", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    p.add_argument("corpus", nargs="?", type=Path, default=ROOT / "bench-data" / "lichess-100MB-seed0.pgn",
+                   help="the .pgn written by make_corpus (.pgn.zst/.pgn.bz2 and .json beside it are used)")
+    p.add_argument("--runs", type=int, default=3, help="runs per contender (default 3; median reported)")
+    p.add_argument("--py-sample", type=float, default=10.0,
+                   help="MB of the corpus for the pure-Python backend (default 10)")
+    p.add_argument("--chess-games", type=int, default=1000,
+                   help="games for python-chess read_game (default 1000; it reads about 300 games/s)")
+    p.add_argument("--only", help="comma-separated contender names to run (the reference always runs)")
+    p.add_argument("--skip", help="comma-separated contender names to skip")
+    p.add_argument("--timeout", type=float, default=600, help="seconds before a run is killed (default 600)")
+    p.add_argument("--list", action="store_true", help="list the contenders and exit")
+    p.add_argument("--json", action="store_true", help="print JSON on stdout instead of the table")
+    p.add_argument("--save", type=Path, help="also write the JSON to this file")
+    p.add_argument("--table-from", type=Path, metavar="JSON", help="print the table of a saved --json run and exit")
+    args = p.parse_args(argv)
+
+    if args.table_from:
+        saved = json.loads(args.table_from.read_text())
+        print_table(saved["rows"], saved["meta"], saved["notes"])
+        return 0
+
+    if not args.corpus.exists():
+        print(f"compare: {args.corpus} does not exist; build it with\n"
+              f"  python -m benchmarks.make_corpus --size 100MB --bz2", file=sys.stderr)
+        return 2
+    corpus = load_corpus(args.corpus)
+    notes: list[str] = []
+    if corpus.manifest is None or not corpus.manifest.get("oracle"):
+        notes.append("no oracle counts beside the corpus (make_corpus without python-chess): "
+                     "the agreement columns show raw counts")
+    work = Path(tempfile.mkdtemp(prefix="compare-", dir=args.corpus.parent))
+    try:
+        cs = build_contenders(corpus, args, work, notes)
+        if args.list:
+            for c in cs:
+                print(f"{c.name:24} {c.label}")
+            return 0
+        warm_cache([corpus.pgn, corpus.zst, corpus.bz2] + [c.input for c in cs])
+        load_before = os.getloadavg()[0]
+        t_all = time.perf_counter()
+        for run in range(1, args.runs + 1):
+            for c in cs:
+                if c.error:
+                    continue
+                print(f"[run {run}/{args.runs}] {c.name} ...", end="", file=sys.stderr, flush=True)
+                run_once(c, work, args.timeout)
+                print(f" {c.times[-1]:.2f} s" if c.times and len(c.times) == run and not c.error
+                      else f" {c.error}", file=sys.stderr)
+        total_s = time.perf_counter() - t_all
+        load_after = os.getloadavg()[0]
+        print(f"compare: {total_s:.0f} s in all", file=sys.stderr)
+        rows = summarize(cs, corpus.nbytes)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    m = corpus.manifest or {}
+    meta = {
+        "date": datetime.date.today().isoformat(),
+        "machine": machine(),
+        "commit": commit(),
+        "python": platform.python_version(),
+        "backend": "per row (FASTPGN_IMPLEMENTATION set for each fastpgn row)",
+        "runs": args.runs,
+        "corpus": corpus.pgn.name,
+        "pgn_bytes": corpus.nbytes,
+        "games": (corpus.expected() or {}).get("games") or m.get("totals", {}).get("games") or 0,
+        "zst_ratio": corpus.nbytes / corpus.zst.stat().st_size if corpus.zst else None,
+        "expected": corpus.expected(),
+        "oracle": (m.get("oracle") or {}).get("tool"),
+        "reference": REFERENCE,
+        "load_average_1min": [round(load_before, 2), round(load_after, 2)],
+        "total_seconds": round(total_s, 1),
+        "rss_from": "/usr/bin/time -f %M" if TIME else "wait4 (includes this process's RSS at fork)",
+    }
+    result = {"meta": meta, "rows": rows, "notes": notes}
+    if args.save:
+        args.save.write_text(json.dumps(result, indent=1) + "\n")
+    if args.json:
+        json.dump(result, sys.stdout, indent=1)
+        print()
+    else:
+        print_table(rows, meta, notes)
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,333 @@
+"""One contender per process: ``python -m benchmarks.contenders NAME INPUT [--limit N]``.
+
+``compare.py`` starts each of these as its own process and times the whole
+process; each prints one ``RESULT {json}`` line on stdout with what it
+extracted: ``games``, ``plies``, ``evals`` (plies with an engine eval),
+``clocks`` (plies with a clock), ``bytes`` (PGN bytes covered), and for the
+in-memory kernel runs ``inner_seconds`` (the kernel calls alone, timed inside
+the process). A count the contender cannot extract is ``null``.
+
+python-chess and the Rust-based binding are GPL peers: they are imported and
+called here, never copied.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+SEP = "\u2502"
+
+
+def _result(**fields) -> int:
+    print("RESULT " + json.dumps(fields), flush=True)
+    return 0
+
+
+def _line_counts(line: str) -> tuple[int, int, int]:
+    """(plies, evals, clocks) of one 22-field line; the mate ``#`` appended to evals is not an eval."""
+    f = line.split(SEP)
+    ev = f[20].count(" ") + 1 if f[20] else 0
+    if ev and f[5] == "Y":
+        ev -= 1
+    return int(f[8]), ev, (f[21].count(" ") + 1 if f[21] else 0)
+
+
+# ------------------------------------------------------------------ fastpgn
+
+def fastpgn_games(path: str, limit: int | None) -> int:
+    """``read_games``: every header, SAN move, eval and clock of every game."""
+    from fastpgn.reader import read_games
+
+    games = plies = evals = clocks = 0
+    for g in read_games(path):
+        _ = g.headers
+        plies += len(g.moves)
+        ev = g.evals
+        evals += len(ev) - ev.count(None)
+        ck = g.clocks
+        clocks += len(ck) - ck.count(None)
+        games += 1
+    return _result(games=games, plies=plies, evals=evals, clocks=clocks)
+
+
+def fastpgn_lines(path: str, limit: int | None) -> int:
+    """``read_lines``: the 22-field line of every game, as str."""
+    from fastpgn.reader import read_lines
+
+    games = plies = evals = clocks = 0
+    for line in read_lines(path):
+        p, e, c = _line_counts(line)
+        games += 1
+        plies += p
+        evals += e
+        clocks += c
+    return _result(games=games, plies=plies, evals=evals, clocks=clocks)
+
+
+def _memory_blocks(path: str):
+    from fastpgn.sources import blocks, open_source
+
+    src = open_source(path)
+    try:
+        return list(blocks(src.chunks()))
+    finally:
+        src.close()
+
+
+def kernel_lines(path: str, limit: int | None) -> int:
+    """``lines_from_block`` over game-aligned 4 MiB blocks already in memory (the kernel calls alone are timed)."""
+    from fastpgn import _scan, openings
+
+    scan = _scan.kernel.lines_from_block
+    table = openings.load()
+    todo = _memory_blocks(path)
+    clock = time.perf_counter
+    read = inner = 0
+    games = plies = evals = clocks = 0
+    for b in todo:
+        t0 = clock()
+        out, n, _rej = scan(b.data, 0, len(b.data), b.offset, read, b.at_stream_start, table, False)
+        inner += clock() - t0
+        read += n
+        for line in out.decode("utf-8", "replace").splitlines():
+            p, e, c = _line_counts(line)
+            games += 1
+            plies += p
+            evals += e
+            clocks += c
+    return _result(games=games, plies=plies, evals=evals, clocks=clocks,
+                   inner_seconds=inner, backend=_scan.BACKEND)
+
+
+def kernel_games(path: str, limit: int | None) -> int:
+    """``games_from_block`` over game-aligned 4 MiB blocks already in memory (the kernel calls alone are timed)."""
+    from fastpgn import _scan
+
+    scan = _scan.kernel.games_from_block
+    todo = _memory_blocks(path)
+    clock = time.perf_counter
+    read = inner = 0
+    games = plies = evals = clocks = 0
+    for b in todo:
+        t0 = clock()
+        recs, n, _rej = scan(b.data, 0, len(b.data), b.offset, read, b.at_stream_start, False)
+        inner += clock() - t0
+        read += n
+        for _off, _num, _headers, san, ev, ck, _res, _s, _e in recs:
+            games += 1
+            if san:
+                k = san.count(" ") + 1
+                plies += k
+                evals += k - ev.split(" ").count("")
+                clocks += k - ck.split(" ").count("")
+    return _result(games=games, plies=plies, evals=evals, clocks=clocks,
+                   inner_seconds=inner, backend=_scan.BACKEND)
+
+
+def validation_hook(kernel=None):
+    """The ``moves_hook`` that validates SAN with fastpgn's board layer; None until it exists.
+
+    ``kernel`` is a board kernel module (default: the live one). The hook gets
+    the game's SAN (bytes, space-separated) and its tags, and returns field 20
+    unchanged or raises PGNError (a ValueError) to reject the game.
+    """
+    if kernel is None:
+        try:
+            from fastpgn._board import kernel
+        except ImportError:
+            return None
+    san_to_uci = getattr(kernel, "san_to_uci", None)
+    if san_to_uci is None:
+        return None
+
+    def hook(moves: bytes, tags) -> bytes:
+        fen = None
+        for name, value in tags:
+            if name == b"FEN":
+                fen = value.decode("utf-8", "replace")
+        san_to_uci(moves.decode("utf-8", "replace"), fen=fen)
+        return moves
+
+    return hook
+
+
+def fastpgn_validate(path: str, limit: int | None) -> int:
+    """22-field lines with every SAN move validated on a board (``moves_hook``), streaming."""
+    from fastpgn import _scan, openings
+    from fastpgn.sources import blocks, open_source
+
+    hook = validation_hook()
+    if hook is None:
+        print("fastpgn's board layer (fastpgn._board.kernel.san_to_uci) is not importable", file=sys.stderr)
+        return 3
+    scan = _scan.kernel.lines_from_block
+    table = openings.load()
+    games = plies = evals = clocks = rejected = read = 0
+    src = open_source(path)
+    try:
+        for b in blocks(src.chunks()):
+            out, n, rejects = scan(b.data, 0, len(b.data), b.offset, read, b.at_stream_start,
+                                   table, False, hook)
+            read += n
+            rejected += len(rejects)
+            for line in out.decode("utf-8", "replace").splitlines():
+                p, e, c = _line_counts(line)
+                games += 1
+                plies += p
+                evals += e
+                clocks += c
+    finally:
+        src.close()
+    return _result(games=games, plies=plies, evals=evals, clocks=clocks, rejected=rejected)
+
+
+# ------------------------------------------------------------------ python-chess (GPL peer)
+
+def chess_games(path: str, limit: int | None) -> int:
+    """python-chess ``read_game`` (validating), headers, every mainline node's ``eval()`` and ``clock()``."""
+    import chess.pgn
+
+    games = plies = evals = clocks = 0
+    with open(path, encoding="utf-8") as f:
+        while limit is None or games < limit:
+            game = chess.pgn.read_game(f)
+            if game is None:
+                break
+            _ = game.headers
+            for node in game.mainline():
+                plies += 1
+                evals += node.eval() is not None
+                clocks += node.clock() is not None
+            games += 1
+        consumed = f.tell()
+    return _result(games=games, plies=plies, evals=evals, clocks=clocks, bytes=consumed)
+
+
+def chess_headers(path: str, limit: int | None) -> int:
+    """python-chess ``read_headers``: the tags only, movetext skipped."""
+    import chess.pgn
+
+    games = 0
+    with open(path, encoding="utf-8") as f:
+        while limit is None or games < limit:
+            headers = chess.pgn.read_headers(f)
+            if headers is None:
+                break
+            games += 1
+        consumed = f.tell()
+    return _result(games=games, plies=None, evals=None, clocks=None, bytes=consumed)
+
+
+# ------------------------------------------------------------------ rust-pgn-reader-python-binding (GPL peer)
+
+def rust_binding(path: str, limit: int | None, batch: int = 10_000) -> int:
+    """``parse_games_from_strings`` on batches of game strings (the binding takes one string per game).
+
+    Splitting the file into games is the caller's job with this binding, so
+    it is done here, in Python, as a user would; batches keep memory bounded
+    (the binding keeps a 64-byte board per position).
+    """
+    import numpy as np
+    import rust_pgn_reader_python_binding as rp
+
+    games = plies = evals = clocks = invalid = 0
+
+    def parse(strings):
+        nonlocal games, plies, evals, clocks, invalid
+        parsed = rp.parse_games_from_strings(strings)
+        for chunk in parsed.chunks:
+            _ = chunk.headers
+            valid = chunk.valid
+            games += int(np.count_nonzero(valid))
+            invalid += int(valid.size - np.count_nonzero(valid))
+            plies += chunk.num_moves
+            evals += int(np.count_nonzero(~np.isnan(chunk.evals)))
+            clocks += int(np.count_nonzero(~np.isnan(chunk.clocks)))
+
+    pending: list[str] = []
+    with open(path, encoding="utf-8") as f:
+        current: list[str] = []
+        seen_moves = False
+        for line in f:
+            if line.startswith("[") and seen_moves:
+                pending.append("".join(current))
+                current = []
+                seen_moves = False
+                if len(pending) >= batch:
+                    parse(pending)
+                    pending = []
+            elif not line.startswith("[") and line.strip():
+                seen_moves = True
+            current.append(line)
+        if current:
+            pending.append("".join(current))
+        if pending:
+            parse(pending)
+    return _result(games=games, plies=plies, evals=evals, clocks=clocks, invalid=invalid)
+
+
+# ------------------------------------------------------------------ floors
+
+def _drain(f) -> int:
+    n = 0
+    while True:
+        piece = f.read(1 << 20)
+        if not piece:
+            return n
+        n += len(piece)
+
+
+def floor_read(path: str, limit: int | None) -> int:
+    """Read the plain file in 1 MiB pieces: what any Python reader pays first."""
+    with open(path, "rb") as f:
+        n = _drain(f)
+    return _result(games=None, plies=None, evals=None, clocks=None, bytes=n)
+
+
+def floor_zstd(path: str, limit: int | None) -> int:
+    """Python ``zstandard`` stream decompression, 1 MiB reads, nothing else."""
+    import zstandard
+
+    with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as f:
+        n = _drain(f)
+    return _result(games=None, plies=None, evals=None, clocks=None, bytes=n)
+
+
+def floor_bz2(path: str, limit: int | None) -> int:
+    """Python standard-library ``bz2`` decompression, 1 MiB reads, nothing else."""
+    import bz2
+
+    with bz2.open(path, "rb") as f:
+        n = _drain(f)
+    return _result(games=None, plies=None, evals=None, clocks=None, bytes=n)
+
+
+CONTENDERS = {
+    "floor-read": floor_read,
+    "floor-zstd": floor_zstd,
+    "floor-bz2": floor_bz2,
+    "fastpgn-games": fastpgn_games,
+    "fastpgn-lines": fastpgn_lines,
+    "fastpgn-validate": fastpgn_validate,
+    "kernel-lines": kernel_lines,
+    "kernel-games": kernel_games,
+    "chess-games": chess_games,
+    "chess-headers": chess_headers,
+    "rust-binding": rust_binding,
+}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.contenders")
+    p.add_argument("name", choices=sorted(CONTENDERS))
+    p.add_argument("input")
+    p.add_argument("--limit", type=int, default=None, help="stop after N games (python-chess samples)")
+    args = p.parse_args(argv)
+    return CONTENDERS[args.name](args.input, args.limit)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

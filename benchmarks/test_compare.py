@@ -1,0 +1,54 @@
+"""Checks of the benchmark tools themselves (run with ``python -m pytest benchmarks``; not in the default run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import compare, make_corpus
+from benchmarks.contenders import _line_counts
+
+SOURCE = make_corpus.DEFAULT_SOURCE
+
+
+def _contender(counts, expected, claims=compare.ALL):
+    c = compare.Contender("x", "x", [], Path("x"), 1, claims=frozenset(claims), expected=expected)
+    c.counts = counts
+    return c
+
+
+def test_agreement_flags_a_contender_that_extracts_less_than_it_claims():
+    expected = {"games": 10, "plies": 700, "evals": 50, "clocks": 600}
+    cells, verdict = compare.agreement(_contender(dict(expected, evals=45), expected))
+    assert cells["evals"] == "-10.00%" and cells["games"] == "ok"
+    assert verdict.startswith("FLAG") and "evals LESS" in verdict
+    cells, verdict = compare.agreement(_contender(dict(expected, clocks=None), expected))
+    assert "claims clocks, reports none" in verdict
+    _, verdict = compare.agreement(_contender({"games": 10, "plies": None, "evals": None, "clocks": None},
+                                              expected, claims={"games"}))
+    assert verdict == "ok"
+
+
+def test_line_counts_do_not_count_the_mate_marker_as_an_eval():
+    fields = [""] * 22
+    fields[5], fields[8], fields[20], fields[21] = "Y", "3", "0.1 0.2 #", "60 59 58"
+    assert _line_counts("\u2502".join(fields)) == (3, 2, 3)
+
+
+@pytest.mark.skipif(not SOURCE.is_dir(), reason="the shared lichess-db corpus is absent")
+def test_make_corpus_is_deterministic_and_reidentifies(tmp_path):
+    kw = dict(source=SOURCE, want_bz2=False, zstd_level=3, use_oracle=False)
+    a = json.loads(make_corpus.build(300_000, 7, tmp_path / "a", **kw).read_text())
+    b = json.loads(make_corpus.build(300_000, 7, tmp_path / "b", **kw).read_text())
+    c = json.loads(make_corpus.build(300_000, 8, tmp_path / "c", **kw).read_text())
+    assert a["sha256"] == b["sha256"] != c["sha256"]
+    assert a["bytes"] >= 300_000 and a["totals"]["games"] == len(a["order"])
+    data = (tmp_path / "a" / "lichess-300000B-seed7.pgn").read_bytes()
+    sites = [line for line in data.split(b"\n") if line.startswith(b"[Site ")]
+    assert len(sites) == len(set(sites)) == a["totals"]["games"] == len(compare.game_starts(data))
+    starts = compare.game_starts(data) + [len(data)]
+    copies = {data[s:e] for s, e in zip(starts, starts[1:])}
+    originals, _ = make_corpus.load_games(SOURCE)
+    assert len(copies) == len(starts) - 1 and not copies & set(originals)
