@@ -5,7 +5,9 @@
 True
 """
 
+from fastpgn._board import BACKEND as _BOARD_BACKEND
 from fastpgn._scan import BACKEND as _SCAN_BACKEND
+from fastpgn.board import Board, Move, Outcome, Termination, game_to_pgn, moves_to_pgn, san_to_uci
 from fastpgn.errors import (
     AmbiguousMoveError,
     BoardError,
@@ -21,12 +23,19 @@ from fastpgn.reader import Game, Rejected, read_games, read_lines
 
 __version__ = "0.1.0"
 
-BACKENDS = {"scan": _SCAN_BACKEND}
+BACKENDS = {"scan": _SCAN_BACKEND, "board": _BOARD_BACKEND}
 BACKEND = "cython" if all(b == "cython" for b in BACKENDS.values()) else "python"
 
 __all__ = [
     "BACKEND",
     "BACKENDS",
+    "Board",
+    "Move",
+    "Outcome",
+    "Termination",
+    "game_to_pgn",
+    "moves_to_pgn",
+    "san_to_uci",
     "Game",
     "Line",
     "Rejected",

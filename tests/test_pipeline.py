@@ -250,3 +250,21 @@ def test_killed_process_then_resume_is_identical(tmp_path, dump, sig):
     assert [f.name for f in chunk_files(out)] == [f.name for f in chunk_files(reference)]
     assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(reference)]
     assert not list(out.glob("*.tmp"))
+
+
+def test_validate_rejects_illegal_games_and_uci_writes_uci(tmp_path):
+    from fastpgn import board
+
+    good = (ROOT / "tests" / "cases" / "mate-with-evals.pgn").read_bytes()
+    bad = good.replace(b"4. Qxf7#", b"4. Qxf8#").replace(b"CASE0001", b"BAD00001")
+    src = tmp_path / "v.pgn"
+    src.write_bytes(good + bad)
+    assert main([str(src), "10", "-o", str(tmp_path / "v"), "-q", "--validate"]) == 1
+    lines = all_lines(tmp_path / "v")
+    assert len(lines) == 1 and lines[0].split("\u2502")[19] == "e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7#"
+    rejected = (tmp_path / "v" / "v.pgn.rejected.pgn").read_text()
+    assert "game 2" in rejected and "Qxf8#" in rejected
+    assert main([str(src), "10", "-o", str(tmp_path / "u"), "-q", "--uci", "-j", "2"]) == 1
+    fields = all_lines(tmp_path / "u")[0].split("\u2502")
+    assert fields[19] == board.san_to_uci("e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7#") == "e2e4 e7e5 d1h5 b8c6 f1c4 g8f6 h5f7"
+    assert fields[5] == "Y" and fields[8] == "7"   # mate and plies still come from the SAN

@@ -1,0 +1,227 @@
+"""The board layer's public face: Board and Move from the live kernel, game outcomes, PGN writing.
+
+``Board``, ``Move`` and the per-game replay functions (``san_to_uci``,
+``replay``, ``replay_fens``) come from whichever board kernel is live
+(fastpgn._board picks the Cython kernel or its pure-Python twin by
+FASTPGN_IMPLEMENTATION). This module adds what both kernels share and what is
+not hot: the Outcome of a finished game and writing a game as PGN the way
+Chess.jl's ``gametopgn`` does (seven-tag roster first with ``?`` defaults,
+``SetUp``/``FEN`` next when the game does not start from the standard
+position, the other tags in their order, ``\\"`` and ``\\\\`` escapes, one
+line of movetext with move numbers, the result).
+
+>>> from fastpgn.board import Board, game_to_pgn
+>>> b = Board()
+>>> for san in ("e4", "e5"):
+...     _ = b.push_san(san)
+>>> print(game_to_pgn(b), end="")
+[Event "?"]
+[Site "?"]
+[Date "?"]
+[Round "?"]
+[White "?"]
+[Black "?"]
+[Result "*"]
+<BLANKLINE>
+1. e4 e5 *
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+
+class Termination(enum.Enum):
+    """How a game ended by the rules (resignation and time are the players' business, not the board's)."""
+
+    CHECKMATE = "checkmate"
+    STALEMATE = "stalemate"
+    INSUFFICIENT_MATERIAL = "insufficient material"
+    SEVENTYFIVE_MOVES = "seventy-five-move rule"
+    FIVEFOLD_REPETITION = "fivefold repetition"
+    FIFTY_MOVES = "fifty-move rule"
+    THREEFOLD_REPETITION = "threefold repetition"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A finished game: why, and who won (``"w"``, ``"b"``, or None for a draw).
+
+    >>> Outcome(Termination.CHECKMATE, "b").result()
+    '0-1'
+    """
+
+    termination: Termination
+    winner: str | None
+
+    def result(self) -> str:
+        return "1-0" if self.winner == "w" else "0-1" if self.winner == "b" else "1/2-1/2"
+
+
+# Imported after Outcome: the kernels import it lazily from here.
+from fastpgn._board import BACKEND, kernel  # noqa: E402
+
+Board = kernel.Board
+Move = kernel.Move
+san_to_uci = kernel.san_to_uci
+replay = kernel.replay
+replay_fens = kernel.replay_fens
+canonical_san = kernel.canonical_san
+
+STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
+SEVEN_TAG_ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+
+
+def escape_tag_value(value: str) -> str:
+    """A tag value with ``\\`` and ``"`` escaped, as PGN and Chess.jl write it.
+
+    >>> print(escape_tag_value('MoveBot(["e2e4"])'))
+    MoveBot([\\"e2e4\\"])
+    """
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def game_to_pgn(board, headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+                *, result: str | None = None) -> str:
+    """The game that led to ``board`` (its moves since set-up) as PGN text.
+
+    ``headers`` is a mapping or ``(name, value)`` pairs; the seven-tag roster
+    comes first (``?`` where missing), ``Result`` is ``result`` if given,
+    else the header's, else ``*`` (Chess.jl writes ``*`` even after mate).
+    A game that does not start from the standard position gets ``SetUp`` and
+    ``FEN`` (the header's FEN verbatim when there is one); a Chess960 board
+    without a ``Variant`` tag gets ``[Variant "Chess960"]``.
+
+    >>> b = Board("4k3/8/8/8/8/8/4P3/4K3 b - - 0 7")
+    >>> _ = b.push_san("Kd7"); _ = b.push_san("e4")
+    >>> print(game_to_pgn(b, {"White": 'a "quoted" name'}).splitlines()[4])
+    [White "a \\"quoted\\" name"]
+    >>> game_to_pgn(b).splitlines()[-1]
+    '7... Kd7 8. e4 *'
+    """
+    root = board.root()
+    sans = []
+    for move in board.move_stack:
+        sans.append(root.san(move))
+        root.push(move)
+    return _layout(headers, board.root(), sans, result)
+
+
+def moves_to_pgn(sans: str | Iterable[str], headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+                 *, fen: str | None = None, chess960: bool | None = None,
+                 result: str | None = None) -> str:
+    """Validate a game's SAN moves and write the game as PGN with canonical SAN.
+
+    ``fen`` defaults to the headers' ``FEN``; ``chess960`` to whether the
+    headers' ``Variant`` names Chess960. Illegal moves raise IllegalMoveError.
+
+    >>> moves_to_pgn("e4 e5?! Qh5 Nc6 Bc4 Nf6?? Qxf7", {"Result": "1-0"}).splitlines()[-1]
+    '1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0'
+    """
+    pairs = _pairs(headers)
+    values = dict(pairs)
+    if fen is None:
+        fen = values.get("FEN")
+    if chess960 is None:
+        chess960 = "960" in values.get("Variant", "") or "fischer" in values.get("Variant", "").lower()
+    text = sans if isinstance(sans, str) else " ".join(sans)
+    canonical = canonical_san(text, fen, chess960).split()
+    return _layout(pairs, Board(fen, chess960), canonical, result)
+
+
+def _pairs(headers) -> list[tuple[str, str]]:
+    if headers is None:
+        return []
+    if isinstance(headers, Mapping):
+        return [(str(k), str(v)) for k, v in headers.items()]
+    return [(str(k), str(v)) for k, v in headers]
+
+
+def _tag(name: str, value: str) -> str:
+    return f'[{name} "{escape_tag_value(value)}"]\n'
+
+
+def _layout(headers, root, sans: list[str], result: str | None) -> str:
+    pairs = _pairs(headers)
+    values = dict(pairs)
+    result = result or values.get("Result") or "*"
+    out = [_tag(name, result if name == "Result" else values.get(name, "?"))
+           for name in SEVEN_TAG_ROSTER]
+    fen = values.get("FEN")
+    if fen is None and (root.fen() != STARTING_FEN or root.chess960):
+        fen = root.fen()
+    if fen is not None:
+        out.append(_tag("SetUp", "1"))
+        out.append(_tag("FEN", fen))
+    if root.chess960 and "Variant" not in values:
+        out.append(_tag("Variant", "Chess960"))
+    for name, value in pairs:
+        if name not in SEVEN_TAG_ROSTER and name not in ("SetUp", "FEN"):
+            out.append(_tag(name, value))
+    number = root.fullmove_number
+    black = root.turn == "b"
+    moves = []
+    for i, san in enumerate(sans):
+        if not black:
+            moves.append(f"{number}. {san}")
+        elif i == 0:
+            moves.append(f"{number}... {san}")
+        else:
+            moves.append(san)
+        if black:
+            number += 1
+        black = not black
+    moves.append(result)
+    out.append("\n")
+    out.append(" ".join(moves))
+    out.append("\n")
+    return "".join(out)
+
+
+__all__ = [
+    "BACKEND",
+    "Board",
+    "Move",
+    "Outcome",
+    "SEVEN_TAG_ROSTER",
+    "STARTING_FEN",
+    "Termination",
+    "canonical_san",
+    "escape_tag_value",
+    "game_to_pgn",
+    "moves_to_pgn",
+    "replay",
+    "replay_fens",
+    "san_to_uci",
+]
+
+
+def moves_hook(uci: bool = False):
+    """A ``moves_hook`` for the scanner's line writer: replay each game, reject illegal ones.
+
+    The hook gets field 20 (the SAN moves) and the game's tags; it returns the
+    SAN unchanged (validation) or the UCI moves (``uci=True``), and raises
+    IllegalMoveError naming the move number and SAN otherwise. A ``FEN`` tag
+    sets the start; a ``Variant`` naming Chess960 turns on 960 castling.
+
+    >>> moves_hook(uci=True)(b"e4 e5 Nf3", [(b"Event", b"x")])
+    b'e2e4 e7e5 g1f3'
+    """
+    san_to_uci = kernel.san_to_uci
+
+    def hook(moves: bytes, tags) -> bytes:
+        fen = None
+        chess960 = False
+        for name, value in tags:
+            if name == b"FEN":
+                fen = value.decode("utf-8", "replace")
+            elif name == b"Variant":
+                variant = value.lower().replace(b" ", b"")
+                chess960 = b"960" in variant or variant.startswith(b"fischerandom") \
+                    or variant.startswith(b"fischerrandom")
+        out = san_to_uci(moves.decode("utf-8", "replace"), fen, chess960)
+        return out.encode() if uci else moves
+
+    return hook

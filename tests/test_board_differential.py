@@ -1,0 +1,169 @@
+"""The two board kernels are one kernel: equal results and equal errors (class and message).
+
+Hypothesis plays random legal games, mutates their SAN the way real PGN
+varies (annotations, check marks, zeros for castling, dropped or stray
+characters, shuffled or foreign tokens) and mutates FENs; both backends must
+answer alike, and only with fastpgn's errors.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from conftest import kernel_params
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fastpgn.errors import PGNError
+
+KERNELS = {p.id: p.values[0] for p in kernel_params("_board")}
+if "cy" not in KERNELS:
+    pytest.skip("the compiled board kernel is not built: nothing to compare the pure twin with",
+                allow_module_level=True)
+PY, CY = KERNELS["py"], KERNELS["cy"]
+
+FENS = [
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+    "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+    "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
+    "4k3/8/3p4/3Pp3/8/8/8/4K3 w - e6 0 1",
+    "7k/P7/8/8/8/8/8/K7 w - - 0 1",
+    "6k1/8/8/8/8/8/8/5RK1 w - - 98 80",
+]
+FENS_960 = [
+    "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9",
+    "1r1k2rr/pppppppp/8/8/8/8/PPPPPPPP/1R1K2RR w GBgb - 0 1",
+    "4k3/8/8/8/8/8/8/rRK5 w B - 0 1",
+]
+SUFFIXES = ["", "", "", "!", "?", "!?", "?!", "!!", "??", "+", "#", "+!"]
+STRAY = "abcdefgh12345678NBRQKOx=+#-0 \u00e9\t"
+FOREIGN = ["1.", "1-0", "*", "--", "Z0", "e9", "Kx", "O-O-O-O", "=Q", "e8=K", "exd", "N", "",
+           "Nbd7", "Qxf7#", "0-0", "a1=Q", "h8N", "e2e4", "g1f3", "e1g1"]
+
+
+def answer(call, *args, **kwargs):
+    """A call's result, or its error as (class name, message); any other exception fails the test."""
+    try:
+        return ("ok", call(*args, **kwargs))
+    except PGNError as error:
+        return ("error", type(error).__name__, str(error))
+
+
+def summary(b):
+    """Everything observable about a Board, comparable across backends."""
+    outcome = b.outcome(claim_draw=True)
+    return (b.fen(), b.fen(shredder=True), b.key(), b.ply, b.turn, b.castling_rights, b.ep_square,
+            b.is_check(), b.is_checkmate(), b.is_stalemate(), b.is_insufficient_material(),
+            b.is_repetition(), None if outcome is None else (outcome.termination, outcome.winner),
+            [b.uci(m) for m in b.move_stack], [m.uci() for m in b.legal_moves()],
+            [b.san(m) for m in b.legal_moves()])
+
+
+def both(fn):
+    return fn(PY), fn(CY)
+
+
+@st.composite
+def games(draw):
+    """A random legal game from one of the test positions: (fen, chess960, SAN list)."""
+    chess960 = draw(st.booleans())
+    fen = draw(st.sampled_from(FENS_960 if chess960 else FENS))
+    # A seed and a length rather than one draw per move: games run long and still shrink.
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    b = PY.Board(fen, chess960)
+    sans = []
+    for _ in range(draw(st.integers(0, 160))):
+        moves = b.legal_moves()
+        if not moves:
+            break
+        move = moves[rng.randrange(len(moves))]
+        sans.append(b.san(move))
+        b.push(move)
+    return fen, chess960, sans
+
+
+@st.composite
+def mutated(draw, sans):
+    """The SAN list with annotations and a few of the faults real movetext has."""
+    out = [san + draw(st.sampled_from(SUFFIXES)) for san in sans]
+    for _ in range(draw(st.integers(0, 3))):
+        if not out:
+            break
+        i = draw(st.integers(0, len(out) - 1))
+        san = out[i]
+        kind = draw(st.integers(0, 5))
+        if kind == 0:
+            out[i] = san.replace("+", "").replace("#", "")
+        elif kind == 1:
+            out[i] = san.replace("O", "0")
+        elif kind == 2 and san:
+            j = draw(st.integers(0, len(san) - 1))
+            out[i] = san[:j] + san[j + 1:]
+        elif kind == 3:
+            j = draw(st.integers(0, len(san)))
+            out[i] = san[:j] + draw(st.sampled_from(STRAY)) + san[j:]
+        elif kind == 4:
+            out.insert(i, draw(st.sampled_from(FOREIGN)))
+        elif i + 1 < len(out):
+            out[i], out[i + 1] = out[i + 1], out[i]
+    return out
+
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(game=games(), data=st.data())
+def test_san_lists_alike(game, data):
+    fen, chess960, sans = game
+    tokens = data.draw(mutated(sans)) if data.draw(st.booleans()) else sans
+    text = data.draw(st.sampled_from([" ", "  ", "\n", " \t"])).join(tokens)
+    for entry in ("san_to_uci", "replay_fens", "canonical_san"):
+        py, cy = both(lambda k: answer(getattr(k, entry), text, fen=fen, chess960=chess960))
+        assert py == cy, entry
+    py, cy = both(lambda k: answer(lambda: summary(k.replay(text, fen=fen, chess960=chess960))))
+    assert py == cy
+
+
+@SETTINGS
+@given(game=games())
+def test_unmutated_games_replay_and_round_trip(game):
+    fen, chess960, sans = game
+    text = " ".join(sans)
+    assert PY.canonical_san(text, fen, chess960) == CY.canonical_san(text, fen, chess960) == text
+    final_py = PY.replay(text, fen, chess960)
+    final_cy = CY.replay(text, fen, chess960)
+    assert summary(final_py) == summary(final_cy)
+    for _ in range(final_py.ply):
+        assert final_py.pop().uci() == final_cy.pop().uci()
+    assert final_py.fen() == final_cy.fen() == PY.Board(fen, chess960).fen()
+
+
+@SETTINGS
+@given(fen=st.sampled_from(FENS + FENS_960), chess960=st.booleans(), data=st.data())
+def test_fens_alike(fen, chess960, data):
+    edits = data.draw(st.lists(st.tuples(st.integers(0, 200), st.sampled_from("pnbrqkPNBRQK12345678/ -wbKQkqHAhaeE36x0")),
+                               max_size=3))
+    for at, char in edits:
+        at %= len(fen) + 1
+        if data.draw(st.booleans()):
+            fen = fen[:at] + char + fen[at + 1:]
+        else:
+            fen = fen[:at] + char + fen[at:]
+    py, cy = both(lambda k: answer(lambda: summary(k.Board(fen, chess960))))
+    assert py == cy
+
+
+@SETTINGS
+@given(game=games(), text=st.text(alphabet="abcdefgh12345678nbrqkx0-", max_size=6))
+def test_uci_and_moves_alike(game, text):
+    fen, chess960, sans = game
+    boards = PY.replay(" ".join(sans), fen, chess960), CY.replay(" ".join(sans), fen, chess960)
+    py, cy = (answer(lambda: b.uci(b.push_uci(text))) for b in boards)
+    assert py == cy
+    py, cy = (answer(lambda: b.parse_san(text).uci()) for b in boards)
+    assert py == cy
+    assert summary(boards[0]) == summary(boards[1])
