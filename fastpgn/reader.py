@@ -98,6 +98,37 @@ class Game:
         site = self.headers.get("Site", "")
         return site[site.rfind("/") + 1:]
 
+    def _start(self):
+        variant = self.headers.get("Variant", "").lower().replace(" ", "")
+        chess960 = "960" in variant or variant.startswith(("fischerandom", "fischerrandom"))
+        return self.headers.get("FEN"), chess960
+
+    def uci(self) -> list[str]:
+        """The moves in UCI (``e2e4``), replayed and validated on a board (IllegalMoveError if not legal).
+
+        >>> next(iter(read_games(b"1. e4 e5 2. Qh5 *"))).uci()
+        ['e2e4', 'e7e5', 'd1h5']
+        """
+        from fastpgn.board import san_to_uci
+
+        fen, chess960 = self._start()
+        text = san_to_uci(self._san, fen, chess960) if self._san else ""
+        return text.split(" ") if text else []
+
+    def fens(self) -> list[str]:
+        """The FEN after every ply (``fens()[-1]`` is the final position)."""
+        from fastpgn.board import replay_fens
+
+        fen, chess960 = self._start()
+        return list(replay_fens(self._san, fen, chess960)) if self._san else []
+
+    def board(self):
+        """The final position as a ``fastpgn.Board`` (outcome, checkmate, draws...)."""
+        from fastpgn.board import replay
+
+        fen, chess960 = self._start()
+        return replay(self._san, fen, chess960)
+
     def __repr__(self) -> str:
         white = self.headers.get("White", "?")
         black = self.headers.get("Black", "?")

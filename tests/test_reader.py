@@ -199,3 +199,22 @@ def test_shipped_map_is_what_the_build_command_makes():
 def test_backend_is_reported():
     assert fastpgn.BACKEND in ("cython", "python")
     assert set(fastpgn.BACKENDS) >= {"scan"}
+
+
+def test_game_records_replay_on_the_board():
+    import chess
+
+    path = shared("conformance", "004-lichess-db-parser", "edge_cases.pgn")
+    for game in read_games(path):
+        board = chess.Board()
+        expected_uci = []
+        for san in game.moves:
+            move = board.parse_san(san.rstrip("!?"))
+            expected_uci.append(move.uci())
+            board.push(move)
+        assert game.uci() == expected_uci
+        fens = game.fens()
+        assert len(fens) == game.plies
+        if fens:
+            assert fens[-1].split()[:4] == board.fen().split()[:4]
+        assert game.board().is_checkmate() == board.is_checkmate()
