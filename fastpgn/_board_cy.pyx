@@ -1859,6 +1859,29 @@ cdef inline bint _is_ws(unsigned char c) noexcept:
     return c == 32 or 9 <= c <= 13
 
 
+cdef int _next_move(Board b, bytes data, Py_ssize_t *i, int *info) except -2:
+    """Resolve the SAN token of ``data`` at ``i[0]`` and step past it; -1 when none is left.
+
+    Cython-only: the pure twin walks ``_split(sans)`` in each replay function.
+    """
+    cdef const unsigned char* p = data
+    cdef Py_ssize_t n = len(data)
+    cdef Py_ssize_t start
+    cdef int mv
+    while i[0] < n and _is_ws(p[i[0]]):
+        i[0] += 1
+    if i[0] >= n:
+        return -1
+    start = i[0]
+    while i[0] < n and not _is_ws(p[i[0]]):
+        i[0] += 1
+    mv = _resolve_san(b, p + start, <int>(i[0] - start), info)
+    if mv < 0:
+        raise _san_error(b, data[start:i[0]].decode("utf-8", "surrogatepass"), mv,
+                         info[0], info[1], info[2], info[3])
+    return mv
+
+
 def san_to_uci(sans, fen=None, chess960=False):
     """Validate a game's SAN moves and return them as UCI, space-separated.
 
@@ -1874,31 +1897,20 @@ def san_to_uci(sans, fen=None, chess960=False):
     """
     cdef Board b = _new_board(fen, chess960)
     cdef bytes data = _split(sans)
-    cdef const unsigned char* p = data
-    cdef Py_ssize_t n = len(data)
     cdef Py_ssize_t i = 0
-    cdef Py_ssize_t start
     cdef Py_ssize_t olen = 0
     cdef int info[4]
     cdef int mv
     cdef Undo undo
-    cdef char* out = <char*>malloc(2 * n + 16)
+    cdef char* out = <char*>malloc(2 * len(data) + 16)
     info[0] = info[1] = info[2] = info[3] = 0
     if out == NULL:
         raise MemoryError()
     try:
         while True:
-            while i < n and _is_ws(p[i]):
-                i += 1
-            if i >= n:
-                break
-            start = i
-            while i < n and not _is_ws(p[i]):
-                i += 1
-            mv = _resolve_san(b, p + start, <int>(i - start), info)
+            mv = _next_move(b, data, &i, info)
             if mv < 0:
-                raise _san_error(b, data[start:i].decode("utf-8", "surrogatepass"), mv,
-                                 info[0], info[1], info[2], info[3])
+                break
             if olen:
                 out[olen] = 32
                 olen += 1
@@ -1917,25 +1929,14 @@ def replay(sans, fen=None, chess960=False):
     """
     cdef Board b = _new_board(fen, chess960)
     cdef bytes data = _split(sans)
-    cdef const unsigned char* p = data
-    cdef Py_ssize_t n = len(data)
     cdef Py_ssize_t i = 0
-    cdef Py_ssize_t start
     cdef int info[4]
     cdef int mv
     info[0] = info[1] = info[2] = info[3] = 0
     while True:
-        while i < n and _is_ws(p[i]):
-            i += 1
-        if i >= n:
-            break
-        start = i
-        while i < n and not _is_ws(p[i]):
-            i += 1
-        mv = _resolve_san(b, p + start, <int>(i - start), info)
+        mv = _next_move(b, data, &i, info)
         if mv < 0:
-            raise _san_error(b, data[start:i].decode("utf-8", "surrogatepass"), mv,
-                             info[0], info[1], info[2], info[3])
+            break
         _push(b, mv)
     return b
 
@@ -1948,27 +1949,16 @@ def replay_fens(sans, fen=None, chess960=False):
     """
     cdef Board b = _new_board(fen, chess960)
     cdef bytes data = _split(sans)
-    cdef const unsigned char* p = data
-    cdef Py_ssize_t n = len(data)
     cdef Py_ssize_t i = 0
-    cdef Py_ssize_t start
     cdef int info[4]
     cdef int mv
     cdef Undo undo
     info[0] = info[1] = info[2] = info[3] = 0
     out = []
     while True:
-        while i < n and _is_ws(p[i]):
-            i += 1
-        if i >= n:
-            break
-        start = i
-        while i < n and not _is_ws(p[i]):
-            i += 1
-        mv = _resolve_san(b, p + start, <int>(i - start), info)
+        mv = _next_move(b, data, &i, info)
         if mv < 0:
-            raise _san_error(b, data[start:i].decode("utf-8", "surrogatepass"), mv,
-                             info[0], info[1], info[2], info[3])
+            break
         _make(b, mv, &undo)
         out.append(_get_fen(b, False))
     return out
@@ -1986,27 +1976,16 @@ def canonical_san(sans, fen=None, chess960=False):
     """
     cdef Board b = _new_board(fen, chess960)
     cdef bytes data = _split(sans)
-    cdef const unsigned char* p = data
-    cdef Py_ssize_t n = len(data)
     cdef Py_ssize_t i = 0
-    cdef Py_ssize_t start
     cdef int info[4]
     cdef int mv
     cdef Undo undo
     info[0] = info[1] = info[2] = info[3] = 0
     out = []
     while True:
-        while i < n and _is_ws(p[i]):
-            i += 1
-        if i >= n:
-            break
-        start = i
-        while i < n and not _is_ws(p[i]):
-            i += 1
-        mv = _resolve_san(b, p + start, <int>(i - start), info)
+        mv = _next_move(b, data, &i, info)
         if mv < 0:
-            raise _san_error(b, data[start:i].decode("utf-8", "surrogatepass"), mv,
-                             info[0], info[1], info[2], info[3])
+            break
         out.append(_san_of(b, mv))
         _make(b, mv, &undo)
     return " ".join(out)

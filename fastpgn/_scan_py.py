@@ -38,7 +38,6 @@ _RANKS = b"12345678"
 _PIECES = b"KQRBNP"
 _PROMO = b"QRBNK"
 _DELIMS = frozenset(b" \t\r\n{}();$")
-_RESULT_W = b"W"
 
 _RESULT_CODE = {b"1-0": b"W", b"0-1": b"B", b"1/2-1/2": b"D"}
 _TERMINATION_CODE = {

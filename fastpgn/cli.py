@@ -138,7 +138,7 @@ class _Progress:
 
 
 def convert_main(argv) -> int:
-    from fastpgn.pipeline import Converter, Interrupted, Options, OutputError
+    from fastpgn.pipeline import Converter, Options, OutputError
 
     argv = list(argv)
     # The original takes CHUNK_SIZE first (main.py 100_000 file.pgn.bz2): accept that order too.
@@ -166,12 +166,7 @@ def convert_main(argv) -> int:
         print("fastpgn: interrupted; complete chunks were kept, rerun with --resume to continue",
               file=sys.stderr)
         return 130
-    except Interrupted:
-        return 130
-    except OutputError as exc:
-        print(f"fastpgn: {exc}", file=sys.stderr)
-        return 2
-    except InputError as exc:
+    except (OutputError, InputError) as exc:
         print(f"fastpgn: {exc}", file=sys.stderr)
         return 2
     except PGNError as exc:
@@ -201,21 +196,24 @@ def convert_main(argv) -> int:
     return 1 if summary.games_rejected else 0
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+def guarded(command) -> int:
+    """Run ``command()`` for a command line: quiet exit on a closed stdout (0) and on Ctrl-C (130)."""
     try:
-        if argv and argv[0] in SUBCOMMANDS:
-            module = importlib.import_module(SUBCOMMANDS[argv[0]])
-            return module.main(argv[1:])
-        if argv and argv[0] == "openings":
-            return openings_main(argv[1:])
-        return convert_main(argv)
+        return command()
     except BrokenPipeError:
-        # stdout closed early (e.g. | head): exit quietly, as CPython's tools do.
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
+        # The reader of stdout left early (``| head``): drop what is unsent, quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
         return 130
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        module = importlib.import_module(SUBCOMMANDS[argv[0]])
+        return module.main(argv[1:])
+    if argv and argv[0] == "openings":
+        return guarded(lambda: openings_main(argv[1:]))
+    return guarded(lambda: convert_main(argv))

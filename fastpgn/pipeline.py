@@ -27,7 +27,7 @@ import os
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastpgn import _scan, openings as _openings
@@ -52,10 +52,6 @@ STATE_VERSION = 1
 
 class OutputError(PGNError):
     """The output folder cannot be written (permissions, full disk)."""
-
-
-class Interrupted(Exception):
-    """Ctrl-C: workers were stopped and no partial chunk kept a final name."""
 
 
 @dataclass
@@ -146,7 +142,7 @@ def _work(data: bytes, offset: int, at_stream_start: bool):
     lines, read, rejects = _scan.kernel.lines_from_block(
         data, 0, len(data), offset, 0, at_stream_start, _WORKER["openings"], False, _WORKER["hook"])
     raw = [(reason, error_offset, number, data[start:end]) for reason, error_offset, number, start, end in rejects]
-    return compress(lines, _WORKER["compression"]), lines.count(b"\n"), read, raw
+    return compress(lines, _WORKER["compression"]), read - len(raw), read, raw
 
 
 # ---------------------------------------------------------------- main side
@@ -359,8 +355,7 @@ class Converter:
                 if job is None:
                     member, count, read, raw = compress(b"", opts.compression), 0, 0, []
                     if block.data.strip():
-                        reason = f"input ends inside this game ({block.damage.reason})"
-                        raw = [(reason, block.damage.offset, 1, block.data)]
+                        raw = [(block.truncation_reason(), block.damage.offset, 1, block.data)]
                         read = 1
                 else:
                     member, count, read, raw = job if pool is None else job.result()

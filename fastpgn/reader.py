@@ -176,7 +176,7 @@ class _BlockReader:
             return False
         if block.data.strip():
             self.games_read += 1
-            reason = f"input ends inside this game ({block.damage.reason})"
+            reason = block.truncation_reason()
             self.rejected.append(Rejected(block.offset, self.games_read, reason,
                                           block.damage.offset, block.data))
             if self.errors == "raise":

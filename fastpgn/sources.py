@@ -216,14 +216,14 @@ class _Prefixed(io.RawIOBase):
         return True
 
     def read(self, n: int = -1) -> bytes:
-        if self._head:
-            if n < 0 or n >= len(self._head):
-                head, self._head = self._head, b""
-                return head + (self._rest.read(n - len(head)) if n > len(head) else
-                               (self._rest.read() if n < 0 else b""))
-            head, self._head = self._head[:n], self._head[n:]
-            return head
-        return self._rest.read(n)
+        if not self._head:
+            return self._rest.read(n)
+        if n < 0:
+            head, self._head = self._head, b""
+            return head + self._rest.read()
+        # A short read is fine: callers read until b"".
+        head, self._head = self._head[:n], self._head[n:]
+        return head
 
     def close(self) -> None:
         self._rest.close()
@@ -278,6 +278,9 @@ class Block:
     at_stream_start: bool
     damage: InputError | None = None   # set on the last block when the input is damaged
     truncated: bool = False            # the data is the start of a game the damage cut short
+
+    def truncation_reason(self) -> str:
+        return f"input ends inside this game ({self.damage.reason})"
 
 
 def find_cut(buf, lo: int) -> int:

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+from fastpgn.cli import guarded
 from fastpgn.errors import FormatError, InputError, PGNError
 
 __all__ = ["CryptGame", "decode", "decode_games", "decode_line", "encode", "encode_game",
@@ -511,15 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     def err(message: str) -> None:
         print(message, file=sys.stderr)
 
-    try:
-        return _run(args, err)
-    except BrokenPipeError:
-        # The reader of stdout left early (``| head``); drop what is unsent, quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:
-        return 130
+    return guarded(lambda: _run(args, err))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from dataclasses import dataclass, field
 from itertools import chain, count, repeat
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from fastpgn.cli import guarded
 from fastpgn.errors import FormatError, InputError, PGNError
 
 __all__ = [
@@ -870,15 +870,7 @@ def main(argv: list[str] | None = None) -> int:
     def err(message: str) -> None:
         print(message, file=sys.stderr)
 
-    try:
-        return _reverse(args, err) if args.reverse else _forward(args, err)
-    except BrokenPipeError:
-        # The reader of stdout left early (``| head``); drop what is unsent, quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:
-        return 130
+    return guarded(lambda: _reverse(args, err) if args.reverse else _forward(args, err))
 
 
 if __name__ == "__main__":  # pragma: no cover
