@@ -245,6 +245,7 @@ cdef class _Game:
     cdef long long *clock_secs     # per ply; -1 = none
     cdef Py_ssize_t *clock_frac    # 2 per ply: the ".f" span
     cdef Py_ssize_t result_start, result_end
+    cdef long long first_ply
     cdef str bad
     cdef Py_ssize_t bad_pos
     cdef object moves_field
@@ -274,6 +275,7 @@ cdef class _Game:
         self.nmoves = 0
         self.result_start = 0
         self.result_end = 0
+        self.first_ply = -1
         self.bad = None
         self.bad_pos = -1
         self.moves_field = None
@@ -491,6 +493,17 @@ cdef inline bint _is_result(const char *t, Py_ssize_t n) nogil:
     return n == 7 and memcmp(t, b"1/2-1/2", 7) == 0
 
 
+cdef long long _first_ply(const char *buf, Py_ssize_t pos, Py_ssize_t stop) nogil:
+    cdef Py_ssize_t digits = pos
+    cdef long long number = 0
+    while digits < stop and _is_digit(buf[digits]):
+        number = number * 10 + (buf[digits] - 48) if digits - pos < 9 else number
+        digits += 1
+    if digits - pos > 9 or number == 0:
+        return -1
+    return 2 * (number - 1) + (1 if stop - digits >= 3 else 0)
+
+
 cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
     cdef char c
     cdef Py_ssize_t j, k, stop, n
@@ -557,6 +570,8 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                     game.bad = "invalid move token '" + _show(buf + pos, n) + "'"
                     game.bad_pos = pos
                     return -1
+                if game.nmoves == 0:
+                    game.first_ply = _first_ply(buf, pos, k)
                 pos = k
                 continue
             if game.result_end != game.result_start:
@@ -1027,7 +1042,7 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
             clocks = _text(text.data, text.size)
             out.append((base_offset + game.start, number, headers, moves, evals, clocks,
                         _text(buf + game.result_start, game.result_end - game.result_start),
-                        game.start, game.end))
+                        game.first_ply, game.start, game.end))
         return out, number - first_game, rejects
     finally:
         free(text.data)

@@ -206,7 +206,7 @@ class _Game:
     """Everything scanned from one game; the two front ends read what they need."""
 
     __slots__ = ("start", "end", "tags", "moves", "evals", "clocks", "result",
-                 "bad", "bad_pos", "moves_field")
+                 "first_ply", "bad", "bad_pos", "moves_field")
 
     def __init__(self, start: int) -> None:
         self.start = start
@@ -216,6 +216,7 @@ class _Game:
         self.evals: list = []         # per ply: bytes or None
         self.clocks: list = []        # per ply: seconds text or None
         self.result = b""
+        self.first_ply = -1           # ply index the move number before the first move names
         self.bad = ""
         self.bad_pos = -1
         self.moves_field = None       # replaces field 20 when a moves hook rewrote it
@@ -346,6 +347,22 @@ def _variation(buf: bytes, pos: int, end: int) -> int:
     raise _Bad("unterminated variation", pos)
 
 
+def _first_ply(buf: bytes, pos: int, stop: int) -> int:
+    """The ply a move number token ``buf[pos:stop]`` names: ``12.`` is 22 (White), ``12...`` 23 (Black).
+
+    -1 when the number is 0 or has more than 9 digits.
+    """
+    digits = pos
+    while digits < stop and 48 <= buf[digits] <= 57:
+        digits += 1
+    if digits - pos > 9:
+        return -1
+    number = int(buf[pos:digits])
+    if number == 0:
+        return -1
+    return 2 * (number - 1) + (1 if stop - digits >= 3 else 0)
+
+
 def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
     """Scan movetext from ``pos``; return where the game ends (a tag line outside comments, or ``end``)."""
     moves = game.moves
@@ -397,6 +414,8 @@ def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
                     k += 1
                 if k < j and 48 <= buf[k - 1] <= 57:
                     raise _Bad("invalid move token '" + _show(tok) + "'", pos)
+                if not moves:
+                    game.first_ply = _first_ply(buf, pos, k)
                 pos = k
                 continue
             if game.result:
@@ -566,10 +585,12 @@ def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, 
     """Scan the whole games in ``buf[start:end]`` into record tuples for the reader.
 
     Returns ``(games, games_read, rejects)``; each game is
-    ``(offset, number, headers, moves, evals, clocks, result, start, end)``
+    ``(offset, number, headers, moves, evals, clocks, result, first_ply, start, end)``
     where ``headers`` is a dict of str, ``moves`` the SAN tokens joined by
     spaces, ``evals``/``clocks`` the per-ply values joined by spaces with an
-    empty entry where a ply has none, ``result`` the movetext's result token.
+    empty entry where a ply has none, ``result`` the movetext's result token,
+    ``first_ply`` the ply the move number before the first move names (``12...``
+    is 23: Black's 12th move; -1 when no number precedes the first move).
     """
     out = []
     rejects = []
@@ -597,6 +618,7 @@ def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, 
             _text(b" ".join(b"" if e is None else e for e in game.evals)),
             _text(b" ".join(b"" if c is None else c for c in game.clocks)),
             _text(game.result),
+            game.first_ply,
             game.start,
             game.end,
         ))

@@ -46,13 +46,17 @@ class Game:
     ('abc', ['e4', 'e5'], [60, None], [None, None], '*')
     """
 
-    __slots__ = ("offset", "number", "headers", "_san", "_evals_text", "_clocks_text",
+    __slots__ = ("offset", "number", "headers", "first_ply", "_san", "_evals_text", "_clocks_text",
                  "_result_token", "_moves", "_evals", "_clocks")
 
-    def __init__(self, offset, number, headers, san, evals_text, clocks_text, result_token):
+    def __init__(self, offset, number, headers, san, evals_text, clocks_text, result_token,
+                 first_ply=-1):
         self.offset = offset
         self.number = number
         self.headers = headers
+        #: The ply the movetext's move number before the first move names
+        #: (``1.`` is 0, ``12...`` is 23: Black's twelfth move); None without one.
+        self.first_ply = first_ply if first_ply >= 0 else None
         self._san = san
         self._evals_text = evals_text
         self._clocks_text = clocks_text
@@ -207,9 +211,9 @@ class GameReader(_BlockReader):
             records, read, rejects = scan(block.data, 0, len(block.data), block.offset,
                                           self.games_read, block.at_stream_start, stop)
             self.games_read += read
-            for offset, number, headers, san, evals, clocks, result, _s, _e in records:
+            for offset, number, headers, san, evals, clocks, result, first_ply, _s, _e in records:
                 self.games_yielded += 1
-                yield Game(offset, number, headers, san, evals, clocks, result)
+                yield Game(offset, number, headers, san, evals, clocks, result, first_ply)
             self._finish(rejects, block)
             self._damage(block)
 

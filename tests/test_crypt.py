@@ -140,10 +140,10 @@ def test_line_breaks_anywhere():
     assert crypt.encode("1. e4 e5\r\n2. Nf3\r\n") == "e4,e5.Nf3"
 
 
-@pytest.mark.xfail(strict=True, reason="the reader's Game has no first move number; only a FEN tag "
-                                       "tells that Black moves first (see docs/crypt.md)")
 def test_black_first_without_a_fen_tag():
     assert crypt.encode("12... Nf6 13. Bc4 d5 *") == "12:,Nf6.Bc4,d5"
+    assert crypt.encode("7. e4 e5 *") == "7:e4,e5"
+    assert crypt.decode(crypt.encode("12... Nf6 13. Bc4 d5 *")) == "12... Nf6 13. Bc4 d5"
 
 
 @pytest.mark.parametrize("line, reason, column", [

@@ -218,3 +218,17 @@ def test_game_records_replay_on_the_board():
         if fens:
             assert fens[-1].split()[:4] == board.fen().split()[:4]
         assert game.board().is_checkmate() == board.is_checkmate()
+
+
+@pytest.mark.parametrize("movetext, first_ply", [
+    ("1. e4 e5 *", 0),
+    ("12... Nf6 13. Bc4 d5 *", 23),
+    ("7.e4 *", 12),
+    ("e4 e5 *", None),
+    ("0. e4 *", None),
+    ("1. e4 5... e5 *", 0),
+    ("{ a comment } 3... Nf6 *", 5),
+])
+def test_first_ply_names_the_numbered_start(movetext, first_ply):
+    game = next(iter(read_games(movetext.encode())))
+    assert game.first_ply == first_ply

@@ -208,7 +208,7 @@ def test_real_games_agree_with_python_chess(scan, name):
     oracle = _oracle(name)
     assert read == len(records) == len(oracle)
     for record, (headers, sans, evals, clocks) in zip(records, oracle):
-        offset, number, ours_headers, moves, ev, cl, _result, _s, _e = record
+        offset, number, ours_headers, moves, ev, cl, _result, _first, _s, _e = record
         # python-chess fills in the seven-tag roster with "?" defaults; every tag in the file must agree.
         assert {k: headers[k] for k in ours_headers} == ours_headers, number
         assert set(headers) - set(ours_headers) <= {"Event", "Site", "Date", "Round", "White", "Black", "Result"}

@@ -122,9 +122,12 @@ def _escape(value: str) -> str:
     return value
 
 
-def _start_of(headers: dict[str, str]) -> tuple[int, bool]:
-    """First move number and whether Black moves first, from a FEN tag."""
+def _start_of(headers: dict[str, str], first_ply: int | None = None) -> tuple[int, bool]:
+    """First move number and whether Black moves first: from a FEN tag, else from the movetext's
+    first move number (``12...``)."""
     fields = headers.get("FEN", "").split()
+    if not fields and first_ply is not None:
+        return first_ply // 2 + 1, first_ply % 2 == 1
     black = len(fields) > 1 and fields[1] == "b"
     number = int(fields[5]) if len(fields) > 5 and fields[5].isdigit() and int(fields[5]) > 0 else 1
     return number, black
@@ -383,7 +386,7 @@ def encode_games(source, *, headers: bool = False, errors: str = "raise", on_err
         reader = read_games(source, errors=errors)
     for game in reader:
         tags = game.headers
-        first_move, black_first = _start_of(tags)
+        first_move, black_first = _start_of(tags, getattr(game, "first_ply", None))
         try:
             yield encode_game(game.moves, result=game.result, headers=tags if headers else None,
                               first_move=first_move, black_first=black_first, number=game.number)
