@@ -13,6 +13,8 @@ from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memchr, memcmp, memcpy
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
+from cpython.dict cimport PyDict_GetItem, PyDict_Check
+from cpython.ref cimport PyObject
 
 cdef extern from "string.h":
     void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
@@ -48,37 +50,73 @@ DEF S_DATE = 16
 DEF S_TIME = 17
 
 
-cdef inline bint _is_ws(char c) nogil:
-    return c == b' ' or c == b'\t' or c == b'\r'
+# Character classes, one table lookup per byte on the hot paths.
+DEF C_DELIM = 1     # ends a movetext token: space, tab, CR, LF, { } ( ) ; $
+DEF C_WS = 2        # space, tab, CR
+DEF C_DIGIT = 4
+DEF C_FILE = 8      # a-h
+DEF C_RANK = 16     # 1-8
+DEF C_PIECE = 32    # K Q R B N P
+DEF C_PROMO = 64    # Q R B N K
+DEF C_SPACE = 128   # space, tab, CR, LF
+
+cdef unsigned char _CLS[256]
 
 
-cdef inline bint _is_space(char c) nogil:
-    return c == b' ' or c == b'\t' or c == b'\r' or c == b'\n'
+cdef void _init_classes():
+    cdef int i
+    for i in range(256):
+        _CLS[i] = 0
+    for i in b" \t\r\n{}();$":
+        _CLS[i] |= C_DELIM
+    for i in b" \t\r":
+        _CLS[i] |= C_WS | C_SPACE
+    _CLS[b'\n'] |= C_SPACE
+    for i in range(48, 58):
+        _CLS[i] |= C_DIGIT
+    for i in b"abcdefgh":
+        _CLS[i] |= C_FILE
+    for i in b"12345678":
+        _CLS[i] |= C_RANK
+    for i in b"KQRBNP":
+        _CLS[i] |= C_PIECE
+    for i in b"QRBNK":
+        _CLS[i] |= C_PROMO
 
 
-cdef inline bint _is_file(char c) nogil:
-    return b'a' <= c <= b'h'
+_init_classes()
 
 
-cdef inline bint _is_rank(char c) nogil:
-    return b'1' <= c <= b'8'
+cdef inline bint _is_ws(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_WS
 
 
-cdef inline bint _is_digit(char c) nogil:
-    return b'0' <= c <= b'9'
+cdef inline bint _is_space(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_SPACE
 
 
-cdef inline bint _is_piece(char c) nogil:
-    return c == b'K' or c == b'Q' or c == b'R' or c == b'B' or c == b'N' or c == b'P'
+cdef inline bint _is_file(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_FILE
 
 
-cdef inline bint _is_promo(char c) nogil:
-    return c == b'Q' or c == b'R' or c == b'B' or c == b'N' or c == b'K'
+cdef inline bint _is_rank(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_RANK
 
 
-cdef inline bint _is_delim(char c) nogil:
-    return (c == b' ' or c == b'\t' or c == b'\r' or c == b'\n' or c == b'{' or c == b'}'
-            or c == b'(' or c == b')' or c == b';' or c == b'$')
+cdef inline bint _is_digit(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_DIGIT
+
+
+cdef inline bint _is_piece(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_PIECE
+
+
+cdef inline bint _is_promo(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_PROMO
+
+
+cdef inline bint _is_delim(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_DELIM
 
 
 cdef class _Bad(Exception):
@@ -93,14 +131,14 @@ cdef str _show(const char *p, Py_ssize_t n):
 
 # ---------------------------------------------------------------- lines
 
-cdef inline Py_ssize_t _line_end(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil:
+cdef inline Py_ssize_t _line_end(const char *buf, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
     if pos >= end:
         return end
     cdef const char *nl = <const char *>memchr(buf + pos, b'\n', end - pos)
     return end if nl == NULL else nl - buf
 
 
-cdef inline bint _is_blank(const char *buf, Py_ssize_t pos, Py_ssize_t stop) nogil:
+cdef inline bint _is_blank(const char *buf, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
     while pos < stop:
         if not _is_ws(buf[pos]):
             return False
@@ -108,13 +146,13 @@ cdef inline bint _is_blank(const char *buf, Py_ssize_t pos, Py_ssize_t stop) nog
     return True
 
 
-cdef inline bint _is_tag_line(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil:
+cdef inline bint _is_tag_line(const char *buf, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
     while pos < end and (buf[pos] == b' ' or buf[pos] == b'\t'):
         pos += 1
     return pos < end and buf[pos] == b'['
 
 
-cdef Py_ssize_t _next_boundary(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil:
+cdef Py_ssize_t _next_boundary(const char *buf, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
     cdef bint blank = False
     cdef Py_ssize_t start, stop
     cdef Py_ssize_t nl = _line_end(buf, pos, end)
@@ -133,7 +171,19 @@ cdef Py_ssize_t _next_boundary(const char *buf, Py_ssize_t pos, Py_ssize_t end) 
 
 # ---------------------------------------------------------------- tokens
 
-cdef bint _san_ok(const char *tok, Py_ssize_t n) nogil:
+cdef inline bint _san_ok(const char *tok, Py_ssize_t n) noexcept nogil:
+    # The two shapes of most moves first ("e4", "Nf3"); the full check gives the same answer.
+    if n == 2:
+        if _CLS[<unsigned char>tok[0]] & C_FILE and _CLS[<unsigned char>tok[1]] & C_RANK:
+            return True
+    elif n == 3:
+        if (_CLS[<unsigned char>tok[0]] & C_PIECE and _CLS[<unsigned char>tok[1]] & C_FILE
+                and _CLS[<unsigned char>tok[2]] & C_RANK):
+            return True
+    return _san_full(tok, n)
+
+
+cdef bint _san_full(const char *tok, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i = 0, j, k, lim, m
     cdef char c
     if n == 2 and ((tok[0] == b'-' and tok[1] == b'-') or (tok[0] == b'Z' and tok[1] == b'0')):
@@ -192,7 +242,7 @@ cdef bint _san_ok(const char *tok, Py_ssize_t n) nogil:
     return i == n
 
 
-cdef bint _clock_seconds(const char *p, Py_ssize_t n, long long *seconds, Py_ssize_t *frac) nogil:
+cdef bint _clock_seconds(const char *p, Py_ssize_t n, long long *seconds, Py_ssize_t *frac) noexcept nogil:
     """Parse ``H:MM:SS[.f]``; ``frac`` gets the index of the ``.`` (or n)."""
     cdef Py_ssize_t i = 0, hs
     cdef long long h = 0
@@ -220,7 +270,7 @@ cdef bint _clock_seconds(const char *p, Py_ssize_t n, long long *seconds, Py_ssi
     return True
 
 
-cdef bint _eval_ok(const char *p, Py_ssize_t n) nogil:
+cdef bint _eval_ok(const char *p, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
     cdef char c
     if n == 0:
@@ -295,20 +345,13 @@ cdef class _Game:
         self.ntags += 1
         return 0
 
-    cdef int add_move(self, Py_ssize_t s, Py_ssize_t e) except -1:
-        cdef Py_ssize_t cap
-        if self.nmoves == self.cap_moves:
-            cap = 2 * self.cap_moves
-            self.moves = <Py_ssize_t *>_grow(self.moves, 2 * cap * sizeof(Py_ssize_t))
-            self.evals = <Py_ssize_t *>_grow(self.evals, 2 * cap * sizeof(Py_ssize_t))
-            self.clock_secs = <long long *>_grow(self.clock_secs, cap * sizeof(long long))
-            self.clock_frac = <Py_ssize_t *>_grow(self.clock_frac, 2 * cap * sizeof(Py_ssize_t))
-            self.cap_moves = cap
-        self.moves[2 * self.nmoves] = s
-        self.moves[2 * self.nmoves + 1] = e
-        self.evals[2 * self.nmoves] = -1
-        self.clock_secs[self.nmoves] = -1
-        self.nmoves += 1
+    cdef int grow_moves(self) except -1:
+        cdef Py_ssize_t cap = 2 * self.cap_moves
+        self.moves = <Py_ssize_t *>_grow(self.moves, 2 * cap * sizeof(Py_ssize_t))
+        self.evals = <Py_ssize_t *>_grow(self.evals, 2 * cap * sizeof(Py_ssize_t))
+        self.clock_secs = <long long *>_grow(self.clock_secs, cap * sizeof(long long))
+        self.clock_frac = <Py_ssize_t *>_grow(self.clock_frac, 2 * cap * sizeof(Py_ssize_t))
+        self.cap_moves = cap
         return 0
 
 
@@ -440,7 +483,7 @@ cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game 
     return close + 1
 
 
-cdef inline Py_ssize_t _find2(const char *buf, Py_ssize_t pos, Py_ssize_t end, char a, char b) nogil:
+cdef inline Py_ssize_t _find2(const char *buf, Py_ssize_t pos, Py_ssize_t end, char a, char b) noexcept nogil:
     """Index of the two-byte sequence ``ab`` in ``buf[pos:end]``, or -1."""
     cdef const char *hit
     while pos + 1 < end:
@@ -487,13 +530,13 @@ cdef Py_ssize_t _variation(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Gam
     return -1
 
 
-cdef inline bint _is_result(const char *t, Py_ssize_t n) nogil:
+cdef inline bint _is_result(const char *t, Py_ssize_t n) noexcept nogil:
     if n == 3 and ((t[0] == b'1' and t[1] == b'-' and t[2] == b'0') or (t[0] == b'0' and t[1] == b'-' and t[2] == b'1')):
         return True
     return n == 7 and memcmp(t, b"1/2-1/2", 7) == 0
 
 
-cdef long long _first_ply(const char *buf, Py_ssize_t pos, Py_ssize_t stop) nogil:
+cdef long long _first_ply(const char *buf, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
     cdef Py_ssize_t digits = pos
     cdef long long number = 0
     while digits < stop and _is_digit(buf[digits]):
@@ -506,51 +549,21 @@ cdef long long _first_ply(const char *buf, Py_ssize_t pos, Py_ssize_t stop) nogi
 
 cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
     cdef char c
+    cdef unsigned char cls
     cdef Py_ssize_t j, k, stop, n
     while pos < end:
         c = buf[pos]
-        if c == b' ' or c == b'\t' or c == b'\r':
+        if c == b' ':
             pos += 1
-        elif c == b'\n':
-            pos += 1
-            stop = _line_end(buf, pos, end)
-            if _is_tag_line(buf, pos, stop):
-                return pos
-            if pos < end and buf[pos] == b'%':
-                pos = stop
-        elif c == b'{':
-            pos = _comment(buf, pos, end, game)
-            if pos < 0:
-                return -1
-        elif c == b'(':
-            pos = _variation(buf, pos, end, game)
-            if pos < 0:
-                return -1
-        elif c == b';':
-            pos = _line_end(buf, pos, end)
-        elif c == b'$':
+            continue
+        cls = _CLS[<unsigned char>c]
+        if not (cls & C_DELIM):
+            # a token: move number, result, or SAN move
             j = pos + 1
-            while j < end and _is_digit(buf[j]):
-                j += 1
-            if j == pos + 1:
-                game.bad = "malformed NAG"
-                game.bad_pos = pos
-                return -1
-            pos = j
-        elif c == b')':
-            game.bad = "unexpected ')'"
-            game.bad_pos = pos
-            return -1
-        elif c == b'}':
-            game.bad = "unexpected '}'"
-            game.bad_pos = pos
-            return -1
-        else:
-            j = pos
-            while j < end and not _is_delim(buf[j]):
+            while j < end and not (_CLS[<unsigned char>buf[j]] & C_DELIM):
                 j += 1
             n = j - pos
-            if c == b'*' or _is_result(buf + pos, n):
+            if c == b'*' or (cls & C_DIGIT and _is_result(buf + pos, n)):
                 if c == b'*' and n != 1:
                     game.bad = "invalid move token '" + _show(buf + pos, n) + "'"
                     game.bad_pos = pos
@@ -560,8 +573,8 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                     game.result_end = j
                 pos = j
                 continue
-            if _is_digit(c) and not (n >= 3 and buf[pos] == b'0' and buf[pos + 1] == b'-' and buf[pos + 2] == b'0'):
-                k = pos
+            if cls & C_DIGIT and not (n >= 3 and c == b'0' and buf[pos + 1] == b'-' and buf[pos + 2] == b'0'):
+                k = pos + 1
                 while k < j and _is_digit(buf[k]):
                     k += 1
                 while k < j and buf[k] == b'.':
@@ -582,8 +595,50 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 game.bad = "invalid move token '" + _show(buf + pos, n) + "'"
                 game.bad_pos = pos
                 return -1
-            game.add_move(pos, j)
+            if game.nmoves == game.cap_moves:
+                game.grow_moves()
+            game.moves[2 * game.nmoves] = pos
+            game.moves[2 * game.nmoves + 1] = j
+            game.evals[2 * game.nmoves] = -1
+            game.clock_secs[game.nmoves] = -1
+            game.nmoves += 1
             pos = j
+        elif c == b'{':
+            pos = _comment(buf, pos, end, game)
+            if pos < 0:
+                return -1
+        elif cls & C_WS:
+            pos += 1
+        elif c == b'\n':
+            pos += 1
+            stop = _line_end(buf, pos, end)
+            if _is_tag_line(buf, pos, stop):
+                return pos
+            if pos < end and buf[pos] == b'%':
+                pos = stop
+        elif c == b'(':
+            pos = _variation(buf, pos, end, game)
+            if pos < 0:
+                return -1
+        elif c == b';':
+            pos = _line_end(buf, pos, end)
+        elif c == b'$':
+            j = pos + 1
+            while j < end and _is_digit(buf[j]):
+                j += 1
+            if j == pos + 1:
+                game.bad = "malformed NAG"
+                game.bad_pos = pos
+                return -1
+            pos = j
+        elif c == b')':
+            game.bad = "unexpected ')'"
+            game.bad_pos = pos
+            return -1
+        else:  # '}'
+            game.bad = "unexpected '}'"
+            game.bad_pos = pos
+            return -1
     return end
 
 
@@ -647,9 +702,16 @@ cdef int _reserve(Out *out, Py_ssize_t extra) except -1:
 
 
 cdef inline int _put(Out *out, const char *p, Py_ssize_t n) except -1:
+    cdef Py_ssize_t i
+    cdef char *d
     if out.size + n > out.cap:
         _reserve(out, n)
-    memcpy(out.data + out.size, p, n)
+    d = out.data + out.size
+    if n <= 8:  # moves, evals, codes: a loop beats a call to memcpy
+        for i in range(n):
+            d[i] = p[i]
+    else:
+        memcpy(d, p, n)
     out.size += n
     return 0
 
@@ -659,27 +721,6 @@ cdef inline int _putc(Out *out, char c) except -1:
         _reserve(out, 1)
     out.data[out.size] = c
     out.size += 1
-    return 0
-
-
-cdef int _put_sep(Out *out) except -1:
-    return _put(out, b"\xe2\x94\x82", 3)
-
-
-cdef int _put_field(Out *out, const char *p, Py_ssize_t n, bint undots) except -1:
-    """Copy a text field without the separator, CR and LF (and dots, for dates)."""
-    cdef Py_ssize_t i = 0
-    cdef char c
-    _reserve(out, n)
-    while i < n:
-        c = p[i]
-        if c == b'\xe2' and i + 2 < n and p[i + 1] == b'\x94' and p[i + 2] == b'\x82':
-            i += 3
-            continue
-        if not (c == b'\n' or c == b'\r' or (undots and c == b'.')):
-            out.data[out.size] = c
-            out.size += 1
-        i += 1
     return 0
 
 
@@ -699,9 +740,75 @@ cdef int _put_int(Out *out, long long v) except -1:
     return 0
 
 
+# Unchecked writers for _line, which reserves room for a whole line first:
+# every field is at most as long as the source bytes it comes from, plus a
+# fixed allowance for separators, codes and counts (LINE_SLACK).
+DEF LINE_SLACK = 256
+
+
+cdef inline void _w(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
+    cdef char *d = out.data + out.size
+    cdef Py_ssize_t i
+    if n <= 16:
+        for i in range(n):
+            d[i] = p[i]
+    else:
+        memcpy(d, p, n)
+    out.size += n
+
+
+cdef inline void _wc(Out *out, char c) noexcept nogil:
+    out.data[out.size] = c
+    out.size += 1
+
+
+cdef inline void _wsep(Out *out) noexcept nogil:
+    cdef char *d = out.data + out.size
+    d[0] = b'\xe2'
+    d[1] = b'\x94'
+    d[2] = b'\x82'
+    out.size += 3
+
+
+cdef inline void _wint(Out *out, long long v) noexcept nogil:
+    """A non-negative integer in decimal."""
+    cdef long long t = v
+    cdef Py_ssize_t n = 1
+    cdef char *d
+    while t >= 10:
+        t //= 10
+        n += 1
+    out.size += n
+    d = out.data + out.size
+    while True:
+        d -= 1
+        d[0] = <char>(48 + v % 10)
+        v //= 10
+        if v == 0:
+            break
+
+
+cdef inline void _wfield(Out *out, const char *p, Py_ssize_t n, bint undots) noexcept nogil:
+    """A text field without the separator, CR and LF (and dots, for dates)."""
+    cdef Py_ssize_t i = 0
+    cdef char c
+    cdef char *d = out.data + out.size
+    cdef Py_ssize_t k = 0
+    while i < n:
+        c = p[i]
+        if c == b'\xe2' and i + 2 < n and p[i + 1] == b'\x94' and p[i + 2] == b'\x82':
+            i += 3
+            continue
+        if not (c == b'\n' or c == b'\r' or (undots and c == b'.')):
+            d[k] = c
+            k += 1
+        i += 1
+    out.size += k
+
+
 # ---------------------------------------------------------------- front ends
 
-cdef int _slot_of(const char *p, Py_ssize_t n) nogil:
+cdef int _slot_of(const char *p, Py_ssize_t n) noexcept nogil:
     if n == 4:
         if memcmp(p, b"Site", 4) == 0: return S_SITE
         if memcmp(p, b"Date", 4) == 0: return S_DATE
@@ -737,7 +844,7 @@ cdef bytes _value(const char *buf, _Game game, Py_ssize_t t):
     return _unescape(buf + game.tags[4 * t + 2], game.tags[4 * t + 3] - game.tags[4 * t + 2])
 
 
-cdef long long _seconds_of_day(const char *p, Py_ssize_t n) nogil:
+cdef long long _seconds_of_day(const char *p, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i = 0, start
     cdef long long parts[3]
     cdef int k
@@ -758,26 +865,69 @@ cdef long long _seconds_of_day(const char *p, Py_ssize_t n) nogil:
     return parts[0] * 3600 + parts[1] * 60 + parts[2]
 
 
-cdef int _put_tag_field(Out *out, const char *buf, _Game game, Py_ssize_t t, bint undots) except -1:
+cdef object _span(const char *buf, _Game game, Py_ssize_t t, const char **p, Py_ssize_t *n):
+    """Point ``p``/``n`` at tag ``t``'s value with escapes undone.
+
+    Returns the bytes object that holds the text when escapes had to be undone
+    (keep it alive while using ``p``), else None: the text is the block's.
+    """
+    cdef Py_ssize_t s = game.tags[4 * t + 2], e = game.tags[4 * t + 3]
     cdef bytes v
-    cdef Py_ssize_t s, e
-    if t < 0:
-        return 0
-    s = game.tags[4 * t + 2]
-    e = game.tags[4 * t + 3]
     if memchr(buf + s, b'\\', e - s) == NULL:
-        return _put_field(out, buf + s, e - s, undots)
-    v = _value(buf, game, t)
-    return _put_field(out, PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v), undots)
+        p[0] = buf + s
+        n[0] = e - s
+        return None
+    v = _unescape(buf + s, e - s)
+    p[0] = PyBytes_AS_STRING(v)
+    n[0] = PyBytes_GET_SIZE(v)
+    return v
 
 
-cdef int _line(Out *out, const char *buf, _Game game, object openings) except -1:
+cdef int _write_tag(Out *out, const char *buf, _Game game, Py_ssize_t t, bint undots) except -1:
+    cdef const char *p
+    cdef Py_ssize_t n
+    cdef object hold
+    if t >= 0:
+        hold = _span(buf, game, t, &p, &n)
+        _wfield(out, p, n, undots)
+    return 0
+
+
+cdef inline bint _eq(const char *p, Py_ssize_t n, const char *lit, Py_ssize_t m) noexcept nogil:
+    return n == m and memcmp(p, lit, m) == 0
+
+
+cdef bytes _opening_key(const char *buf, _Game game, Py_ssize_t eco_tag, Py_ssize_t name_tag):
+    """``ECO + "│" + Opening``, the openings map's key (escapes undone)."""
+    cdef const char *ep = NULL
+    cdef const char *np = NULL
+    cdef Py_ssize_t en = 0, nn = 0
+    cdef object hold_eco = None, hold_name = None
+    cdef bytes key
+    cdef char *k
+    if eco_tag >= 0:
+        hold_eco = _span(buf, game, eco_tag, &ep, &en)
+    if name_tag >= 0:
+        hold_name = _span(buf, game, name_tag, &np, &nn)
+    key = PyBytes_FromStringAndSize(NULL, en + 3 + nn)
+    k = PyBytes_AS_STRING(key)
+    if en:
+        memcpy(k, ep, en)
+    memcpy(k + en, b"\xe2\x94\x82", 3)
+    if nn:
+        memcpy(k + en + 3, np, nn)
+    return key
+
+
+cdef int _line(Out *out, const char *buf, _Game game, object openings, bint plain_dict) except -1:
     cdef Py_ssize_t slots[NSLOTS]
-    cdef Py_ssize_t i, t, s, e, n, nevals = 0, nclocks = 0
+    cdef Py_ssize_t i, t, s, e, n, nevals = 0, nclocks = 0, vn
     cdef int slot
     cdef bint mate = False, first
-    cdef bytes v, key, eco
-    cdef const char *r
+    cdef bytes key, eco
+    cdef const char *vp
+    cdef object hold
+    cdef PyObject *hit
     cdef long long secs
     for i in range(NSLOTS):
         slots[i] = -1
@@ -795,118 +945,122 @@ cdef int _line(Out *out, const char *buf, _Game game, object openings) except -1
             nevals += 1
         if game.clock_secs[i] >= 0:
             nclocks += 1
+    _reserve(out, game.end - game.start + LINE_SLACK
+             + (PyBytes_GET_SIZE(game.moves_field) if game.moves_field is not None else 0))
     # 1 id: the Site tag after its last '/'
     if slots[S_SITE] >= 0:
-        v = _value(buf, game, slots[S_SITE])
-        r = PyBytes_AS_STRING(v)
-        e = PyBytes_GET_SIZE(v)
-        s = e
-        while s > 0 and r[s - 1] != b'/':
+        hold = _span(buf, game, slots[S_SITE], &vp, &vn)
+        s = vn
+        while s > 0 and vp[s - 1] != b'/':
             s -= 1
-        _put_field(out, r + s, e - s, False)
-    _put_sep(out)
+        _wfield(out, vp + s, vn - s, False)
+    _wsep(out)
     # 2 date
-    _put_tag_field(out, buf, game, slots[S_UTCDATE] if slots[S_UTCDATE] >= 0 else slots[S_DATE], True)
-    _put_sep(out)
+    _write_tag(out, buf, game, slots[S_UTCDATE] if slots[S_UTCDATE] >= 0 else slots[S_DATE], True)
+    _wsep(out)
     # 3 second of the day
     t = slots[S_UTCTIME] if slots[S_UTCTIME] >= 0 else slots[S_TIME]
     if t >= 0:
-        v = _value(buf, game, t)
-        secs = _seconds_of_day(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v))
+        hold = _span(buf, game, t, &vp, &vn)
+        secs = _seconds_of_day(vp, vn)
         if secs >= 0:
-            _put_int(out, secs)
-    _put_sep(out)
+            _wint(out, secs)
+    _wsep(out)
     # 4 result
     if slots[S_RESULT] >= 0:
-        v = _value(buf, game, slots[S_RESULT])
+        hold = _span(buf, game, slots[S_RESULT], &vp, &vn)
     else:
-        v = PyBytes_FromStringAndSize(buf + game.result_start, game.result_end - game.result_start)
-    if v == b"1-0":
-        _putc(out, b'W')
-    elif v == b"0-1":
-        _putc(out, b'B')
-    elif v == b"1/2-1/2":
-        _putc(out, b'D')
+        vp = buf + game.result_start
+        vn = game.result_end - game.result_start
+    if _eq(vp, vn, b"1-0", 3):
+        _wc(out, b'W')
+    elif _eq(vp, vn, b"0-1", 3):
+        _wc(out, b'B')
+    elif _eq(vp, vn, b"1/2-1/2", 7):
+        _wc(out, b'D')
     else:
-        _putc(out, b'*')
-    _put_sep(out)
+        _wc(out, b'*')
+    _wsep(out)
     # 5 termination
+    vn = 0
     if slots[S_TERMINATION] >= 0:
-        v = _value(buf, game, slots[S_TERMINATION])
+        hold = _span(buf, game, slots[S_TERMINATION], &vp, &vn)
+    if _eq(vp, vn, b"Normal", 6):
+        _wc(out, b'N')
+    elif _eq(vp, vn, b"Time forfeit", 12):
+        _wc(out, b'T')
+    elif _eq(vp, vn, b"Abandoned", 9):
+        _wc(out, b'A')
+    elif _eq(vp, vn, b"Unterminated", 12):
+        _wc(out, b'U')
+    elif _eq(vp, vn, b"Rules infraction", 16):
+        _wc(out, b'R')
     else:
-        v = b""
-    if v == b"Normal":
-        _putc(out, b'N')
-    elif v == b"Time forfeit":
-        _putc(out, b'T')
-    elif v == b"Abandoned":
-        _putc(out, b'A')
-    elif v == b"Unterminated":
-        _putc(out, b'U')
-    elif v == b"Rules infraction":
-        _putc(out, b'R')
-    else:
-        _putc(out, b'*')
-    _put_sep(out)
+        _wc(out, b'*')
+    _wsep(out)
     # 6-9 mate, hasEval, hasClock, plies
-    _putc(out, b'Y' if mate else b'N')
-    _put_sep(out)
-    _putc(out, b'Y' if nevals else b'N')
-    _put_sep(out)
-    _putc(out, b'Y' if nclocks else b'N')
-    _put_sep(out)
-    _put_int(out, n)
-    _put_sep(out)
+    _wc(out, b'Y' if mate else b'N')
+    _wsep(out)
+    _wc(out, b'Y' if nevals else b'N')
+    _wsep(out)
+    _wc(out, b'Y' if nclocks else b'N')
+    _wsep(out)
+    _wint(out, n)
+    _wsep(out)
     # 10 opening code
     if openings is None:
-        _put_tag_field(out, buf, game, slots[S_ECO], False)
+        _write_tag(out, buf, game, slots[S_ECO], False)
     else:
-        key = ((_value(buf, game, slots[S_ECO]) if slots[S_ECO] >= 0 else b"") + _SEP
-               + (_value(buf, game, slots[S_OPENING]) if slots[S_OPENING] >= 0 else b""))
-        try:
-            eco = openings[key]
-        except KeyError:
-            eco = b"?"
-        _put_field(out, PyBytes_AS_STRING(eco), PyBytes_GET_SIZE(eco), False)
-    _put_sep(out)
+        key = _opening_key(buf, game, slots[S_ECO], slots[S_OPENING])
+        hit = PyDict_GetItem(openings, key) if plain_dict else NULL
+        if hit != NULL:
+            eco = <bytes>hit
+        else:
+            try:
+                eco = openings[key]
+            except KeyError:
+                eco = b"?"
+        _reserve(out, PyBytes_GET_SIZE(eco) + LINE_SLACK)
+        _wfield(out, PyBytes_AS_STRING(eco), PyBytes_GET_SIZE(eco), False)
+    _wsep(out)
     # 11-19 time control and players
     for slot in (S_TC, S_WHITE, S_WELO, S_WDIFF, S_WTITLE, S_BLACK, S_BELO, S_BDIFF, S_BTITLE):
-        _put_tag_field(out, buf, game, slots[slot], False)
-        _put_sep(out)
+        _write_tag(out, buf, game, slots[slot], False)
+        _wsep(out)
     # 20 moves
     if game.moves_field is not None:
-        _put(out, PyBytes_AS_STRING(game.moves_field), PyBytes_GET_SIZE(game.moves_field))
+        _w(out, PyBytes_AS_STRING(game.moves_field), PyBytes_GET_SIZE(game.moves_field))
     else:
         for i in range(n):
             if i:
-                _putc(out, b' ')
-            _put(out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
-    _put_sep(out)
+                _wc(out, b' ')
+            _w(out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
+    _wsep(out)
     # 21 evals, with the extra '#' after a mating move
     first = True
     for i in range(n):
         if game.evals[2 * i] >= 0:
             if not first:
-                _putc(out, b' ')
+                _wc(out, b' ')
             first = False
-            _put(out, buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i])
+            _w(out, buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i])
     if nevals and mate:
-        _put(out, b" #", 2)
-    _put_sep(out)
+        _w(out, b" #", 2)
+    _wsep(out)
     # 22 clocks in seconds
     first = True
     for i in range(n):
         if game.clock_secs[i] >= 0:
             if not first:
-                _putc(out, b' ')
+                _wc(out, b' ')
             first = False
-            _put_int(out, game.clock_secs[i])
-            _put(out, buf + game.clock_frac[2 * i], game.clock_frac[2 * i + 1] - game.clock_frac[2 * i])
-    _putc(out, b'\n')
+            _wint(out, game.clock_secs[i])
+            _w(out, buf + game.clock_frac[2 * i], game.clock_frac[2 * i + 1] - game.clock_frac[2 * i])
+    _wc(out, b'\n')
     return 0
 
 
-cdef Py_ssize_t _first(const char *buf, Py_ssize_t start, Py_ssize_t end, bint at_stream_start) nogil:
+cdef Py_ssize_t _first(const char *buf, Py_ssize_t start, Py_ssize_t end, bint at_stream_start) noexcept nogil:
     if at_stream_start and end - start >= 3 and memcmp(buf + start, b"\xef\xbb\xbf", 3) == 0:
         return start + 3
     return start
@@ -950,6 +1104,9 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     cdef Py_ssize_t pos
     cdef Out out
     cdef object replaced
+    # A dict (or a subclass that keeps dict's lookup, like OpeningMap) is read
+    # in C; a miss still goes through openings[key], so __missing__ answers.
+    cdef bint plain_dict = PyDict_Check(openings) and type(openings).__getitem__ is dict.__getitem__
     if end > PyBytes_GET_SIZE(data):
         end = PyBytes_GET_SIZE(data)
     out.cap = (end - start) // 2 + 4096
@@ -975,7 +1132,7 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
                 if stop_on_error:
                     break
                 continue
-            _line(&out, buf, game, openings)
+            _line(&out, buf, game, openings, plain_dict)
         return PyBytes_FromStringAndSize(out.data, out.size), number - first_game, rejects
     finally:
         free(out.data)
