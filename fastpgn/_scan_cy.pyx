@@ -59,8 +59,10 @@ DEF C_RANK = 16     # 1-8
 DEF C_PIECE = 32    # K Q R B N P
 DEF C_PROMO = 64    # Q R B N K
 DEF C_SPACE = 128   # space, tab, CR, LF
+DEF C_VALUE = 256   # what %clk and %eval values are made of: digits : . # + - ,
+DEF C_LOWER = 512   # a-z, the letters of a comment command's name
 
-cdef unsigned char _CLS[256]
+cdef unsigned short _CLS[256]
 
 
 cdef void _init_classes():
@@ -82,6 +84,10 @@ cdef void _init_classes():
         _CLS[i] |= C_PIECE
     for i in b"QRBNK":
         _CLS[i] |= C_PROMO
+    for i in b"0123456789:.#+-,":
+        _CLS[i] |= C_VALUE
+    for i in range(97, 123):
+        _CLS[i] |= C_LOWER
 
 
 _init_classes()
@@ -425,6 +431,56 @@ cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, 
         game.add_tag(name_start, name_end, value_start, q)
 
 
+cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    """The comments lichess writes, ``{ [%eval 0.17] [%clk 0:03:00] }``, in one pass.
+
+    Accepts only that exact shape (one space before each command and before
+    ``}``, a lowercase name, a value of digits and ``:.#+-,``, valid clock and
+    eval values) and returns the index after ``}``; -1 for anything else,
+    which _comment then reads. Over that shape both give the same result:
+    nothing in it is ``}``, ``]`` or a newline, so the spans _comment would
+    find with memchr are the ones walked here. (No pure-Python twin: this is
+    a shortcut inside the mirrored _comment, not a different grammar.)
+    """
+    cdef Py_ssize_t i = pos + 1, name, vs, ve, frac, ply = game.nmoves - 1
+    cdef long long seconds
+    while True:
+        if i + 1 >= end or buf[i] != b' ':
+            return -1
+        i += 1
+        if buf[i] == b'}':
+            return i + 1
+        if i + 2 >= end or buf[i] != b'[' or buf[i + 1] != b'%':
+            return -1
+        name = i + 2
+        i = name
+        while i < end and _CLS[<unsigned char>buf[i]] & C_LOWER:
+            i += 1
+        if i >= end or buf[i] != b' ':
+            return -1
+        vs = i + 1
+        i = vs
+        while i < end and _CLS[<unsigned char>buf[i]] & C_VALUE:
+            i += 1
+        if i >= end or buf[i] != b']' or i == vs:
+            return -1
+        ve = i
+        i += 1
+        if vs - 1 - name == 3 and buf[name] == b'c' and buf[name + 1] == b'l' and buf[name + 2] == b'k':
+            if not _clock_seconds(buf + vs, ve - vs, &seconds, &frac):
+                return -1
+            if ply >= 0 and game.clock_secs[ply] < 0:
+                game.clock_secs[ply] = seconds
+                game.clock_frac[2 * ply] = vs + frac
+                game.clock_frac[2 * ply + 1] = ve
+        elif vs - 1 - name == 4 and memcmp(buf + name, b"eval", 4) == 0:
+            if not _eval_ok(buf + vs, ve - vs):
+                return -1
+            if ply >= 0 and game.evals[2 * ply] < 0:
+                game.evals[2 * ply] = vs
+                game.evals[2 * ply + 1] = ve
+
+
 cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
     cdef const char *hit = <const char *>memchr(buf + pos + 1, b'}', end - pos - 1) if pos + 1 < end else NULL
     cdef Py_ssize_t close = -1 if hit == NULL else hit - buf
@@ -549,7 +605,7 @@ cdef long long _first_ply(const char *buf, Py_ssize_t pos, Py_ssize_t stop) noex
 
 cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
     cdef char c
-    cdef unsigned char cls
+    cdef unsigned short cls
     cdef Py_ssize_t j, k, stop, n
     while pos < end:
         c = buf[pos]
@@ -604,6 +660,10 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
             game.nmoves += 1
             pos = j
         elif c == b'{':
+            j = _lichess_comment(buf, pos, end, game)
+            if j >= 0:
+                pos = j
+                continue
             pos = _comment(buf, pos, end, game)
             if pos < 0:
                 return -1
@@ -1093,6 +1153,10 @@ cdef bytes _joined_moves(const char *buf, _Game game):
         free(out.data)
 
 
+cdef char *_spare = NULL       # lines_from_block's output buffer, kept between calls
+cdef Py_ssize_t _spare_cap = 0
+
+
 def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                      long long first_game, bint at_stream_start, object openings,
                      bint stop_on_error, object moves_hook=None):
@@ -1107,13 +1171,18 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     # A dict (or a subclass that keeps dict's lookup, like OpeningMap) is read
     # in C; a miss still goes through openings[key], so __missing__ answers.
     cdef bint plain_dict = PyDict_Check(openings) and type(openings).__getitem__ is dict.__getitem__
+    global _spare, _spare_cap
     if end > PyBytes_GET_SIZE(data):
         end = PyBytes_GET_SIZE(data)
-    out.cap = (end - start) // 2 + 4096
     out.size = 0
-    out.data = <char *>malloc(out.cap)
-    if out.data == NULL:
-        raise MemoryError()
+    if _spare != NULL:  # reuse the last call's buffer: no fresh pages to fault in per block
+        out.data, out.cap = _spare, _spare_cap
+        _spare = NULL
+    else:
+        out.cap = (end - start) // 2 + 4096
+        out.data = <char *>malloc(out.cap)
+        if out.data == NULL:
+            raise MemoryError()
     try:
         pos = _first(buf, start, end, at_stream_start)
         while _scan_game(buf, pos, end, game):
@@ -1135,7 +1204,10 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
             _line(&out, buf, game, openings, plain_dict)
         return PyBytes_FromStringAndSize(out.data, out.size), number - first_game, rejects
     finally:
-        free(out.data)
+        if _spare == NULL:
+            _spare, _spare_cap = out.data, out.cap
+        else:
+            free(out.data)
 
 
 cdef str _text(const char *p, Py_ssize_t n):

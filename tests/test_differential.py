@@ -118,3 +118,28 @@ def test_backends_agree_on_token_soup(tokens):
     data = b" ".join(tokens)
     py, cy = both(data)
     assert py == cy
+
+
+# The compiled scanner reads lichess's own comment shape in one pass and hands
+# anything else to the general comment reader; these sit on both sides of that line.
+COMMENTS = [
+    "{ [%clk 0:03:00] }", "{ [%eval 0.17] [%clk 0:03:00] }", "{ [%eval #-3] [%clk 1:00:00.5] }",
+    "{  [%clk 0:03:00] }", "{ [%clk 0:03:00]}", "{[%clk 0:03:00] }", "{ [%clk  0:03:00] }",
+    "{ [%clk 0:03:0] }", "{ [%clk 0:3:00] }", "{ [%clk 123:03:00] }", "{ [%clk ] }", "{ [%clk] }",
+    "{ [%Clk 0:03:00] }", "{ [%clk 0:03:00] [%clk 0:02:00] }", "{ [%eval 0.1,2] }", "{ [%eval +-] }",
+    "{ [%eval 1.5 ] }", "{ [%csl Ga1] [%clk 0:03:00] }", "{ [%clk 0:03:00] extra }", "{ }", "{}",
+    "{ [%clk 0:03:00] ", "{ [%clk 0:03:00]\n}", "{ [%clk 0:03:00] }}", "{ [%eval 0.17] [%clk 0:03:00 }",
+    "{ [%clk 0:03:00] } { [%clk 0:01:00] }", "{ [%evalx 3] }", "{ [% clk 0:03:00] }",
+]
+
+
+@pytest.mark.parametrize("comment", COMMENTS)
+@pytest.mark.parametrize("place", ["after White", "before the first move", "at the end"])
+def test_backends_agree_on_comment_shapes(comment, place):
+    movetext = {"after White": f"1. e4 {comment} 1... e5 2. Nf3 *",
+                "before the first move": f"{comment} 1. e4 e5 *",
+                "at the end": f"1. e4 e5 {comment}"}[place]
+    data = f'[Event "x"]\n[Site "https://lichess.org/abc"]\n\n{movetext}\n\n[Event "y"]\n\n1. d4 *\n'.encode()
+    for end in (len(data), data.index(b'[Event "y"]')):
+        py, cy = both(data, end=end)
+        assert py == cy
