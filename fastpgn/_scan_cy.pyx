@@ -1214,6 +1214,21 @@ cdef str _text(const char *p, Py_ssize_t n):
     return PyUnicode_DecodeUTF8(p, n, "replace")
 
 
+# Header names as ready str objects (hash cached): most of a game's dict keys.
+cdef tuple _SLOT_NAMES = tuple(name.decode() for name in LINE_TAGS)
+
+
+cdef str _header_name(const char *p, Py_ssize_t n):
+    cdef int slot = _slot_of(p, n)
+    if slot >= 0:
+        return <str>_SLOT_NAMES[slot]
+    if n == 5 and memcmp(p, b"Event", 5) == 0:
+        return "Event"
+    if n == 5 and memcmp(p, b"Round", 5) == 0:
+        return "Round"
+    return _text(p, n)
+
+
 def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                      long long first_game, bint at_stream_start, bint stop_on_error):
     """Scan the whole games in ``data[start:end]`` into record tuples (see the pure twin)."""
@@ -1221,9 +1236,10 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     cdef _Game game = _Game()
     cdef list out = [], rejects = []
     cdef long long number = first_game
-    cdef Py_ssize_t pos, t, i
+    cdef Py_ssize_t pos, t, i, vn
+    cdef const char *vp
+    cdef object hold
     cdef dict headers
-    cdef bytes v
     cdef Out text
     cdef str moves, evals, clocks
     if end > PyBytes_GET_SIZE(data):
@@ -1245,29 +1261,31 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
                 continue
             headers = {}
             for t in range(game.ntags):
-                v = _value(buf, game, t)
-                headers[_text(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])] = \
-                    _text(PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v))
+                hold = _span(buf, game, t, &vp, &vn)
+                headers[_header_name(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])] = \
+                    _text(vp, vn)
+            # Each of the three fields is no longer than the game's text.
+            _reserve(&text, game.end - game.start + LINE_SLACK)
             text.size = 0
             for i in range(game.nmoves):
                 if i:
-                    _putc(&text, b' ')
-                _put(&text, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
+                    _wc(&text, b' ')
+                _w(&text, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
             moves = _text(text.data, text.size)
             text.size = 0
             for i in range(game.nmoves):
                 if i:
-                    _putc(&text, b' ')
+                    _wc(&text, b' ')
                 if game.evals[2 * i] >= 0:
-                    _put(&text, buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i])
+                    _w(&text, buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i])
             evals = _text(text.data, text.size)
             text.size = 0
             for i in range(game.nmoves):
                 if i:
-                    _putc(&text, b' ')
+                    _wc(&text, b' ')
                 if game.clock_secs[i] >= 0:
-                    _put_int(&text, game.clock_secs[i])
-                    _put(&text, buf + game.clock_frac[2 * i], game.clock_frac[2 * i + 1] - game.clock_frac[2 * i])
+                    _wint(&text, game.clock_secs[i])
+                    _w(&text, buf + game.clock_frac[2 * i], game.clock_frac[2 * i + 1] - game.clock_frac[2 * i])
             clocks = _text(text.data, text.size)
             out.append((base_offset + game.start, number, headers, moves, evals, clocks,
                         _text(buf + game.result_start, game.result_end - game.result_start),

@@ -76,15 +76,28 @@ class Game:
     def evals(self) -> list[str | None]:
         """Per ply: the raw ``%eval`` value (``"0.12"``, ``"#-9"``) or None."""
         if self._evals is None:
-            self._evals = [v or None for v in self._evals_text.split(" ")] if self._san else []
+            text = self._evals_text
+            if not self._san:
+                self._evals = []
+            elif not text.strip():  # no eval at all: most games of a dump
+                self._evals = [None] * (text.count(" ") + 1)
+            else:
+                self._evals = [v or None for v in text.split(" ")]
         return self._evals
 
     @property
     def clocks(self) -> list[int | float | None]:
         """Per ply: the ``%clk`` value in seconds (int; float when the source has tenths) or None."""
         if self._clocks is None:
-            self._clocks = ([_seconds(v) for v in self._clocks_text.split(" ")]
-                            if self._san else [])
+            text = self._clocks_text
+            if not self._san:
+                self._clocks = []
+            elif "." not in text and "  " not in text and text[:1] != " " and text[-1:] != " " and text:
+                self._clocks = list(map(int, text.split(" ")))  # a clock on every ply, whole seconds
+            elif not text.strip():
+                self._clocks = [None] * (text.count(" ") + 1)
+            else:
+                self._clocks = [_seconds(v) for v in text.split(" ")]
         return self._clocks
 
     @property

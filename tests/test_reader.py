@@ -232,3 +232,18 @@ def test_game_records_replay_on_the_board():
 def test_first_ply_names_the_numbered_start(movetext, first_ply):
     game = next(iter(read_games(movetext.encode())))
     assert game.first_ply == first_ply
+
+
+@pytest.mark.parametrize("movetext, clocks, evals", [
+    ("1. e4 { [%clk 0:01:00] } e5 { [%clk 0:00:59] } *", [60, 59], [None, None]),
+    ("1. e4 { [%clk 0:01:00.5] } e5 { [%clk 0:00:59] } *", [60.5, 59], [None, None]),
+    ("1. e4 e5 { [%clk 0:00:59] } 2. Nf3 *", [None, 59, None], [None, None, None]),
+    ("1. e4 e5 2. Nf3 *", [None, None, None], [None, None, None]),
+    ("1. e4 { [%eval 0.2] } e5 *", [None, None], ["0.2", None]),
+    ("1. e4 { [%eval #-3] [%clk 1:00:00] } *", [3600], ["#-3"]),
+    ("*", [], []),
+])
+def test_clocks_and_evals_have_one_entry_per_ply(movetext, clocks, evals):
+    game = next(iter(read_games(movetext.encode())))
+    assert game.clocks == clocks and game.evals == evals
+    assert [type(c) for c in game.clocks] == [type(c) for c in clocks]
