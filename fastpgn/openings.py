@@ -65,8 +65,10 @@ class OpeningMap(dict):
     def __init__(self, *args, fuzzy: bool = False, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fuzzy = fuzzy
-        self._normal: dict[tuple[str, str], bytes] = {}
-        self._by_name: dict[str, bytes | None] = {}
+        # The spelling-insensitive index, built on the first miss: a dump
+        # whose names all match exactly never pays for it.
+        self._normal: dict[tuple[str, str], bytes] | None = None
+        self._by_name: dict[str, bytes | None] | None = None
 
     @classmethod
     def from_lines(cls, lines, fuzzy: bool = False) -> "OpeningMap":
@@ -76,20 +78,28 @@ class OpeningMap(dict):
             line = raw.rstrip("\r\n")
             if len(line) < 8 or line[6] != SEP:
                 continue
-            code, key = line[:6], line[7:]
-            table.setdefault(key.encode(), code.encode())
-            if fuzzy:
-                eco, _, name = key.partition(SEP)
-                normal = normalize(name)
-                table._normal.setdefault((eco, normal), code.encode())
-                known = table._by_name.get(normal, code.encode())
-                # None marks a name listed under several ECO codes: no unique answer.
-                table._by_name[normal] = code.encode() if known == code.encode() else None
+            table.setdefault(line[7:].encode(), line[:6].encode())
         return table
+
+    def _index(self) -> None:
+        normal: dict[tuple[str, str], bytes] = {}
+        by_name: dict[str, bytes | None] = {}
+        for key, code in list(self.items()):
+            if code == UNKNOWN:  # a remembered miss, not an entry
+                continue
+            eco, _, name = key.decode("utf-8", "replace").partition(SEP)
+            norm = normalize(name)
+            normal.setdefault((eco, norm), code)
+            known = by_name.get(norm, code)
+            # None marks a name listed under several ECO codes: no unique answer.
+            by_name[norm] = code if known == code else None
+        self._normal, self._by_name = normal, by_name
 
     def __missing__(self, key: bytes) -> bytes:
         code = UNKNOWN
         if self.fuzzy:
+            if self._normal is None:
+                self._index()
             eco, _, name = key.decode("utf-8", "replace").partition(SEP)
             normal = normalize(name)
             code = self._normal.get((eco, normal)) or self._by_name.get(normal) or UNKNOWN
@@ -98,7 +108,7 @@ class OpeningMap(dict):
         return code
 
     def __reduce__(self):
-        # Pickled to worker processes: keep only the exact entries and the normal index.
+        # Pickled to worker processes: the entries and, once built, the normal index.
         return (_rebuild, (dict(self), self.fuzzy, self._normal, self._by_name))
 
 

@@ -247,3 +247,15 @@ def test_clocks_and_evals_have_one_entry_per_ply(movetext, clocks, evals):
     game = next(iter(read_games(movetext.encode())))
     assert game.clocks == clocks and game.evals == evals
     assert [type(c) for c in game.clocks] == [type(c) for c in clocks]
+
+
+def test_opening_map_pickles_to_workers_with_the_same_answers():
+    import pickle
+
+    sep = "\u2502"
+    fresh = openings.load()
+    fuzzy_key = f"A09{sep}Reti Opening".encode()
+    expected = openings.load()[fuzzy_key]
+    assert pickle.loads(pickle.dumps(fresh))[fuzzy_key] == expected  # index built in the worker
+    assert fresh[fuzzy_key] == expected                                # built in the parent...
+    assert pickle.loads(pickle.dumps(fresh))[fuzzy_key] == expected  # ...and carried over
