@@ -1126,12 +1126,19 @@ cdef Py_ssize_t _first(const char *buf, Py_ssize_t start, Py_ssize_t end, bint a
     return start
 
 
+cdef inline bint _start_tag(const char *p, Py_ssize_t n) noexcept nogil:
+    """FEN, SetUp and Variant: the tags that say where a game starts, all a moves hook reads."""
+    return ((n == 3 and memcmp(p, b"FEN", 3) == 0) or (n == 5 and memcmp(p, b"SetUp", 5) == 0)
+            or (n == 7 and memcmp(p, b"Variant", 7) == 0))
+
+
 cdef list _tag_list(const char *buf, _Game game):
     cdef list tags = []
     cdef Py_ssize_t t
     for t in range(game.ntags):
-        tags.append((PyBytes_FromStringAndSize(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t]),
-                     _value(buf, game, t)))
+        if _start_tag(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t]):
+            tags.append((PyBytes_FromStringAndSize(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t]),
+                         _value(buf, game, t)))
     return tags
 
 
