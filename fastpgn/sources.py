@@ -328,7 +328,9 @@ def blocks(chunks: Iterator[bytes], block_size: int = BLOCK_SIZE, start: int = 0
                     # Keep a line's worth of overlap so a boundary split across reads is found.
                     searched = max(lo, len(buf) - 256)
                     break
-                yield Block(bytes(buf[:q]), base, base == 0)
+                with memoryview(buf) as view:  # one copy out of the buffer, not two
+                    data = bytes(view[:q])
+                yield Block(data, base, base == 0)
                 del buf[:q]
                 base += q
                 target = (base // block_size + 1) * block_size
