@@ -3,6 +3,7 @@
     python -m fastpgn INPUT CHUNK_SIZE [options]      lichess PGN -> chunks of 22-field lines
     python -m fastpgn lichess-text INPUT ...          compact lichess strings <-> PGN (seed 000)
     python -m fastpgn crypt encode|decode INPUT ...   PGN Crypt (seed 002)
+    python -m fastpgn icn INPUT [--json] [--to-pgn]   standard games between PGN and ICN (seed 001)
     python -m fastpgn openings DIR [-o FILE]          build the openings map from the lichess list
 
 Data goes to files or stdout; progress (on a terminal), warnings and the
@@ -24,6 +25,7 @@ from fastpgn.errors import InputError, PGNError
 SUBCOMMANDS = {
     "lichess-text": "fastpgn.formats.lichess_text",
     "crypt": "fastpgn.formats.crypt",
+    "icn": "fastpgn.formats.icn_pgn",
 }
 
 EXAMPLES = """\
@@ -36,7 +38,7 @@ examples:
   python -m fastpgn dump.pgn.zst 100000 --validate --uci   replay every game; UCI moves in field 20
 
 other commands (each has --help):
-  lichess-text, crypt, openings
+  lichess-text, crypt, icn, openings
 
 Bad games are skipped, counted and appended with their byte offset and reason
 to <input>.rejected.pgn beside the chunks; games read = written + rejected.

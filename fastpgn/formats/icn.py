@@ -4,7 +4,8 @@ This module owns the conversion between the two forms of the infinite chess
 project's notation (specification: ``ICN-spec-README.md``, converter
 behaviour: ``FormatConverter.js``, both public domain), the single-move
 converters, and replaying a game to one of its positions. It knows nothing of
-PGN; the PGN bridge builds long-form dicts and calls :func:`long_to_short`.
+PGN; the PGN bridge (:mod:`fastpgn.formats.icn_pgn`, ``python -m fastpgn
+icn``) builds long-form dicts and calls :func:`long_to_short`.
 
 Long form (a dict, as JSON would load it)::
 
@@ -79,8 +80,10 @@ case upstream behaviour                            fastpgn (default; lenient)
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from types import MappingProxyType
@@ -135,6 +138,12 @@ _METADATA_ORDER = (
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _DIGITS = frozenset("0123456789")
 _JSON = json.JSONDecoder()
+# Bare compact moves with canonical numbers (``4,2>4,4|2,7>1,8Q``), as the
+# PGN bridge writes them: read with one match and a split, to the same result
+# as the token walk.
+_INT = r"(?:0|-?[1-9][0-9]*)"
+_COMPACT = rf"{_INT},{_INT}>{_INT},{_INT}[A-Za-z]*"
+_COMPACT_RUN = re.compile(rf"{_COMPACT}(?:\|{_COMPACT})*[ \t\r\n]*\Z")
 
 
 def _default_win_conditions() -> dict:
@@ -373,6 +382,16 @@ def _read_pieces(text: str, i: int, end: int) -> tuple[dict, dict]:
         j += 1
 
 
+@functools.lru_cache(maxsize=32)
+def _read_pieces_cached(token: str) -> tuple[dict, dict] | tuple[None, None]:
+    # A file of games from one start repeats the same long piece list: read
+    # it once. The caller copies the dicts; errors are raised by the caller.
+    try:
+        return _read_pieces(token, 0, len(token))
+    except FormatError:
+        return None, None
+
+
 def _parse_strict(text: str) -> dict:
     out: dict = {"gameRules": {}, "metadata": {}}
     rules = out["gameRules"]
@@ -418,7 +437,10 @@ def _parse_strict(text: str) -> dict:
             if _square_at(text, _letters_end(text, i, end), end) is not None:
                 once("piece list", i)
                 out["specialRights"] = {}  # first: upstream's key order
-                out["startingPosition"], out["specialRights"] = _read_pieces(text, i, end)
+                position, rights = _read_pieces_cached(token) if end - i > 64 else (None, None)
+                if position is None:  # short, or an error to raise with its place in ``text``
+                    position, rights = _read_pieces(text, i, end)
+                out["startingPosition"], out["specialRights"] = dict(position), dict(rights)
                 out["shortposition"] = token
             else:
                 once("win conditions", i)
@@ -471,6 +493,8 @@ def _skip_comment(text: str, i: int) -> int:
 
 def _read_moves(text: str, i: int, *, lenient: bool) -> list[str]:
     """Compact moves from ``i`` to the end of ``text``."""
+    if not lenient and _COMPACT_RUN.match(text, i):
+        return text[i:].rstrip(" \t\r\n").split("|")
     moves: list[str] = []
     n = len(text)
     while True:
