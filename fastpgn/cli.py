@@ -73,7 +73,7 @@ def convert_parser() -> argparse.ArgumentParser:
     parser.add_argument("chunk_size", metavar="CHUNK_SIZE", type=_chunk_size,
                         help="games per output file, e.g. 100000 or 100_000")
     parser.add_argument("-o", "--output-dir", metavar="DIR",
-                        help="folder for the chunks (default: beside the input; the current folder for stdin)")
+                        help="folder for the chunks (default: beside the input; the current folder for stdin or a pipe)")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                         help="worker processes (default: all cores); output is identical for any N")
     parser.add_argument("--compression", choices=("gz", "zst", "none"), default="gz",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import stat
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -207,6 +208,14 @@ class _Chunks:
                 pass
 
 
+def _is_stream(path: str) -> bool:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def _split_lines(text: bytes, counts: list[int]) -> list[bytes]:
     pieces = []
     pos = 0
@@ -234,7 +243,8 @@ class Converter:
         self.opts = opts
         self.progress = progress
         self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
-        stdin = opts.input == "-"
+        # stdin, or a pipe such as <(zstdcat dump.pgn.zst): no folder of its own to write beside.
+        stdin = opts.input == "-" or _is_stream(opts.input)
         name = "stdin" if stdin else Path(opts.input).name
         self.prefix = name
         if opts.output_dir:

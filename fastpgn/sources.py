@@ -24,6 +24,7 @@ from __future__ import annotations
 import bz2
 import io
 import os
+import stat
 import sys
 import zlib
 from dataclasses import dataclass
@@ -251,7 +252,11 @@ def open_source(source, threads: int = 1) -> Source:
             raise InputError(f"{text}: no such file") from None
         except OSError as exc:
             raise InputError(f"{text}: cannot open ({exc.strerror or exc})") from None
-        return Source(raw, text, os.fstat(raw.fileno()).st_size, text, True, threads)
+        info = os.fstat(raw.fileno())
+        if stat.S_ISREG(info.st_mode):
+            return Source(raw, text, info.st_size, text, True, threads)
+        # A pipe or device (``<(zstdcat dump.pgn.zst)``): no size, and no path to open twice.
+        return Source(raw, text, None, None, True, threads)
     if hasattr(source, "read"):
         name = getattr(source, "name", "<stream>")
         return Source(source, str(name), None, None, False, threads)

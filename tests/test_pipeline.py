@@ -268,3 +268,31 @@ def test_validate_rejects_illegal_games_and_uci_writes_uci(tmp_path):
     fields = all_lines(tmp_path / "u")[0].split("\u2502")
     assert fields[19] == board.san_to_uci("e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7#") == "e2e4 e7e5 d1h5 b8c6 f1c4 g8f6 h5f7"
     assert fields[5] == "Y" and fields[8] == "7"   # mate and plies still come from the SAN
+
+
+def _fifo_fed_with(tmp_path: Path, data: bytes) -> Path:
+    """A named pipe that a background thread fills with ``data`` (what ``<(zstdcat dump)`` gives)."""
+    import threading
+
+    fifo = tmp_path / "feed"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return fifo
+
+
+def test_a_named_pipe_converts_like_the_file(tmp_path, dump):
+    expected = list(read_lines(dump))
+    fifo = _fifo_fed_with(tmp_path, dump.read_bytes())
+    work = tmp_path / "cwd"
+    work.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "fastpgn", str(fifo), "1000", "-j", "1"], cwd=work,
+                          capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    # No folder of its own beside a pipe: the chunks go to the current folder, named like stdin's.
+    assert [f.name for f in chunk_files(work)] == [f"stdin.part_{i:06d}.cri.gz" for i in range(3)]
+    assert all_lines(work) == expected

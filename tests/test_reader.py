@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import os
 
 import pytest
 import zstandard
@@ -259,3 +260,18 @@ def test_opening_map_pickles_to_workers_with_the_same_answers():
     assert pickle.loads(pickle.dumps(fresh))[fuzzy_key] == expected  # index built in the worker
     assert fresh[fuzzy_key] == expected                                # built in the parent...
     assert pickle.loads(pickle.dumps(fresh))[fuzzy_key] == expected  # ...and carried over
+
+
+def test_a_named_pipe_reads_every_game(tmp_path):
+    import threading
+
+    path = shared("data", "lichess-db", "lichess_db_standard_rated_2021-10.head999.pgn.zst")
+    fifo = tmp_path / "feed"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as f:
+            f.write(path.read_bytes())
+
+    threading.Thread(target=feed, daemon=True).start()
+    assert [g.id for g in read_games(str(fifo))] == [g.id for g in read_games(path)]
