@@ -35,13 +35,20 @@ fastpgn.errors; move errors name the move number and the move, e.g.
 ``illegal move 4. Qxf7#: no white queen can move to f7``.
 
 The replay hot path (``san_to_uci``) reads the UTF-8 bytes of the move list
-through a pointer, resolves each SAN by looking back from the target square,
-and writes UCI into a C buffer: no Python object per move.
+through a pointer, resolves each SAN by looking back from the target square
+(per-piece bitboards beside the mailbox give the candidate origins), and
+writes UCI into a C buffer: no Python object per move. Tokens outside its
+common shapes take the general resolver, so results and errors match the
+pure twin's.
 """
 
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_New
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
 
 from fastpgn.errors import AmbiguousMoveError, BoardError, IllegalMoveError, InvalidFENError
 
@@ -83,6 +90,10 @@ _PROMO_SAN = "..NBRQ"
 _START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 cdef const char* _FILE_CHARS = b"abcdefgh"
 cdef const char* _PROMO_CHARS = b"..nbrq"
+cdef char _SQ_NAMES[128][2]  # each 0x88 square's name, for writing UCI
+for _i in range(128):
+    _SQ_NAMES[_i][0] = _FILE_CHARS[_i & 7]
+    _SQ_NAMES[_i][1] = 49 + ((_i >> 4) & 7)
 
 # Resolution codes of _resolve_san / _resolve_castle (moves are >= 0).
 cdef enum:
@@ -127,6 +138,80 @@ cdef void _build_knight_reach():
 
 
 _build_knight_reach()
+
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static __inline int fastpgn_ctz64(unsigned long long x) {
+        unsigned long i; _BitScanForward64(&i, x); return (int)i;
+    }
+    #else
+    #define fastpgn_ctz64(x) __builtin_ctzll(x)
+    #endif
+    """
+    # The index of the lowest set bit (x != 0).
+    int fastpgn_ctz64(unsigned long long x) nogil
+
+# _REACH[t][i]: squares (0..63, a1 = 0) from which a piece of type t reaches
+# square i on an empty board (knight, bishop, rook, queen, king); a slider's
+# path is then checked on the 0x88 board.
+cdef uint64_t _REACH[7][64]
+
+
+cdef inline int _sq64(int s) noexcept:
+    return (s + (s & 7)) >> 1
+
+
+cdef inline int _sq88(int i) noexcept:
+    return i + (i & 56)
+
+
+cdef uint64_t _BIT[128]  # the bitboard bit of each 0x88 square (0 off the board)
+for _i in range(64):
+    _BIT[_SQUARES[_i]] = 1ULL << _i
+
+
+cdef inline uint64_t _bit(int s) noexcept:
+    """The bitboard bit of 0x88 square ``s``."""
+    return _BIT[s]
+
+
+cdef inline int _line_piece(int d) noexcept:
+    """The slider type (other than the queen) that moves by step ``d``."""
+    return ROOK if d == 1 or d == -1 or d == 16 or d == -16 else BISHOP
+
+
+cdef void _build_reach() noexcept:
+    cdef int i, j, s, t, d
+    for t in range(7):
+        for i in range(64):
+            _REACH[t][i] = 0
+    for i in range(64):
+        s = _SQUARES[i]
+        for j in range(8):
+            t = s + _KNIGHT_D[j]
+            if not t & 0x88:
+                _REACH[KNIGHT][i] |= _bit(t)
+            t = s + _KING_D[j]
+            if not t & 0x88:
+                _REACH[KING][i] |= _bit(t)
+        for j in range(4):
+            d = _BISHOP_D[j]
+            t = s + d
+            while not t & 0x88:
+                _REACH[BISHOP][i] |= _bit(t)
+                t += d
+            d = _ROOK_D[j]
+            t = s + d
+            while not t & 0x88:
+                _REACH[ROOK][i] |= _bit(t)
+                t += d
+        _REACH[QUEEN][i] = _REACH[BISHOP][i] | _REACH[ROOK][i]
+
+
+_build_reach()
 
 cdef uint64_t _Z[16 * 128 + 128 + 8 + 1]
 cdef int _Z_CASTLE = 16 * 128
@@ -262,6 +347,9 @@ cdef class Board:
     """
 
     cdef signed char sq[128]
+    # Squares (0..63) of each piece code, kept by make/unmake beside sq. The
+    # legality probes move pieces on sq alone, so readers confirm on sq.
+    cdef uint64_t bb[16]
     cdef int king[2]
     cdef int castle[4]
     cdef int stm
@@ -544,6 +632,7 @@ cdef void _set_start(Board b) noexcept:
     # A copy of the prepared start position: no FEN parsing per game.
     cdef Board s = _START_BOARD
     memcpy(b.sq, s.sq, sizeof(b.sq))
+    memcpy(b.bb, s.bb, sizeof(b.bb))
     memcpy(b.king, s.king, sizeof(b.king))
     memcpy(b.castle, s.castle, sizeof(b.castle))
     b.stm = s.stm
@@ -574,6 +663,8 @@ cdef _set_fen(Board b, fen, bint chess960):
                               f"clocks): {_quote(fen)}")
     for i in range(128):
         b.sq[i] = 0
+    for i in range(16):
+        b.bb[i] = 0
     rows = fields[0].split("/")
     if len(rows) != 8:
         raise InvalidFENError(f"FEN board has {len(rows)} ranks, expected 8: {_quote(fen)}")
@@ -604,6 +695,7 @@ cdef _set_fen(Board b, fen, bint chess960):
                             f"stand on the first or last rank")
                 pieces[colour] += 1
                 b.sq[s] = p
+                b.bb[p] |= _bit(s)
                 f += 1
             else:
                 raise InvalidFENError(f"bad character {ch!r} in FEN board {_quote(fields[0])}")
@@ -726,6 +818,7 @@ cdef void _compute_key(Board b) noexcept:
 cdef Board _copy(Board b):
     cdef Board c = Board.__new__(Board)
     memcpy(c.sq, b.sq, sizeof(b.sq))
+    memcpy(c.bb, b.bb, sizeof(b.bb))
     memcpy(c.king, b.king, sizeof(b.king))
     memcpy(c.castle, b.castle, sizeof(b.castle))
     c.stm = b.stm
@@ -796,10 +889,18 @@ def _get_fen(Board b, shredder):
 # -- attacks and legality --------------------------------------------------
 
 cdef inline bint _attacked(Board b, int s, int by) noexcept:
-    """Whether side ``by`` attacks square ``s``."""
+    """Whether side ``by`` attacks square ``s``.
+
+    Knights, king and sliders come from the bitboards and are confirmed on
+    sq: a legality probe (_leaves_king_safe, _castle_legal) moves the other
+    side's pieces on sq only, so a ``by`` piece it captured is still in bb,
+    while a square of sq that holds a ``by`` piece holds the one bb names.
+    """
     cdef signed char* sq = b.sq
     cdef int c = by << 3
-    cdef int t, i, d, p, r, q
+    cdef int i = _sq64(s)
+    cdef int t, x, d, p
+    cdef uint64_t cand
     if by == WHITE:
         t = s - 15
         if not t & 0x88 and sq[t] == PAWN:
@@ -814,39 +915,26 @@ cdef inline bint _attacked(Board b, int s, int by) noexcept:
         t = s + 17
         if not t & 0x88 and sq[t] == PAWN | 8:
             return True
-    p = KNIGHT | c
-    for i in range(8):
-        t = s + _KNIGHT_D[i]
-        if not t & 0x88 and sq[t] == p:
+    if b.bb[KING | c] & _REACH[KING][i]:
+        return True
+    cand = b.bb[KNIGHT | c] & _REACH[KNIGHT][i]
+    while cand:
+        if sq[_sq88(fastpgn_ctz64(cand))] == KNIGHT | c:
             return True
-    p = KING | c
-    for i in range(8):
-        t = s + _KING_D[i]
-        if not t & 0x88 and sq[t] == p:
-            return True
-    r = ROOK | c
-    q = QUEEN | c
-    for i in range(4):
-        d = _ROOK_D[i]
-        t = s + d
-        while not t & 0x88:
-            p = sq[t]
-            if p:
-                if p == r or p == q:
-                    return True
-                break
-            t += d
-    r = BISHOP | c
-    for i in range(4):
-        d = _BISHOP_D[i]
-        t = s + d
-        while not t & 0x88:
-            p = sq[t]
-            if p:
-                if p == r or p == q:
-                    return True
-                break
-            t += d
+        cand &= cand - 1
+    cand = (((b.bb[ROOK | c] | b.bb[QUEEN | c]) & _REACH[ROOK][i])
+            | ((b.bb[BISHOP | c] | b.bb[QUEEN | c]) & _REACH[BISHOP][i]))
+    while cand:
+        x = _sq88(fastpgn_ctz64(cand))
+        cand &= cand - 1
+        p = sq[x]
+        if p and p >> 3 == by:
+            d = _LINE[x - s + 119]
+            t = s + d
+            while t != x and not sq[t]:
+                t += d
+            if t == x:
+                return True
     return False
 
 
@@ -901,11 +989,7 @@ cdef inline bint _pin_safe(Board b, int k, int mv) noexcept:
             if p >> 3 == b.stm:
                 return True
             t = p & 7
-            if t == QUEEN:
-                return False
-            if d == 1 or d == -1 or d == 16 or d == -16:
-                return t != ROOK
-            return t != BISHOP
+            return t != QUEEN and t != _line_piece(d)
         s += d
     return True
 
@@ -987,7 +1071,7 @@ cdef inline bint _gives_check(Board b, int frm, int to, int flag) noexcept:
             return True
     elif t != KING:
         d = _LINE[k - to + 119]
-        if d and (t == QUEEN or t == (ROOK if d == 1 or d == -1 or d == 16 or d == -16 else BISHOP)):
+        if d and (t == QUEEN or t == _line_piece(d)):
             s = to + d
             while s != k and not sq[s]:
                 s += d
@@ -1002,7 +1086,7 @@ cdef inline bint _gives_check(Board b, int frm, int to, int flag) noexcept:
         if not s & 0x88:
             p = sq[s]
             t = p & 7
-            if p >> 3 != them and (t == QUEEN or t == (ROOK if d == 1 or d == -1 or d == 16 or d == -16 else BISHOP)):
+            if p >> 3 != them and (t == QUEEN or t == _line_piece(d)):
                 return True
     return False
 
@@ -1042,6 +1126,8 @@ cdef void _make(Board b, int mv, Undo* undo) noexcept:
         sq[to] = 0
         sq[kt] = piece
         sq[rt] = rook
+        b.bb[piece] ^= _bit(frm) ^ _bit(kt)
+        b.bb[rook] ^= _bit(to) ^ _bit(rt)
         key ^= _Z[piece * 128 + frm] ^ _Z[rook * 128 + to] ^ _Z[piece * 128 + kt] ^ _Z[rook * 128 + rt]
         b.king[us] = kt
         b.halfmove += 1
@@ -1050,14 +1136,18 @@ cdef void _make(Board b, int mv, Undo* undo) noexcept:
             vsq = to - _PAWN_FWD[us]
             captured = sq[vsq]
             sq[vsq] = 0
+            b.bb[captured] ^= _bit(vsq)
             key ^= _Z[captured * 128 + vsq]
         else:
             captured = sq[to]
             if captured:
+                b.bb[captured] ^= _bit(to)
                 key ^= _Z[captured * 128 + to]
         placed = promo | us << 3 if promo else piece
         sq[to] = placed
         sq[frm] = 0
+        b.bb[piece] ^= _bit(frm)
+        b.bb[placed] ^= _bit(to)
         key ^= _Z[piece * 128 + frm] ^ _Z[placed * 128 + to]
         if piece & 7 == KING:
             b.king[us] = to
@@ -1094,7 +1184,7 @@ cdef void _unmake(Board b, Undo* undo) noexcept:
     cdef int promo = (mv >> 14) & 7
     cdef int flag = mv >> 17
     cdef int us = b.stm ^ 1
-    cdef int back, kt, rt, piece, rook
+    cdef int back, kt, rt, piece, rook, placed, vsq
     b.stm = us
     if us == BLACK:
         b.fullmove -= 1
@@ -1112,15 +1202,24 @@ cdef void _unmake(Board b, Undo* undo) noexcept:
         sq[rt] = 0
         sq[frm] = piece
         sq[to] = rook
+        b.bb[piece] ^= _bit(frm) ^ _bit(kt)
+        b.bb[rook] ^= _bit(to) ^ _bit(rt)
         b.king[us] = frm
     else:
-        piece = PAWN | us << 3 if promo else sq[to]
+        placed = sq[to]
+        piece = PAWN | us << 3 if promo else placed
         sq[frm] = piece
+        b.bb[piece] ^= _bit(frm)
+        b.bb[placed] ^= _bit(to)
         if flag == FLAG_EP:
             sq[to] = 0
-            sq[to - _PAWN_FWD[us]] = captured
+            vsq = to - _PAWN_FWD[us]
+            sq[vsq] = captured
+            b.bb[captured] ^= _bit(vsq)
         else:
             sq[to] = captured
+            if captured:
+                b.bb[captured] ^= _bit(to)
         if piece & 7 == KING:
             b.king[us] = frm
     memcpy(b.castle, undo.castle, sizeof(b.castle))
@@ -1624,17 +1723,15 @@ def _san_of(Board b, int mv):
     return out
 
 
-cdef int _write_uci(Board b, int mv, char* out) noexcept:
+cdef inline int _write_uci(bint chess960, int mv, char* out) noexcept:
     # The compiled twin's _uci_of: UCI straight into a C buffer, length returned.
     cdef int frm = mv & 127
     cdef int to = (mv >> 7) & 127
     cdef int promo = (mv >> 14) & 7
-    if mv >> 17 == FLAG_CASTLE and not b.chess960:
+    if mv >> 17 == FLAG_CASTLE and not chess960:
         to = (frm & 0x70) | (6 if to > frm else 2)
-    out[0] = _FILE_CHARS[frm & 7]
-    out[1] = 49 + (frm >> 4)
-    out[2] = _FILE_CHARS[to & 7]
-    out[3] = 49 + (to >> 4)
+    memcpy(out, _SQ_NAMES[frm], 2)
+    memcpy(out + 2, _SQ_NAMES[to], 2)
     if promo:
         out[4] = _PROMO_CHARS[promo]
         return 5
@@ -1643,7 +1740,7 @@ cdef int _write_uci(Board b, int mv, char* out) noexcept:
 
 def _uci_of(Board b, int mv):
     cdef char buf[8]
-    cdef int n = _write_uci(b, mv, buf)
+    cdef int n = _write_uci(b.chess960, mv, buf)
     return buf[:n].decode("ascii")
 
 
@@ -1827,6 +1924,282 @@ def _outcome(Board b, claim_draw):
     return None
 
 
+# -- validated replay fast path (Cython-only) --------------------------------------------
+#
+# san_to_uci runs once per game of a dump, so it has a loop of its own. It
+# reads the SAN tokens forward from the text's bytes (an ASCII str is read in
+# place); resolves the shapes lichess writes (pawn pushes and captures,
+# promotions, piece moves with optional disambiguation and capture mark,
+# trailing check marks and annotations) from the target square: the pieces
+# of that type that reach it come from the bitboards, then the slider's path
+# and the king's safety are checked for those few; plays the move without
+# undo record, position key or halfmove clock (the board is private and
+# thrown away); and writes UCI into one C buffer. Any other token (castling,
+# long algebraic, odd spellings) and any token the fast path would reject
+# goes to _resolve_san, the twin of the pure kernel's resolver, which also
+# words the error. The fast path accepts only tokens that _resolve_san
+# resolves to the same move, so results and errors stay the pure twin's.
+
+# Promotion piece per SAN byte (NBRQ, either case), 0 otherwise.
+cdef unsigned char _PROMO_OF[256]
+# Piece type per leading SAN byte (NBRQK), 0 otherwise.
+cdef unsigned char _PIECE_OF[256]
+
+
+cdef void _build_fast_tables() noexcept:
+    cdef int c
+    for c in range(256):
+        _PROMO_OF[c] = 0
+        _PIECE_OF[c] = 0
+    _PROMO_OF[78] = _PROMO_OF[110] = KNIGHT  # N n
+    _PROMO_OF[66] = _PROMO_OF[98] = BISHOP  # B b
+    _PROMO_OF[82] = _PROMO_OF[114] = ROOK  # R r
+    _PROMO_OF[81] = _PROMO_OF[113] = QUEEN  # Q q
+    _PIECE_OF[78] = KNIGHT
+    _PIECE_OF[66] = BISHOP
+    _PIECE_OF[82] = ROOK
+    _PIECE_OF[81] = QUEEN
+    _PIECE_OF[75] = KING
+
+
+_build_fast_tables()
+
+
+cdef struct Fast:
+    # _make's castling bookkeeping, as a table: a move from or to a square
+    # ends the rights whose bits the square holds (rook squares, king squares).
+    unsigned char touch[128]
+    int rights                # bit i set while b.castle[i] >= 0
+
+
+cdef void _fast_init(Board b, Fast* f) noexcept:
+    cdef int i, r
+    memset(f.touch, 0, sizeof(f.touch))
+    f.rights = 0
+    # A right ends when its rook's square is left or entered, or when its
+    # king moves; a king that moved has no rights left to lose, so marking
+    # its start square suffices.
+    for i in range(4):
+        r = b.castle[i]
+        if r >= 0:
+            f.rights |= 1 << i
+            f.touch[r] |= 1 << i
+            f.touch[b.king[i >> 1]] |= 1 << i
+
+
+cdef inline bint _is_ws(unsigned char c) noexcept:
+    # Compiled twin only: the pure twin splits on the same six bytes in _split.
+    return c == 32 or 9 <= c <= 13
+
+
+cdef unsigned char _WS[256]  # byte classes as bytes: small tables stay in cache beside the scanner
+for _i in range(256):
+    _WS[_i] = _is_ws(_i)
+
+
+cdef unsigned char _ANNOTATION[256]
+for _i in range(256):
+    _ANNOTATION[_i] = _is_annotation(_i)
+
+
+cdef inline const unsigned char* _skip_annotations(const unsigned char* q) noexcept:
+    while _ANNOTATION[q[0]]:
+        q += 1
+    return q
+
+
+cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char* end) noexcept:
+    """The move of the common SAN token at ``pp[0]`` (stepped past it), or -1: leave it to _resolve_san.
+
+    Reads byte by byte and stops at the first byte it does not expect, so the
+    NUL after the text (str and bytes both keep one) ends every token.
+    """
+    cdef signed char* sq = b.sq
+    cdef const unsigned char* q = pp[0]
+    cdef int us = b.stm
+    cdef int c = q[0]
+    cdef int t, ff, fr, dest, target, promo, frm, fwd, flag, mv, m, i, d, s
+    cdef uint64_t cand
+    if 97 <= c <= 104:  # a pawn move: e4, exd5, e8=Q, exd8Q
+        if 49 <= q[1] <= 56:
+            ff = -1
+            dest = (q[1] - 49) * 16 + c - 97
+            q += 2
+        elif q[1] == 120 and 97 <= q[2] <= 104 and 49 <= q[3] <= 56:  # x
+            ff = c - 97
+            dest = (q[3] - 49) * 16 + q[2] - 97
+            if ff - (dest & 7) != 1 and (dest & 7) - ff != 1:
+                return -1
+            q += 4
+        else:
+            return -1
+        promo = _PROMO_OF[q[0]]
+        if promo:
+            q += 1
+        elif q[0] == 61 and _PROMO_OF[q[1]]:  # =
+            promo = _PROMO_OF[q[1]]
+            q += 2
+        q = _skip_annotations(q)
+        if q != end and not _is_ws(q[0]):
+            return -1
+        fwd = _PAWN_FWD[us]
+        target = sq[dest]
+        flag = 0
+        if ff < 0:
+            if target:
+                return -1
+            frm = dest - fwd
+            if frm & 0x88:
+                return -1
+            if sq[frm] != PAWN | us << 3:
+                if sq[frm] or dest >> 4 != (3 if us == WHITE else 4):
+                    return -1
+                frm -= fwd
+                if sq[frm] != PAWN | us << 3:
+                    return -1
+                flag = FLAG_DOUBLE
+        else:
+            frm = dest - fwd - (dest & 7) + ff
+            if frm & 0x88 or sq[frm] != PAWN | us << 3:
+                return -1
+            if not target:
+                if dest != b.ep:
+                    return -1
+                flag = FLAG_EP
+            elif target >> 3 == us:
+                return -1
+        if (dest >> 4 == (7 if us == WHITE else 0)) != (promo != 0):
+            return -1
+        mv = frm | dest << 7 | promo << 14 | flag << 17
+        if not _is_legal(b, mv):
+            return -1
+        pp[0] = q + (q[0] == 32)  # and the space after it (the NUL at the end is no space)
+        return mv
+    t = _PIECE_OF[c]
+    if not t:
+        return -1
+    # A piece move: N f3, N x f3, N b d2, N 1 d2, N b1 d2, each with an optional x.
+    q += 1
+    ff = -1
+    fr = -1
+    c = q[0]
+    if 97 <= c <= 104:
+        if 49 <= q[1] <= 56:
+            if q[2] == 120 or 97 <= q[2] <= 104:  # an origin square, then the target
+                ff = c - 97
+                fr = q[1] - 49
+                q += 2
+        elif q[1] == 120 or 97 <= q[1] <= 104:
+            ff = c - 97
+            q += 1
+        else:
+            return -1
+    elif 49 <= c <= 56:
+        fr = c - 49
+        q += 1
+    if q[0] == 120:
+        q += 1
+    if not (97 <= q[0] <= 104 and 49 <= q[1] <= 56):
+        return -1
+    dest = (q[1] - 49) * 16 + q[0] - 97
+    q = _skip_annotations(q + 2)
+    if q != end and not _is_ws(q[0]):
+        return -1
+    target = sq[dest]
+    if target and target >> 3 == us:
+        return -1
+    cand = b.bb[t | us << 3] & _REACH[t][_sq64(dest)]
+    if ff >= 0:
+        cand &= 0x0101010101010101ULL << ff
+    if fr >= 0:
+        cand &= 0xFFULL << (8 * fr)
+    mv = -1
+    while cand:
+        i = fastpgn_ctz64(cand)
+        cand &= cand - 1
+        frm = _sq88(i)
+        if t != KNIGHT and t != KING:
+            # A slider reaches dest only over empty squares.
+            d = _LINE[frm - dest + 119]
+            s = dest + d
+            while s != frm and not sq[s]:
+                s += d
+            if s != frm:
+                continue
+        m = frm | dest << 7
+        if _is_legal(b, m):
+            if mv >= 0:
+                return -1  # ambiguous: _resolve_san words the error
+            mv = m
+    if mv >= 0:
+        pp[0] = q + (q[0] == 32)
+    return mv
+
+
+cdef inline void _fast_make(Board b, Fast* f, int mv) noexcept:
+    """_make for san_to_uci's private board: the bitboards kept, no undo record, no key or halfmove clock."""
+    cdef signed char* sq = b.sq
+    cdef int us = b.stm
+    cdef int frm = mv & 127
+    cdef int to = (mv >> 7) & 127
+    cdef int promo = (mv >> 14) & 7
+    cdef int flag = mv >> 17
+    cdef int piece = sq[frm]
+    cdef int captured, placed, back, kt, rt, rook, vsq, lost, i, ep, pawn
+    if flag == FLAG_CASTLE:
+        back = frm & 0x70
+        if to > frm:
+            kt = back | 6
+            rt = back | 5
+        else:
+            kt = back | 2
+            rt = back | 3
+        rook = sq[to]
+        sq[frm] = 0
+        sq[to] = 0
+        sq[kt] = piece
+        sq[rt] = rook
+        b.bb[piece] ^= _bit(frm) ^ _bit(kt)
+        b.bb[rook] ^= _bit(to) ^ _bit(rt)
+        b.king[us] = kt
+    else:
+        if flag == FLAG_EP:
+            vsq = to - _PAWN_FWD[us]
+            captured = sq[vsq]
+            sq[vsq] = 0
+            b.bb[captured] ^= _bit(vsq)
+        else:
+            captured = sq[to]
+            if captured:
+                b.bb[captured] ^= _bit(to)
+        placed = promo | us << 3 if promo else piece
+        sq[to] = placed
+        sq[frm] = 0
+        b.bb[piece] ^= _bit(frm)
+        b.bb[placed] ^= _bit(to)
+        if piece & 7 == KING:
+            b.king[us] = to
+    if f.rights:
+        lost = f.rights & (f.touch[frm] | f.touch[to])
+        if lost:
+            f.rights ^= lost
+            for i in range(4):
+                if lost >> i & 1:
+                    b.castle[i] = -1
+    if us == BLACK:
+        b.fullmove += 1
+    b.stm = us ^ 1
+    b.ep = -1
+    if flag == FLAG_DOUBLE:
+        # Only a pawn beside the one that moved could take en passant.
+        pawn = PAWN | (us ^ 1) << 3
+        if ((not (to - 1) & 0x88 and sq[to - 1] == pawn) or (not (to + 1) & 0x88 and sq[to + 1] == pawn)):
+            ep = frm + _PAWN_FWD[us]
+            if _has_legal_ep(b, ep):
+                b.ep = ep
+    b.checked = _gives_check(b, frm, to, flag)
+
+
 # -- replay entry points -----------------------------------------------------------------------
 
 def _rebuild(fen, chess960, ucis):
@@ -1854,11 +2227,6 @@ cdef bytes _split(sans):
     return (<str>sans).encode("utf-8", "surrogatepass")
 
 
-cdef inline bint _is_ws(unsigned char c) noexcept:
-    # Compiled twin only: the pure twin splits on the same six bytes in _split.
-    return c == 32 or 9 <= c <= 13
-
-
 cdef int _next_move(Board b, bytes data, Py_ssize_t *i, int *info) except -2:
     """Resolve the SAN token of ``data`` at ``i[0]`` and step past it; -1 when none is left.
 
@@ -1882,6 +2250,12 @@ cdef int _next_move(Board b, bytes data, Py_ssize_t *i, int *info) except -2:
     return mv
 
 
+# san_to_uci's output buffer, kept between games. Safe to share: nothing
+# between filling it and copying it out runs Python code or drops the GIL.
+cdef char* _uci_buf = NULL
+cdef Py_ssize_t _uci_cap = 0
+
+
 def san_to_uci(sans, fen=None, chess960=False):
     """Validate a game's SAN moves and return them as UCI, space-separated.
 
@@ -1895,30 +2269,66 @@ def san_to_uci(sans, fen=None, chess960=False):
     >>> san_to_uci("O-O", fen="4k3/8/8/8/8/8/8/4K2R w K - 0 1", chess960=True)
     'e1h1'
     """
+    global _uci_buf, _uci_cap
     cdef Board b = _new_board(fen, chess960)
-    cdef bytes data = _split(sans)
-    cdef Py_ssize_t i = 0
-    cdef Py_ssize_t olen = 0
+    cdef bytes data = None
+    cdef const unsigned char* p
+    cdef const unsigned char* end
+    cdef const unsigned char* q
+    cdef Py_ssize_t n
+    cdef char* out
+    cdef char* o
+    cdef char* grown
     cdef int info[4]
     cdef int mv
-    cdef Undo undo
-    cdef char* out = <char*>malloc(2 * len(data) + 16)
-    info[0] = info[1] = info[2] = info[3] = 0
-    if out == NULL:
-        raise MemoryError()
-    try:
-        while True:
-            mv = _next_move(b, data, &i, info)
+    cdef bint c960 = b.chess960
+    cdef Fast f
+    if type(sans) is str and PyUnicode_IS_ASCII(sans):
+        # ASCII text is its own UTF-8: read it in place, no copy.
+        p = <const unsigned char*>PyUnicode_DATA(sans)
+        n = PyUnicode_GET_LENGTH(sans)
+    else:
+        data = _split(sans)
+        p = data
+        n = len(data)
+    end = p + n
+    # At most 5 UCI bytes and a space per SAN token of 2 bytes or more, so 3 per byte.
+    if _uci_cap < 3 * n + 16:
+        grown = <char*>realloc(_uci_buf, 3 * n + 16)
+        if grown == NULL:
+            raise MemoryError()
+        _uci_buf = grown
+        _uci_cap = 3 * n + 16
+    out = o = _uci_buf
+    if fen is None:
+        f = _START_FAST
+    else:
+        _fast_init(b, &f)
+    while True:
+        while _WS[p[0]]:  # stops at the NUL after the text at the latest
+            p += 1
+        if p >= end:
+            break
+        mv = _fast_san(b, &p, end)
+        if mv < 0:
+            q = p
+            while q < end and not _is_ws(q[0]):
+                q += 1
+            info[0] = info[1] = info[2] = info[3] = 0
+            mv = _resolve_san(b, p, <int>(q - p), info)
             if mv < 0:
-                break
-            if olen:
-                out[olen] = 32
-                olen += 1
-            olen += _write_uci(b, mv, out + olen)
-            _make(b, mv, &undo)
-        return out[:olen].decode("ascii")
-    finally:
-        free(out)
+                raise _san_error(b, (<char*>p)[:q - p].decode("utf-8", "surrogatepass"), mv,
+                                 info[0], info[1], info[2], info[3])
+            p = q
+        o += _write_uci(c960, mv, o)
+        o[0] = 32
+        o += 1
+        _fast_make(b, &f, mv)
+    if o == out:
+        return ""
+    text = PyUnicode_New(o - 1 - out, 127)
+    memcpy(PyUnicode_DATA(text), out, o - 1 - out)
+    return text
 
 
 def replay(sans, fen=None, chess960=False):
@@ -1992,3 +2402,5 @@ def canonical_san(sans, fen=None, chess960=False):
 
 
 cdef Board _START_BOARD = Board(_START)
+cdef Fast _START_FAST
+_fast_init(_START_BOARD, &_START_FAST)
