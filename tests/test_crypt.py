@@ -205,6 +205,32 @@ def test_decode_raises_only_format_errors(text):
                                                    black_first=game.black_first)).moves == game.moves
 
 
+@pytest.mark.parametrize("line", [
+    "e4,e5.Nf3,Nc6.Bb5", "e4,e5.1-0", "e4.*", "O-O,O-O-O.Qxd8#,Kxd8.1/2-1/2", "e4,e5.Nf3,Nc6 ",
+    '[White "A"][Result "0-1"]e4,e5', '[White "A"] e4.1-0', '[White "A \\"B\\""]d4',
+])
+def test_plain_lines_decode_without_decode_line(line):
+    assert crypt._plain_pgn(line) == crypt.decode_line(line).to_pgn(separable=True)
+
+
+@pytest.mark.parametrize("line", [
+    "12:e4,e5", ",e5.Nf3", "1-0", "e4.e5", "e4,e5,Nf3", "e4,,e5", "e4,e5.", "e4 ,e5", "e4,e5.Nf3:",
+    "0-0,e5", "e4,1-0", "e4,e5.*.1-0", '[White "A"]', '[White "A"]12:e4', '[White "A"e4', '[White "A"]e4.e5',
+])
+def test_other_lines_go_to_decode_line(line):
+    assert crypt._plain_pgn(line) is None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["e4", "Nf3", "O-O", "0-0", ",", ".", ":", "[", "]", " ", "\t", "1-0", "0-1",
+                                 "1/2-1/2", "*", "/", "-0", "\r", '[White "A"]', '[Result "1-0"]', '"', "\\"]),
+                max_size=12).map("".join))
+def test_a_plain_line_decodes_as_decode_line_decodes_it(text):
+    pgn = crypt._plain_pgn(text)
+    if pgn is not None:
+        assert pgn == crypt.decode_line(text).to_pgn(separable=True)
+
+
 # ---------------------------------------------------------------- real games
 
 @pytest.mark.slow
@@ -302,6 +328,27 @@ def test_cli_names_the_line_of_bytes_that_are_not_utf8(tmp_path, capsys):
     code, out, err = run_main(["decode", str(tmp_path / "x.crypt")], capsys)
     assert code == 2
     assert err == f"{tmp_path / 'x.crypt'}: not UTF-8 text (line 2, column 4)\n"
+
+
+@pytest.mark.parametrize("extra", [[], ["--strict"]])
+def test_cli_decode_gives_the_same_in_blocks_of_any_size(extra, tmp_path, capsys, monkeypatch):
+    """Blocks cut anywhere (lines longer than a block too): the same PGN, messages and exit code."""
+    (tmp_path / "x.crypt").write_bytes("\ufeffe4,e5.Nf3,Nc6.Bb5.1-0\r\n\n[White \"caf\u00e9\"]d4,d5.0-1\n"
+                                       "e4.e5\n12:,Nf6.Bc4\ne4,e5.Nf3,Nc6.Bb5,a6.Ba4,Nf6.O-O,Be7.Re1,b5\n"
+                                       "d4\xff\nc4\n".encode("utf-8").replace(b"\xc3\xbf", b"\xff"))
+    outputs = []
+    for block in (1 << 20, 7):
+        monkeypatch.setattr(crypt, "_BLOCK", block)
+        out = tmp_path / f"out-{block}.pgn"
+        code, _, err = run_main(["decode", str(tmp_path / "x.crypt"), "-o", str(out), *extra], capsys)
+        outputs.append((code, err, out.read_text(encoding="utf-8")))
+    assert outputs[0] == outputs[1]
+    code, err, pgn = outputs[0]
+    assert code == (1 if extra else 2) and "(line 4, column 1)" in err
+    assert ("not UTF-8 text (line 7, column 3)" in err) == (not extra)
+    # --strict stops at line 4 before the game of line 3 is written; else line 7 stops it all,
+    # before the game of line 6 (one game of lookahead) is written.
+    assert pgn.count("[Result ") == (1 if extra else 2) and ('[White "caf\u00e9"]' in pgn) == (not extra)
 
 
 def test_cli_strict_encode_stops_at_the_first_game_the_reader_rejects(tmp_path, capsys):

@@ -204,6 +204,128 @@ def test_scanner_raises_only_format_errors(text):
             assert move in text
 
 
+# ---------------------------------------------------------------- many lines at once
+
+def _one_by_one(monkeypatch):
+    """Send every moves line to scan_moves: the reader as it was before the block splitter."""
+    monkeypatch.setattr(lt, "_glued_pgn", lambda block: [""] * (block.count(b"\n") + 1))
+
+
+def _block_plies(lines: list[str]) -> list[list[str] | None]:
+    glued = lt._glued_pgn("\n".join(lines).encode())
+    return [lt._glued_plies(text.rstrip(), len(line)) for line, text in zip(lines, glued)]
+
+
+def test_block_splitter_writes_pgn_movetext():
+    glued = lt._glued_pgn(b"1e4e52Nf3\n21.04.07W1-0\n\n1O-O-O#Qxd8\n1exd8=Q+Kxd8")
+    assert len(glued) == 5 and glued[2] == ""  # a details line comes out as something unread
+    assert glued[0::3] == ["\n1. e4 e5\n2. Nf3", "\n1. O-O-O# Qxd8"]
+    assert glued[4] == "\n1. exd8=Q+ Kxd8"
+
+
+@pytest.mark.parametrize("line, moves", [
+    ("1e4e52Nf3Nc63Bb5", ["e4", "e5", "Nf3", "Nc6", "Bb5"]),
+    ("1d4d52c4dxc43e4b54a4c65axb5cxb56Qf3Nc67Qxa8Bb78Qa5e69Bxc4bxc410Qxb5+", None),  # ten rounds
+    ("1e4d52Nb1c3Nb8c63Nf3d4", ["e4", "d5", "Nb1c3", "Nb8c6", "Nf3", "d4"]),  # squares, both sides
+    ("1e4d52exd5Qxd53a3Qe5+4Be2Qxe2+5Nxe2c66d4e57dxe5h58e6h49exf7+Kxf710f4h311g4Nf612g5Ne413gxh3Nd7"
+     "14Bg5g615f5Bc516Bh6Rxh617fxg6+Kxg618a4Nf219Rg1Ng4+20Kd2Nf2+21Kd3Nxh1", None),
+    ("1a4h52a5h43a6h34axb7hxg25bxa8=Qgxh1=Q+6Qb7Qxg1", ["a4", "h5", "a5", "h4", "a6", "h3", "axb7",
+                                                     "hxg2", "bxa8=Q", "gxh1=Q+", "Qb7", "Qxg1"]),
+])
+def test_block_splitter_reads_what_scan_moves_reads(line, moves):
+    assert _block_plies([line]) == [lt.scan_moves(line)]
+    if moves is not None:
+        assert lt.scan_moves(line) == moves
+
+
+@pytest.mark.parametrize("line", [
+    "1Nf3d1Q2e4",      # 'd1Q' and move 2, or 'Nf3d1' and 'Q2e4': scan_moves decides
+    "e4e52Nf3",        # the first move number left out
+    "1e4e52Nf3 Nc6",   # a blank
+    "1e4e5\t",        # a trailing blank the reader strips: scan_moves sees the stripped line
+    "1e4e53Nf3",       # a wrong move number
+    "1e4e52",          # a number without a move
+    "1e4e52Qh4e1",     # a last move of White's that reads as two plies: scan_moves's reading
+    "1e9e5",
+])
+def test_block_splitter_leaves_odd_lines_to_scan_moves(line):
+    assert _block_plies([line]) == [None]
+
+
+@pytest.mark.slow
+def test_block_splitter_agrees_with_scan_moves_on_real_games():
+    """The compact moves of every real game: the block splitter reads nearly all and reads them right."""
+    lines = [lt._compact_moves(game.moves) for path in sorted(shared("data", "lichess-db").glob("*.zst"))
+             for game in read_games(path) if game.moves]
+    read = 0
+    for line, plies in zip(lines, _block_plies(lines)):
+        if plies is not None:
+            assert plies == lt.scan_moves(line)
+            read += 1
+    assert len(lines) > 8000 and read > 0.99 * len(lines)
+
+
+_GLUE = st.sampled_from(list("12345678abcdefghxKQRBNO-=+#!? ") + ["Nb6d7", "d1Q2", "e8=Q", "O-O", "10"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(move_lists(), st.lists(st.tuples(st.integers(0, 300), st.integers(0, 2), _GLUE), max_size=3))
+def test_block_splitter_reads_what_scan_moves_reads_or_declines(moves, edits):
+    """On glued games, damaged or not, a line the block splitter reads is one scan_moves reads alike."""
+    line = lt._compact_moves(moves)
+    for at, cut, text in edits:
+        at %= len(line) + 1
+        line = line[:at] + text + line[at + cut:]
+    [plies] = _block_plies([line])
+    if plies is not None:
+        assert plies == lt.scan_moves(line)
+
+
+def _cli_outputs(argv, tmp_path, capsys, name):
+    out_dir = tmp_path / name
+    out_dir.mkdir()
+    code = lt.main([*argv, "-o", str(out_dir)])
+    out, err = capsys.readouterr()
+    return code, out, err.replace(str(out_dir), "OUT"), {p.name: p.read_bytes() for p in out_dir.iterdir()}
+
+
+_AWKWARD = (
+    "# a note\n21.04.07W1-0 pawns1g4d52Bg2\n\n21.04.08B0-1\r\n1e4e52Nf3Nc6\r\n3Bb5a6\n"  # moves in
+    "21.04.09W*\n1Nb1c3Nb8c62Nf3\n21.13.09W1-0\n1e4\n21.04.10B.5-.5\n1e4e53Nf3\n1d4\n"  # the comment,
+    "21.04.11W1-0\n  1e4e5\n21.04.11W0-1\n1e4 e52Nf3\n21.04.12W1-0x\n1Nf3d1Q2e4\n"       # CRLF, two
+    "21.04.12B1/2-1/2}{\n1a4h52a5h43a6h34axb7hxg25bxa8=Qgxh1=Q+6Qb7Qxg1\n7Qd4\n")         # lines, errors
+
+
+@pytest.mark.parametrize("extra", [[], ["--strict"]])
+def test_cli_writes_what_the_one_by_one_reader_writes(extra, tmp_path, capsys, monkeypatch):
+    """PGN, CSV, table, messages and exit code, on real games and on awkward input, with blocks
+    of any size: as when every moves line goes to scan_moves."""
+    sources = [tmp_path / "awkward.txt"]
+    sources[0].write_bytes(_AWKWARD.encode())
+    try:
+        sources.append(shared(*CONF, "games.txt"))
+    except pytest.skip.Exception:
+        pass
+    for source in sources:
+        fast = _cli_outputs([str(source), *extra], tmp_path, capsys, f"fast-{source.stem}")
+        with monkeypatch.context() as m:
+            m.setattr(lt, "_BLOCK", 29)  # blocks cut anywhere, lines longer than a block
+            small = _cli_outputs([str(source), *extra], tmp_path, capsys, f"small-{source.stem}")
+            _one_by_one(m)
+            slow = _cli_outputs([str(source), *extra], tmp_path, capsys, f"slow-{source.stem}")
+        assert fast == small == slow
+        if source == sources[0]:
+            assert fast[0] == 1 and "no month '13' (line 9, column 4)" in fast[2]
+            assert ("expected move number 2, found '3' (line 12, column 6)" in fast[2]) == (not extra)
+
+
+def test_read_compact_takes_lines_with_or_without_line_breaks():
+    text = _AWKWARD.replace("\r", "")
+    games = list(lt.read_compact(text.splitlines(), on_error=lambda e: None))
+    assert list(lt.read_compact(io.StringIO(text), on_error=lambda e: None)) == games
+    assert [g.number for g in games] == [1, 2, 3, 6, 7, 8, 9] and games[-1].moves[-2:] == ["Qxg1", "Qd4"]
+
+
 # ---------------------------------------------------------------- details and games
 
 @pytest.mark.parametrize("line, fields", [

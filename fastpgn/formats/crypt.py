@@ -42,6 +42,7 @@ _NOT_IN_BODY = _NOT_IN_MOVE - {",", "."}
 _NUMBERS = [f"{n}." for n in range(1024)]  # move-number tokens, made once
 _DIGITS = frozenset("0123456789")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_TAG_NAMES: set[str] = set()  # tag names already found writable (bounded)
 
 
 @dataclass
@@ -138,9 +139,13 @@ def _bad_move(move: str) -> bool:
 
 
 def _check_moves(moves: list[str], game: int | None) -> None:
-    # One pass in C over the joined moves; the per-move search runs only to name the culprit.
+    # A few passes in C over the joined moves (a move that is a result holds one of those
+    # four texts); the per-move search runs only to name the culprit.
     joined = "".join(moves)
-    if "" in moves or not _RESULTS.isdisjoint(moves) or any(c in joined for c in _NOT_IN_MOVE):
+    if ("" in moves or " " in joined or "," in joined or "." in joined or ":" in joined or "[" in joined
+            or "]" in joined or "\t" in joined or "\r" in joined or "\n" in joined
+            or (("1-0" in joined or "0-1" in joined or "1/2" in joined or "*" in joined)
+                and not _RESULTS.isdisjoint(moves))):
         k = next(k for k, move in enumerate(moves) if _bad_move(move))
         raise FormatError(f"ply {k + 1} {moves[k]!r} cannot be written in crypt notation", game=game)
 
@@ -161,12 +166,22 @@ def encode_game(moves: list[str], *, result: str = "*", headers: dict[str, str] 
     """
     out = []
     if headers:
-        for name, value in headers.items():
-            if not name or any(c not in _NAME_CHARS for c in name):
-                raise FormatError(f"tag name {name!r} cannot be written in crypt notation", game=number)
-            if "\n" in value or "\r" in value:
-                raise FormatError(f"the value of tag {name} holds a line break", game=number)
-            out.append(f'[{name} "{_escape(value)}"]')
+        values = "".join(headers.values())
+        if _TAG_NAMES.issuperset(headers) and "\n" not in values and "\r" not in values:
+            if '"' in values or "\\" in values:
+                out = [f'[{name} "{_escape(value)}"]' for name, value in headers.items()]
+            else:
+                out = [f'[{name} "{value}"]' for name, value in headers.items()]
+        else:
+            for name, value in headers.items():
+                if not name or any(c not in _NAME_CHARS for c in name):
+                    raise FormatError(f"tag name {name!r} cannot be written in crypt notation", game=number)
+                if "\n" in value or "\r" in value:
+                    raise FormatError(f"the value of tag {name} holds a line break", game=number)
+                out.append(f'[{name} "{_escape(value)}"]')
+            if len(_TAG_NAMES) > 4096:
+                _TAG_NAMES.clear()
+            _TAG_NAMES.update(headers)
     _check_moves(moves, number)
     body = []
     if moves:
@@ -329,6 +344,64 @@ def decode_line(s: str, *, line: int | None = None) -> CryptGame:
     return CryptGame(moves, result, headers, first_move, black_first)
 
 
+# What a plain body may hold besides moves: ',' and '.' taking turns. Keeping those and the
+# characters that send a line to decode_line (blanks, ':', '[', ']', and '*' and '/' of a result),
+# a plain body keeps ",.,.,." and nothing else.
+_ALTERNATE = b",." * 1024
+_NOT_KEPT = bytes(c for c in range(256) if c not in b",. \t:[]*/")
+
+
+def _plain_pgn(s: str) -> str | None:
+    """``decode_line(s).to_pgn(separable=True)`` for a line without a start number or a Black
+    first move that reads without a word, else None (then decode_line says what it makes of it).
+
+    >>> _plain_pgn("e4,e5.Nf3.1-0")
+    '[Result "1-0"]\\n\\n1. e4 e5 2. Nf3 1-0'
+    """
+    s = s.rstrip()
+    headers = None
+    if s[:1] == "[":
+        try:
+            headers, i = _parse_tags(s, None)
+        except FormatError:
+            return None
+        s = s[i:]
+    if not s or s[0] in "[,0123456789":
+        return None
+    dot = s.rfind(".")
+    result = s[dot + 1:]
+    if result in _RESULTS:
+        head = s[:dot]
+    else:
+        head, result = s, None
+    # No empty move: no separator at either end or two in a row.
+    if not head or head[-1] == "," or head[-1] == "." or ",." in head or ".," in head:
+        return None
+    kept = head.encode().translate(None, _NOT_KEPT)
+    if kept != _ALTERNATE[:len(kept)]:
+        return None
+    if ("-0" in head or "0-" in head) and not _RESULTS.isdisjoint(head.replace(".", ",").split(",")):
+        return None
+    rounds = head.split(".")
+    k = len(rounds)
+    if k >= len(_NUMBERS) - 1:
+        return None
+    tokens = [""] * (2 * k)
+    tokens[0::2] = _NUMBERS[1:k + 1]
+    tokens[1::2] = rounds
+    movetext = " ".join(tokens).replace(",", " ")
+    if not headers:
+        result = result or "*"
+        return f'[Result "{result}"]\n\n{movetext} {result}'
+    result = result or headers.get("Result") or "*"
+    values = "".join(headers.values())
+    if '"' in values or "\\" in values:
+        tags = "".join([f'[{k} "{_escape(v)}"]\n' for k, v in headers.items()])
+    else:
+        tags = "".join([f'[{k} "{v}"]\n' for k, v in headers.items()])
+    return f"{tags}\n{movetext} {result}"
+
+
 def decode_games(lines: Iterable[str], *, on_error=None) -> Iterator[str]:
     """PGN text of each crypt line (no final newline), one game of lookahead.
 
@@ -339,24 +412,27 @@ def decode_games(lines: Iterable[str], *, on_error=None) -> Iterator[str]:
     >>> list(decode_games(["e4,e5.Nf3", "d4,d5.1-0"]))
     ['[Result "*"]\\n\\n1. e4 e5 2. Nf3 *', '[Result "1-0"]\\n\\n1. d4 d5 1-0']
     """
-    held = None
+    held = None  # the last game's PGN, separable, and its line (a lone game is written otherwise)
+    held_line = None
     several = False
     for number, text in enumerate(lines, 1):
         if not text or text.isspace():
             continue
-        try:
-            game = decode_line(text, line=number)
-        except FormatError as exc:
-            if on_error is None:
-                raise
-            on_error(exc)
-            continue
+        pgn = _plain_pgn(text)
+        if pgn is None:
+            try:
+                pgn = decode_line(text, line=number).to_pgn(separable=True)
+            except FormatError as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+                continue
         if held is not None:
             several = True
-            yield held.to_pgn(separable=True)
-        held = game
+            yield held
+        held, held_line = pgn, (text, number)
     if held is not None:
-        yield held.to_pgn(separable=several)
+        yield held if several else decode_line(held_line[0], line=held_line[1]).to_pgn()
 
 
 def decode(text: str) -> str:
@@ -426,13 +502,47 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+_BLOCK = 1 << 20
+
+
+def _line_blocks(data) -> Iterator[bytes]:
+    """A binary file in blocks of about _BLOCK bytes of whole lines (each without its last line break)."""
+    rest: list[bytes] = []  # a line longer than a block is gathered here
+    while True:
+        chunk = data.read(_BLOCK)
+        if not chunk:
+            if rest:
+                yield b"".join(rest)
+            return
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            rest.append(chunk)
+            continue
+        rest.append(chunk[:cut])
+        yield b"".join(rest)
+        rest = [chunk[cut + 1:]] if cut + 1 < len(chunk) else []
+
+
 def _text_lines(data) -> Iterator[str]:
-    """The lines of a binary file as text: UTF-8, a BOM skipped, CRLF or LF."""
-    for number, raw in enumerate(data, 1):
+    """The lines of a binary file as text (without their line break): UTF-8, a BOM skipped,
+    CRLF or LF. Decoded a block at a time; bytes that are not UTF-8 are an InputError naming
+    their line, raised after the lines before it."""
+    number = 1
+    for block in _line_blocks(data):
         try:
-            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError("not UTF-8 text", line=number, column=exc.start + 1) from None
+            text = block.decode("utf-8")
+        except UnicodeDecodeError:
+            for k, raw in enumerate(block.split(b"\n"), number):
+                try:
+                    yield raw.decode("utf-8-sig" if k == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InputError("not UTF-8 text", line=k, column=exc.start + 1) from None
+            raise AssertionError("unreachable")  # pragma: no cover
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        lines = text.split("\n")
+        yield from lines
+        number += len(lines)
 
 
 class _Stop(Exception):
@@ -464,21 +574,35 @@ def _run(args, err) -> int:
 
                 source = sys.stdin.buffer if args.input == "-" else args.input
                 reader = read_games(source, errors="raise" if args.strict else "skip")
-                for line in encode_games(None, headers=args.headers, on_error=on_error, reader=reader):
-                    fh.write(line + "\n")
-                    count += 1
+                lines: list[str] = []
+                try:
+                    for line in encode_games(None, headers=args.headers, on_error=on_error, reader=reader):
+                        lines.append(line)
+                        count += 1
+                        if len(lines) == 512:
+                            fh.write("\n".join(lines) + "\n")
+                            lines.clear()
+                finally:
+                    if lines:
+                        fh.write("\n".join(lines) + "\n")
                 for rejected in reader.rejected:
                     on_error(rejected.error())
             else:
                 # stdin is not closed on exit: it belongs to the caller.
                 data = contextlib.nullcontext(sys.stdin.buffer) if args.input == "-" else open(args.input, "rb")
                 with data as raw:
-                    first = True
-                    for pgn in decode_games(_text_lines(raw), on_error=on_error):
-                        fh.write(pgn if first else "\n\n" + pgn)
-                        first = False
-                        count += 1
-                    if not first:
+                    texts: list[str] = []
+                    try:
+                        for pgn in decode_games(_text_lines(raw), on_error=on_error):
+                            texts.append(pgn)
+                            count += 1
+                            if len(texts) == 512:
+                                fh.write(("\n\n" if count > 512 else "") + "\n\n".join(texts))
+                                texts.clear()
+                    finally:
+                        if texts:
+                            fh.write(("\n\n" if count > len(texts) else "") + "\n\n".join(texts))
+                    if count:
                         fh.write("\n")
         except _Stop:
             return 1

@@ -32,10 +32,11 @@ the moves are taken from the comment, with a warning.
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import sys
 from dataclasses import dataclass, field
-from itertools import chain, count, repeat
+from itertools import chain, count, islice, repeat
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -334,6 +335,167 @@ def scan_moves(s: str, *, start_ply: int = 0, line: int | None = None, column: i
     return [s[f[1]:f[3][f[4]]] for f in frames]
 
 
+# ---------------------------------------------------------------- many lines at once
+#
+# scan_moves walks a line round by round in Python, about a microsecond a
+# round. The converter instead splits a whole block of lines with a few
+# C-level passes and then checks each ply against a set of plies known to be
+# valid; a line it cannot vouch for goes to scan_moves. Why that gives what
+# scan_moves gives, on every line it accepts:
+#
+# - Which digits are move numbers follows from the characters before each:
+#   a digit after a file or a piece letter is a rank (of a square or of a
+#   disambiguation) unless that letter is a promotion ('=Q'), any other
+#   digit is part of a move number. (A digit right after a promotion
+#   without '=', 'e1Q2', can be either; such a line goes to scan_moves.)
+# - A ply starts where a file, piece or 'O' follows the end of another ply:
+#   a rank after a file, a '+#!?', the 'O' of a castle, or a promotion
+#   letter after '=' (not between the squares of 'Nb6d7' when another ply
+#   follows it). Where that guess is wrong the line fails the checks.
+# - A line is accepted only when its numbers are 1, 2, 3, ... in order, every
+#   round but the last holds exactly two plies, and every ply is one valid
+#   ply for its side. Such a reading is the only one: a valid ply has no
+#   valid ply as a proper prefix, except that 'Qh4e1' starts with 'Qh4' and
+#   'O-O-O' with 'O-O', and then the rest ('e1', '-O', ...) followed by more
+#   text is never a single valid ply. So scan_moves, whichever reading it
+#   tries first, ends with this one; its last round too (two plies where
+#   both readings fit), since the last round here has two plies whenever
+#   they are valid.
+#
+# The split itself: each byte gets a class (str.translate), the classes of a
+# whole block become one big integer, and shifts and masks of it mark the
+# first digit of every move number and the first letter of every ply. Those
+# bytes get their top bits set (XOR), a charmap decode maps each marked byte
+# to a code point whose UTF-8 form is one, two or three bytes, and a final
+# translate turns the extra bytes into what PGN puts there: a line break
+# before a move number, '. ' after it, a space before Black's move. So the
+# PGN movetext of every line comes out of C, ready to write and to split.
+
+# Class bits of a byte: 1 digit, 2 file or piece (a rank follows it),
+# 4 file, 8 ends a ply ('+#!?' and 'O'), 16 '=', 32 starts a ply, 64 piece,
+# 128 the rank a pawn promotes on.
+_CLASS = bytearray(256)
+for _c in b"0123456789":
+    _CLASS[_c] = 1 | (128 if _c in b"18" else 0)
+for _c in b"abcdefgh":
+    _CLASS[_c] = 2 | 4 | 32
+for _c in b"KQRBN":
+    _CLASS[_c] = 2 | 32 | 64
+for _c in b"+#!?":
+    _CLASS[_c] = 8
+_CLASS[ord("O")] = 8 | 32
+_CLASS[ord("=")] = 16
+_CLASS = bytes(_CLASS)
+# Marked byte -> code point. A move number's first digit d is d^0x80: U+0080
+# + d&63, UTF-8 C2 xx. The first letter c of a black ply is c^0x80: U+00C0 +
+# c&63, UTF-8 C3 xx. The first letter of a white ply (after a number) is
+# c^0xC0: U+0FC0 + c&63, UTF-8 E0 BF xx. Continuation bytes xx = 0x80 | c&63
+# are distinct for the 24 characters involved.
+_MARKED = [chr(b) for b in range(128)] + ["\ufffd"] * 128
+for _c in b"0123456789":
+    _MARKED[_c ^ 0x80] = chr(0x80 | _c & 63)
+for _c in b"abcdefghKQRBNO":
+    _MARKED[_c ^ 0x80] = chr(0xC0 | _c & 63)
+    _MARKED[_c ^ 0xC0] = chr(0xFC0 | _c & 63)
+_MARKED = "".join(_MARKED)
+# UTF-8 bytes -> PGN text; the block's own line breaks become \x1f, to split on.
+_PGN_BYTES = bytearray(range(128)) + b"?" * 128
+_PGN_BYTES[0x0A] = 0x1F
+_PGN_BYTES[0x1F] = ord("?")
+_PGN_BYTES[0xC2] = 0x0A                       # before a move number
+_PGN_BYTES[0xE0], _PGN_BYTES[0xBF] = 0x2E, 0x20  # '. ' after it
+_PGN_BYTES[0xC3] = 0x20                       # before Black's move
+for _c in b"0123456789abcdefghKQRBNO":
+    _PGN_BYTES[0x80 | _c & 63] = _c
+_PGN_BYTES = bytes(_PGN_BYTES)
+del _c
+_ONES: dict[int, int] = {}  # n -> the integer whose n bytes are all 1
+
+
+def _glued_pgn(block: bytes) -> list[str]:
+    """The PGN movetext of each line of ``block`` ('\\n'-separated), as far as it is a moves line.
+
+    >>> _glued_pgn(b"1e4e52Nf3Nc6\\n1d4")
+    ['\\n1. e4 e5\\n2. Nf3 Nc6', '\\n1. d4']
+
+    Other lines come out as something :func:`_glued_plies` rejects.
+    """
+    # A long block is padded with empty lines to a multiple of 64 KiB, so that blocks share ``ones``.
+    pad = -len(block) % 65536 if len(block) > 65536 else 0
+    if pad:
+        block += b"\n" * pad
+    n = len(block)
+    ones = _ONES.get(n)
+    if ones is None:
+        if len(_ONES) > 16:
+            _ONES.clear()
+        ones = _ONES[n] = int.from_bytes(b"\x01" * n, "little")
+    # Byte i of x is the class of block[i]; x << 8*k - b puts bit b of byte
+    # i-k at bit 0 of byte i, x >> 8*k + b bit b of byte i+k.
+    x = int.from_bytes(block.translate(_CLASS), "little")
+    digit = x & ones
+    equals2 = x << 12                                  # '=' two bytes before
+    rank = digit & (x << 7)                            # after a file or piece ...
+    number = digit ^ (rank ^ (rank & equals2))         # ... unless it is a promotion
+    after_number = number << 8
+    first = number ^ (number & after_number)           # first digit of a move number
+    start = (x >> 5) & ones
+    white = start & after_number                       # a ply right after a number
+    square = (x << 8) & (x << 14)                      # after a rank after a file
+    black = start & (square | (x << 5) | equals2)      # or after +#!? or O, or a promotion
+    # Not between the squares of 'Nb6d7' (older lichess games write such moves): after a
+    # piece and a square comes a square, and either that piece started Black's move or
+    # another move follows (after a '+' perhaps); 'Nf3' + 'e5' is followed by a number.
+    inside = (square & (x << 18) & (x >> 2) & (x >> 8)
+              & ((black << 24) | (x >> 21) | ((x >> 19) & (x >> 29))))
+    black ^= black & inside
+    # 'd1Q2e4' is 'd1Q' and move 2 or 'Q2e4' (after 'Nf3d1', say): such a line is left to
+    # scan_moves, by marking the digit so that the line fails the checks. ('Rd1Q2' is no
+    # promotion: a piece stands before the square.)
+    promoted = digit & (x << 2) & (x << 9) & (x << 22)  # a digit after a piece after a1..h8
+    promoted ^= promoted & (x << 26)
+    mark = ((first | black | white | promoted) << 7) | ((white | promoted) << 6)
+    marked = (int.from_bytes(block, "little") ^ mark).to_bytes(n, "little")
+    text = codecs.charmap_decode(marked, "strict", _MARKED)[0]
+    lines = text.encode("utf-8").translate(_PGN_BYTES).decode("ascii").split("\x1f")
+    return lines[:len(lines) - pad] if pad else lines
+
+
+_NUMBER_TOKENS = [f"{k}." for k in range(1, 1000)]
+# Plies known to be valid for White / for Black (bounded like _ROUNDS); shared with --reverse.
+_GOOD_PLIES: tuple[set[str], set[str]] = (set(), set())
+
+
+def _valid_plies(plies: list[str], side: int) -> bool:
+    known = _GOOD_PLIES[side]
+    if known.issuperset(plies):
+        return True
+    colour = "wb"[side]
+    for ply in plies:
+        if ply not in known:
+            if len(ply) not in scan_ply(ply, 0, colour):
+                return False
+            if len(known) >= _ROUNDS_MAX:
+                known.clear()
+            known.add(ply)
+    return True
+
+
+def _glued_plies(movetext: str, length: int) -> list[str] | None:
+    """The plies of a line of ``length`` characters that :func:`_glued_pgn` made ``movetext`` of,
+    or None when the line needs scan_moves."""
+    tokens = movetext.split()
+    n = len(tokens)
+    rounds = (n + 2) // 3
+    # Every character but the inserted '\n', '. ' and ' ' is the line's own: no blank of its own.
+    if len(movetext) != length + n + rounds or n % 3 == 1 or tokens[0::3] != _NUMBER_TOKENS[:rounds]:
+        return None
+    if not (_valid_plies(tokens[1::3], 0) and _valid_plies(tokens[2::3], 1)):
+        return None
+    del tokens[0::3]
+    return tokens
+
+
 # ---------------------------------------------------------------- records
 
 @dataclass
@@ -422,6 +584,26 @@ def parse_details(s: str, *, line: int | None = None, column: int = 1,
     return CompactGame(date, s[at], result, comment, [], 1, line)
 
 
+# The start of each result token ('1/2' and '.5-' still need the rest checked).
+_RESULT_HEADS = {"1-0": ("1-0", "1-0"), "0-1": ("0-1", "0-1"), "1/2": ("1/2-1/2", "1/2-1/2"),
+                 ".5-": (".5-.5", "1/2-1/2"), "*": ("*", "*")}
+
+
+def _details(s: str) -> tuple[str, str, str, str] | None:
+    """parse_details of a details line it reads without a word: (date, colour, result, comment), else None."""
+    colour = s[8:9]
+    if colour != "W" and colour != "B":
+        return None
+    head = _RESULT_HEADS.get(s[9:12]) or _RESULT_HEADS.get(s[9:10])
+    if head is None or not s.startswith(head[0], 9):
+        return None
+    month, day = s[3:5], s[6:8]
+    if not (s[:8].isascii() and s[:2].isdigit() and month.isdigit() and day.isdigit()
+            and "01" <= month <= "12" and "01" <= day <= "31"):
+        return None
+    return "20" + s[:8], colour, head[1], s[9 + len(head[0]):]
+
+
 def _moves_in_comment(comment: str) -> tuple[str, list[str]] | None:
     """Split ``"White resigned 1e4c5..."`` into the comment and its moves, if it holds them."""
     for k, ch in enumerate(comment):
@@ -447,58 +629,104 @@ def read_compact(lines: Iterable[str], *, on_error: Callable[[FormatError], None
     >>> [(g.number, g.result, g.moves) for g in read_compact(["21.04.07W1-0", "1e4e52Qh5"])]
     [(1, '1-0', ['e4', 'e5', 'Qh5'])]
     """
-    pending: CompactGame | None = None
+    for fields, _ in _read(_batches(lines), on_error, on_warning):
+        yield CompactGame(*fields)
+
+
+_BATCH_LINES = 2048
+
+
+def _batches(lines: Iterable[str]) -> Iterator[tuple[int, list[str], list[str] | None]]:
+    """Batches for :func:`_read` from lines of text (a line may keep its line break)."""
+    it = iter(lines)
+    number = 1
+    while True:
+        chunk = list(islice(it, _BATCH_LINES))
+        if not chunk:
+            return
+        try:
+            glued = _glued_pgn("\n".join([line.rstrip("\r\n") for line in chunk]).encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate
+            glued = None
+        yield number, chunk, glued if glued is not None and len(glued) == len(chunk) else None
+        number += len(chunk)
+
+
+def _read(batches, on_error, on_warning) -> Iterator[tuple[list, str | None]]:
+    """read_compact's reader: the fields of each game (CompactGame's, in order) and its PGN
+    movetext when :func:`_glued_pgn` gave it, else None.
+
+    ``batches`` yields (number of the first line, lines, :func:`_glued_pgn` of those lines or None).
+    """
+    pending: list | None = None  # date, colour, result, comment, moves, number, line
+    movetext: str | None = None
     rejected = False  # the current game's details were bad: skip its moves lines
     count = 0
 
-    def finish(game: CompactGame) -> CompactGame:
-        if not game.moves and game.comment:
-            split = _moves_in_comment(game.comment)
+    def finish(game: list) -> list:
+        if not game[4] and game[3]:
+            split = _moves_in_comment(game[3])
             if split is not None:
-                game.comment, game.moves = split
+                game[3], game[4] = split
                 if on_warning is not None:
                     on_warning(f"the comment holds the game's moves; read them from there "
-                               f"(line {game.line}, game {game.number})")
+                               f"(line {game[6]}, game {game[5]})")
         return game
 
-    for number, raw in enumerate(lines, 1):
-        stripped = raw.strip()
-        if not stripped or stripped[0] == "#":
-            continue
-        column = raw.index(stripped[0]) + 1
-        if _is_details(stripped):
-            if pending is not None:
-                yield finish(pending)
-                pending = None
-            count += 1
-            try:
-                pending = parse_details(stripped, line=number, column=column, warn=on_warning)
-            except FormatError as exc:
-                if on_error is None:
-                    raise
-                on_error(exc)
-                rejected = True
+    for first, lines, glued in batches:
+        number = first - 1
+        for raw, text in zip(lines, glued if glued is not None else repeat(None)):
+            number += 1
+            stripped = raw.strip()
+            if not stripped or stripped[0] == "#":
                 continue
-            pending.number = count
-            rejected = False
-        elif rejected:
-            continue
-        elif pending is None:
-            exc = FormatError("moves without a details line before them", line=number, column=column)
-            if on_error is None:
-                raise exc
-            on_error(exc)
-        else:
-            try:
-                pending.moves.extend(scan_moves(stripped, start_ply=len(pending.moves),
-                                                line=number, column=column))
-            except FormatError as exc:
+            if len(stripped) > 5 and stripped[2] == "." and stripped[5] == ".":  # _is_details
+                if pending is not None:
+                    yield finish(pending), movetext
+                    pending = None
+                count += 1
+                details = _details(stripped)
+                if details is None:
+                    try:
+                        g = parse_details(stripped, line=number, column=raw.index(stripped[0]) + 1,
+                                          warn=on_warning)
+                    except FormatError as exc:
+                        if on_error is None:
+                            raise
+                        on_error(exc)
+                        rejected = True
+                        continue
+                    details = g.date, g.colour, g.result, g.comment
+                pending = [*details, [], count, number]
+                rejected = False
+                movetext = None
+            elif rejected:
+                continue
+            elif pending is None:
+                exc = FormatError("moves without a details line before them", line=number,
+                                  column=raw.index(stripped[0]) + 1)
                 if on_error is None:
-                    raise
+                    raise exc
                 on_error(exc)
-                pending, rejected = None, True
+            else:
+                moves = pending[4]
+                if text is not None and not moves and raw.isascii():
+                    text = text.rstrip()
+                    plies = _glued_plies(text, len(stripped))
+                    if plies is not None:
+                        pending[4], movetext = plies, text
+                        continue
+                movetext = None
+                try:
+                    moves.extend(scan_moves(stripped, start_ply=len(moves), line=number,
+                                            column=raw.index(stripped[0]) + 1))
+                except FormatError as exc:
+                    if on_error is None:
+                        raise
+                    on_error(exc)
+                    pending, rejected = None, True
     if pending is not None:
-        yield finish(pending)
+        yield finish(pending), movetext
 
 
 # ---------------------------------------------------------------- writers
@@ -529,17 +757,29 @@ def game_to_pgn(game: CompactGame, *, me: str = DEFAULT_ME, opponent: str = DEFA
     1-0
     <BLANKLINE>
     """
-    white, black = (me, opponent) if game.colour == "W" else (opponent, me)
-    out = [
-        '[Event "lichess.com"]\n[Site "lichess.com"]\n',
-        f'[Date "{game.date}"]\n[Round "{game.number}"]\n',
-        f'[White "{_tag_value(white)}"]\n[Black "{_tag_value(black)}"]\n',
-        f'[Result "{game.result}"]\n',
-    ]
-    if game.comment:
-        out.append(f'[Comment "{_tag_value(game.comment)}"]\n')
-    out.append("\n")
-    moves = game.moves
+    return _pgn_text(game.date, game.colour, game.result, game.comment, game.moves, game.number, None,
+                     _player_tags(me, opponent))
+
+
+def _player_tags(me: str, opponent: str) -> tuple[str, str]:
+    """The White and Black tags when "I" play White, and when "I" play Black."""
+    me, opponent = _tag_value(me), _tag_value(opponent)
+    return (f'[White "{me}"]\n[Black "{opponent}"]\n', f'[White "{opponent}"]\n[Black "{me}"]\n')
+
+
+def _pgn_text(date, colour, result, comment, moves, number, movetext, players) -> str:
+    """game_to_pgn's text; ``movetext`` is the moves as :func:`_glued_pgn` writes them, when known."""
+    head = (f'[Event "lichess.com"]\n[Site "lichess.com"]\n[Date "{date}"]\n[Round "{number}"]\n'
+            f'{players[0] if colour == "W" else players[1]}[Result "{result}"]\n')
+    if comment:
+        # A brace comment cannot hold '}'; a ';' comment runs to the line end.
+        tail = (f"{{{comment}}}\n" if "}" not in comment else f"; {comment}\n") + result + "\n\n"
+        head += f'[Comment "{_tag_value(comment)}"]\n'
+    else:
+        tail = result + "\n\n"
+    if movetext is not None:
+        return head + movetext + "\n" + tail  # movetext starts with the blank line
+    out = [head, "\n"]
     white, black = moves[0::2], moves[1::2]
     if len(white) < len(_PREFIXES):
         out.extend(chain.from_iterable(zip(_PREFIXES, white, repeat(" "), black, repeat("\n"))))
@@ -547,19 +787,25 @@ def game_to_pgn(game: CompactGame, *, me: str = DEFAULT_ME, opponent: str = DEFA
         out.extend(f"{k + 1}. {w} {b}\n" for k, (w, b) in enumerate(zip(white, black)))
     if len(white) > len(black):
         out.append(f"{len(white)}. {white[-1]}\n")
-    if game.comment:
-        # A brace comment cannot hold '}'; a ';' comment runs to the line end.
-        out.append(f"{{{game.comment}}}\n" if "}" not in game.comment else f"; {game.comment}\n")
-    out.append(f"{game.result}\n\n")
+    out.append(tail)
     return "".join(out)
 
 
+_NUMBER_STRINGS = [str(k) for k in range(1, 1000)]
+
+
 def _compact_moves(moves: list[str]) -> str:
-    white, black = moves[0::2], moves[1::2]
-    text = "".join(chain.from_iterable(zip(map(str, count(1)), white, black)))
-    if len(white) > len(black):
-        text += f"{len(white)}{white[-1]}"
-    return text
+    rounds = (len(moves) + 1) // 2
+    if rounds > len(_NUMBER_STRINGS):
+        white, black = moves[0::2], moves[1::2]
+        text = "".join(chain.from_iterable(zip(map(str, count(1)), white, black)))
+        return text + f"{len(white)}{white[-1]}" if len(white) > len(black) else text
+    # number, White's move, Black's move, ... by slice assignment (C speed)
+    tokens = [""] * (len(moves) + rounds)
+    tokens[0::3] = _NUMBER_STRINGS[:rounds]
+    tokens[1::3] = moves[0::2]
+    tokens[2::3] = moves[1::2]
+    return "".join(tokens)
 
 
 def game_to_compact(game, *, me: str = DEFAULT_ME) -> str:
@@ -601,11 +847,15 @@ def game_to_compact(game, *, me: str = DEFAULT_ME) -> str:
         raise FormatError("the Comment tag holds a line break", **where)
     moves = game.moves
     details = date[2:] + colour + result + comment
-    try:
-        back = parse_details(details)
-    except FormatError as exc:
-        raise FormatError(f"the details line {details!r} does not read back ({exc.reason})", **where) from None
-    if back.comment != comment or back.colour != colour or back.result != game.result:
+    back = _details(details)
+    if back is None:
+        try:
+            g = parse_details(details)
+        except FormatError as exc:
+            raise FormatError(f"the details line {details!r} does not read back ({exc.reason})",
+                              **where) from None
+        back = g.date, g.colour, g.result, g.comment
+    if back[3] != comment or back[1] != colour or back[2] != game.result:
         raise FormatError(f"the details line {details!r} reads back differently", **where)
     if not moves:
         if comment and _moves_in_comment(comment) is not None:
@@ -627,10 +877,6 @@ def game_to_compact(game, *, me: str = DEFAULT_ME) -> str:
     return details + "\n" + _compact_moves(moves)
 
 
-# Plies known to be valid for White / for Black; bounded like _ROUNDS.
-_GOOD_PLIES: tuple[set[str], set[str]] = (set(), set())
-
-
 def _first_bad_ply(moves: list[str]) -> int | None:
     """Index of the first ply that is not one valid ply for its side, or None."""
     white_ok, black_ok = _GOOD_PLIES
@@ -650,6 +896,9 @@ def _first_bad_ply(moves: list[str]) -> int | None:
 # ---------------------------------------------------------------- statistics
 
 _COLUMNS = ("Played", "Won", "Won as White", "Won as Black", "Drawn", "Lost", "Open")
+# (result, my colour) -> the Stats row column it counts in (what CompactGame.outcome() says).
+_STATS_COLUMN = {("1-0", "W"): 1, ("0-1", "B"): 2, ("1-0", "B"): 4, ("0-1", "W"): 4,
+                 ("1/2-1/2", "W"): 3, ("1/2-1/2", "B"): 3, ("*", "W"): 5, ("*", "B"): 5}
 
 
 class Stats:
@@ -667,13 +916,19 @@ class Stats:
         self.days: dict[str, list[int]] = {}
 
     def add(self, game: CompactGame) -> None:
-        row = self.days.setdefault(game.date, [0, 0, 0, 0, 0, 0])  # played, ww, wb, drawn, lost, open
+        self._add(game.date, game.colour, game.result)
+
+    def _add(self, date: str, colour: str, result: str) -> None:
+        row = self.days.get(date)
+        if row is None:
+            row = self.days[date] = [0, 0, 0, 0, 0, 0]  # played, ww, wb, drawn, lost, open
         row[0] += 1
-        outcome = game.outcome()
-        if outcome == "won":
-            row[1 if game.colour == "W" else 2] += 1
-        else:
-            row[{"drawn": 3, "lost": 4, "open": 5}[outcome]] += 1
+        column = _STATS_COLUMN.get((result, colour))
+        if column is None:  # a record built by hand
+            outcome = CompactGame(date, colour, result).outcome()
+            column = ((1 if colour == "W" else 2) if outcome == "won"
+                      else {"drawn": 3, "lost": 4, "open": 5}[outcome])
+        row[column] += 1
 
     def rows(self) -> list[tuple[str, int, int, int, int, int, int, int]]:
         """``(date, played, won, won as white, won as black, drawn, lost, open)`` by date."""
@@ -746,13 +1001,50 @@ def _stem(path: str) -> str:
     return Path(name).stem
 
 
-def _text_lines(data) -> Iterator[str]:
-    """The lines of a binary file as text: UTF-8, a BOM skipped, CRLF or LF."""
-    for number, raw in enumerate(data, 1):
+_BLOCK = 1 << 20
+
+
+def _line_blocks(data) -> Iterator[bytes]:
+    """A binary file in blocks of about _BLOCK bytes of whole lines (each without its last line break)."""
+    rest: list[bytes] = []  # a line longer than a block is gathered here
+    while True:
+        chunk = data.read(_BLOCK)
+        if not chunk:
+            if rest:
+                yield b"".join(rest)
+            return
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            rest.append(chunk)
+            continue
+        rest.append(chunk[:cut])
+        yield b"".join(rest)
+        rest = [chunk[cut + 1:]] if cut + 1 < len(chunk) else []
+
+
+def _file_batches(data) -> Iterator[tuple[int, list[str], list[str] | None]]:
+    """Batches for :func:`_read` from a binary file: UTF-8, a BOM at the very start skipped,
+    CRLF or LF; bytes that are not UTF-8 are an InputError naming their line, raised after
+    the lines before it."""
+    number = 1
+    for block in _line_blocks(data):
         try:
-            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError("not UTF-8 text", line=number, column=exc.start + 1) from None
+            text = block.decode("utf-8")
+        except UnicodeDecodeError:
+            lines = []
+            for k, raw in enumerate(block.split(b"\n"), number):
+                try:
+                    lines.append(raw.decode("utf-8-sig" if k == 1 else "utf-8"))
+                except UnicodeDecodeError as exc:
+                    if lines:
+                        yield number, lines, None
+                    raise InputError("not UTF-8 text", line=k, column=exc.start + 1) from None
+            raise AssertionError("unreachable")  # pragma: no cover
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]
+        lines = text.split("\n")
+        yield number, lines, _glued_pgn(block)
+        number += len(lines)
 
 
 def _forward(args, err) -> int:
@@ -777,19 +1069,26 @@ def _forward(args, err) -> int:
         return 2
     stats = Stats()
     written = 0
+    players = _player_tags(args.me, args.opponent)
     try:
         with fh as data, open(pgn_path, "w", encoding="utf-8", newline="\n") as pgn:
+            texts: list[str] = []
             try:
-                for game in read_compact(_text_lines(data), on_error=on_error,
-                                         on_warning=lambda m: err(f"{source}: {m}")):
-                    pgn.write(game_to_pgn(game, me=args.me, opponent=args.opponent))
-                    stats.add(game)
+                for (date, colour, result, comment, moves, number, _), movetext in _read(
+                        _file_batches(data), on_error, lambda m: err(f"{source}: {m}")):
+                    texts.append(_pgn_text(date, colour, result, comment, moves, number, movetext, players))
+                    stats._add(date, colour, result)
                     written += 1
+                    if len(texts) == 256:
+                        pgn.write("".join(texts))
+                        texts.clear()
             except InputError as exc:
                 err(f"{source}: {exc}")
                 return 2
             except FormatError:
                 return 1  # --strict: already reported
+            finally:
+                pgn.write("".join(texts))
         csv_path.write_text(stats.csv(), encoding="utf-8")
     except OSError as exc:
         err(f"cannot write {exc.filename}: {exc.strerror}")
@@ -821,20 +1120,21 @@ def _reverse(args, err) -> int:
     except OSError as exc:
         err(f"cannot write {out_path}: {exc.strerror}")
         return 2
+    texts: list[str] = []  # written a few hundred games at a time, and before any return
     try:
-        first = True
         for game in reader:
             try:
-                text = game_to_compact(game, me=args.me)
+                texts.append(game_to_compact(game, me=args.me))
             except FormatError as exc:
                 bad += 1
                 err(f"{source}: {exc.at(offset=game.offset)}")
                 if args.strict:
                     return 1
                 continue
-            out.write(("" if first else "\n") + text + "\n")
-            first = False
             written += 1
+            if len(texts) == 256:
+                out.write(("\n" if written > 256 else "") + "\n\n".join(texts) + "\n")
+                texts.clear()
         for rejected in reader.rejected:
             err(f"{source}: {rejected.error()}")
     except InputError as exc:
@@ -846,10 +1146,14 @@ def _reverse(args, err) -> int:
         err(f"{source}: {exc}")
         return 1
     finally:
-        if out_path:
-            out.close()
-        else:
-            out.flush()
+        try:
+            if texts:
+                out.write(("\n" if written > len(texts) else "") + "\n\n".join(texts) + "\n")
+        finally:
+            if out_path:
+                out.close()
+            else:
+                out.flush()
     bad += len(reader.rejected)
     if not args.quiet:
         err(f"lichess-text --reverse: {written + bad} games read, {written} written, {bad} rejected")
