@@ -143,3 +143,16 @@ def test_backends_agree_on_comment_shapes(comment, place):
     for end in (len(data), data.index(b'[Event "y"]')):
         py, cy = both(data, end=end)
         assert py == cy
+
+
+def test_moves_hook_gets_the_same_start_tags_from_both():
+    data = (b'[Event "x"]\n[FEN "8/8/8/8/8/8/8/K6k w - - 0 1"]\n[SetUp "1"]\n[Variant "From Position"]\n'
+            b'[White "a"]\n\n1. Kb1 Kg1 *\n')
+    seen = {}
+    for name, mod in BACKENDS.items():
+        calls = []
+        mod.lines_from_block(data, 0, len(data), 0, 0, True, None, False,
+                             lambda moves, tags, calls=calls: calls.append((moves, tags)) or moves)
+        seen[name] = calls
+    assert seen["py"] == seen["cy"] == [(b"Kb1 Kg1", [(b"FEN", b"8/8/8/8/8/8/8/K6k w - - 0 1"),
+                                                     (b"SetUp", b"1"), (b"Variant", b"From Position")])]
