@@ -494,3 +494,23 @@ def test_cli_reads_a_named_pipe(tmp_path):
 def test_doctests():
     result = doctest.testmod(icn_pgn, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_to_pgn_whole_reads_one_game_in_upstreams_layout(tmp_path, capsys):
+    pgn = b'[Event "x"]\n[White "a"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n'
+    line = next(icn_pgn.pgn_to_icn(read_games(pgn)))
+    # What infinitechess.org shows: metadata, position and moves on lines of their own.
+    upstream = icn.long_to_short(icn.short_to_long(line), compact_moves=0, make_new_lines=True)
+    assert upstream.count("\n") > 3
+    path = tmp_path / "pasted.icn"
+    path.write_text(upstream)
+    code, out, err = run_main(["--to-pgn", "--whole", str(path), "-q"], capsys)
+    assert code == 0, err
+    back = next(iter(read_games(out.encode())))
+    assert back.moves == ["e4", "e5", "Qh5", "Nc6", "Bc4", "Nf6", "Qxf7#"]
+    assert back.headers["Event"] == "x" and back.headers["White"] == "a" and back.result == "1-0"
+    # Line by line, the same file is several broken games; --whole needs --to-pgn.
+    code, out, err = run_main(["--to-pgn", str(path), "-q"], capsys)
+    assert code == 1
+    code, out, err = run_main(["--whole", str(path)], capsys)
+    assert code == 2 and "--whole reads ICN, so it needs --to-pgn" in err

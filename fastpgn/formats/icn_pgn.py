@@ -555,6 +555,7 @@ def _parser() -> argparse.ArgumentParser:
                "  python -m fastpgn icn games.pgn.zst -o games.icn\n"
                "  python -m fastpgn icn games.pgn --json -o games.jsonl\n"
                "  python -m fastpgn icn --to-pgn games.icn -o back.pgn\n"
+               "  python -m fastpgn icn --to-pgn --whole pasted.icn\n"
                "  zstdcat games.pgn.zst | python -m fastpgn icn - | head\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", metavar="INPUT",
@@ -564,6 +565,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help="the long form: one JSON object per line (written, or read with --to-pgn)")
     p.add_argument("--to-pgn", action="store_true", help="ICN (one game a line) to PGN")
+    p.add_argument("--whole", action="store_true",
+                   help="with --to-pgn: the input is one game in any layout, e.g. upstream's "
+                        "several lines with blank lines between the sections (as copied from "
+                        "infinitechess.org); columns in errors count from the start of the input")
     p.add_argument("--lenient", action="store_true",
                    help="with --to-pgn: read ICN as the upstream converter does, dropping what it "
                         "cannot read instead of reporting it")
@@ -658,8 +663,10 @@ def _convert(args, source, err) -> int:
     with out as fh:
         try:
             if args.to_pgn:
-                for pgn in icn_to_pgn(_text_lines(source), form=form, lenient=args.lenient,
-                                      on_error=on_error):
+                lines = _text_lines(source)
+                if args.whole:
+                    lines = ["\n".join(lines)]
+                for pgn in icn_to_pgn(lines, form=form, lenient=args.lenient, on_error=on_error):
                     fh.write(pgn + "\n")
                     count += 1
             else:
@@ -710,9 +717,10 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
-    if args.lenient and not args.to_pgn:
-        print("python -m fastpgn icn: --lenient reads ICN, so it needs --to-pgn", file=sys.stderr)
-        return 2
+    for flag, given in (("--lenient", args.lenient), ("--whole", args.whole)):
+        if given and not args.to_pgn:
+            print(f"python -m fastpgn icn: {flag} reads ICN, so it needs --to-pgn", file=sys.stderr)
+            return 2
 
     def err(message: str) -> None:
         print(message, file=sys.stderr)
