@@ -356,3 +356,21 @@ def blocks(chunks: Iterator[bytes], block_size: int = BLOCK_SIZE, start: int = 0
     if cut > 0:
         yield Block(data[:cut], base, base == 0)
     yield Block(data[cut:], base + cut, base + cut == 0, damage, truncated=True)
+
+
+def line_blocks(data: BinaryIO, size: int) -> Iterator[bytes]:
+    """A binary file in blocks of about ``size`` bytes of whole lines (each without its last line break)."""
+    rest: list[bytes] = []  # a line longer than a block is gathered here
+    while True:
+        chunk = data.read(size)
+        if not chunk:
+            if rest:
+                yield b"".join(rest)
+            return
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            rest.append(chunk)
+            continue
+        rest.append(chunk[:cut])
+        yield b"".join(rest)
+        rest = [chunk[cut + 1:]] if cut + 1 < len(chunk) else []

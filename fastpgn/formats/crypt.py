@@ -32,6 +32,7 @@ from typing import Iterable, Iterator
 
 from fastpgn.cli import guarded
 from fastpgn.errors import FormatError, InputError, PGNError
+from fastpgn.sources import line_blocks
 
 __all__ = ["CryptGame", "decode", "decode_games", "decode_line", "encode", "encode_game",
            "encode_games", "main"]
@@ -502,25 +503,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-_BLOCK = 1 << 20
-
-
-def _line_blocks(data) -> Iterator[bytes]:
-    """A binary file in blocks of about _BLOCK bytes of whole lines (each without its last line break)."""
-    rest: list[bytes] = []  # a line longer than a block is gathered here
-    while True:
-        chunk = data.read(_BLOCK)
-        if not chunk:
-            if rest:
-                yield b"".join(rest)
-            return
-        cut = chunk.rfind(b"\n")
-        if cut < 0:
-            rest.append(chunk)
-            continue
-        rest.append(chunk[:cut])
-        yield b"".join(rest)
-        rest = [chunk[cut + 1:]] if cut + 1 < len(chunk) else []
+_BLOCK = 1 << 20  # bytes of whole lines read at a time
 
 
 def _text_lines(data) -> Iterator[str]:
@@ -528,7 +511,7 @@ def _text_lines(data) -> Iterator[str]:
     CRLF or LF. Decoded a block at a time; bytes that are not UTF-8 are an InputError naming
     their line, raised after the lines before it."""
     number = 1
-    for block in _line_blocks(data):
+    for block in line_blocks(data, _BLOCK):
         try:
             text = block.decode("utf-8")
         except UnicodeDecodeError:

@@ -42,6 +42,7 @@ from typing import Callable, Iterable, Iterator
 
 from fastpgn.cli import guarded
 from fastpgn.errors import FormatError, InputError, PGNError
+from fastpgn.sources import line_blocks
 
 __all__ = [
     "CompactGame",
@@ -1001,25 +1002,7 @@ def _stem(path: str) -> str:
     return Path(name).stem
 
 
-_BLOCK = 1 << 20
-
-
-def _line_blocks(data) -> Iterator[bytes]:
-    """A binary file in blocks of about _BLOCK bytes of whole lines (each without its last line break)."""
-    rest: list[bytes] = []  # a line longer than a block is gathered here
-    while True:
-        chunk = data.read(_BLOCK)
-        if not chunk:
-            if rest:
-                yield b"".join(rest)
-            return
-        cut = chunk.rfind(b"\n")
-        if cut < 0:
-            rest.append(chunk)
-            continue
-        rest.append(chunk[:cut])
-        yield b"".join(rest)
-        rest = [chunk[cut + 1:]] if cut + 1 < len(chunk) else []
+_BLOCK = 1 << 20  # bytes of whole lines read at a time
 
 
 def _file_batches(data) -> Iterator[tuple[int, list[str], list[str] | None]]:
@@ -1027,7 +1010,7 @@ def _file_batches(data) -> Iterator[tuple[int, list[str], list[str] | None]]:
     CRLF or LF; bytes that are not UTF-8 are an InputError naming their line, raised after
     the lines before it."""
     number = 1
-    for block in _line_blocks(data):
+    for block in line_blocks(data, _BLOCK):
         try:
             text = block.decode("utf-8")
         except UnicodeDecodeError:
