@@ -761,45 +761,6 @@ cdef int _reserve(Out *out, Py_ssize_t extra) except -1:
     return 0
 
 
-cdef inline int _put(Out *out, const char *p, Py_ssize_t n) except -1:
-    cdef Py_ssize_t i
-    cdef char *d
-    if out.size + n > out.cap:
-        _reserve(out, n)
-    d = out.data + out.size
-    if n <= 8:  # moves, evals, codes: a loop beats a call to memcpy
-        for i in range(n):
-            d[i] = p[i]
-    else:
-        memcpy(d, p, n)
-    out.size += n
-    return 0
-
-
-cdef inline int _putc(Out *out, char c) except -1:
-    if out.size + 1 > out.cap:
-        _reserve(out, 1)
-    out.data[out.size] = c
-    out.size += 1
-    return 0
-
-
-cdef int _put_int(Out *out, long long v) except -1:
-    cdef char tmp[24]
-    cdef int n = 0, i
-    if v == 0:
-        return _putc(out, b'0')
-    while v > 0:
-        tmp[n] = <char>(48 + v % 10)
-        v //= 10
-        n += 1
-    _reserve(out, n)
-    for i in range(n - 1, -1, -1):
-        out.data[out.size] = tmp[i]
-        out.size += 1
-    return 0
-
-
 # Unchecked writers for _line, which reserves room for a whole line first:
 # every field is at most as long as the source bytes it comes from, plus a
 # fixed allowance for separators, codes and counts (LINE_SLACK).
@@ -846,6 +807,15 @@ cdef inline void _wint(Out *out, long long v) noexcept nogil:
         v //= 10
         if v == 0:
             break
+
+
+cdef inline void _wmoves(Out *out, const char *buf, _Game game) noexcept:
+    """The game's SAN moves as written, joined by single spaces (field 20)."""
+    cdef Py_ssize_t i
+    for i in range(game.nmoves):
+        if i:
+            _wc(out, b' ')
+        _w(out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
 
 
 cdef inline void _wfield(Out *out, const char *p, Py_ssize_t n, bint undots) noexcept nogil:
@@ -1091,10 +1061,7 @@ cdef int _line(Out *out, const char *buf, _Game game, object openings, bint plai
     if game.moves_field is not None:
         _w(out, PyBytes_AS_STRING(game.moves_field), PyBytes_GET_SIZE(game.moves_field))
     else:
-        for i in range(n):
-            if i:
-                _wc(out, b' ')
-            _w(out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
+        _wmoves(out, buf, game)
     _wsep(out)
     # 21 evals, with the extra '#' after a mating move
     first = True
@@ -1144,17 +1111,13 @@ cdef list _tag_list(const char *buf, _Game game):
 
 cdef bytes _joined_moves(const char *buf, _Game game):
     cdef Out out
-    cdef Py_ssize_t i
-    out.cap = 64 + 8 * game.nmoves
+    out.cap = game.end - game.start + LINE_SLACK  # the moves and their spaces fit in the game's text
     out.size = 0
     out.data = <char *>malloc(out.cap)
     if out.data == NULL:
         raise MemoryError()
     try:
-        for i in range(game.nmoves):
-            if i:
-                _putc(&out, b' ')
-            _put(&out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
+        _wmoves(&out, buf, game)
         return PyBytes_FromStringAndSize(out.data, out.size)
     finally:
         free(out.data)
@@ -1274,10 +1237,7 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
             # Each of the three fields is no longer than the game's text.
             _reserve(&text, game.end - game.start + LINE_SLACK)
             text.size = 0
-            for i in range(game.nmoves):
-                if i:
-                    _wc(&text, b' ')
-                _w(&text, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
+            _wmoves(&text, buf, game)
             moves = _text(text.data, text.size)
             text.size = 0
             for i in range(game.nmoves):
