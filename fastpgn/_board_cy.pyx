@@ -1091,28 +1091,18 @@ cdef inline bint _gives_check(Board b, int frm, int to, int flag) noexcept:
     return False
 
 
-cdef void _make(Board b, int mv, Undo* undo) noexcept:
-    """Play internal move ``mv`` (assumed legal); fill its undo record."""
+cdef inline int _move_pieces(Board b, int us, int frm, int to, int promo, int flag,
+                             int* square) noexcept:
+    """Move the pieces of a move on the 0x88 board and the bitboards (and the king's square).
+
+    Returns the captured piece (0 for none) and puts where it stood in
+    ``square``; for castling (the move is king takes own rook) ``square`` gets
+    the rook's new square and the king's is in ``b.king``. Shared by _make and
+    _fast_make, which add their own bookkeeping around it.
+    """
     cdef signed char* sq = b.sq
-    cdef int us = b.stm
-    cdef int frm = mv & 127
-    cdef int to = (mv >> 7) & 127
-    cdef int promo = (mv >> 14) & 7
-    cdef int flag = mv >> 17
-    cdef int piece, captured, back, kt, rt, rook, vsq, placed, i, r, ep
-    cdef int* castle = b.castle
-    cdef uint64_t key = b.zkey
-    undo.mv = mv
-    memcpy(undo.castle, b.castle, sizeof(b.castle))
-    undo.ep = b.ep
-    undo.halfmove = b.halfmove
-    undo.key = key
-    undo.checked = b.checked
-    if b.ep >= 0:
-        key ^= _Z[_Z_EP + (b.ep & 7)]
-        b.ep = -1
-    piece = sq[frm]
-    captured = 0
+    cdef int piece = sq[frm]
+    cdef int captured, placed, back, kt, rt, rook
     if flag == FLAG_CASTLE:
         back = frm & 0x70
         if to > frm:
@@ -1128,29 +1118,56 @@ cdef void _make(Board b, int mv, Undo* undo) noexcept:
         sq[rt] = rook
         b.bb[piece] ^= _bit(frm) ^ _bit(kt)
         b.bb[rook] ^= _bit(to) ^ _bit(rt)
-        key ^= _Z[piece * 128 + frm] ^ _Z[rook * 128 + to] ^ _Z[piece * 128 + kt] ^ _Z[rook * 128 + rt]
         b.king[us] = kt
+        square[0] = rt
+        return 0
+    square[0] = to - _PAWN_FWD[us] if flag == FLAG_EP else to
+    captured = sq[square[0]]
+    if captured:
+        sq[square[0]] = 0
+        b.bb[captured] ^= _bit(square[0])
+    placed = promo | us << 3 if promo else piece
+    sq[to] = placed
+    sq[frm] = 0
+    b.bb[piece] ^= _bit(frm)
+    b.bb[placed] ^= _bit(to)
+    if piece & 7 == KING:
+        b.king[us] = to
+    return captured
+
+
+cdef void _make(Board b, int mv, Undo* undo) noexcept:
+    """Play internal move ``mv`` (assumed legal); fill its undo record."""
+    cdef signed char* sq = b.sq
+    cdef int us = b.stm
+    cdef int frm = mv & 127
+    cdef int to = (mv >> 7) & 127
+    cdef int promo = (mv >> 14) & 7
+    cdef int flag = mv >> 17
+    cdef int piece, captured, kt, rook, square, placed, i, r, ep
+    cdef int* castle = b.castle
+    cdef uint64_t key = b.zkey
+    undo.mv = mv
+    memcpy(undo.castle, b.castle, sizeof(b.castle))
+    undo.ep = b.ep
+    undo.halfmove = b.halfmove
+    undo.key = key
+    undo.checked = b.checked
+    if b.ep >= 0:
+        key ^= _Z[_Z_EP + (b.ep & 7)]
+        b.ep = -1
+    piece = sq[frm]
+    captured = _move_pieces(b, us, frm, to, promo, flag, &square)
+    if flag == FLAG_CASTLE:
+        kt = b.king[us]
+        rook = sq[square]
+        key ^= _Z[piece * 128 + frm] ^ _Z[rook * 128 + to] ^ _Z[piece * 128 + kt] ^ _Z[rook * 128 + square]
         b.halfmove += 1
     else:
-        if flag == FLAG_EP:
-            vsq = to - _PAWN_FWD[us]
-            captured = sq[vsq]
-            sq[vsq] = 0
-            b.bb[captured] ^= _bit(vsq)
-            key ^= _Z[captured * 128 + vsq]
-        else:
-            captured = sq[to]
-            if captured:
-                b.bb[captured] ^= _bit(to)
-                key ^= _Z[captured * 128 + to]
-        placed = promo | us << 3 if promo else piece
-        sq[to] = placed
-        sq[frm] = 0
-        b.bb[piece] ^= _bit(frm)
-        b.bb[placed] ^= _bit(to)
+        if captured:
+            key ^= _Z[captured * 128 + square]
+        placed = sq[to]
         key ^= _Z[piece * 128 + frm] ^ _Z[placed * 128 + to]
-        if piece & 7 == KING:
-            b.king[us] = to
         if captured or piece & 7 == PAWN:
             b.halfmove = 0
         else:
@@ -2144,41 +2161,8 @@ cdef inline void _fast_make(Board b, Fast* f, int mv) noexcept:
     cdef int to = (mv >> 7) & 127
     cdef int promo = (mv >> 14) & 7
     cdef int flag = mv >> 17
-    cdef int piece = sq[frm]
-    cdef int captured, placed, back, kt, rt, rook, vsq, lost, i, ep, pawn
-    if flag == FLAG_CASTLE:
-        back = frm & 0x70
-        if to > frm:
-            kt = back | 6
-            rt = back | 5
-        else:
-            kt = back | 2
-            rt = back | 3
-        rook = sq[to]
-        sq[frm] = 0
-        sq[to] = 0
-        sq[kt] = piece
-        sq[rt] = rook
-        b.bb[piece] ^= _bit(frm) ^ _bit(kt)
-        b.bb[rook] ^= _bit(to) ^ _bit(rt)
-        b.king[us] = kt
-    else:
-        if flag == FLAG_EP:
-            vsq = to - _PAWN_FWD[us]
-            captured = sq[vsq]
-            sq[vsq] = 0
-            b.bb[captured] ^= _bit(vsq)
-        else:
-            captured = sq[to]
-            if captured:
-                b.bb[captured] ^= _bit(to)
-        placed = promo | us << 3 if promo else piece
-        sq[to] = placed
-        sq[frm] = 0
-        b.bb[piece] ^= _bit(frm)
-        b.bb[placed] ^= _bit(to)
-        if piece & 7 == KING:
-            b.king[us] = to
+    cdef int square, lost, i, ep, pawn
+    _move_pieces(b, us, frm, to, promo, flag, &square)
     if f.rights:
         lost = f.rights & (f.touch[frm] | f.touch[to])
         if lost:
