@@ -623,19 +623,7 @@ def _run(args, err) -> int:
         if args.output and os.path.exists(args.output) and os.path.samefile(args.output, args.input):
             err(f"refusing to overwrite the input {args.input}")
             return 2
-        if not os.path.isfile(args.input):
-            # A pipe's size reads as 0, which the reader takes for an empty
-            # file; as an open stream it is read to its end.
-            try:
-                source = open(args.input, "rb")
-            except OSError as exc:
-                err(f"cannot read {args.input}: {exc.strerror}")
-                return 2
-    try:
-        return _convert(args, source, err)
-    finally:
-        if source is not args.input and source is not sys.stdin.buffer:
-            source.close()
+    return _convert(args, source, err)
 
 
 def _convert(args, source, err) -> int:
