@@ -61,6 +61,8 @@ DEF C_PROMO = 64    # Q R B N K
 DEF C_SPACE = 128   # space, tab, CR, LF
 DEF C_VALUE = 256   # what %clk and %eval values are made of: digits : . # + - ,
 DEF C_LOWER = 512   # a-z, the letters of a comment command's name
+DEF C_NAME_END = 1024  # ends a tag name: space, tab, '"', ']'
+DEF C_EVAL = 2048   # what an %eval value is made of: C_VALUE without ':'
 
 cdef unsigned short _CLS[256]
 
@@ -88,6 +90,10 @@ cdef void _init_classes():
         _CLS[i] |= C_VALUE
     for i in range(97, 123):
         _CLS[i] |= C_LOWER
+    for i in b' \t"]':
+        _CLS[i] |= C_NAME_END
+    for i in b"0123456789.#+-,":
+        _CLS[i] |= C_EVAL
 
 
 _init_classes()
@@ -185,6 +191,11 @@ cdef inline bint _san_ok(const char *tok, Py_ssize_t n) noexcept nogil:
     elif n == 3:
         if (_CLS[<unsigned char>tok[0]] & C_PIECE and _CLS[<unsigned char>tok[1]] & C_FILE
                 and _CLS[<unsigned char>tok[2]] & C_RANK):
+            return True
+    elif n == 4:
+        # captures ("exd5", "Nxe5")
+        if (_CLS[<unsigned char>tok[0]] & (C_FILE | C_PIECE) and tok[1] == b'x'
+                and _CLS[<unsigned char>tok[2]] & C_FILE and _CLS[<unsigned char>tok[3]] & C_RANK):
             return True
     return _san_full(tok, n)
 
@@ -300,6 +311,7 @@ cdef class _Game:
     cdef Py_ssize_t *evals         # 2 per ply; start -1 = none
     cdef long long *clock_secs     # per ply; -1 = none
     cdef Py_ssize_t *clock_frac    # 2 per ply: the ".f" span
+    cdef Py_ssize_t nevals, nclocks  # plies that have an eval, a clock
     cdef Py_ssize_t result_start, result_end
     cdef long long first_ply
     cdef str bad
@@ -329,6 +341,8 @@ cdef class _Game:
         self.end = start
         self.ntags = 0
         self.nmoves = 0
+        self.nevals = 0
+        self.nclocks = 0
         self.result_start = 0
         self.result_end = 0
         self.first_ply = -1
@@ -336,19 +350,19 @@ cdef class _Game:
         self.bad_pos = -1
         self.moves_field = None
 
-    cdef int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) except -1:
-        cdef Py_ssize_t *grown
+    cdef inline int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) except -1:
         if self.ntags == self.cap_tags:
-            grown = <Py_ssize_t *>realloc(self.tags, 8 * self.cap_tags * sizeof(Py_ssize_t))
-            if grown == NULL:
-                raise MemoryError()
-            self.tags = grown
-            self.cap_tags *= 2
+            self.grow_tags()
         self.tags[4 * self.ntags] = ns
         self.tags[4 * self.ntags + 1] = ne
         self.tags[4 * self.ntags + 2] = vs
         self.tags[4 * self.ntags + 3] = ve
         self.ntags += 1
+        return 0
+
+    cdef int grow_tags(self) except -1:
+        self.tags = <Py_ssize_t *>_grow(self.tags, 8 * self.cap_tags * sizeof(Py_ssize_t))
+        self.cap_tags *= 2
         return 0
 
     cdef int grow_moves(self) except -1:
@@ -396,7 +410,7 @@ cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, 
         here = pos
         pos += 1
         name_start = pos
-        while pos < stop and not (buf[pos] == b' ' or buf[pos] == b'\t' or buf[pos] == b'"' or buf[pos] == b']'):
+        while pos < stop and not (_CLS[<unsigned char>buf[pos]] & C_NAME_END):
             pos += 1
         name_end = pos
         while pos < stop and _is_ws(buf[pos]):
@@ -439,10 +453,13 @@ cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end
     eval values) and returns the index after ``}``; -1 for anything else,
     which _comment then reads. Over that shape both give the same result:
     nothing in it is ``}``, ``]`` or a newline, so the spans _comment would
-    find with memchr are the ones walked here. (No pure-Python twin: this is
-    a shortcut inside the mirrored _comment, not a different grammar.)
+    find with memchr are the ones walked here. ``%clk`` and ``%eval`` values
+    are parsed as they are walked (the grammar of _clock_seconds and
+    _eval_ok, ending at ``]``); any surprise returns -1, so _comment reports
+    it. (No pure-Python twin: this is a shortcut inside the mirrored
+    _comment, not a different grammar.)
     """
-    cdef Py_ssize_t i = pos + 1, name, vs, ve, frac, ply = game.nmoves - 1
+    cdef Py_ssize_t i = pos + 1, name, vs, hs, frac, ply = game.nmoves - 1
     cdef long long seconds
     while True:
         if i + 1 >= end or buf[i] != b' ':
@@ -453,6 +470,53 @@ cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end
         if i + 2 >= end or buf[i] != b'[' or buf[i + 1] != b'%':
             return -1
         name = i + 2
+        if name + 12 <= end and memcmp(buf + name, b"clk ", 4) == 0:
+            # H:MM:SS[.f] then ']': hours are 1 to 15 digits
+            vs = name + 4
+            i = vs
+            seconds = 0
+            while i < end and _CLS[<unsigned char>buf[i]] & C_DIGIT:
+                seconds = seconds * 10 + (buf[i] - 48)
+                i += 1
+            hs = i - vs
+            if hs == 0 or hs > 15 or i + 7 > end:
+                return -1
+            if (buf[i] != b':' or not _is_digit(buf[i + 1]) or not _is_digit(buf[i + 2]) or buf[i + 3] != b':'
+                    or not _is_digit(buf[i + 4]) or not _is_digit(buf[i + 5])):
+                return -1
+            seconds = (seconds * 3600 + ((buf[i + 1] - 48) * 10 + (buf[i + 2] - 48)) * 60
+                       + (buf[i + 4] - 48) * 10 + (buf[i + 5] - 48))
+            i += 6
+            frac = i
+            if buf[i] == b'.':
+                i += 1
+                while i < end and _is_digit(buf[i]):
+                    i += 1
+                if i == frac + 1:
+                    return -1
+            if i >= end or buf[i] != b']':
+                return -1
+            if ply >= 0 and game.clock_secs[ply] < 0:
+                game.clock_secs[ply] = seconds
+                game.nclocks += 1
+                game.clock_frac[2 * ply] = frac
+                game.clock_frac[2 * ply + 1] = i
+            i += 1
+            continue
+        if name + 5 < end and memcmp(buf + name, b"eval ", 5) == 0:
+            vs = name + 5
+            i = vs
+            while i < end and _CLS[<unsigned char>buf[i]] & C_EVAL:
+                i += 1
+            if i >= end or buf[i] != b']' or i == vs:
+                return -1
+            if ply >= 0 and game.evals[2 * ply] < 0:
+                game.evals[2 * ply] = vs
+                game.evals[2 * ply + 1] = i
+                game.nevals += 1
+            i += 1
+            continue
+        # another command (%csl, %cal, ...): its name and value are only walked
         i = name
         while i < end and _CLS[<unsigned char>buf[i]] & C_LOWER:
             i += 1
@@ -464,21 +528,7 @@ cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end
             i += 1
         if i >= end or buf[i] != b']' or i == vs:
             return -1
-        ve = i
         i += 1
-        if vs - 1 - name == 3 and buf[name] == b'c' and buf[name + 1] == b'l' and buf[name + 2] == b'k':
-            if not _clock_seconds(buf + vs, ve - vs, &seconds, &frac):
-                return -1
-            if ply >= 0 and game.clock_secs[ply] < 0:
-                game.clock_secs[ply] = seconds
-                game.clock_frac[2 * ply] = vs + frac
-                game.clock_frac[2 * ply + 1] = ve
-        elif vs - 1 - name == 4 and memcmp(buf + name, b"eval", 4) == 0:
-            if not _eval_ok(buf + vs, ve - vs):
-                return -1
-            if ply >= 0 and game.evals[2 * ply] < 0:
-                game.evals[2 * ply] = vs
-                game.evals[2 * ply + 1] = ve
 
 
 cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
@@ -519,6 +569,7 @@ cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game 
                 return -1
             if ply >= 0 and game.clock_secs[ply] < 0:
                 game.clock_secs[ply] = seconds
+                game.nclocks += 1
                 game.clock_frac[2 * ply] = vs + frac
                 game.clock_frac[2 * ply + 1] = ve
         elif (name_end - cmd - 2 == 4 and memcmp(buf + cmd + 2, b"eval", 4) == 0):
@@ -535,6 +586,7 @@ cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game 
             if ply >= 0 and game.evals[2 * ply] < 0:
                 game.evals[2 * ply] = vs
                 game.evals[2 * ply + 1] = ve
+                game.nevals += 1
         cmd = _find2(buf, shut + 1, close, b'[', b'%')
     return close + 1
 
@@ -614,7 +666,39 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
             continue
         cls = _CLS[<unsigned char>c]
         if not (cls & C_DELIM):
-            # a token: move number, result, or SAN move
+            # a token: move number, result, or SAN move. First the two shapes
+            # most tokens have, each read once; the general reading below
+            # gives the same answer for them.
+            if cls & C_DIGIT:
+                # "12." or "12...": digits then a dot cannot be a result or castling
+                k = pos + 1
+                while k < end and _is_digit(buf[k]):
+                    k += 1
+                if k < end and buf[k] == b'.':
+                    k += 1
+                    while k < end and buf[k] == b'.':
+                        k += 1
+                    if game.nmoves == 0:
+                        game.first_ply = _first_ply(buf, pos, k)
+                    pos = k
+                    continue
+            elif (pos + 3 < end and game.result_end == game.result_start
+                  and ((cls & C_FILE and _CLS[<unsigned char>buf[pos + 1]] & C_RANK
+                        and _CLS[<unsigned char>buf[pos + 2]] & C_DELIM)
+                       or (cls & C_PIECE and _CLS[<unsigned char>buf[pos + 1]] & C_FILE
+                           and _CLS[<unsigned char>buf[pos + 2]] & C_RANK
+                           and _CLS[<unsigned char>buf[pos + 3]] & C_DELIM))):
+                # "e4" or "Nf3" followed by a delimiter
+                j = pos + 2 if cls & C_FILE else pos + 3
+                if game.nmoves == game.cap_moves:
+                    game.grow_moves()
+                game.moves[2 * game.nmoves] = pos
+                game.moves[2 * game.nmoves + 1] = j
+                game.evals[2 * game.nmoves] = -1
+                game.clock_secs[game.nmoves] = -1
+                game.nmoves += 1
+                pos = j
+                continue
             j = pos + 1
             while j < end and not (_CLS[<unsigned char>buf[j]] & C_DELIM):
                 j += 1
@@ -768,13 +852,21 @@ DEF LINE_SLACK = 256
 
 
 cdef inline void _w(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
+    # Short spans (moves, evals) as two overlapping fixed-size copies, which
+    # compile to plain loads and stores: no loop, no call, no read outside p[:n].
     cdef char *d = out.data + out.size
-    cdef Py_ssize_t i
-    if n <= 16:
-        for i in range(n):
-            d[i] = p[i]
-    else:
+    if n > 16:
         memcpy(d, p, n)
+    elif n >= 8:
+        memcpy(d, p, 8)
+        memcpy(d + n - 8, p + n - 8, 8)
+    elif n >= 4:
+        memcpy(d, p, 4)
+        memcpy(d + n - 4, p + n - 4, 4)
+    elif n > 0:
+        d[0] = p[0]
+        d[n >> 1] = p[n >> 1]
+        d[n - 1] = p[n - 1]
     out.size += n
 
 
@@ -791,22 +883,42 @@ cdef inline void _wsep(Out *out) noexcept nogil:
     out.size += 3
 
 
+cdef char _DIGIT_PAIRS[200]     # "00" "01" ... "99"
+
+
+cdef void _init_digit_pairs() noexcept:
+    cdef int i
+    for i in range(100):
+        _DIGIT_PAIRS[2 * i] = <char>(48 + i // 10)
+        _DIGIT_PAIRS[2 * i + 1] = <char>(48 + i % 10)
+
+
+_init_digit_pairs()
+
+
 cdef inline void _wint(Out *out, long long v) noexcept nogil:
-    """A non-negative integer in decimal."""
+    """A non-negative integer in decimal, two digits at a time."""
     cdef long long t = v
     cdef Py_ssize_t n = 1
     cdef char *d
+    cdef int r
     while t >= 10:
         t //= 10
         n += 1
     out.size += n
     d = out.data + out.size
-    while True:
-        d -= 1
-        d[0] = <char>(48 + v % 10)
-        v //= 10
-        if v == 0:
-            break
+    while v >= 100:
+        r = <int>(v % 100)
+        v //= 100
+        d -= 2
+        d[0] = _DIGIT_PAIRS[2 * r]
+        d[1] = _DIGIT_PAIRS[2 * r + 1]
+    if v >= 10:
+        d -= 2
+        d[0] = _DIGIT_PAIRS[2 * v]
+        d[1] = _DIGIT_PAIRS[2 * v + 1]
+    else:
+        d[-1] = <char>(48 + v)
 
 
 cdef inline void _wmoves(Out *out, const char *buf, _Game game) noexcept:
@@ -970,11 +1082,8 @@ cdef int _line(Out *out, const char *buf, _Game game, object openings, bint plai
         s = game.moves[2 * n - 2]
         e = game.moves[2 * n - 1]
         mate = memchr(buf + s, b'#', e - s) != NULL
-    for i in range(n):
-        if game.evals[2 * i] >= 0:
-            nevals += 1
-        if game.clock_secs[i] >= 0:
-            nclocks += 1
+    nevals = game.nevals
+    nclocks = game.nclocks
     _reserve(out, game.end - game.start + LINE_SLACK
              + (PyBytes_GET_SIZE(game.moves_field) if game.moves_field is not None else 0))
     # 1 id: the Site tag after its last '/'
@@ -1065,7 +1174,7 @@ cdef int _line(Out *out, const char *buf, _Game game, object openings, bint plai
     _wsep(out)
     # 21 evals, with the extra '#' after a mating move
     first = True
-    for i in range(n):
+    for i in range(n if nevals else 0):
         if game.evals[2 * i] >= 0:
             if not first:
                 _wc(out, b' ')
@@ -1076,7 +1185,7 @@ cdef int _line(Out *out, const char *buf, _Game game, object openings, bint plai
     _wsep(out)
     # 22 clocks in seconds
     first = True
-    for i in range(n):
+    for i in range(n if nclocks else 0):
         if game.clock_secs[i] >= 0:
             if not first:
                 _wc(out, b' ')

@@ -112,7 +112,8 @@ def test_backends_agree_on_arbitrary_bytes(data):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([b"1.", b"e4", b"e5", b"Nf3", b"{", b"}", b"[%clk 0:01:00]", b"[%eval -0.5]",
                                  b"(", b")", b"$1", b";x\n", b"\n", b"\n\n", b"[Event \"x\"]", b"1-0", b"*",
-                                 b"O-O-O#", b"exd8=Q+", b"Qh4e1", b"--", b"N@f3", b"  "]),
+                                 b"O-O-O#", b"exd8=Q+", b"Qh4e1", b"--", b"N@f3", b"  ", b"12.e4",
+                                 b"3...", b"12x", b"exd5", b"Pxe5", b"xd5", b"e4+", b"Nf3#", b"e9", b"0-0"]),
                 max_size=40))
 def test_backends_agree_on_token_soup(tokens):
     data = b" ".join(tokens)
@@ -130,6 +131,10 @@ COMMENTS = [
     "{ [%eval 1.5 ] }", "{ [%csl Ga1] [%clk 0:03:00] }", "{ [%clk 0:03:00] extra }", "{ }", "{}",
     "{ [%clk 0:03:00] ", "{ [%clk 0:03:00]\n}", "{ [%clk 0:03:00] }}", "{ [%eval 0.17] [%clk 0:03:00 }",
     "{ [%clk 0:03:00] } { [%clk 0:01:00] }", "{ [%evalx 3] }", "{ [% clk 0:03:00] }",
+    "{ [%clk 0:03:00.] }", "{ [%clk 0:03:00.x] }", "{ [%clk 0:03:00.125] }", "{ [%clk 0:03:00,5] }",
+    "{ [%clk 123456789012345:00:00] }", "{ [%clk 1234567890123456:00:00] }", "{ [%clk 1:2:3:4] }",
+    "{ [%clk 0:03:00:00] }", "{ [%eval 0.1:2] }", "{ [%eval ] }", "{ [%eval #-3] }", "{ [%clk 0:03",
+    "{ [%eval", "{ [%", "{ [%clk 0:03:00] [%eval 0.2] }", "{ [%cal Ge2e4,Rd7d5] [%clk 0:00:07] }",
 ]
 
 
@@ -156,3 +161,24 @@ def test_moves_hook_gets_the_same_start_tags_from_both():
         seen[name] = calls
     assert seen["py"] == seen["cy"] == [(b"Kb1 Kg1", [(b"FEN", b"8/8/8/8/8/8/8/K6k w - - 0 1"),
                                                      (b"SetUp", b"1"), (b"Variant", b"From Position")])]
+
+
+# The compiled scanner reads move numbers ("12.", "12...") and the commonest
+# moves ("e4", "Nf3", "exd5") without the general token reader; these sit on
+# both sides of those shortcuts, first in the movetext, mid-game, after the
+# result and at the very end of the block.
+TOKENS = ["12.", "12...", "12.e4", "1...e5", "12", "12x", "1-0", "0-1", "1/2-1/2", "0-0", "0-0-0",
+          "e4", "e4+", "e4#", "e9", "i4", "Nf3", "Nf3+", "Nf9", "Pe4", "exd5", "Nxe5", "Pxe5", "xd5",
+          "exd", "Kxe1#", "e4!?", "*", "**", "0.", "00.", "1.2", "e4{", "Nf3$1"]
+
+
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize("place", ["first", "middle", "after the result", "end of block"])
+def test_backends_agree_on_move_token_shapes(token, place):
+    movetext = {"first": f"{token} 1. d4 d5 *", "middle": f"1. d4 {token} 2. c4 *",
+                "after the result": f"1. d4 d5 1-0 {token}", "end of block": f"1. d4 d5 {token}"}[place]
+    data = f'[Event "x"]\n\n{movetext}'.encode()
+    py, cy = both(data)
+    assert py == cy
+    if place == "middle" and token in ("e4", "Nf3", "exd5", "12...", "12.e4"):
+        assert py[1][1] == 1 and not py[1][2], "a well-formed token must not reject the game"
