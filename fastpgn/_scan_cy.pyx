@@ -21,6 +21,8 @@ cdef extern from "string.h":
 
 SEP = "\u2502".encode()
 cdef bytes _SEP = SEP
+# lines_from_block without a moves hook runs without the GIL: threads can share a dump.
+RELEASES_GIL = True
 _BOM = b"\xef\xbb\xbf"
 
 LINE_TAGS = (
@@ -139,6 +141,50 @@ cdef str _show(const char *p, Py_ssize_t n):
     cdef Py_ssize_t m = 24 if n > 24 else n
     cdef str text = PyUnicode_DecodeUTF8(p, m, "replace")
     return text + ("..." if n > 24 else "")
+
+
+# Why a game is rejected. The scanner records a code and the token to quote,
+# so it needs no Python object (and no GIL) while it reads; _reason words it.
+DEF BAD_TAG = 1
+DEF BAD_TAG_VALUE = 2
+DEF BAD_COMMENT = 3
+DEF BAD_CLOCK = 4
+DEF BAD_EVAL = 5
+DEF BAD_VARIATION = 6
+DEF BAD_TOKEN = 7
+DEF BAD_AFTER_RESULT = 8
+DEF BAD_NAG = 9
+DEF BAD_PAREN = 10
+DEF BAD_BRACE = 11
+DEF BAD_HOOK = 12
+
+
+cdef str _reason_of(const char *buf, int why, Py_ssize_t tok, Py_ssize_t n, list hook_reasons):
+    """The message of a game's error, as the pure twin words it (a hook's: ``hook_reasons[tok]``)."""
+    if why == BAD_HOOK:
+        return hook_reasons[tok]
+    if why == BAD_TAG:
+        return "malformed tag"
+    if why == BAD_TAG_VALUE:
+        return "unterminated tag value"
+    if why == BAD_COMMENT:
+        return "unterminated comment"
+    if why == BAD_VARIATION:
+        return "unterminated variation"
+    if why == BAD_NAG:
+        return "malformed NAG"
+    if why == BAD_PAREN:
+        return "unexpected ')'"
+    if why == BAD_BRACE:
+        return "unexpected '}'"
+    quoted = _show(buf + tok, n)
+    if why == BAD_CLOCK:
+        return "malformed clock '" + quoted + "'"
+    if why == BAD_EVAL:
+        return "malformed eval '" + quoted + "'"
+    if why == BAD_AFTER_RESULT:
+        return "move after the result '" + quoted + "'"
+    return "invalid move token '" + quoted + "'"
 
 
 # ---------------------------------------------------------------- lines
@@ -314,9 +360,12 @@ cdef class _Game:
     cdef Py_ssize_t nevals, nclocks  # plies that have an eval, a clock
     cdef Py_ssize_t result_start, result_end
     cdef long long first_ply
-    cdef str bad
-    cdef Py_ssize_t bad_pos
-    cdef object moves_field
+    cdef int bad                   # BAD_*: why the game is rejected (0: it is not)
+    cdef Py_ssize_t bad_pos        # where the error is
+    cdef Py_ssize_t bad_tok, bad_len  # the token the message quotes
+    cdef bint out_of_memory        # a C array could not grow: MemoryError once the GIL is back
+    cdef const char *moves_text    # field 20 from a moves hook (NULL: the SAN as written);
+    cdef Py_ssize_t moves_len      # the caller keeps the bytes object alive
 
     def __cinit__(self):
         self.cap_tags = 32
@@ -336,7 +385,7 @@ cdef class _Game:
         free(self.clock_secs)
         free(self.clock_frac)
 
-    cdef void reset(self, Py_ssize_t start):
+    cdef void reset(self, Py_ssize_t start) noexcept nogil:
         self.start = start
         self.end = start
         self.ntags = 0
@@ -346,13 +395,14 @@ cdef class _Game:
         self.result_start = 0
         self.result_end = 0
         self.first_ply = -1
-        self.bad = None
+        self.bad = 0
         self.bad_pos = -1
-        self.moves_field = None
+        self.moves_text = NULL
+        self.moves_len = 0
 
-    cdef inline int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) except -1:
-        if self.ntags == self.cap_tags:
-            self.grow_tags()
+    cdef inline int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
+        if self.ntags == self.cap_tags and self.grow_tags() < 0:
+            return -1
         self.tags[4 * self.ntags] = ns
         self.tags[4 * self.ntags + 1] = ne
         self.tags[4 * self.ntags + 2] = vs
@@ -360,26 +410,42 @@ cdef class _Game:
         self.ntags += 1
         return 0
 
-    cdef int grow_tags(self) except -1:
-        self.tags = <Py_ssize_t *>_grow(self.tags, 8 * self.cap_tags * sizeof(Py_ssize_t))
+    # Growth without the GIL: on failure the arrays stay as they were and
+    # out_of_memory is set; the caller turns it into MemoryError.
+    cdef int grow_tags(self) noexcept nogil:
+        if not _grow(<void **>&self.tags, 8 * self.cap_tags * sizeof(Py_ssize_t)):
+            self.out_of_memory = True
+            return -1
         self.cap_tags *= 2
         return 0
 
-    cdef int grow_moves(self) except -1:
+    cdef int grow_moves(self) noexcept nogil:
         cdef Py_ssize_t cap = 2 * self.cap_moves
-        self.moves = <Py_ssize_t *>_grow(self.moves, 2 * cap * sizeof(Py_ssize_t))
-        self.evals = <Py_ssize_t *>_grow(self.evals, 2 * cap * sizeof(Py_ssize_t))
-        self.clock_secs = <long long *>_grow(self.clock_secs, cap * sizeof(long long))
-        self.clock_frac = <Py_ssize_t *>_grow(self.clock_frac, 2 * cap * sizeof(Py_ssize_t))
+        if not (_grow(<void **>&self.moves, 2 * cap * sizeof(Py_ssize_t))
+                and _grow(<void **>&self.evals, 2 * cap * sizeof(Py_ssize_t))
+                and _grow(<void **>&self.clock_secs, cap * sizeof(long long))
+                and _grow(<void **>&self.clock_frac, 2 * cap * sizeof(Py_ssize_t))):
+            self.out_of_memory = True
+            return -1
         self.cap_moves = cap
         return 0
 
+    cdef inline Py_ssize_t fail(self, int why, Py_ssize_t pos, Py_ssize_t tok, Py_ssize_t n) noexcept nogil:
+        """Mark the game bad (``why`` at ``pos``, quoting ``buf[tok:tok+n]``); returns -1."""
+        self.bad = why
+        self.bad_pos = pos
+        self.bad_tok = tok
+        self.bad_len = n
+        return -1
 
-cdef void *_grow(void *p, size_t size) except NULL:
-    cdef void *q = realloc(p, size)
+
+cdef bint _grow(void **p, size_t size) noexcept nogil:
+    """realloc ``*p`` in place; False (``*p`` untouched) when memory is short."""
+    cdef void *q = realloc(p[0], size)
     if q == NULL:
-        raise MemoryError()
-    return q
+        return False
+    p[0] = q
+    return True
 
 
 cdef bytes _unescape(const char *p, Py_ssize_t n):
@@ -397,7 +463,7 @@ cdef bytes _unescape(const char *p, Py_ssize_t n):
     return bytes(out)
 
 
-cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, _Game game) except -2:
+cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, _Game game) noexcept nogil:
     cdef Py_ssize_t here, name_start, name_end, value_start, q, back
     cdef const char *hit
     while True:
@@ -416,17 +482,13 @@ cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, 
         while pos < stop and _is_ws(buf[pos]):
             pos += 1
         if name_end == name_start or pos >= stop or buf[pos] != b'"':
-            game.bad = "malformed tag"
-            game.bad_pos = here
-            return -1
+            return game.fail(BAD_TAG, here, 0, 0)
         pos += 1
         value_start = pos
         while True:
             hit = <const char *>memchr(buf + pos, b'"', stop - pos) if pos < stop else NULL
             if hit == NULL:
-                game.bad = "unterminated tag value"
-                game.bad_pos = here
-                return -1
+                return game.fail(BAD_TAG_VALUE, here, 0, 0)
             q = hit - buf
             back = q - 1
             while back >= value_start and buf[back] == b'\\':
@@ -438,11 +500,10 @@ cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, 
         while pos < stop and _is_ws(buf[pos]):
             pos += 1
         if pos >= stop or buf[pos] != b']':
-            game.bad = "malformed tag"
-            game.bad_pos = here
-            return -1
+            return game.fail(BAD_TAG, here, 0, 0)
         pos += 1
-        game.add_tag(name_start, name_end, value_start, q)
+        if game.add_tag(name_start, name_end, value_start, q) < 0:
+            return -1
 
 
 cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
@@ -531,7 +592,7 @@ cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end
         i += 1
 
 
-cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
+cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     cdef const char *hit = <const char *>memchr(buf + pos + 1, b'}', end - pos - 1) if pos + 1 < end else NULL
     cdef Py_ssize_t close = -1 if hit == NULL else hit - buf
     cdef Py_ssize_t limit = end if close < 0 else close
@@ -539,13 +600,9 @@ cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game 
     cdef long long seconds
     if pos + 1 < limit and memchr(buf + pos + 1, b'\n', limit - pos - 1) != NULL:
         if _next_boundary(buf, pos, limit) < limit:
-            game.bad = "unterminated comment"
-            game.bad_pos = pos
-            return -1
+            return game.fail(BAD_COMMENT, pos, 0, 0)
     if close < 0:
-        game.bad = "unterminated comment"
-        game.bad_pos = pos
-        return -1
+        return game.fail(BAD_COMMENT, pos, 0, 0)
     ply = game.nmoves - 1
     cmd = _find2(buf, pos + 1, close, b'[', b'%')
     while cmd >= 0:
@@ -564,9 +621,7 @@ cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game 
             while ve > vs and _is_space(buf[ve - 1]):
                 ve -= 1
             if not _clock_seconds(buf + vs, ve - vs, &seconds, &frac):
-                game.bad = "malformed clock '" + _show(buf + vs, ve - vs) + "'"
-                game.bad_pos = cmd
-                return -1
+                return game.fail(BAD_CLOCK, cmd, vs, ve - vs)
             if ply >= 0 and game.clock_secs[ply] < 0:
                 game.clock_secs[ply] = seconds
                 game.nclocks += 1
@@ -580,9 +635,7 @@ cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game 
             while ve > vs and _is_space(buf[ve - 1]):
                 ve -= 1
             if not _eval_ok(buf + vs, ve - vs):
-                game.bad = "malformed eval '" + _show(buf + vs, ve - vs) + "'"
-                game.bad_pos = cmd
-                return -1
+                return game.fail(BAD_EVAL, cmd, vs, ve - vs)
             if ply >= 0 and game.evals[2 * ply] < 0:
                 game.evals[2 * ply] = vs
                 game.evals[2 * ply + 1] = ve
@@ -604,7 +657,7 @@ cdef inline Py_ssize_t _find2(const char *buf, Py_ssize_t pos, Py_ssize_t end, c
     return -1
 
 
-cdef Py_ssize_t _variation(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
+cdef Py_ssize_t _variation(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     cdef Py_ssize_t depth = 0, i = pos, close, limit, stop
     cdef const char *hit
     cdef char c
@@ -633,9 +686,7 @@ cdef Py_ssize_t _variation(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Gam
             if _is_tag_line(buf, i + 1, stop):
                 break
         i += 1
-    game.bad = "unterminated variation"
-    game.bad_pos = pos
-    return -1
+    return game.fail(BAD_VARIATION, pos, 0, 0)
 
 
 cdef inline bint _is_result(const char *t, Py_ssize_t n) noexcept nogil:
@@ -655,7 +706,7 @@ cdef long long _first_ply(const char *buf, Py_ssize_t pos, Py_ssize_t stop) noex
     return 2 * (number - 1) + (1 if stop - digits >= 3 else 0)
 
 
-cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -2:
+cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     cdef char c
     cdef unsigned short cls
     cdef Py_ssize_t j, k, stop, n
@@ -690,8 +741,8 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                            and _CLS[<unsigned char>buf[pos + 3]] & C_DELIM))):
                 # "e4" or "Nf3" followed by a delimiter
                 j = pos + 2 if cls & C_FILE else pos + 3
-                if game.nmoves == game.cap_moves:
-                    game.grow_moves()
+                if game.nmoves == game.cap_moves and game.grow_moves() < 0:
+                    return -1
                 game.moves[2 * game.nmoves] = pos
                 game.moves[2 * game.nmoves + 1] = j
                 game.evals[2 * game.nmoves] = -1
@@ -705,9 +756,7 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
             n = j - pos
             if c == b'*' or (cls & C_DIGIT and _is_result(buf + pos, n)):
                 if c == b'*' and n != 1:
-                    game.bad = "invalid move token '" + _show(buf + pos, n) + "'"
-                    game.bad_pos = pos
-                    return -1
+                    return game.fail(BAD_TOKEN, pos, pos, n)
                 if game.result_end == game.result_start:
                     game.result_start = pos
                     game.result_end = j
@@ -720,23 +769,17 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 while k < j and buf[k] == b'.':
                     k += 1
                 if k < j and _is_digit(buf[k - 1]):
-                    game.bad = "invalid move token '" + _show(buf + pos, n) + "'"
-                    game.bad_pos = pos
-                    return -1
+                    return game.fail(BAD_TOKEN, pos, pos, n)
                 if game.nmoves == 0:
                     game.first_ply = _first_ply(buf, pos, k)
                 pos = k
                 continue
             if game.result_end != game.result_start:
-                game.bad = "move after the result '" + _show(buf + pos, n) + "'"
-                game.bad_pos = pos
-                return -1
+                return game.fail(BAD_AFTER_RESULT, pos, pos, n)
             if not _san_ok(buf + pos, n):
-                game.bad = "invalid move token '" + _show(buf + pos, n) + "'"
-                game.bad_pos = pos
+                return game.fail(BAD_TOKEN, pos, pos, n)
+            if game.nmoves == game.cap_moves and game.grow_moves() < 0:
                 return -1
-            if game.nmoves == game.cap_moves:
-                game.grow_moves()
             game.moves[2 * game.nmoves] = pos
             game.moves[2 * game.nmoves + 1] = j
             game.evals[2 * game.nmoves] = -1
@@ -771,22 +814,16 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
             while j < end and _is_digit(buf[j]):
                 j += 1
             if j == pos + 1:
-                game.bad = "malformed NAG"
-                game.bad_pos = pos
-                return -1
+                return game.fail(BAD_NAG, pos, 0, 0)
             pos = j
         elif c == b')':
-            game.bad = "unexpected ')'"
-            game.bad_pos = pos
-            return -1
+            return game.fail(BAD_PAREN, pos, 0, 0)
         else:  # '}'
-            game.bad = "unexpected '}'"
-            game.bad_pos = pos
-            return -1
+            return game.fail(BAD_BRACE, pos, 0, 0)
     return end
 
 
-cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) except -1:
+cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     """Scan the next game into ``game``; False if only blank lines remain."""
     cdef Py_ssize_t stop, rest, r
     while pos < end:
@@ -815,7 +852,7 @@ cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game
     if r == 0:
         r = _movetext(buf, pos, end, game) if pos < end else end
     if r < 0:
-        game.end = _next_boundary(buf, game.bad_pos, end)
+        game.end = end if game.out_of_memory else _next_boundary(buf, game.bad_pos, end)
     else:
         game.end = r
     return True
@@ -829,17 +866,18 @@ cdef struct Out:
     Py_ssize_t cap
 
 
-cdef int _reserve(Out *out, Py_ssize_t extra) except -1:
+cdef int _reserve(Out *out, Py_ssize_t extra) noexcept nogil:
+    """Room for ``extra`` more bytes; -1 (buffer untouched) when memory is short."""
     cdef Py_ssize_t cap
     cdef char *grown
     if out.size + extra <= out.cap:
         return 0
-    cap = out.cap * 2
+    cap = out.cap * 2 if out.cap > 0 else 4096
     while cap < out.size + extra:
         cap *= 2
     grown = <char *>realloc(out.data, cap)
     if grown == NULL:
-        raise MemoryError()
+        return -1
     out.data = grown
     out.cap = cap
     return 0
@@ -918,10 +956,11 @@ cdef inline void _wint(Out *out, long long v) noexcept nogil:
         d[0] = _DIGIT_PAIRS[2 * v]
         d[1] = _DIGIT_PAIRS[2 * v + 1]
     else:
-        d[-1] = <char>(48 + v)
+        d -= 1
+        d[0] = <char>(48 + v)
 
 
-cdef inline void _wmoves(Out *out, const char *buf, _Game game) noexcept:
+cdef inline void _wmoves(Out *out, const char *buf, _Game game) noexcept nogil:
     """The game's SAN moves as written, joined by single spaces (field 20)."""
     cdef Py_ssize_t i
     for i in range(game.nmoves):
@@ -1025,12 +1064,41 @@ cdef object _span(const char *buf, _Game game, Py_ssize_t t, const char **p, Py_
     return v
 
 
-cdef int _write_tag(Out *out, const char *buf, _Game game, Py_ssize_t t, bint undots) except -1:
+cdef int _cspan(const char *buf, _Game game, Py_ssize_t t, Out *scratch,
+                const char **p, Py_ssize_t *n) noexcept nogil:
+    """_span without the GIL: escapes are undone into ``scratch`` (valid until its next use).
+
+    Returns -1 when ``scratch`` cannot grow.
+    """
+    cdef Py_ssize_t s = game.tags[4 * t + 2], e = game.tags[4 * t + 3], i
+    cdef char *d
+    if memchr(buf + s, b'\\', e - s) == NULL:
+        p[0] = buf + s
+        n[0] = e - s
+        return 0
+    scratch.size = 0
+    if _reserve(scratch, e - s) < 0:
+        return -1
+    d = scratch.data
+    i = s
+    while i < e:  # the rule of _unescape
+        if buf[i] == b'\\' and i + 1 < e and (buf[i + 1] == b'"' or buf[i + 1] == b'\\'):
+            i += 1
+        d[0] = buf[i]
+        d += 1
+        i += 1
+    p[0] = scratch.data
+    n[0] = d - scratch.data
+    return 0
+
+
+cdef int _write_tag(Out *out, const char *buf, _Game game, Py_ssize_t t, bint undots,
+                    Out *scratch) noexcept nogil:
     cdef const char *p
     cdef Py_ssize_t n
-    cdef object hold
     if t >= 0:
-        hold = _span(buf, game, t, &p, &n)
+        if _cspan(buf, game, t, scratch, &p, &n) < 0:
+            return -1
         _wfield(out, p, n, undots)
     return 0
 
@@ -1039,37 +1107,67 @@ cdef inline bint _eq(const char *p, Py_ssize_t n, const char *lit, Py_ssize_t m)
     return n == m and memcmp(p, lit, m) == 0
 
 
-cdef bytes _opening_key(const char *buf, _Game game, Py_ssize_t eco_tag, Py_ssize_t name_tag):
+cdef struct Gap:
+    # A line's field 10, left empty in the first pass: where it goes in the
+    # output and the raw (escaped) ECO and Opening values its code comes
+    # from (start -1: no such tag). Filled in with the GIL (_fill_openings).
+    Py_ssize_t at
+    Py_ssize_t eco_s, eco_e, name_s, name_e
+
+
+cdef struct Gaps:
+    Gap *items
+    Py_ssize_t n, cap
+
+
+cdef int _add_gap(Gaps *gaps, Py_ssize_t at, _Game game, Py_ssize_t eco_tag, Py_ssize_t name_tag) noexcept nogil:
+    cdef Gap *g
+    if gaps.n == gaps.cap:
+        if not _grow(<void **>&gaps.items, 2 * (gaps.cap + 64) * sizeof(Gap)):
+            return -1
+        gaps.cap = 2 * (gaps.cap + 64)
+    g = &gaps.items[gaps.n]
+    g.at = at
+    g.eco_s = game.tags[4 * eco_tag + 2] if eco_tag >= 0 else -1
+    g.eco_e = game.tags[4 * eco_tag + 3] if eco_tag >= 0 else -1
+    g.name_s = game.tags[4 * name_tag + 2] if name_tag >= 0 else -1
+    g.name_e = game.tags[4 * name_tag + 3] if name_tag >= 0 else -1
+    gaps.n += 1
+    return 0
+
+
+cdef bytes _opening_key(const char *buf, Gap *g):
     """``ECO + "│" + Opening``, the openings map's key (escapes undone)."""
-    cdef const char *ep = NULL
-    cdef const char *np = NULL
-    cdef Py_ssize_t en = 0, nn = 0
-    cdef object hold_eco = None, hold_name = None
+    cdef Py_ssize_t en = g.eco_e - g.eco_s if g.eco_s >= 0 else 0
+    cdef Py_ssize_t nn = g.name_e - g.name_s if g.name_s >= 0 else 0
     cdef bytes key
     cdef char *k
-    if eco_tag >= 0:
-        hold_eco = _span(buf, game, eco_tag, &ep, &en)
-    if name_tag >= 0:
-        hold_name = _span(buf, game, name_tag, &np, &nn)
+    if (en and memchr(buf + g.eco_s, b'\\', en) != NULL) or (nn and memchr(buf + g.name_s, b'\\', nn) != NULL):
+        return (_unescape(buf + g.eco_s, en) if en else b"") + _SEP + (_unescape(buf + g.name_s, nn) if nn else b"")
     key = PyBytes_FromStringAndSize(NULL, en + 3 + nn)
     k = PyBytes_AS_STRING(key)
     if en:
-        memcpy(k, ep, en)
+        memcpy(k, buf + g.eco_s, en)
     memcpy(k + en, b"\xe2\x94\x82", 3)
     if nn:
-        memcpy(k + en + 3, np, nn)
+        memcpy(k + en + 3, buf + g.name_s, nn)
     return key
 
 
-cdef int _line(Out *out, const char *buf, _Game game, object openings, bint plain_dict) except -1:
+cdef int[9] _PLAYER_SLOTS = [S_TC, S_WHITE, S_WELO, S_WDIFF, S_WTITLE, S_BLACK, S_BELO, S_BDIFF, S_BTITLE]
+
+
+cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) noexcept nogil:
+    """Append the game's 22-field line to ``out``; -1 when memory is short.
+
+    With ``gaps`` (an openings map is in use) field 10 is left empty and its
+    place recorded; without, it is the ECO tag as written.
+    """
     cdef Py_ssize_t slots[NSLOTS]
-    cdef Py_ssize_t i, t, s, e, n, nevals = 0, nclocks = 0, vn
+    cdef Py_ssize_t i, t, s, e, n, nevals, nclocks, vn
     cdef int slot
     cdef bint mate = False, first
-    cdef bytes key, eco
     cdef const char *vp
-    cdef object hold
-    cdef PyObject *hit
     cdef long long secs
     for i in range(NSLOTS):
         slots[i] = -1
@@ -1084,30 +1182,34 @@ cdef int _line(Out *out, const char *buf, _Game game, object openings, bint plai
         mate = memchr(buf + s, b'#', e - s) != NULL
     nevals = game.nevals
     nclocks = game.nclocks
-    _reserve(out, game.end - game.start + LINE_SLACK
-             + (PyBytes_GET_SIZE(game.moves_field) if game.moves_field is not None else 0))
+    if _reserve(out, game.end - game.start + LINE_SLACK + game.moves_len) < 0:
+        return -1
     # 1 id: the Site tag after its last '/'
     if slots[S_SITE] >= 0:
-        hold = _span(buf, game, slots[S_SITE], &vp, &vn)
+        if _cspan(buf, game, slots[S_SITE], scratch, &vp, &vn) < 0:
+            return -1
         s = vn
         while s > 0 and vp[s - 1] != b'/':
             s -= 1
         _wfield(out, vp + s, vn - s, False)
     _wsep(out)
     # 2 date
-    _write_tag(out, buf, game, slots[S_UTCDATE] if slots[S_UTCDATE] >= 0 else slots[S_DATE], True)
+    if _write_tag(out, buf, game, slots[S_UTCDATE] if slots[S_UTCDATE] >= 0 else slots[S_DATE], True, scratch) < 0:
+        return -1
     _wsep(out)
     # 3 second of the day
     t = slots[S_UTCTIME] if slots[S_UTCTIME] >= 0 else slots[S_TIME]
     if t >= 0:
-        hold = _span(buf, game, t, &vp, &vn)
+        if _cspan(buf, game, t, scratch, &vp, &vn) < 0:
+            return -1
         secs = _seconds_of_day(vp, vn)
         if secs >= 0:
             _wint(out, secs)
     _wsep(out)
     # 4 result
     if slots[S_RESULT] >= 0:
-        hold = _span(buf, game, slots[S_RESULT], &vp, &vn)
+        if _cspan(buf, game, slots[S_RESULT], scratch, &vp, &vn) < 0:
+            return -1
     else:
         vp = buf + game.result_start
         vn = game.result_end - game.result_start
@@ -1123,7 +1225,8 @@ cdef int _line(Out *out, const char *buf, _Game game, object openings, bint plai
     # 5 termination
     vn = 0
     if slots[S_TERMINATION] >= 0:
-        hold = _span(buf, game, slots[S_TERMINATION], &vp, &vn)
+        if _cspan(buf, game, slots[S_TERMINATION], scratch, &vp, &vn) < 0:
+            return -1
     if _eq(vp, vn, b"Normal", 6):
         _wc(out, b'N')
     elif _eq(vp, vn, b"Time forfeit", 12):
@@ -1146,29 +1249,21 @@ cdef int _line(Out *out, const char *buf, _Game game, object openings, bint plai
     _wsep(out)
     _wint(out, n)
     _wsep(out)
-    # 10 opening code
-    if openings is None:
-        _write_tag(out, buf, game, slots[S_ECO], False)
-    else:
-        key = _opening_key(buf, game, slots[S_ECO], slots[S_OPENING])
-        hit = PyDict_GetItem(openings, key) if plain_dict else NULL
-        if hit != NULL:
-            eco = <bytes>hit
-        else:
-            try:
-                eco = openings[key]
-            except KeyError:
-                eco = b"?"
-        _reserve(out, PyBytes_GET_SIZE(eco) + LINE_SLACK)
-        _wfield(out, PyBytes_AS_STRING(eco), PyBytes_GET_SIZE(eco), False)
+    # 10 opening code: looked up later, or the ECO tag
+    if gaps != NULL:
+        if _add_gap(gaps, out.size, game, slots[S_ECO], slots[S_OPENING]) < 0:
+            return -1
+    elif _write_tag(out, buf, game, slots[S_ECO], False, scratch) < 0:
+        return -1
     _wsep(out)
     # 11-19 time control and players
-    for slot in (S_TC, S_WHITE, S_WELO, S_WDIFF, S_WTITLE, S_BLACK, S_BELO, S_BDIFF, S_BTITLE):
-        _write_tag(out, buf, game, slots[slot], False)
+    for i in range(9):
+        if _write_tag(out, buf, game, slots[_PLAYER_SLOTS[i]], False, scratch) < 0:
+            return -1
         _wsep(out)
     # 20 moves
-    if game.moves_field is not None:
-        _w(out, PyBytes_AS_STRING(game.moves_field), PyBytes_GET_SIZE(game.moves_field))
+    if game.moves_text != NULL:
+        _w(out, game.moves_text, game.moves_len)
     else:
         _wmoves(out, buf, game)
     _wsep(out)
@@ -1232,27 +1327,138 @@ cdef bytes _joined_moves(const char *buf, _Game game):
         free(out.data)
 
 
-cdef char *_spare = NULL       # lines_from_block's output buffer, kept between calls
+cdef struct Bad:
+    # A rejected game, recorded without the GIL; _rejects words it.
+    int why
+    Py_ssize_t pos, tok, n, start, end
+    long long number
+
+
+cdef struct Bads:
+    Bad *items
+    Py_ssize_t n, cap
+
+
+cdef int _add_bad(Bads *bads, _Game game, long long number) noexcept nogil:
+    cdef Bad *b
+    if bads.n == bads.cap:
+        if not _grow(<void **>&bads.items, 2 * (bads.cap + 16) * sizeof(Bad)):
+            return -1
+        bads.cap = 2 * (bads.cap + 16)
+    b = &bads.items[bads.n]
+    b.why, b.pos, b.tok, b.n = game.bad, game.bad_pos, game.bad_tok, game.bad_len
+    b.start, b.end, b.number = game.start, game.end, number
+    bads.n += 1
+    return 0
+
+
+cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game, Out *out,
+                            Gaps *gaps, Bads *bads, Out *scratch, long long *number,
+                            bint stop_on_error) noexcept nogil:
+    """Scan games from ``pos`` and write their lines, holding no Python object.
+
+    Stops at the end, after the first bad game when ``stop_on_error``, or
+    when memory is short (-1; ``game.out_of_memory`` says so). Returns the
+    position after the last game read.
+    """
+    while _scan_game(buf, pos, end, game):
+        if game.out_of_memory:
+            return -1
+        number[0] += 1
+        pos = game.end
+        if game.bad:
+            if _add_bad(bads, game, number[0]) < 0:
+                game.out_of_memory = True
+                return -1
+            if stop_on_error:
+                break
+            continue
+        if _line(out, buf, game, gaps, scratch) < 0:
+            game.out_of_memory = True
+            return -1
+    return pos
+
+
+cdef list _rejects(const char *buf, Bads *bads, long long base_offset, list hook_reasons):
+    cdef list rejects = []
+    cdef Py_ssize_t i
+    cdef Bad *b
+    for i in range(bads.n):
+        b = &bads.items[i]
+        rejects.append((_reason_of(buf, b.why, b.tok, b.n, hook_reasons),
+                        base_offset + b.pos, b.number, b.start, b.end))
+    return rejects
+
+
+cdef bytes _fill_openings(const char *buf, Out *out, Gaps *gaps, object openings):
+    """The lines of ``out`` with each gap's opening code (the map's value, ``?`` when absent)."""
+    cdef bint plain_dict = PyDict_Check(openings) and type(openings).__getitem__ is dict.__getitem__
+    cdef list codes = []
+    cdef Py_ssize_t i, size = out.size, at = 0
+    cdef PyObject *hit
+    cdef bytes key, code, result
+    cdef Out dest
+    for i in range(gaps.n):
+        key = _opening_key(buf, &gaps.items[i])
+        # A dict (or a subclass that keeps dict's lookup, like OpeningMap) is
+        # read in C; a miss still goes through openings[key], so __missing__ answers.
+        hit = PyDict_GetItem(openings, key) if plain_dict else NULL
+        if hit != NULL:
+            code = <bytes>hit
+        else:
+            try:
+                code = openings[key]
+            except KeyError:
+                code = b"?"
+        codes.append(code)
+        size += PyBytes_GET_SIZE(code)
+    result = PyBytes_FromStringAndSize(NULL, size)
+    dest.data = PyBytes_AS_STRING(result)
+    dest.size = 0
+    dest.cap = size
+    for i in range(gaps.n):
+        code = <bytes>codes[i]
+        memcpy(dest.data + dest.size, out.data + at, gaps.items[i].at - at)
+        dest.size += gaps.items[i].at - at
+        at = gaps.items[i].at
+        _wfield(&dest, PyBytes_AS_STRING(code), PyBytes_GET_SIZE(code), False)
+    memcpy(dest.data + dest.size, out.data + at, out.size - at)
+    dest.size += out.size - at
+    if dest.size == size:
+        return result
+    return result[:dest.size]  # a code held a separator or line break, which _wfield dropped
+
+
+cdef char *_spare = NULL       # lines_from_block's output buffer, kept between calls (taken with the GIL)
 cdef Py_ssize_t _spare_cap = 0
 
 
 def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                      long long first_game, bint at_stream_start, object openings,
                      bint stop_on_error, object moves_hook=None):
-    """Turn the whole games in ``data[start:end]`` into 22-field lines (see the pure twin)."""
+    """Turn the whole games in ``data[start:end]`` into 22-field lines (see the pure twin).
+
+    Without a moves hook the games are read and written with the GIL
+    released, so threads can share the work; the opening codes are then
+    filled in with it (the map is a Python object).
+    """
     cdef const char *buf = PyBytes_AS_STRING(data)
     cdef _Game game = _Game()
-    cdef list rejects = []
+    cdef list rejects
     cdef long long number = first_game
     cdef Py_ssize_t pos
-    cdef Out out
+    cdef Out out, scratch
+    cdef Gaps gaps
+    cdef Bads bads
+    cdef Gaps *use_gaps = NULL if openings is None else &gaps
     cdef object replaced
-    # A dict (or a subclass that keeps dict's lookup, like OpeningMap) is read
-    # in C; a miss still goes through openings[key], so __missing__ answers.
-    cdef bint plain_dict = PyDict_Check(openings) and type(openings).__getitem__ is dict.__getitem__
+    cdef list hook_reasons = []
     global _spare, _spare_cap
     if end > PyBytes_GET_SIZE(data):
         end = PyBytes_GET_SIZE(data)
+    gaps.items, gaps.n, gaps.cap = NULL, 0, 0
+    bads.items, bads.n, bads.cap = NULL, 0, 0
+    scratch.data, scratch.size, scratch.cap = NULL, 0, 0
     out.size = 0
     if _spare != NULL:  # reuse the last call's buffer: no fresh pages to fault in per block
         out.data, out.cap = _spare, _spare_cap
@@ -1264,25 +1470,45 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
             raise MemoryError()
     try:
         pos = _first(buf, start, end, at_stream_start)
-        while _scan_game(buf, pos, end, game):
-            number += 1
-            pos = game.end
-            if game.bad is None and moves_hook is not None:
-                try:
-                    replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
-                except ValueError as exc:
-                    game.bad = getattr(exc, "reason", str(exc))
-                    game.bad_pos = game.start
-                else:
-                    game.moves_field = replaced
-            if game.bad is not None:
-                rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
-                if stop_on_error:
+        if moves_hook is None:
+            with nogil:
+                _lines_pass(buf, pos, end, game, &out, use_gaps, &bads, &scratch, &number, stop_on_error)
+        else:
+            while _scan_game(buf, pos, end, game):
+                if game.out_of_memory:
                     break
-                continue
-            _line(&out, buf, game, openings, plain_dict)
-        return PyBytes_FromStringAndSize(out.data, out.size), number - first_game, rejects
+                number += 1
+                pos = game.end
+                if not game.bad:
+                    try:
+                        replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
+                    except ValueError as exc:
+                        # the C record quotes the reason by its index in hook_reasons
+                        game.fail(BAD_HOOK, game.start, len(hook_reasons), 0)
+                        hook_reasons.append(getattr(exc, "reason", str(exc)))
+                    else:
+                        if type(replaced) is not bytes:
+                            raise TypeError(f"a moves hook returns bytes, not {type(replaced).__name__}")
+                        game.moves_text = PyBytes_AS_STRING(replaced)
+                        game.moves_len = PyBytes_GET_SIZE(replaced)
+                if game.bad:
+                    if _add_bad(&bads, game, number) < 0:
+                        raise MemoryError()
+                    if stop_on_error:
+                        break
+                    continue
+                if _line(&out, buf, game, use_gaps, &scratch) < 0:
+                    raise MemoryError()
+        if game.out_of_memory:
+            raise MemoryError()
+        rejects = _rejects(buf, &bads, base_offset, hook_reasons)
+        if use_gaps == NULL:
+            return PyBytes_FromStringAndSize(out.data, out.size), number - first_game, rejects
+        return _fill_openings(buf, &out, &gaps, openings), number - first_game, rejects
     finally:
+        free(gaps.items)
+        free(bads.items)
+        free(scratch.data)
         if _spare == NULL:
             _spare, _spare_cap = out.data, out.cap
         else:
@@ -1333,8 +1559,11 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
         while _scan_game(buf, pos, end, game):
             number += 1
             pos = game.end
-            if game.bad is not None:
-                rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
+            if game.out_of_memory:
+                raise MemoryError()
+            if game.bad:
+                rejects.append((_reason_of(buf, game.bad, game.bad_tok, game.bad_len, None),
+                                base_offset + game.bad_pos, number, game.start, game.end))
                 if stop_on_error:
                     break
                 continue
@@ -1344,7 +1573,8 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
                 headers[_header_name(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])] = \
                     _text(vp, vn)
             # Each of the three fields is no longer than the game's text.
-            _reserve(&text, game.end - game.start + LINE_SLACK)
+            if _reserve(&text, game.end - game.start + LINE_SLACK) < 0:
+                raise MemoryError()
             text.size = 0
             _wmoves(&text, buf, game)
             moves = _text(text.data, text.size)

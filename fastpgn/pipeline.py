@@ -27,7 +27,7 @@ import os
 import stat
 import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -280,6 +280,27 @@ class Converter:
 
     # -- the run
 
+    def _pool(self, table) -> Executor | None:
+        """Where blocks are turned into compressed lines: threads, processes, or inline (None).
+
+        The compiled kernel reads and writes without the GIL, and zstd and
+        gzip release it too, so threads share the work with no copying
+        between processes; the main thread decompresses and cuts blocks
+        meanwhile, which is why even ``-j 1`` gets a worker thread. A moves
+        hook (--validate, --uci) runs Python per game, and the pure backend
+        holds the GIL throughout: those get worker processes (or, with one
+        job, the main process).
+        """
+        opts = self.opts
+        args = (table, opts.compression, opts.validate, opts.uci)
+        if getattr(_scan.kernel, "RELEASES_GIL", False) and not (opts.validate or opts.uci):
+            _init_worker(*args, in_pool=False)
+            return ThreadPoolExecutor(self.jobs, thread_name_prefix="fastpgn")
+        if self.jobs > 1:
+            return ProcessPoolExecutor(self.jobs, initializer=_init_worker, initargs=args)
+        _init_worker(*args, in_pool=False)
+        return None
+
     def _check_output(self) -> None:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -333,12 +354,7 @@ class Converter:
         head = self._first_bytes(itertools.chain([first], chunk_iter), p["block_offset"], source)
         block_iter = blocks(head, opts.block_size, p["block_offset"])
 
-        pool = None
-        if self.jobs > 1:
-            pool = ProcessPoolExecutor(self.jobs, initializer=_init_worker,
-                                       initargs=(table, opts.compression, opts.validate, opts.uci))
-        else:
-            _init_worker(table, opts.compression, opts.validate, opts.uci, False)
+        pool = self._pool(table)
         pending: deque = deque()
         damage = None
         done = False

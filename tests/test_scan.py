@@ -231,3 +231,20 @@ def test_distinct_real_games_count(scan):
         assert rejects == []
         total += read
     assert total == 8861
+
+
+def test_threads_calling_the_kernel_at_once_get_the_lines_of_a_lone_call(scan):
+    """The converter runs the compiled kernel in threads (it releases the GIL); the results must not mix."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
+    cut = len(data) // 2
+    cut = data.index(b"\n\n[Event ", cut) + 2
+    blocks = [data[:cut], data[cut:]] * 4
+    alone = [scan.lines_from_block(b, 0, len(b), 0, 0, True, OPENINGS, False) for b in blocks]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda b: scan.lines_from_block(b, 0, len(b), 0, 0, True, OPENINGS, False),
+                                 blocks))
+    assert together == alone
+    assert all(games > 100 and out.count(b"\n") == games for out, games, _ in alone)
+    assert scan.RELEASES_GIL == (scan.__name__.endswith("_cy"))
