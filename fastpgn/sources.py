@@ -314,41 +314,110 @@ def _last_cut(buf) -> int:
     return 0
 
 
+class _Pending:
+    """Decompressed bytes not yet handed out, kept as the chunks they came in (no copy until a block is cut)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[memoryview] = []
+        self.size = 0
+
+    def add(self, chunk: bytes) -> None:
+        if chunk:
+            self.pieces.append(memoryview(chunk))
+            self.size += len(chunk)
+
+    def byte(self, k: int) -> int:
+        """The byte at index ``k`` (counted from the first pending byte); walks back from the newest piece."""
+        end = self.size
+        for piece in reversed(self.pieces):
+            if k >= end - len(piece):
+                return piece[k - (end - len(piece))]
+            end -= len(piece)
+        raise IndexError(k)
+
+    def take(self, q: int) -> bytes:
+        """The first ``q`` pending bytes as one bytes object (the one copy a block costs)."""
+        out, rest, taken = [], [], 0
+        for piece in self.pieces:
+            if taken >= q:
+                rest.append(piece)
+            elif taken + len(piece) <= q:
+                out.append(piece)
+            else:
+                out.append(piece[:q - taken])
+                rest.append(piece[q - taken:])
+            taken += len(piece)
+        self.pieces = rest
+        self.size -= q
+        return out[0].tobytes() if len(out) == 1 else b"".join(out)
+
+    def find_cut(self, lo: int) -> int:
+        """``find_cut`` over the pending bytes, searching only the newest piece and its seam."""
+        piece = self.pieces[-1]
+        first = self.size - len(piece)          # index of the newest piece's first byte
+        chunk = piece.obj                       # the bytes object behind the view
+        skip = len(chunk) - len(piece)          # a view of a chunk's tail starts this far in
+        i = max(lo, first, 1) - 1               # candidate index of the "\n" of "\n["
+        while True:
+            if i < first:                       # "\n" ends an older piece, "[" opens this one
+                if piece[0] == 0x5B and self.byte(i) == 0x0A:
+                    hit = i
+                else:
+                    i = first
+                    continue
+            else:
+                at = chunk.find(b"\n[", i - first + skip)
+                if at < 0:
+                    return -1
+                hit = at - skip + first
+            j = hit - 1
+            while j >= 0 and self.byte(j) in b" \t\r":
+                j -= 1
+            if j >= 0 and self.byte(j) == 0x0A:
+                return hit + 1
+            i = hit + 1
+
+
 def blocks(chunks: Iterator[bytes], block_size: int = BLOCK_SIZE, start: int = 0) -> Iterator[Block]:
-    """Cut a decompressed stream (that begins at absolute ``start``) into game-aligned blocks."""
-    buf = bytearray()
+    """Cut a decompressed stream (that begins at absolute ``start``) into game-aligned blocks.
+
+    Each byte is copied once, into its block: the chunks are kept as they
+    came until a cut is found, and each chunk is searched once (from where
+    the next cut may fall) plus the seam with the chunk before it.
+    """
+    pending = _Pending()
     base = start
     target = (base // block_size + 1) * block_size
-    searched = 0
     damage = None
     try:
         for chunk in chunks:
-            buf += chunk
+            before = pending.size
+            pending.add(chunk)
+            if pending.size == before:
+                continue
             while True:
-                lo = max(target - base, searched, 1)
-                if len(buf) <= lo:
+                lo = max(target - base, 1)
+                if pending.size <= lo:
                     break
-                q = find_cut(buf, lo)
+                # Cuts before this chunk's seam were looked for when they arrived.
+                q = pending.find_cut(max(lo, before))
                 if q < 0:
-                    # Keep a line's worth of overlap so a boundary split across reads is found.
-                    searched = max(lo, len(buf) - 256)
                     break
-                with memoryview(buf) as view:  # one copy out of the buffer, not two
-                    data = bytes(view[:q])
+                data = pending.take(q)
                 yield Block(data, base, base == 0)
-                del buf[:q]
                 base += q
                 target = (base // block_size + 1) * block_size
-                searched = 0
+                before = 0
     except InputError as exc:
         damage = exc
+    rest = pending.take(pending.size)
     if damage is None:
-        if buf:
-            yield Block(bytes(buf), base, base == 0)
+        if rest:
+            yield Block(rest, base, base == 0)
         return
     # Damaged input: the games before the last boundary are whole; the last
     # one is whole only if a blank line closed it before the damage.
-    data = bytes(buf)
+    data = rest
     if data.endswith(b"\n\n") or data.endswith(b"\n\r\n"):
         yield Block(data, base, base == 0, damage)
         return

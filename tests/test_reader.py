@@ -8,6 +8,7 @@ import io
 import os
 
 import pytest
+from hypothesis import given, settings, strategies as st
 import zstandard
 
 import fastpgn
@@ -275,3 +276,35 @@ def test_a_named_pipe_reads_every_game(tmp_path):
 
     threading.Thread(target=feed, daemon=True).start()
     assert [g.id for g in read_games(str(fifo))] == [g.id for g in read_games(path)]
+
+
+def _reference_cuts(data: bytes, block_size: int) -> list[tuple[int, bytes]]:
+    """Blocks by the rule alone: each ends at the first cut at or after the next multiple of block_size."""
+    out, base = [], 0
+    while True:
+        target = (base // block_size + 1) * block_size
+        q = find_cut(data, max(target, base + 1)) if target < len(data) else -1
+        if q < 0:
+            if base < len(data):
+                out.append((base, data[base:]))
+            return out
+        out.append((base, data[base:q]))
+        base = q
+
+
+GAME_PARTS = st.sampled_from([b'[Event "x"]\n', b'[Site "y"]\r\n', b"\n", b"\n\n", b" \t\r\n", b"1. e4 e5 *\n",
+                              b"\n[", b"[", b"\n \n", b"{ [ }", b"\r\n\r\n", b"e4 "])
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(GAME_PARTS, max_size=80), sizes=st.lists(st.integers(1, 40), min_size=1, max_size=12),
+       block_size=st.integers(1, 64))
+def test_blocks_cut_where_the_rule_says_whatever_the_read_sizes(parts, sizes, block_size):
+    data = b"".join(parts)
+    chunks, pos, k = [], 0, 0
+    while pos < len(data):
+        chunks.append(data[pos:pos + sizes[k % len(sizes)]])
+        pos += sizes[k % len(sizes)]
+        k += 1
+    got = [(b.offset, b.data) for b in blocks(iter(chunks), block_size=block_size)]
+    assert got == _reference_cuts(data, block_size)
