@@ -475,7 +475,6 @@ def _marked(block: bytes) -> bytes:
     number = digit ^ (rank ^ (rank & equals2))         # ... unless it is a promotion
     after_number = number << 8
     later = number & after_number                      # a move number's digits after the first
-    first = number ^ later
     start = (x >> 5) & ones
     white = start & after_number                       # a ply right after a number
     square = (x << 8) & (x << 14)                      # after a rank after a file
@@ -492,7 +491,7 @@ def _marked(block: bytes) -> bytes:
     # promotion: a piece stands before the square.)
     promoted = digit & (x << 2) & (x << 9) & (x << 22)  # a digit after a piece after a1..h8
     promoted ^= promoted & (x << 26)
-    mark = ((first | black | white | later | promoted) << 7) | ((white | later | promoted) << 6)
+    mark = ((number | black | white | promoted) << 7) | ((white | later | promoted) << 6)
     marked = (int.from_bytes(block, "little") ^ mark).to_bytes(n, "little")
     return marked[:n - pad] if pad else marked
 
