@@ -525,14 +525,13 @@ _KNOWN_PLIES: set[str] = set()
 
 def _valid_plies(plies: str) -> bool:
     """Whether every token of a line of the plies view is a valid ply; learns the new valid ones."""
-    for token in plies.split():
-        if token not in _KNOWN_PLIES:
-            ply, side = (token[1:], "w") if token[0] == "W" else (token, "b")
-            if len(ply) not in scan_ply(ply, 0, side):
-                return False
-            if len(_KNOWN_PLIES) >= _ROUNDS_MAX:
-                _KNOWN_PLIES.clear()
-            _KNOWN_PLIES.add(token)
+    for token in set(plies.split()) - _KNOWN_PLIES:
+        ply, side = (token[1:], "w") if token[0] == "W" else (token, "b")
+        if len(ply) not in scan_ply(ply, 0, side):
+            return False
+        if len(_KNOWN_PLIES) >= _ROUNDS_MAX:
+            _KNOWN_PLIES.clear()
+        _KNOWN_PLIES.add(token)
     return True
 
 
