@@ -409,8 +409,9 @@ _CLASS = bytes(_CLASS)
 # The first letter c of a black ply is c^0x80: U+00C0 + c&63, UTF-8 C3 xx.
 # The first letter of a white ply (after a number) is c^0xC0: U+0FC0 + c&63,
 # UTF-8 E0 BF xx. Continuation bytes xx = 0x80 | c&63 are distinct for the
-# 24 characters involved. A byte of the block that is not ASCII is U+FFFD,
-# UTF-8 EF BF BD.
+# 24 characters involved. Any other byte is U+FFFD, UTF-8 EF BF BD. (A byte
+# of the block that is not ASCII can equal a marked byte, so _block_movetext
+# declines lines that hold one.)
 _MARKED = [chr(b) for b in range(128)] + ["\ufffd"] * 128
 for _c in b"0123456789":
     _MARKED[_c ^ 0x80] = chr(0x80 | _c & 63)
@@ -439,12 +440,8 @@ def _view(mapping: dict[int, int], keep_ascii: bool) -> tuple[bytes, bytes]:
 _BLANK = b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.split() splits on, besides the line break
 _SHAPES = _view({0xC2: ord("|"), **_DIGIT_TAILS, 0xE0: ord("w"),
                  0xC3: ord("b"), 0xEF: ord("_"), **{b: ord("_") for b in _BLANK}}, keep_ascii=False)
-_PLIES = _view({0xE0: ord(" "), 0xBF: ord("W"), 0xC3: ord(" "),
-                **_LETTER_TAILS},
-               keep_ascii=True)
-_PGN = _view({0xC2: 0x0A, 0xE0: ord("."), 0xBF: ord(" "), 0xC3: ord(" "),
-              **_DIGIT_TAILS,
-              **_LETTER_TAILS},
+_PLIES = _view({0xE0: ord(" "), 0xBF: ord("W"), 0xC3: ord(" "), **_LETTER_TAILS}, keep_ascii=True)
+_PGN = _view({0xC2: 0x0A, 0xE0: ord("."), 0xBF: ord(" "), 0xC3: ord(" "), **_DIGIT_TAILS, **_LETTER_TAILS},
              keep_ascii=True)
 # Every good shape is a prefix of this one: number, White's ply, Black's ply, ...
 _GOOD_SHAPE = "".join(f"|{k}wb" for k in range(1, 1000))
