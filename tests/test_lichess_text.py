@@ -208,19 +208,19 @@ def test_scanner_raises_only_format_errors(text):
 
 def _one_by_one(monkeypatch):
     """Send every moves line to scan_moves: the reader as it was before the block splitter."""
-    monkeypatch.setattr(lt, "_glued_pgn", lambda block: [""] * (block.count(b"\n") + 1))
+    monkeypatch.setattr(lt, "_block_movetext", lambda block: [None] * (block.count(b"\n") + 1))
 
 
 def _block_plies(lines: list[str]) -> list[list[str] | None]:
-    glued = lt._glued_pgn("\n".join(lines).encode())
-    return [lt._glued_plies(text.rstrip(), len(line)) for line, text in zip(lines, glued)]
+    movetexts = lt._block_movetext("\n".join(lines).encode())
+    return [None if text is None else lt._movetext_plies(text) for text in movetexts]
 
 
 def test_block_splitter_writes_pgn_movetext():
-    glued = lt._glued_pgn(b"1e4e52Nf3\n21.04.07W1-0\n\n1O-O-O#Qxd8\n1exd8=Q+Kxd8")
-    assert len(glued) == 5 and glued[2] == ""  # a details line comes out as something unread
+    glued = lt._block_movetext(b"1e4e52Nf3\n21.04.07W1-0\n\n1O-O-O#Qxd8\n1exd8=Q+Kxd8\r\n1e4e510Nf3")
+    assert glued[1:3] == [None, None]  # a details line and a blank line are no moves lines
     assert glued[0::3] == ["\n1. e4 e5\n2. Nf3", "\n1. O-O-O# Qxd8"]
-    assert glued[4] == "\n1. exd8=Q+ Kxd8"
+    assert glued[4:] == ["\n1. exd8=Q+ Kxd8", None]
 
 
 @pytest.mark.parametrize("line, moves", [
@@ -247,6 +247,9 @@ def test_block_splitter_reads_what_scan_moves_reads(line, moves):
     "1e4e52",          # a number without a move
     "1e4e52Qh4e1",     # a last move of White's that reads as two plies: scan_moves's reading
     "1e9e5",
+    "1e4e5\u00b12Nf3",  # bytes that are not ASCII can look like marks: C2 B1 is a marked '1'
+    "1e4\u0100e5",      # C4 80, the mark of a move number's later digit
+    "1e4e5\x1f2Nf3",    # the byte the block's lines are split on
 ])
 def test_block_splitter_leaves_odd_lines_to_scan_moves(line):
     assert _block_plies([line]) == [None]

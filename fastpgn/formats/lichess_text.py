@@ -35,6 +35,7 @@ import argparse
 import codecs
 import contextlib
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from itertools import chain, count, islice, repeat
 from pathlib import Path
@@ -339,10 +340,10 @@ def scan_moves(s: str, *, start_ply: int = 0, line: int | None = None, column: i
 # ---------------------------------------------------------------- many lines at once
 #
 # scan_moves walks a line round by round in Python, about a microsecond a
-# round. The converter instead splits a whole block of lines with a few
-# C-level passes and then checks each ply against a set of plies known to be
-# valid; a line it cannot vouch for goes to scan_moves. Why that gives what
-# scan_moves gives, on every line it accepts:
+# round. The converter instead reads a whole block of lines with a few
+# C-level passes, and vouches for the moves lines whose reading is sure;
+# a line it cannot vouch for goes to scan_moves. Why that gives what
+# scan_moves gives, on every line it vouches for:
 #
 # - Which digits are move numbers follows from the characters before each:
 #   a digit after a file or a piece letter is a rank (of a square or of a
@@ -353,24 +354,40 @@ def scan_moves(s: str, *, start_ply: int = 0, line: int | None = None, column: i
 #   a rank after a file, a '+#!?', the 'O' of a castle, or a promotion
 #   letter after '=' (not between the squares of 'Nb6d7' when another ply
 #   follows it). Where that guess is wrong the line fails the checks.
-# - A line is accepted only when its numbers are 1, 2, 3, ... in order, every
-#   round but the last holds exactly two plies, and every ply is one valid
-#   ply for its side. Such a reading is the only one: a valid ply has no
-#   valid ply as a proper prefix, except that 'Qh4e1' starts with 'Qh4' and
-#   'O-O-O' with 'O-O', and then the rest ('e1', '-O', ...) followed by more
-#   text is never a single valid ply. So scan_moves, whichever reading it
-#   tries first, ends with this one; its last round too (two plies where
+# - A line is vouched for only when its numbers are 1, 2, 3, ... in order,
+#   each followed by White's ply, every round but the last holds exactly two
+#   plies, nothing else (no blank) stands between them, and every ply is one
+#   valid ply for its side. Such a reading is the only one: a valid ply has
+#   no valid ply as a proper prefix, except that 'Qh4e1' starts with 'Qh4'
+#   and 'O-O-O' with 'O-O', and then the rest ('e1', '-O', ...) followed by
+#   more text is never a single valid ply. So scan_moves, whichever reading
+#   it tries first, ends with this one; its last round too (two plies where
 #   both readings fit), since the last round here has two plies whenever
 #   they are valid.
 #
-# The split itself: each byte gets a class (str.translate), the classes of a
-# whole block become one big integer, and shifts and masks of it mark the
-# first digit of every move number and the first letter of every ply. Those
-# bytes get their top bits set (XOR), a charmap decode maps each marked byte
-# to a code point whose UTF-8 form is one, two or three bytes, and a final
-# translate turns the extra bytes into what PGN puts there: a line break
-# before a move number, '. ' after it, a space before Black's move. So the
-# PGN movetext of every line comes out of C, ready to write and to split.
+# The passes, over a block of whole lines (see _block_movetext):
+#
+# 1. Marks. Each byte gets a class (bytes.translate), the classes of the
+#    whole block become one big integer, and shifts and masks of it find the
+#    digits of every move number and the first letter of every ply. Those
+#    bytes get their top bits flipped (one XOR of the block as an integer).
+# 2. Expansion. A charmap decode maps each marked byte to a code point whose
+#    UTF-8 form is two or three bytes (the lead byte says what the mark was);
+#    the UTF-8 encoding of the block is what the views below translate.
+# 3. Three views of it, each a bytes.translate that maps or deletes bytes and
+#    turns the block's line breaks into '\x1f' (to split the lines apart):
+#    - shapes: a move number as '|' and its digits, White's ply as 'w',
+#      Black's as 'b', a blank (or a byte that is not text) as '_', nothing
+#      else. A good line's shape is a prefix of '|1wb|2wb|3wb...' ending in
+#      'w' or 'b', one startswith per line.
+#    - plies: the plies alone, White's behind a 'W', separated by blanks. A
+#      line of good shape is split and looked up in the set of plies seen
+#      valid before (one issuperset); only a ply never seen before is checked
+#      with scan_ply. Line by line rather than the whole block at once: a
+#      line's plies stay in the processor's cache, a block's would not.
+#    - PGN: what PGN puts in place of the marks: a line break before a move
+#      number, '. ' after it, a space before Black's move. So the PGN
+#      movetext of every vouched line comes out of C, ready to write.
 
 # Class bits of a byte: 1 digit, 2 file or piece (a rank follows it),
 # 4 file, 8 ends a ply ('+#!?' and 'O'), 16 '=', 32 starts a ply, 64 piece,
@@ -388,44 +405,59 @@ _CLASS[ord("O")] = 8 | 32
 _CLASS[ord("=")] = 16
 _CLASS = bytes(_CLASS)
 # Marked byte -> code point. A move number's first digit d is d^0x80: U+0080
-# + d&63, UTF-8 C2 xx. The first letter c of a black ply is c^0x80: U+00C0 +
-# c&63, UTF-8 C3 xx. The first letter of a white ply (after a number) is
-# c^0xC0: U+0FC0 + c&63, UTF-8 E0 BF xx. Continuation bytes xx = 0x80 | c&63
-# are distinct for the 24 characters involved.
+# + d&63, UTF-8 C2 xx; its other digits are d^0xC0: U+0100 + d&63, C4 xx.
+# The first letter c of a black ply is c^0x80: U+00C0 + c&63, UTF-8 C3 xx.
+# The first letter of a white ply (after a number) is c^0xC0: U+0FC0 + c&63,
+# UTF-8 E0 BF xx. Continuation bytes xx = 0x80 | c&63 are distinct for the
+# 24 characters involved. Any other byte is U+FFFD, UTF-8 EF BF BD. (A byte
+# of the block that is not ASCII can equal a marked byte, so _block_movetext
+# declines lines that hold one.)
 _MARKED = [chr(b) for b in range(128)] + ["\ufffd"] * 128
 for _c in b"0123456789":
     _MARKED[_c ^ 0x80] = chr(0x80 | _c & 63)
+    _MARKED[_c ^ 0xC0] = chr(0x100 | _c & 63)
 for _c in b"abcdefghKQRBNO":
     _MARKED[_c ^ 0x80] = chr(0xC0 | _c & 63)
     _MARKED[_c ^ 0xC0] = chr(0xFC0 | _c & 63)
 _MARKED = "".join(_MARKED)
-# UTF-8 bytes -> PGN text; the block's own line breaks become \x1f, to split on.
-_PGN_BYTES = bytearray(range(128)) + b"?" * 128
-_PGN_BYTES[0x0A] = 0x1F
-_PGN_BYTES[0x1F] = ord("?")
-_PGN_BYTES[0xC2] = 0x0A                       # before a move number
-_PGN_BYTES[0xE0], _PGN_BYTES[0xBF] = 0x2E, 0x20  # '. ' after it
-_PGN_BYTES[0xC3] = 0x20                       # before Black's move
-for _c in b"0123456789abcdefghKQRBNO":
-    _PGN_BYTES[0x80 | _c & 63] = _c
-_PGN_BYTES = bytes(_PGN_BYTES)
-del _c
+# UTF-8 continuation byte of a mark -> the character marked.
+_DIGIT_TAILS = {0x80 | _c & 63: _c for _c in b"0123456789"}
+_LETTER_TAILS = {0x80 | _c & 63: _c for _c in b"abcdefghKQRBNO"}
+
+
+def _view(mapping: dict[int, int], keep_ascii: bool) -> tuple[bytes, bytes]:
+    """A (table, delete) pair for bytes.translate: ``mapping`` first, then ASCII kept or not,
+    line breaks to '\\x1f' (a '\\x1f' of the block's own to '?'), every other byte deleted."""
+    table = bytearray(range(256))
+    keep = set(range(128)) if keep_ascii else set()
+    table[0x1F] = ord("?")
+    for byte, to in {0x0A: 0x1F, **mapping}.items():
+        table[byte] = to
+        keep.add(byte)
+    return bytes(table), bytes(b for b in range(256) if b not in keep)
+
+
+_BLANK = b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what str.split() splits on, besides the line break
+_SHAPES = _view({0xC2: ord("|"), **_DIGIT_TAILS, 0xE0: ord("w"),
+                 0xC3: ord("b"), 0xEF: ord("_"), **{b: ord("_") for b in _BLANK}}, keep_ascii=False)
+_PLIES = _view({0xE0: ord(" "), 0xBF: ord("W"), 0xC3: ord(" "), **_LETTER_TAILS}, keep_ascii=True)
+_PGN = _view({0xC2: 0x0A, 0xE0: ord("."), 0xBF: ord(" "), 0xC3: ord(" "), **_DIGIT_TAILS, **_LETTER_TAILS},
+             keep_ascii=True)
+# Every good shape is a prefix of this one: number, White's ply, Black's ply, ...
+_GOOD_SHAPE = "".join(f"|{k}wb" for k in range(1, 1000))
+_PLY_ENDS = ("w", "b")
 _ONES: dict[int, int] = {}  # n -> the integer whose n bytes are all 1
 
 
-def _glued_pgn(block: bytes) -> list[str]:
-    """The PGN movetext of each line of ``block`` ('\\n'-separated), as far as it is a moves line.
-
-    >>> _glued_pgn(b"1e4e52Nf3Nc6\\n1d4")
-    ['\\n1. e4 e5\\n2. Nf3 Nc6', '\\n1. d4']
-
-    Other lines come out as something :func:`_glued_plies` rejects.
-    """
+def _marked(block: bytes) -> bytes:
+    """``block`` with the first digit of every move number and the first letter of every ply
+    marked (pass 1 above)."""
     # A long block is padded with empty lines to a multiple of 64 KiB, so that blocks share ``ones``.
-    pad = -len(block) % 65536 if len(block) > 65536 else 0
+    n = len(block)
+    pad = -n % 65536 if n > 65536 else 0
     if pad:
         block += b"\n" * pad
-    n = len(block)
+        n += pad
     ones = _ONES.get(n)
     if ones is None:
         if len(_ONES) > 16:
@@ -439,7 +471,7 @@ def _glued_pgn(block: bytes) -> list[str]:
     rank = digit & (x << 7)                            # after a file or piece ...
     number = digit ^ (rank ^ (rank & equals2))         # ... unless it is a promotion
     after_number = number << 8
-    first = number ^ (number & after_number)           # first digit of a move number
+    later = number & after_number                      # a move number's digits after the first
     start = (x >> 5) & ones
     white = start & after_number                       # a ply right after a number
     square = (x << 8) & (x << 14)                      # after a rank after a file
@@ -451,50 +483,64 @@ def _glued_pgn(block: bytes) -> list[str]:
               & ((black << 24) | (x >> 21) | ((x >> 19) & (x >> 29))))
     black ^= black & inside
     # 'd1Q2e4' is 'd1Q' and move 2 or 'Q2e4' (after 'Nf3d1', say): such a line is left to
-    # scan_moves, by marking the digit so that the line fails the checks. ('Rd1Q2' is no
+    # scan_moves. The digit is marked as a later digit of a number, right after the 'Q'
+    # that starts Black's ply, which no good shape holds ('b2'). ('Rd1Q2' is no
     # promotion: a piece stands before the square.)
     promoted = digit & (x << 2) & (x << 9) & (x << 22)  # a digit after a piece after a1..h8
     promoted ^= promoted & (x << 26)
-    mark = ((first | black | white | promoted) << 7) | ((white | promoted) << 6)
+    mark = ((number | black | white | promoted) << 7) | ((white | later | promoted) << 6)
     marked = (int.from_bytes(block, "little") ^ mark).to_bytes(n, "little")
-    text = codecs.charmap_decode(marked, "strict", _MARKED)[0]
-    lines = text.encode("utf-8").translate(_PGN_BYTES).decode("ascii").split("\x1f")
-    return lines[:len(lines) - pad] if pad else lines
+    return marked[:n - pad] if pad else marked
 
 
-_NUMBER_TOKENS = [f"{k}." for k in range(1, 1000)]
-# Plies known to be valid for White / for Black (bounded like _ROUNDS); shared with --reverse.
-_GOOD_PLIES: tuple[set[str], set[str]] = (set(), set())
+def _block_movetext(block: bytes) -> list[str | None]:
+    """The PGN movetext of each line of ``block`` ('\\n'-separated) when it is a moves line
+    read for sure, else None (the line may still be one, for :func:`scan_moves` to read).
+
+    >>> _block_movetext(b"1e4e52Nf3Nc6\\n21.04.07W1-0\\n1d4d52Nf3 Nc6")
+    ['\\n1. e4 e5\\n2. Nf3 Nc6', None, None]
+    """
+    if b"\r" in block:  # CRLF: the reader strips the '\r' from each line
+        block = block.replace(b"\r\n", b"\n")
+    text = codecs.charmap_decode(_marked(block), "strict", _MARKED)[0].encode("utf-8")
+    starts = _GOOD_SHAPE.startswith
+    good = [shape.endswith(_PLY_ENDS) and starts(shape)
+            for shape in text.translate(*_SHAPES).decode("ascii").split("\x1f")]
+    if not block.isascii():  # a byte that is not ASCII can pass for a mark
+        good = [ok and line.isascii() for line, ok in zip(block.split(b"\n"), good)]
+    known = _KNOWN_PLIES.issuperset
+    good = [ok and (known(plies.split()) or _valid_plies(plies))
+            for plies, ok in zip(text.translate(*_PLIES).decode("ascii").split("\x1f"), good)]
+    pgn = text.translate(*_PGN).decode("ascii").split("\x1f")
+    return [movetext if ok else None for movetext, ok in zip(pgn, good)]
 
 
-def _valid_plies(plies: list[str], side: int) -> bool:
-    known = _GOOD_PLIES[side]
-    if known.issuperset(plies):
-        return True
-    colour = "wb"[side]
-    for ply in plies:
-        if ply not in known:
-            if len(ply) not in scan_ply(ply, 0, colour):
-                return False
-            if len(known) >= _ROUNDS_MAX:
-                known.clear()
-            known.add(ply)
+# Plies-view tokens known to be valid plies: 'W' + White's ply, Black's as it is. Bounded
+# like _ROUNDS.
+_KNOWN_PLIES: set[str] = set()
+
+
+def _valid_plies(plies: str) -> bool:
+    """Whether every token of a line of the plies view is a valid ply; learns the new valid ones."""
+    for token in set(plies.split()) - _KNOWN_PLIES:
+        ply, side = (token[1:], "w") if token[0] == "W" else (token, "b")
+        if len(ply) not in scan_ply(ply, 0, side):
+            return False
+        if len(_KNOWN_PLIES) >= _ROUNDS_MAX:
+            _KNOWN_PLIES.clear()
+        _KNOWN_PLIES.add(token)
     return True
 
 
-def _glued_plies(movetext: str, length: int) -> list[str] | None:
-    """The plies of a line of ``length`` characters that :func:`_glued_pgn` made ``movetext`` of,
-    or None when the line needs scan_moves."""
+def _movetext_plies(movetext: str) -> list[str]:
+    """The plies of a movetext that :func:`_block_movetext` wrote."""
     tokens = movetext.split()
-    n = len(tokens)
-    rounds = (n + 2) // 3
-    # Every character but the inserted '\n', '. ' and ' ' is the line's own: no blank of its own.
-    if len(movetext) != length + n + rounds or n % 3 == 1 or tokens[0::3] != _NUMBER_TOKENS[:rounds]:
-        return None
-    if not (_valid_plies(tokens[1::3], 0) and _valid_plies(tokens[2::3], 1)):
-        return None
-    del tokens[0::3]
+    del tokens[0::3]  # the move numbers
     return tokens
+
+
+# Plies known to be valid for White / for Black, for --reverse (bounded like _ROUNDS).
+_GOOD_PLIES: tuple[set[str], set[str]] = (set(), set())
 
 
 # ---------------------------------------------------------------- records
@@ -590,6 +636,9 @@ _RESULT_HEADS = {"1-0": ("1-0", "1-0"), "0-1": ("0-1", "0-1"), "1/2": ("1/2-1/2"
                  ".5-": (".5-.5", "1/2-1/2"), "*": ("*", "*")}
 
 
+_DETAILS: dict[str, tuple[str, str, str, str]] = {}  # details line -> _details of it, bounded
+
+
 def _details(s: str) -> tuple[str, str, str, str] | None:
     """parse_details of a details line it reads without a word: (date, colour, result, comment), else None."""
     colour = s[8:9]
@@ -630,7 +679,9 @@ def read_compact(lines: Iterable[str], *, on_error: Callable[[FormatError], None
     >>> [(g.number, g.result, g.moves) for g in read_compact(["21.04.07W1-0", "1e4e52Qh5"])]
     [(1, '1-0', ['e4', 'e5', 'Qh5'])]
     """
-    for fields, _ in _read(_batches(lines), on_error, on_warning):
+    for fields, movetext in _read(_batches(lines), on_error, on_warning):
+        if movetext is not None:
+            fields[4] = _movetext_plies(movetext)
         yield CompactGame(*fields)
 
 
@@ -646,7 +697,7 @@ def _batches(lines: Iterable[str]) -> Iterator[tuple[int, list[str], list[str] |
         if not chunk:
             return
         try:
-            glued = _glued_pgn("\n".join([line.rstrip("\r\n") for line in chunk]).encode("utf-8"))
+            glued = _block_movetext("\n".join([line.rstrip("\r\n") for line in chunk]).encode("utf-8"))
         except UnicodeEncodeError:  # a lone surrogate
             glued = None
         yield number, chunk, glued if glued is not None and len(glued) == len(chunk) else None
@@ -655,17 +706,19 @@ def _batches(lines: Iterable[str]) -> Iterator[tuple[int, list[str], list[str] |
 
 def _read(batches, on_error, on_warning) -> Iterator[tuple[list, str | None]]:
     """read_compact's reader: the fields of each game (CompactGame's, in order) and its PGN
-    movetext when :func:`_glued_pgn` gave it, else None.
+    movetext when :func:`_block_movetext` gave it, else None. Where the movetext is given, the
+    moves field is left empty (:func:`_movetext_plies` makes it): the PGN writer needs no list.
 
-    ``batches`` yields (number of the first line, lines, :func:`_glued_pgn` of those lines or None).
+    ``batches`` yields (number of the first line, lines, :func:`_block_movetext` of those lines
+    or None).
     """
     pending: list | None = None  # date, colour, result, comment, moves, number, line
     movetext: str | None = None
     rejected = False  # the current game's details were bad: skip its moves lines
     count = 0
 
-    def finish(game: list) -> list:
-        if not game[4] and game[3]:
+    def finish(game: list, movetext: str | None) -> list:
+        if not game[4] and game[3] and movetext is None:
             split = _moves_in_comment(game[3])
             if split is not None:
                 game[3], game[4] = split
@@ -683,10 +736,16 @@ def _read(batches, on_error, on_warning) -> Iterator[tuple[list, str | None]]:
                 continue
             if len(stripped) > 5 and stripped[2] == "." and stripped[5] == ".":  # _is_details
                 if pending is not None:
-                    yield finish(pending), movetext
+                    yield finish(pending, movetext), movetext
                     pending = None
                 count += 1
-                details = _details(stripped)
+                details = _DETAILS.get(stripped)
+                if details is None:
+                    details = _details(stripped)
+                    if details is not None and not details[3]:  # no comment: lines repeat
+                        if len(_DETAILS) >= 4096:
+                            _DETAILS.clear()
+                        _DETAILS[stripped] = details
                 if details is None:
                     try:
                         g = parse_details(stripped, line=number, column=raw.index(stripped[0]) + 1,
@@ -711,13 +770,12 @@ def _read(batches, on_error, on_warning) -> Iterator[tuple[list, str | None]]:
                 on_error(exc)
             else:
                 moves = pending[4]
-                if text is not None and not moves and raw.isascii():
-                    text = text.rstrip()
-                    plies = _glued_plies(text, len(stripped))
-                    if plies is not None:
-                        pending[4], movetext = plies, text
-                        continue
-                movetext = None
+                if movetext is not None:  # a second moves line: the game goes on
+                    moves[:] = _movetext_plies(movetext)
+                    movetext = None
+                elif text is not None and not moves:
+                    movetext = text
+                    continue
                 try:
                     moves.extend(scan_moves(stripped, start_ply=len(moves), line=number,
                                             column=raw.index(stripped[0]) + 1))
@@ -727,7 +785,7 @@ def _read(batches, on_error, on_warning) -> Iterator[tuple[list, str | None]]:
                     on_error(exc)
                     pending, rejected = None, True
     if pending is not None:
-        yield finish(pending), movetext
+        yield finish(pending, movetext), movetext
 
 
 # ---------------------------------------------------------------- writers
@@ -769,9 +827,13 @@ def _player_tags(me: str, opponent: str) -> tuple[str, str]:
 
 
 def _pgn_text(date, colour, result, comment, moves, number, movetext, players) -> str:
-    """game_to_pgn's text; ``movetext`` is the moves as :func:`_glued_pgn` writes them, when known."""
+    """game_to_pgn's text; ``movetext`` is the moves as :func:`_block_movetext` writes them, when known."""
+    players = players[0] if colour == "W" else players[1]
+    if movetext is not None and not comment:  # most games: one string built at once
+        return (f'[Event "lichess.com"]\n[Site "lichess.com"]\n[Date "{date}"]\n[Round "{number}"]\n'
+                f'{players}[Result "{result}"]\n{movetext}\n{result}\n\n')
     head = (f'[Event "lichess.com"]\n[Site "lichess.com"]\n[Date "{date}"]\n[Round "{number}"]\n'
-            f'{players[0] if colour == "W" else players[1]}[Result "{result}"]\n')
+            f'{players}[Result "{result}"]\n')
     if comment:
         # A brace comment cannot hold '}'; a ';' comment runs to the line end.
         tail = (f"{{{comment}}}\n" if "}" not in comment else f"; {comment}\n") + result + "\n\n"
@@ -919,17 +981,17 @@ class Stats:
     def add(self, game: CompactGame) -> None:
         self._add(game.date, game.colour, game.result)
 
-    def _add(self, date: str, colour: str, result: str) -> None:
+    def _add(self, date: str, colour: str, result: str, games: int = 1) -> None:
         row = self.days.get(date)
         if row is None:
             row = self.days[date] = [0, 0, 0, 0, 0, 0]  # played, ww, wb, drawn, lost, open
-        row[0] += 1
+        row[0] += games
         column = _STATS_COLUMN.get((result, colour))
         if column is None:  # a record built by hand
             outcome = CompactGame(date, colour, result).outcome()
             column = ((1 if colour == "W" else 2) if outcome == "won"
                       else {"drawn": 3, "lost": 4, "open": 5}[outcome])
-        row[column] += 1
+        row[column] += games
 
     def rows(self) -> list[tuple[str, int, int, int, int, int, int, int]]:
         """``(date, played, won, won as white, won as black, drawn, lost, open)`` by date."""
@@ -1026,7 +1088,7 @@ def _file_batches(data) -> Iterator[tuple[int, list[str], list[str] | None]]:
         if number == 1 and text.startswith("\ufeff"):
             text = text[1:]
         lines = text.split("\n")
-        yield number, lines, _glued_pgn(block)
+        yield number, lines, _block_movetext(block)
         number += len(lines)
 
 
@@ -1051,20 +1113,23 @@ def _forward(args, err) -> int:
         err(f"cannot read {source}: {exc.strerror}")
         return 2
     stats = Stats()
-    written = 0
     players = _player_tags(args.me, args.opponent)
     try:
         with fh as data, open(pgn_path, "w", encoding="utf-8", newline="\n") as pgn:
             texts: list[str] = []
+            # (date, colour, result) of each game, counted in C a few hundred games at a time.
+            outcomes: list[tuple[str, str, str]] = []
+            tally: Counter = Counter()
             try:
                 for (date, colour, result, comment, moves, number, _), movetext in _read(
                         _file_batches(data), on_error, lambda m: err(f"{source}: {m}")):
                     texts.append(_pgn_text(date, colour, result, comment, moves, number, movetext, players))
-                    stats._add(date, colour, result)
-                    written += 1
+                    outcomes.append((date, colour, result))
                     if len(texts) == 256:
                         pgn.write("".join(texts))
                         texts.clear()
+                        tally.update(outcomes)
+                        outcomes.clear()
             except InputError as exc:
                 err(f"{source}: {exc}")
                 return 2
@@ -1072,6 +1137,10 @@ def _forward(args, err) -> int:
                 return 1  # --strict: already reported
             finally:
                 pgn.write("".join(texts))
+        tally.update(outcomes)
+        for (date, colour, result), games in tally.items():
+            stats._add(date, colour, result, games)
+        written = tally.total()
         csv_path.write_text(stats.csv(), encoding="utf-8")
     except OSError as exc:
         err(f"cannot write {exc.filename}: {exc.strerror}")
