@@ -15,6 +15,9 @@ from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from cpython.dict cimport PyDict_GetItem, PyDict_Check
 from cpython.ref cimport PyObject
+from cpython.list cimport PyList_New
+from cpython.long cimport PyLong_FromLongLong
+from libc.stdint cimport uint64_t
 
 cdef extern from "string.h":
     void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
@@ -1199,6 +1202,146 @@ cdef str _header_name(const char *p, Py_ssize_t n):
     return _text(p, n)
 
 
+# ---------------------------------------------------------------- records: cached str and int objects
+
+# games_from_block hands the reader each game's moves, evals and clocks as
+# lists. A dump's SAN moves and evals are a vocabulary of a few thousand short
+# tokens and its clocks a few thousand whole seconds, so those objects come
+# from caches: most plies cost a reference count and a pointer store instead
+# of a new object. Every cache is bounded: a full one starts again, whatever
+# the input.
+
+cdef extern from "Python.h":
+    void _list_set "PyList_SET_ITEM" (object, Py_ssize_t, PyObject *)
+    void _incref "Py_INCREF" (PyObject *)
+    void _decref "Py_DECREF" (PyObject *)
+
+cdef struct CacheSlot:
+    uint64_t key          # 0: free
+    PyObject *text        # an owned str
+
+
+DEF TOKEN_BITS = 15
+DEF TOKEN_SLOTS = 1 << TOKEN_BITS
+DEF TOKEN_BYTES = 7       # longer tokens (rare: "Rfxe1+?!") are decoded each time
+
+# Key: the token's bytes, little end first, with its length in the top byte.
+cdef CacheSlot _tokens[TOKEN_SLOTS]
+cdef Py_ssize_t _token_count = 0
+
+DEF CLOCK_INTS = 21601    # whole seconds up to 6 hours; above, a new int each time
+cdef PyObject *_clock_ints[CLOCK_INTS]
+
+
+cdef void _forget(CacheSlot *slots, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t h
+    for h in range(n):
+        if slots[h].key:
+            slots[h].key = 0
+            _decref(slots[h].text)
+            slots[h].text = NULL
+
+
+cdef PyObject *_token_ref(const char *p, Py_ssize_t n) except NULL:
+    """A new reference to ``p[:n]`` decoded, from the token cache when short."""
+    global _token_count
+    cdef uint64_t key
+    cdef size_t h
+    cdef Py_ssize_t i
+    cdef PyObject *s
+    cdef object text
+    if n < 1 or n > TOKEN_BYTES:
+        text = PyUnicode_DecodeUTF8(p, n, "replace")
+        _incref(<PyObject *>text)
+        return <PyObject *>text
+    key = (<uint64_t>n) << 56
+    for i in range(n):
+        key |= (<uint64_t><unsigned char>p[i]) << (8 * i)
+    h = <size_t>((key * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - TOKEN_BITS))
+    while _tokens[h].key:
+        if _tokens[h].key == key:
+            s = _tokens[h].text
+            _incref(s)
+            return s
+        h = (h + 1) & (TOKEN_SLOTS - 1)
+    if _token_count >= TOKEN_SLOTS // 2:
+        _forget(_tokens, TOKEN_SLOTS)
+        _token_count = 0
+        return _token_ref(p, n)
+    text = PyUnicode_DecodeUTF8(p, n, "replace")
+    s = <PyObject *>text
+    _incref(s)  # the cache's reference
+    _tokens[h].key = key
+    _tokens[h].text = s
+    _token_count += 1
+    _incref(s)  # the caller's
+    return s
+
+
+cdef object _token(const char *p, Py_ssize_t n):
+    cdef PyObject *s = _token_ref(p, n)
+    cdef object text = <object>s
+    _decref(s)  # text holds the reference _token_ref gave
+    return text
+
+
+cdef PyObject *_clock_ref(const char *buf, _Game game, Py_ssize_t i) except NULL:
+    """A new reference to ply ``i``'s clock: int seconds, float when the source has tenths."""
+    cdef long long secs = game.clock_secs[i]
+    cdef Py_ssize_t fs = game.clock_frac[2 * i], fe = game.clock_frac[2 * i + 1]
+    cdef PyObject *s
+    cdef object value
+    if fs == fe and secs < CLOCK_INTS:
+        s = _clock_ints[secs]
+        if s == NULL:
+            value = PyLong_FromLongLong(secs)
+            s = <PyObject *>value
+            _incref(s)  # the cache's reference
+            _clock_ints[secs] = s
+        _incref(s)
+        return s
+    if fs == fe:
+        value = PyLong_FromLongLong(secs)
+    else:  # float() of the text "177.7", as the reader always read it
+        value = float(str(secs) + PyUnicode_DecodeUTF8(buf + fs, fe - fs, "replace"))
+    _incref(<PyObject *>value)
+    return <PyObject *>value
+
+
+cdef list _ply_moves(const char *buf, _Game game):
+    cdef Py_ssize_t i
+    cdef list moves = PyList_New(game.nmoves)
+    for i in range(game.nmoves):
+        _list_set(moves, i, _token_ref(buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i]))
+    return moves
+
+
+cdef list _ply_evals(const char *buf, _Game game):
+    cdef Py_ssize_t i
+    cdef list evals = PyList_New(game.nmoves)
+    cdef PyObject *none = <PyObject *>None
+    for i in range(game.nmoves):
+        if game.evals[2 * i] < 0:
+            _incref(none)
+            _list_set(evals, i, none)
+        else:
+            _list_set(evals, i, _token_ref(buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i]))
+    return evals
+
+
+cdef list _ply_clocks(const char *buf, _Game game):
+    cdef Py_ssize_t i
+    cdef list clocks = PyList_New(game.nmoves)
+    cdef PyObject *none = <PyObject *>None
+    for i in range(game.nmoves):
+        if game.clock_secs[i] < 0:
+            _incref(none)
+            _list_set(clocks, i, none)
+        else:
+            _list_set(clocks, i, _clock_ref(buf, game, i))
+    return clocks
+
+
 def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                      long long first_game, bint at_stream_start, bint stop_on_error):
     """Scan the whole games in ``data[start:end]`` into record tuples (see the pure twin)."""
@@ -1206,57 +1349,28 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     cdef _Game game = _Game()
     cdef list out = [], rejects = []
     cdef long long number = first_game
-    cdef Py_ssize_t pos, t, i, vn
+    cdef Py_ssize_t pos, t, vn
     cdef const char *vp
     cdef object hold
     cdef dict headers
-    cdef Out text
-    cdef str moves, evals, clocks
     if end > PyBytes_GET_SIZE(data):
         end = PyBytes_GET_SIZE(data)
-    text.cap = 4096
-    text.size = 0
-    text.data = <char *>malloc(text.cap)
-    if text.data == NULL:
-        raise MemoryError()
-    try:
-        pos = _first(buf, start, end, at_stream_start)
-        while _scan_game(buf, pos, end, game):
-            number += 1
-            pos = game.end
-            if game.bad is not None:
-                rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
-                if stop_on_error:
-                    break
-                continue
-            headers = {}
-            for t in range(game.ntags):
-                hold = _span(buf, game, t, &vp, &vn)
-                headers[_header_name(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])] = \
-                    _text(vp, vn)
-            # Each of the three fields is no longer than the game's text.
-            _reserve(&text, game.end - game.start + LINE_SLACK)
-            text.size = 0
-            _wmoves(&text, buf, game)
-            moves = _text(text.data, text.size)
-            text.size = 0
-            for i in range(game.nmoves):
-                if i:
-                    _wc(&text, b' ')
-                if game.evals[2 * i] >= 0:
-                    _w(&text, buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i])
-            evals = _text(text.data, text.size)
-            text.size = 0
-            for i in range(game.nmoves):
-                if i:
-                    _wc(&text, b' ')
-                if game.clock_secs[i] >= 0:
-                    _wint(&text, game.clock_secs[i])
-                    _w(&text, buf + game.clock_frac[2 * i], game.clock_frac[2 * i + 1] - game.clock_frac[2 * i])
-            clocks = _text(text.data, text.size)
-            out.append((base_offset + game.start, number, headers, moves, evals, clocks,
-                        _text(buf + game.result_start, game.result_end - game.result_start),
-                        game.first_ply, game.start, game.end))
-        return out, number - first_game, rejects
-    finally:
-        free(text.data)
+    pos = _first(buf, start, end, at_stream_start)
+    while _scan_game(buf, pos, end, game):
+        number += 1
+        pos = game.end
+        if game.bad is not None:
+            rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
+            if stop_on_error:
+                break
+            continue
+        headers = {}
+        for t in range(game.ntags):
+            hold = _span(buf, game, t, &vp, &vn)
+            headers[_header_name(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])] = \
+                _text(vp, vn)
+        out.append((base_offset + game.start, number, headers,
+                    _ply_moves(buf, game), _ply_evals(buf, game), _ply_clocks(buf, game),
+                    _token(buf + game.result_start, game.result_end - game.result_start),
+                    game.first_ply, game.start, game.end))
+    return out, number - first_game, rejects

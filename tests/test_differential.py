@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastpgn
-from conftest import CASES, DATA, shared
+from conftest import CASES, DATA, shared, typed
 from fastpgn import _backend, openings
 from test_scan import decompressed
 
@@ -36,7 +36,7 @@ def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False
     for mod in (BACKENDS["py"], BACKENDS["cy"]):
         results.append((
             mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop),
-            mod.games_from_block(data, start, end, 7, first, start == 0, stop),
+            typed(mod.games_from_block(data, start, end, 7, first, start == 0, stop)),
         ))
     return results
 
