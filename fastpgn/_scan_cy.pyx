@@ -1215,6 +1215,7 @@ cdef extern from "Python.h":
     void _list_set "PyList_SET_ITEM" (object, Py_ssize_t, PyObject *)
     void _incref "Py_INCREF" (PyObject *)
     void _decref "Py_DECREF" (PyObject *)
+    void _untrack "PyObject_GC_UnTrack" (object)
 
 cdef struct CacheSlot:
     uint64_t key          # 0: free
@@ -1308,11 +1309,16 @@ cdef PyObject *_clock_ref(const char *buf, _Game game, Py_ssize_t i) except NULL
     return <PyObject *>value
 
 
+# The per-ply lists hold only str, int, float and None, so no reference cycle
+# can run through them as built: they are left out of the garbage collector,
+# which would otherwise walk every ply of every game of a block several times.
+
 cdef list _ply_moves(const char *buf, _Game game):
     cdef Py_ssize_t i
     cdef list moves = PyList_New(game.nmoves)
     for i in range(game.nmoves):
         _list_set(moves, i, _token_ref(buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i]))
+    _untrack(moves)
     return moves
 
 
@@ -1326,6 +1332,7 @@ cdef list _ply_evals(const char *buf, _Game game):
             _list_set(evals, i, none)
         else:
             _list_set(evals, i, _token_ref(buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i]))
+    _untrack(evals)
     return evals
 
 
@@ -1339,6 +1346,7 @@ cdef list _ply_clocks(const char *buf, _Game game):
             _list_set(clocks, i, none)
         else:
             _list_set(clocks, i, _clock_ref(buf, game, i))
+    _untrack(clocks)
     return clocks
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 import zstandard
 
 from conftest import CASES, shared
-from fastpgn import openings
+from fastpgn import _backend, openings
 
 SEP = "\u2502"
 OPENINGS = openings.load()
@@ -217,6 +218,17 @@ def test_real_games_agree_with_python_chess(scan, name):
             assert _same_moves(moves, sans), number
         assert [_eval_key(v) for v in ev] == evals, number
         assert cl == clocks, number  # seconds: python-chess's floats equal our ints
+
+
+def test_compiled_per_ply_lists_are_left_out_of_the_collector():
+    """They hold only str, int, float and None; walking them made the collector a quarter of read_games."""
+    cy = dict(_backend.available("_scan")).get("cy")
+    if cy is None:
+        pytest.skip("the compiled scanner is not built here")
+    data = b'[Event "x"]\n\n1. e4 { [%eval 0.2] [%clk 0:01:00] } e5 1-0\n'
+    (record,), _, _ = cy.games_from_block(data, 0, len(data), 0, 0, True, False)
+    assert record[3:6] == (["e4", "e5"], ["0.2", None], [60, None])
+    assert not any(gc.is_tracked(values) for values in record[3:6])
 
 
 def test_distinct_real_games_count(scan):
