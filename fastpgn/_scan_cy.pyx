@@ -1205,17 +1205,32 @@ cdef str _header_name(const char *p, Py_ssize_t n):
 # ---------------------------------------------------------------- records: cached str and int objects
 
 # games_from_block hands the reader each game's moves, evals and clocks as
-# lists. A dump's SAN moves and evals are a vocabulary of a few thousand short
-# tokens and its clocks a few thousand whole seconds, so those objects come
-# from caches: most plies cost a reference count and a pointer store instead
-# of a new object. Every cache is bounded: a full one starts again, whatever
-# the input.
+# lists and its tags as a dict. A dump's SAN moves and evals are a vocabulary
+# of a few thousand short tokens, its clocks a few thousand whole seconds, and
+# most tag values (Event, Result, ECO, Opening, Elo...) repeat from game to
+# game, so those objects come from caches: most plies and tags cost a
+# reference count and a pointer store instead of a new object. Every cache is
+# bounded: a full one starts again, whatever the input.
 
 cdef extern from "Python.h":
     void _list_set "PyList_SET_ITEM" (object, Py_ssize_t, PyObject *)
     void _incref "Py_INCREF" (PyObject *)
     void _decref "Py_DECREF" (PyObject *)
     void _untrack "PyObject_GC_UnTrack" (object)
+    bint _is_ascii "PyUnicode_IS_ASCII" (PyObject *)
+    void *_str_data "PyUnicode_DATA" (PyObject *)
+    Py_ssize_t _str_len "PyUnicode_GET_LENGTH" (PyObject *)
+
+cdef extern from *:
+    """
+    /* A dict with room for n items: no resizing while a game's tags go in. */
+    #if defined(PYPY_VERSION) || defined(Py_LIMITED_API)
+    #define fastpgn_sized_dict(n) PyDict_New()
+    #else
+    #define fastpgn_sized_dict(n) _PyDict_NewPresized(n)
+    #endif
+    """
+    dict _sized_dict "fastpgn_sized_dict" (Py_ssize_t)
 
 cdef struct CacheSlot:
     uint64_t key          # 0: free
@@ -1229,6 +1244,14 @@ DEF TOKEN_BYTES = 7       # longer tokens (rare: "Rfxe1+?!") are decoded each ti
 # Key: the token's bytes, little end first, with its length in the top byte.
 cdef CacheSlot _tokens[TOKEN_SLOTS]
 cdef Py_ssize_t _token_count = 0
+
+DEF VALUE_BITS = 13
+DEF VALUE_SLOTS = 1 << VALUE_BITS
+DEF VALUE_BYTES = 128     # longer tag values are decoded each time
+
+# Key: a hash of the value's bytes (never 0); the str (ASCII only) is compared.
+cdef CacheSlot _values[VALUE_SLOTS]
+cdef Py_ssize_t _value_count = 0
 
 DEF CLOCK_INTS = 21601    # whole seconds up to 6 hours; above, a new int each time
 cdef PyObject *_clock_ints[CLOCK_INTS]
@@ -1284,6 +1307,65 @@ cdef object _token(const char *p, Py_ssize_t n):
     cdef object text = <object>s
     _decref(s)  # text holds the reference _token_ref gave
     return text
+
+
+cdef inline uint64_t _hash_bytes(const char *p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = <uint64_t>n * <uint64_t>0x9E3779B97F4A7C15ULL, w
+    cdef Py_ssize_t i = 0, k
+    while True:
+        w = 0
+        if i + 8 <= n:
+            memcpy(&w, p + i, 8)
+        else:
+            for k in range(n - i):
+                w |= (<uint64_t><unsigned char>p[i + k]) << (8 * k)
+        h = (h ^ w) * <uint64_t>0xFF51AFD7ED558CCDULL
+        h ^= h >> 29
+        i += 8
+        if i >= n:
+            return h | 1
+
+
+cdef object _value_text(const char *p, Py_ssize_t n):
+    """``p[:n]`` decoded, from the tag value cache (for tags whose values repeat)."""
+    global _value_count
+    cdef uint64_t key
+    cdef size_t h
+    cdef PyObject *s
+    cdef object text
+    if n > VALUE_BYTES:
+        return PyUnicode_DecodeUTF8(p, n, "replace")
+    key = _hash_bytes(p, n)
+    h = <size_t>(key >> (64 - VALUE_BITS))
+    while _values[h].key:
+        if _values[h].key == key:
+            s = _values[h].text
+            if _str_len(s) == n and memcmp(_str_data(s), p, n) == 0:
+                return <object>s
+        h = (h + 1) & (VALUE_SLOTS - 1)
+    text = PyUnicode_DecodeUTF8(p, n, "replace")
+    s = <PyObject *>text
+    if not _is_ascii(s):  # (then the str's data is not the bytes to compare)
+        return text
+    if _value_count >= VALUE_SLOTS // 2:
+        _forget(_values, VALUE_SLOTS)
+        _value_count = 0
+        h = <size_t>(key >> (64 - VALUE_BITS))
+    _incref(s)  # the cache's reference
+    _values[h].key = key
+    _values[h].text = s
+    _value_count += 1
+    return text
+
+
+cdef bint _repeats(const char *p, Py_ssize_t n) noexcept nogil:
+    """Whether values of the tag named ``p[:n]`` repeat across a dump (so are worth caching)."""
+    cdef int slot = _slot_of(p, n)
+    if slot >= 0:
+        return not (slot == S_SITE or slot == S_WHITE or slot == S_BLACK or slot == S_UTCTIME
+                    or slot == S_TIME)
+    return ((n == 5 and (memcmp(p, b"Event", 5) == 0 or memcmp(p, b"Round", 5) == 0))
+            or (n == 7 and memcmp(p, b"Variant", 7) == 0))
 
 
 cdef PyObject *_clock_ref(const char *buf, _Game game, Py_ssize_t i) except NULL:
@@ -1357,7 +1439,7 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     cdef _Game game = _Game()
     cdef list out = [], rejects = []
     cdef long long number = first_game
-    cdef Py_ssize_t pos, t, vn
+    cdef Py_ssize_t pos, t, vn, ns, nn
     cdef const char *vp
     cdef object hold
     cdef dict headers
@@ -1372,11 +1454,12 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
             if stop_on_error:
                 break
             continue
-        headers = {}
+        headers = _sized_dict(game.ntags)
         for t in range(game.ntags):
+            ns = game.tags[4 * t]
+            nn = game.tags[4 * t + 1] - ns
             hold = _span(buf, game, t, &vp, &vn)
-            headers[_header_name(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])] = \
-                _text(vp, vn)
+            headers[_header_name(buf + ns, nn)] = _value_text(vp, vn) if _repeats(buf + ns, nn) else _text(vp, vn)
         out.append((base_offset + game.start, number, headers,
                     _ply_moves(buf, game), _ply_evals(buf, game), _ply_clocks(buf, game),
                     _token(buf + game.result_start, game.result_end - game.result_start),

@@ -156,3 +156,21 @@ def test_moves_hook_gets_the_same_start_tags_from_both():
         seen[name] = calls
     assert seen["py"] == seen["cy"] == [(b"Kb1 Kg1", [(b"FEN", b"8/8/8/8/8/8/8/K6k w - - 0 1"),
                                                      (b"SetUp", b"1"), (b"Variant", b"From Position")])]
+
+
+def test_backends_agree_past_the_compiled_caches_bounds():
+    """The compiled kernel's token and tag value caches start again when full; answers stay the same."""
+    files, ranks, pieces = "abcdefgh", "12345678", "QRBNK"
+    sans = [f"{p}{f1}{r1}x{f2}{r2}" for p in pieces for f1 in files for r1 in ranks for f2 in files
+            for r2 in ranks]  # 20,480 distinct tokens of 6 bytes: more than the token cache holds
+    games = []
+    for i in range(0, len(sans), 10):  # 2,048 games, each with its own Event, Opening and WhiteElo
+        moves = " ".join(f"{sans[k]} {{ [%eval {k / 100:.2f}] [%clk 0:{k % 60:02d}:00] }}"
+                         for k in range(i, min(i + 10, len(sans))))
+        games.append(f'[Event "Event {i}"]\n[Opening "Opening {i}"]\n[WhiteElo "{i}"]\n[Result "*"]\n\n'
+                     f'{moves} *\n')
+    data = "\n".join(games).encode()
+    for _ in range(2):  # the second pass reads through caches filled by the first
+        py, cy = both(data)
+        assert py == cy
+    assert py[1][1] == len(games)
