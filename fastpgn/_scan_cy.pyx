@@ -1220,6 +1220,7 @@ cdef extern from "Python.h":
     bint _is_ascii "PyUnicode_IS_ASCII" (PyObject *)
     void *_str_data "PyUnicode_DATA" (PyObject *)
     Py_ssize_t _str_len "PyUnicode_GET_LENGTH" (PyObject *)
+    int PY_LITTLE_ENDIAN
 
 cdef extern from *:
     """
@@ -1266,44 +1267,53 @@ cdef void _forget(CacheSlot *slots, Py_ssize_t n) noexcept:
             slots[h].text = NULL
 
 
-cdef PyObject *_token_ref(const char *p, Py_ssize_t n) except NULL:
-    """A new reference to ``p[:n]`` decoded, from the token cache when short."""
+cdef PyObject *_token_miss(const char *p, Py_ssize_t n, uint64_t key, size_t h) except NULL:
+    """_token_ref for a token not in the cache: decoded, and remembered at slot ``h`` when ``key``."""
     global _token_count
-    cdef uint64_t key
-    cdef size_t h
-    cdef Py_ssize_t i
-    cdef PyObject *s
-    cdef object text
-    if n < 1 or n > TOKEN_BYTES:
-        text = PyUnicode_DecodeUTF8(p, n, "replace")
-        _incref(<PyObject *>text)
-        return <PyObject *>text
-    key = (<uint64_t>n) << 56
-    for i in range(n):
-        key |= (<uint64_t><unsigned char>p[i]) << (8 * i)
-    h = <size_t>((key * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - TOKEN_BITS))
-    while _tokens[h].key:
-        if _tokens[h].key == key:
-            s = _tokens[h].text
-            _incref(s)
-            return s
-        h = (h + 1) & (TOKEN_SLOTS - 1)
-    if _token_count >= TOKEN_SLOTS // 2:
-        _forget(_tokens, TOKEN_SLOTS)
-        _token_count = 0
-        return _token_ref(p, n)
-    text = PyUnicode_DecodeUTF8(p, n, "replace")
-    s = <PyObject *>text
-    _incref(s)  # the cache's reference
-    _tokens[h].key = key
-    _tokens[h].text = s
-    _token_count += 1
+    cdef object text = PyUnicode_DecodeUTF8(p, n, "replace")
+    cdef PyObject *s = <PyObject *>text
+    if key:
+        if _token_count >= TOKEN_SLOTS // 2:
+            _forget(_tokens, TOKEN_SLOTS)
+            _token_count = 0
+            h = <size_t>((key * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - TOKEN_BITS))
+        _incref(s)  # the cache's reference
+        _tokens[h].key = key
+        _tokens[h].text = s
+        _token_count += 1
     _incref(s)  # the caller's
     return s
 
 
-cdef object _token(const char *p, Py_ssize_t n):
-    cdef PyObject *s = _token_ref(p, n)
+cdef inline PyObject *_token_ref(const char *p, Py_ssize_t n, const char *stop) except NULL:
+    """A new reference to ``p[:n]`` decoded, from the token cache when short; ``stop`` ends the readable bytes."""
+    cdef uint64_t key = 0, k
+    cdef size_t h
+    cdef Py_ssize_t i
+    cdef PyObject *s
+    if n < 1 or n > TOKEN_BYTES:
+        return _token_miss(p, n, 0, 0)
+    if PY_LITTLE_ENDIAN and p + 8 <= stop:
+        memcpy(&key, p, 8)  # one load, the bytes after the token masked off: the loop's key
+        key &= ((<uint64_t>1) << (8 * n)) - 1
+    else:
+        for i in range(n):
+            key |= (<uint64_t><unsigned char>p[i]) << (8 * i)
+    key |= (<uint64_t>n) << 56
+    h = <size_t>((key * <uint64_t>0x9E3779B97F4A7C15ULL) >> (64 - TOKEN_BITS))
+    while True:
+        k = _tokens[h].key
+        if k == key:
+            s = _tokens[h].text
+            _incref(s)
+            return s
+        if k == 0:
+            return _token_miss(p, n, key, h)
+        h = (h + 1) & (TOKEN_SLOTS - 1)
+
+
+cdef object _token(const char *p, Py_ssize_t n, const char *stop):
+    cdef PyObject *s = _token_ref(p, n, stop)
     cdef object text = <object>s
     _decref(s)  # text holds the reference _token_ref gave
     return text
@@ -1395,16 +1405,16 @@ cdef PyObject *_clock_ref(const char *buf, _Game game, Py_ssize_t i) except NULL
 # can run through them as built: they are left out of the garbage collector,
 # which would otherwise walk every ply of every game of a block several times.
 
-cdef list _ply_moves(const char *buf, _Game game):
+cdef list _ply_moves(const char *buf, const char *stop, _Game game):
     cdef Py_ssize_t i
     cdef list moves = PyList_New(game.nmoves)
     for i in range(game.nmoves):
-        _list_set(moves, i, _token_ref(buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i]))
+        _list_set(moves, i, _token_ref(buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i], stop))
     _untrack(moves)
     return moves
 
 
-cdef list _ply_evals(const char *buf, _Game game):
+cdef list _ply_evals(const char *buf, const char *stop, _Game game):
     cdef Py_ssize_t i
     cdef list evals = PyList_New(game.nmoves)
     cdef PyObject *none = <PyObject *>None
@@ -1413,7 +1423,8 @@ cdef list _ply_evals(const char *buf, _Game game):
             _incref(none)
             _list_set(evals, i, none)
         else:
-            _list_set(evals, i, _token_ref(buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i]))
+            _list_set(evals, i, _token_ref(buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i],
+                                           stop))
     _untrack(evals)
     return evals
 
@@ -1461,7 +1472,7 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
             hold = _span(buf, game, t, &vp, &vn)
             headers[_header_name(buf + ns, nn)] = _value_text(vp, vn) if _repeats(buf + ns, nn) else _text(vp, vn)
         out.append((base_offset + game.start, number, headers,
-                    _ply_moves(buf, game), _ply_evals(buf, game), _ply_clocks(buf, game),
-                    _token(buf + game.result_start, game.result_end - game.result_start),
+                    _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game), _ply_clocks(buf, game),
+                    _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
                     game.first_ply, game.start, game.end))
     return out, number - first_game, rejects
