@@ -1454,6 +1454,7 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     cdef const char *vp
     cdef object hold
     cdef dict headers
+    cdef tuple record
     if end > PyBytes_GET_SIZE(data):
         end = PyBytes_GET_SIZE(data)
     pos = _first(buf, start, end, at_stream_start)
@@ -1471,8 +1472,10 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
             nn = game.tags[4 * t + 1] - ns
             hold = _span(buf, game, t, &vp, &vn)
             headers[_header_name(buf + ns, nn)] = _value_text(vp, vn) if _repeats(buf + ns, nn) else _text(vp, vn)
-        out.append((base_offset + game.start, number, headers,
-                    _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game), _ply_clocks(buf, game),
-                    _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
-                    game.first_ply, game.start, game.end))
+        record = (base_offset + game.start, number, headers,
+                  _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game), _ply_clocks(buf, game),
+                  _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
+                  game.first_ply, game.start, game.end)
+        _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
+        out.append(record)
     return out, number - first_game, rejects

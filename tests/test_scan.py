@@ -220,7 +220,7 @@ def test_real_games_agree_with_python_chess(scan, name):
         assert cl == clocks, number  # seconds: python-chess's floats equal our ints
 
 
-def test_compiled_per_ply_lists_are_left_out_of_the_collector():
+def test_compiled_records_are_left_out_of_the_collector():
     """They hold only str, int, float and None; walking them made the collector a quarter of read_games."""
     cy = dict(_backend.available("_scan")).get("cy")
     if cy is None:
@@ -229,6 +229,8 @@ def test_compiled_per_ply_lists_are_left_out_of_the_collector():
     (record,), _, _ = cy.games_from_block(data, 0, len(data), 0, 0, True, False)
     assert record[3:6] == (["e4", "e5"], ["0.2", None], [60, None])
     assert not any(gc.is_tracked(values) for values in record[3:6])
+    assert not gc.is_tracked(record)  # nor is the record (its dict of str holds nothing the collector follows)
+    assert not gc.is_tracked(record[2])
 
 
 def test_distinct_real_games_count(scan):
