@@ -116,13 +116,11 @@ def kernel_games(path: str, limit: int | None) -> int:
         recs, n, _rej = scan(b.data, 0, len(b.data), b.offset, read, b.at_stream_start, False)
         inner += clock() - t0
         read += n
-        for _off, _num, _headers, san, ev, ck, _res, _first, _s, _e in recs:
+        for _off, _num, _headers, moves, ev, ck, _res, _first, _s, _e in recs:
             games += 1
-            if san:
-                k = san.count(" ") + 1
-                plies += k
-                evals += k - ev.split(" ").count("")
-                clocks += k - ck.split(" ").count("")
+            plies += len(moves)
+            evals += len(ev) - ev.count(None)
+            clocks += len(ck) - ck.count(None)
     return _result(games=games, plies=plies, evals=evals, clocks=clocks,
                    inner_seconds=inner, backend=_scan.BACKEND)
 

@@ -905,13 +905,34 @@ def _fast_as_game(start: int, fast) -> _Game:
     return game
 
 
-def _per_ply_text(values, plies: int, mixed: bool) -> str:
-    """games_from_block's text of per-ply values: joined by spaces, empty where a ply has none."""
+def _ply_moves(moves: list) -> list:
+    """games_from_block's moves: the SAN tokens as str (ASCII: _san_ok allows nothing else)."""
+    return b" ".join(moves).decode("ascii").split(" ") if moves else []
+
+
+def _ply_evals(values, plies: int, mixed: bool) -> list:
+    """games_from_block's evals: per ply, the value as str or None."""
     if values is None:
-        return " " * (plies - 1) if plies else ""
+        return [None] * plies
     if mixed:
-        values = [b"" if v is None else v for v in values]
-    return b" ".join(values).decode("ascii")
+        return [None if v is None else v.decode("ascii") for v in values]
+    return b" ".join(values).decode("ascii").split(" ")
+
+
+def _clock(seconds: bytes):
+    """A clock's seconds text (``b"180"``, ``b"177.7"``) as the reader gives it: int, float with tenths."""
+    return float(seconds) if b"." in seconds else int(seconds)
+
+
+def _ply_clocks(values, plies: int, mixed: bool) -> list:
+    """games_from_block's clocks: per ply, the seconds (int, or float with tenths) or None."""
+    if values is None:
+        return [None] * plies
+    if mixed:
+        return [None if v is None else _clock(v) for v in values]
+    if b"." in b"".join(values):
+        return list(map(_clock, values))
+    return list(map(int, values))
 
 
 def _fast_record(fast, start: int, number: int, base_offset: int) -> tuple:
@@ -922,9 +943,9 @@ def _fast_record(fast, start: int, number: int, base_offset: int) -> tuple:
         base_offset + start,
         number,
         dict(zip(names, pieces[1::2])),
-        b" ".join(moves).decode("ascii"),
-        _per_ply_text(evals, plies, mixed),
-        _per_ply_text(clocks, plies, mixed),
+        _ply_moves(moves),
+        _ply_evals(evals, plies, mixed),
+        _ply_clocks(clocks, plies, mixed),
         result.decode("ascii"),
         first_ply,
         start,
@@ -1072,9 +1093,10 @@ def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, 
 
     Returns ``(games, games_read, rejects)``; each game is
     ``(offset, number, headers, moves, evals, clocks, result, first_ply, start, end)``
-    where ``headers`` is a dict of str, ``moves`` the SAN tokens joined by
-    spaces, ``evals``/``clocks`` the per-ply values joined by spaces with an
-    empty entry where a ply has none, ``result`` the movetext's result token,
+    where ``headers`` is a dict of str, ``moves`` the list of SAN tokens (str),
+    ``evals`` and ``clocks`` lists with one entry per ply: the eval as str, the
+    clock in seconds (int; float when the source has tenths), None where a ply
+    has none; ``result`` the movetext's result token,
     ``first_ply`` the ply the move number before the first move names (``12...``
     is 23: Black's 12th move; -1 when no number precedes the first move).
     """
@@ -1106,9 +1128,9 @@ def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, 
             base_offset + game.start,
             number,
             headers,
-            _text(b" ".join(game.moves)),
-            _text(b" ".join(b"" if e is None else e for e in game.evals)),
-            _text(b" ".join(b"" if c is None else c for c in game.clocks)),
+            _ply_moves(game.moves),
+            _ply_evals(game.evals, len(game.moves), True),
+            _ply_clocks(game.clocks, len(game.moves), True),
             _text(game.result),
             game.first_ply,
             game.start,

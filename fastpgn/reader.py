@@ -38,66 +38,42 @@ class Rejected:
 class Game:
     """One game: all headers, SAN moves as written, per-ply evals and clocks.
 
-    ``moves``, ``evals`` and ``clocks`` are built on first access: a program
-    that reads only headers pays for no move list.
+    The scanner kernel builds the three per-ply lists with the game; their
+    short tokens and clock values come from its caches, so a ply costs little
+    more than a pointer.
 
     >>> g = next(iter(read_games(b'[Site "https://lichess.org/abc"]\\n\\n1. e4 { [%clk 0:01:00] } e5 *\\n')))
     >>> g.id, g.moves, g.clocks, g.evals, g.result
     ('abc', ['e4', 'e5'], [60, None], [None, None], '*')
     """
 
-    __slots__ = ("offset", "number", "headers", "first_ply", "_san", "_evals_text", "_clocks_text",
-                 "_result_token", "_moves", "_evals", "_clocks")
+    __slots__ = ("offset", "number", "headers", "first_ply", "_moves", "_evals", "_clocks", "_result_token")
 
-    def __init__(self, offset, number, headers, san, evals_text, clocks_text, result_token,
-                 first_ply=-1):
+    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1):
         self.offset = offset
         self.number = number
         self.headers = headers
         #: The ply the movetext's move number before the first move names
         #: (``1.`` is 0, ``12...`` is 23: Black's twelfth move); None without one.
         self.first_ply = first_ply if first_ply >= 0 else None
-        self._san = san
-        self._evals_text = evals_text
-        self._clocks_text = clocks_text
+        self._moves = moves
+        self._evals = evals
+        self._clocks = clocks
         self._result_token = result_token
-        self._moves = None
-        self._evals = None
-        self._clocks = None
 
     @property
     def moves(self) -> list[str]:
         """SAN moves as written (lichess annotations such as ``?!``, ``+``, ``#`` kept)."""
-        if self._moves is None:
-            self._moves = self._san.split(" ") if self._san else []
         return self._moves
 
     @property
     def evals(self) -> list[str | None]:
         """Per ply: the raw ``%eval`` value (``"0.12"``, ``"#-9"``) or None."""
-        if self._evals is None:
-            text = self._evals_text
-            if not self._san:
-                self._evals = []
-            elif not text.strip():  # no eval at all: most games of a dump
-                self._evals = [None] * (text.count(" ") + 1)
-            else:
-                self._evals = [v or None for v in text.split(" ")]
         return self._evals
 
     @property
     def clocks(self) -> list[int | float | None]:
         """Per ply: the ``%clk`` value in seconds (int; float when the source has tenths) or None."""
-        if self._clocks is None:
-            text = self._clocks_text
-            if not self._san:
-                self._clocks = []
-            elif "." not in text and "  " not in text and text[:1] != " " and text[-1:] != " " and text:
-                self._clocks = list(map(int, text.split(" ")))  # a clock on every ply, whole seconds
-            elif not text.strip():
-                self._clocks = [None] * (text.count(" ") + 1)
-            else:
-                self._clocks = [_seconds(v) for v in text.split(" ")]
         return self._clocks
 
     @property
@@ -129,7 +105,7 @@ class Game:
         from fastpgn.board import san_to_uci
 
         fen, chess960 = self._start()
-        text = san_to_uci(self._san, fen, chess960) if self._san else ""
+        text = san_to_uci(" ".join(self._moves), fen, chess960) if self._moves else ""
         return text.split(" ") if text else []
 
     def fens(self) -> list[str]:
@@ -137,25 +113,19 @@ class Game:
         from fastpgn.board import replay_fens
 
         fen, chess960 = self._start()
-        return list(replay_fens(self._san, fen, chess960)) if self._san else []
+        return list(replay_fens(" ".join(self._moves), fen, chess960)) if self._moves else []
 
     def board(self):
         """The final position as a ``fastpgn.Board`` (outcome, checkmate, draws...)."""
         from fastpgn.board import replay
 
         fen, chess960 = self._start()
-        return replay(self._san, fen, chess960)
+        return replay(" ".join(self._moves), fen, chess960)
 
     def __repr__(self) -> str:
         white = self.headers.get("White", "?")
         black = self.headers.get("Black", "?")
         return f"<Game {self.number} at byte {self.offset}: {white} - {black}, {self.plies} plies>"
-
-
-def _seconds(text: str):
-    if not text:
-        return None
-    return float(text) if "." in text else int(text)
 
 
 class _BlockReader:
@@ -224,9 +194,9 @@ class GameReader(_BlockReader):
             records, read, rejects = scan(block.data, 0, len(block.data), block.offset,
                                           self.games_read, block.at_stream_start, stop)
             self.games_read += read
-            for offset, number, headers, san, evals, clocks, result, first_ply, _s, _e in records:
+            for offset, number, headers, moves, evals, clocks, result, first_ply, _s, _e in records:
                 self.games_yielded += 1
-                yield Game(offset, number, headers, san, evals, clocks, result, first_ply)
+                yield Game(offset, number, headers, moves, evals, clocks, result, first_ply)
             self._finish(rejects, block)
             self._damage(block)
 

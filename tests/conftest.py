@@ -35,6 +35,13 @@ def kernel_params(name: str):
     return [pytest.param(mod, id=ident) for ident, mod in _backend.available(name)]
 
 
+def typed(games):
+    """games_from_block's answer with each per-ply value's type beside it (60 == 60.0, but a clock changed type)."""
+    records, read, rejects = games
+    return ([r[:3] + tuple([(type(v).__name__, v) for v in r[k]] for k in (3, 4, 5)) + r[6:] for r in records],
+            read, rejects)
+
+
 @pytest.fixture(params=kernel_params("_scan"))
 def scan(request):
     """Each scanner backend in turn (ids ``py``/``cy``)."""

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastpgn
-from conftest import CASES, DATA, shared
+from conftest import CASES, DATA, shared, typed
 from fastpgn import _backend, openings
 from test_scan import decompressed
 
@@ -36,7 +36,7 @@ def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False
     for mod in (BACKENDS["py"], BACKENDS["cy"]):
         results.append((
             mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop),
-            mod.games_from_block(data, start, end, 7, first, start == 0, stop),
+            typed(mod.games_from_block(data, start, end, 7, first, start == 0, stop)),
         ))
     return results
 
@@ -182,3 +182,21 @@ def test_backends_agree_on_move_token_shapes(token, place):
     assert py == cy
     if place == "middle" and token in ("e4", "Nf3", "exd5", "12...", "12.e4"):
         assert py[1][1] == 1 and not py[1][2], "a well-formed token must not reject the game"
+
+
+def test_backends_agree_past_the_compiled_caches_bounds():
+    """The compiled kernel's token and tag value caches start again when full; answers stay the same."""
+    files, ranks, pieces = "abcdefgh", "12345678", "QRBNK"
+    sans = [f"{p}{f1}{r1}x{f2}{r2}" for p in pieces for f1 in files for r1 in ranks for f2 in files
+            for r2 in ranks]  # 20,480 distinct tokens of 6 bytes: more than the token cache holds
+    games = []
+    for i in range(0, len(sans), 10):  # 2,048 games, each with its own Event, Opening and WhiteElo
+        moves = " ".join(f"{sans[k]} {{ [%eval {k / 100:.2f}] [%clk 0:{k % 60:02d}:00] }}"
+                         for k in range(i, min(i + 10, len(sans))))
+        games.append(f'[Event "Event {i}"]\n[Opening "Opening {i}"]\n[WhiteElo "{i}"]\n[Result "*"]\n\n'
+                     f'{moves} *\n')
+    data = "\n".join(games).encode()
+    for _ in range(2):  # the second pass reads through caches filled by the first
+        py, cy = both(data)
+        assert py == cy
+    assert py[1][1] == len(games)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CASES, DATA, shared
+from conftest import CASES, DATA, shared, typed
 from fastpgn import _backend, _scan_py, openings
 from test_scan import decompressed
 
@@ -41,7 +41,7 @@ def scan_all(mod, data: bytes, start: int = 0, end: int | None = None, stop: boo
     kwargs = {} if hook is None else {"moves_hook": hook}
     return (
         mod.lines_from_block(data, start, end, 11, 3, start == 0, opening_map, stop, **kwargs),
-        mod.games_from_block(data, start, end, 11, 3, start == 0, stop),
+        typed(mod.games_from_block(data, start, end, 11, 3, start == 0, stop)),
     )
 
 
