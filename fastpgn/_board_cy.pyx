@@ -3,7 +3,7 @@
 
 The kernel owns positions and moves: FEN in and out, legal move generation,
 make/unmake, SAN and UCI in both directions, check, mate and draw detection,
-position keys, perft, and the per-game replay entry points (``san_to_uci``,
+position keys, perft, and the per-game replay entry points (``san_to_uci``, ``validate_san``,
 ``replay``, ``replay_fens``, ``canonical_san``) that the dump converter calls
 once per game.
 
@@ -45,6 +45,7 @@ pure twin's.
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_New
 
 cdef extern from "Python.h":
@@ -2234,57 +2235,45 @@ cdef int _next_move(Board b, bytes data, Py_ssize_t *i, int *info) except -2:
     return mv
 
 
-# san_to_uci's output buffer, kept between games. Safe to share: nothing
-# between filling it and copying it out runs Python code or drops the GIL.
-cdef char* _uci_buf = NULL
-cdef Py_ssize_t _uci_cap = 0
+cdef object _moves_text(sans, const unsigned char** p, Py_ssize_t* n):
+    """Point ``p``/``n`` at a game's moves as UTF-8 (a NUL follows them); returns the object that owns them.
 
-
-def san_to_uci(sans, fen=None, chess960=False):
-    """Validate a game's SAN moves and return them as UCI, space-separated.
-
-    ``sans`` is the movetext's moves as lichess writes them (check marks and
-    annotations allowed); ``fen`` is the starting position (standard start
-    when None). An illegal or ambiguous move raises IllegalMoveError or
-    AmbiguousMoveError naming the move number and the SAN.
-
-    >>> san_to_uci("e4 e5 Nf3 Nc6 Bc4 Nf6?? Ng5 d5 exd5 Nxd5 Nxf7!")
-    'e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 f3g5 d7d5 e4d5 f6d5 g5f7'
-    >>> san_to_uci("O-O", fen="4k3/8/8/8/8/8/8/4K2R w K - 0 1", chess960=True)
-    'e1h1'
+    bytes and ASCII str are read in place; other str is encoded. Cython-only:
+    the pure twin decodes bytes instead (``_text``).
     """
-    global _uci_buf, _uci_cap
-    cdef Board b = _new_board(fen, chess960)
-    cdef bytes data = None
-    cdef const unsigned char* p
-    cdef const unsigned char* end
+    if isinstance(sans, bytes):
+        p[0] = <const unsigned char*>PyBytes_AS_STRING(sans)
+        n[0] = PyBytes_GET_SIZE(sans)
+        return sans
+    if type(sans) is str and PyUnicode_IS_ASCII(sans):
+        # ASCII text is its own UTF-8: read it in place, no copy.
+        p[0] = <const unsigned char*>PyUnicode_DATA(sans)
+        n[0] = PyUnicode_GET_LENGTH(sans)
+        return sans
+    data = _split(sans)
+    p[0] = <const unsigned char*>PyBytes_AS_STRING(data)
+    n[0] = PyBytes_GET_SIZE(data)
+    return data
+
+
+cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* p, Py_ssize_t n, char* out,
+                             bint from_bytes) except -1:
+    """Play the SAN moves ``p[0:n]`` on private board ``b``; write UCI into ``out`` unless NULL.
+
+    ``standard``: ``b`` holds the standard start, whose castling tables are ready.
+    Returns the bytes of UCI written with a space after each move (``out``
+    not NULL), else the number of plies. A move that does not resolve raises
+    the pure twin's error; its text is decoded as the twin decodes the input.
+    """
+    cdef const unsigned char* end = p + n
     cdef const unsigned char* q
-    cdef Py_ssize_t n
-    cdef char* out
-    cdef char* o
-    cdef char* grown
+    cdef char* o = out
+    cdef Py_ssize_t plies = 0
     cdef int info[4]
     cdef int mv
     cdef bint c960 = b.chess960
     cdef Fast f
-    if type(sans) is str and PyUnicode_IS_ASCII(sans):
-        # ASCII text is its own UTF-8: read it in place, no copy.
-        p = <const unsigned char*>PyUnicode_DATA(sans)
-        n = PyUnicode_GET_LENGTH(sans)
-    else:
-        data = _split(sans)
-        p = data
-        n = len(data)
-    end = p + n
-    # At most 5 UCI bytes and a space per SAN token of 2 bytes or more, so 3 per byte.
-    if _uci_cap < 3 * n + 16:
-        grown = <char*>realloc(_uci_buf, 3 * n + 16)
-        if grown == NULL:
-            raise MemoryError()
-        _uci_buf = grown
-        _uci_cap = 3 * n + 16
-    out = o = _uci_buf
-    if fen is None:
+    if standard:
         f = _START_FAST
     else:
         _fast_init(b, &f)
@@ -2301,18 +2290,82 @@ def san_to_uci(sans, fen=None, chess960=False):
             info[0] = info[1] = info[2] = info[3] = 0
             mv = _resolve_san(b, p, <int>(q - p), info)
             if mv < 0:
-                raise _san_error(b, (<char*>p)[:q - p].decode("utf-8", "surrogatepass"), mv,
-                                 info[0], info[1], info[2], info[3])
+                raise _san_error(b, (<char*>p)[:q - p].decode("utf-8", "replace" if from_bytes else "surrogatepass"),
+                                 mv, info[0], info[1], info[2], info[3])
             p = q
-        o += _write_uci(c960, mv, o)
-        o[0] = 32
-        o += 1
+        if o != NULL:
+            o += _write_uci(c960, mv, o)
+            o[0] = 32
+            o += 1
+        plies += 1
         _fast_make(b, &f, mv)
-    if o == out:
-        return ""
-    text = PyUnicode_New(o - 1 - out, 127)
-    memcpy(PyUnicode_DATA(text), out, o - 1 - out)
+    return o - out if out != NULL else plies
+
+
+# san_to_uci's output buffer, kept between games. Safe to share: nothing
+# between filling it and copying it out runs Python code or drops the GIL.
+cdef char* _uci_buf = NULL
+cdef Py_ssize_t _uci_cap = 0
+
+
+def san_to_uci(sans, fen=None, chess960=False):
+    """Validate a game's SAN moves and return them as UCI, space-separated.
+
+    ``sans`` is the movetext's moves as lichess writes them (check marks and
+    annotations allowed), as str or as UTF-8 bytes; the UCI comes back as the
+    same type. ``fen`` is the starting position (standard start when None).
+    An illegal or ambiguous move raises IllegalMoveError or
+    AmbiguousMoveError naming the move number and the SAN.
+
+    >>> san_to_uci("e4 e5 Nf3 Nc6 Bc4 Nf6?? Ng5 d5 exd5 Nxd5 Nxf7!")
+    'e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 f3g5 d7d5 e4d5 f6d5 g5f7'
+    >>> san_to_uci(b"e4 e5 Nf3")
+    b'e2e4 e7e5 g1f3'
+    >>> san_to_uci("O-O", fen="4k3/8/8/8/8/8/8/4K2R w K - 0 1", chess960=True)
+    'e1h1'
+    """
+    global _uci_buf, _uci_cap
+    cdef Board b = _new_board(fen, chess960)
+    cdef const unsigned char* p
+    cdef Py_ssize_t n, size
+    cdef char* grown
+    cdef bint from_bytes = isinstance(sans, bytes)
+    keep = _moves_text(sans, &p, &n)
+    # At most 5 UCI bytes and a space per SAN token of 2 bytes or more, so 3 per byte.
+    if _uci_cap < 3 * n + 16:
+        grown = <char*>realloc(_uci_buf, 3 * n + 16)
+        if grown == NULL:
+            raise MemoryError()
+        _uci_buf = grown
+        _uci_cap = 3 * n + 16
+    size = _replay_fast(b, fen is None, p, n, _uci_buf, from_bytes)
+    if size:
+        size -= 1  # the space after the last move
+    if from_bytes:
+        return PyBytes_FromStringAndSize(_uci_buf, size)
+    text = PyUnicode_New(size, 127)
+    memcpy(PyUnicode_DATA(text), _uci_buf, size)
     return text
+
+
+def validate_san(sans, fen=None, chess960=False):
+    """Validate a game's SAN moves (str or UTF-8 bytes) and return the number of plies; nothing else is built.
+
+    The cheapest check a dump converter can make: san_to_uci's replay
+    without its UCI text. Errors are san_to_uci's.
+
+    >>> validate_san(b"e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7#")
+    7
+    >>> validate_san("e4 e5 Ke3")
+    Traceback (most recent call last):
+    ...
+    fastpgn.errors.IllegalMoveError: illegal move 2. Ke3: no white king can move to e3
+    """
+    cdef Board b = _new_board(fen, chess960)
+    cdef const unsigned char* p
+    cdef Py_ssize_t n
+    keep = _moves_text(sans, &p, &n)
+    return _replay_fast(b, fen is None, p, n, NULL, isinstance(sans, bytes))
 
 
 def replay(sans, fen=None, chess960=False):

@@ -121,8 +121,15 @@ def test_san_lists_alike(game, data):
     fen, chess960, sans = game
     tokens = data.draw(mutated(sans)) if data.draw(st.booleans()) else sans
     text = data.draw(st.sampled_from([" ", "  ", "\n", " \t"])).join(tokens)
-    for entry in ("san_to_uci", "replay_fens", "canonical_san"):
+    for entry in ("san_to_uci", "validate_san", "replay_fens", "canonical_san"):
         py, cy = both(lambda k: answer(getattr(k, entry), text, fen=fen, chess960=chess960))
+        assert py == cy, entry
+    raw = text.encode("utf-8", "surrogatepass")
+    if data.draw(st.booleans()):  # bytes that are not UTF-8, as a dump may hold
+        at = data.draw(st.integers(0, len(raw)))
+        raw = raw[:at] + data.draw(st.sampled_from([b"\xff", b"\xc3", b"\xe9x"])) + raw[at:]
+    for entry in ("san_to_uci", "validate_san"):
+        py, cy = both(lambda k: answer(getattr(k, entry), raw, fen=fen, chess960=chess960))
         assert py == cy, entry
     py, cy = both(lambda k: answer(lambda: summary(k.replay(text, fen=fen, chess960=chess960))))
     assert py == cy
