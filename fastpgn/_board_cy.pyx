@@ -34,12 +34,13 @@ Errors are InvalidFENError, IllegalMoveError and AmbiguousMoveError from
 fastpgn.errors; move errors name the move number and the move, e.g.
 ``illegal move 4. Qxf7#: no white queen can move to f7``.
 
-The replay hot path (``san_to_uci``) reads the UTF-8 bytes of the move list
-through a pointer, resolves each SAN by looking back from the target square
-(per-piece bitboards beside the mailbox give the candidate origins), and
-writes UCI into a C buffer: no Python object per move. Tokens outside its
-common shapes take the general resolver, so results and errors match the
-pure twin's.
+The replay hot path (``san_to_uci``, ``validate_san``) reads the UTF-8 bytes
+of the move list through a pointer (bytes and ASCII str in place), resolves
+each SAN by looking back from the target square (per-piece bitboards beside
+the mailbox give the candidate origins) and plays it in the same pass, and
+writes UCI into a C buffer, or nothing for validate_san: no Python object
+per move. Tokens outside its common shapes take the general resolver, so
+results and errors match the pure twin's.
 """
 
 from libc.stdint cimport uint64_t
@@ -140,6 +141,30 @@ cdef void _build_knight_reach():
 
 _build_knight_reach()
 
+# _STEP[t][to - from + 119]: the step by which a piece of type t (knight,
+# bishop, rook, queen, king) goes from `from` towards `to` when its move
+# pattern reaches `to` on an empty board, else 0. A knight's or king's step
+# is the whole move, so one walk (`s = from + step` until `to` or a piece)
+# serves every type, with no test on the type. Compiled twin only.
+cdef signed char _STEP[7][239]
+
+
+cdef void _build_step() noexcept:
+    cdef int t, i, n, d
+    for t in range(7):
+        for i in range(239):
+            _STEP[t][i] = 0
+    for i in range(8):
+        _STEP[KNIGHT][_KNIGHT_D[i] + 119] = _KNIGHT_D[i]
+        _STEP[KING][_KING_D[i] + 119] = _KING_D[i]
+        for n in range(1, 8):
+            d = _KING_D[i]
+            _STEP[QUEEN][d * n + 119] = d
+            _STEP[BISHOP if i & 1 else ROOK][d * n + 119] = d
+
+
+_build_step()
+
 
 cdef extern from *:
     """
@@ -213,6 +238,37 @@ cdef void _build_reach() noexcept:
 
 
 _build_reach()
+
+# _LINE_DIR[to - from + 119]: the index in _KING_D of _LINE's step (-1 when
+# none); _RAY[j][i]: the squares (0..63) beyond square i in direction
+# _KING_D[j] (even j: rook lines, odd j: diagonals). Compiled twin only: a
+# bitboard test that finds no slider on a ray spares walking it.
+cdef signed char _LINE_DIR[239]
+cdef uint64_t _RAY[8][64]
+
+
+cdef void _build_rays() noexcept:
+    cdef int i, j, t, n
+    for i in range(239):
+        _LINE_DIR[i] = -1
+    for j in range(8):
+        for n in range(1, 8):
+            _LINE_DIR[_KING_D[j] * n + 119] = j
+        for i in range(64):
+            _RAY[j][i] = 0
+            t = _SQUARES[i] + _KING_D[j]
+            while not t & 0x88:
+                _RAY[j][i] |= _bit(t)
+                t += _KING_D[j]
+
+
+_build_rays()
+
+
+cdef inline bint _slider_on_ray(Board b, int colour, int s, int j) noexcept:
+    """Whether the bitboards put a ``colour`` slider of direction ``j``'s kind on the ray from ``s``."""
+    cdef int c = colour << 3
+    return ((b.bb[QUEEN | c] | b.bb[(BISHOP if j & 1 else ROOK) | c]) & _RAY[j][_sq64(s)]) != 0
 
 cdef uint64_t _Z[16 * 128 + 128 + 8 + 1]
 cdef int _Z_CASTLE = 16 * 128
@@ -350,6 +406,7 @@ cdef class Board:
     cdef signed char sq[128]
     # Squares (0..63) of each piece code, kept by make/unmake beside sq. The
     # legality probes move pieces on sq alone, so readers confirm on sq.
+    # bb[0] and bb[8] (no piece) are scratch: nothing reads them.
     cdef uint64_t bb[16]
     cdef int king[2]
     cdef int castle[4]
@@ -978,6 +1035,8 @@ cdef inline bint _pin_safe(Board b, int k, int mv) noexcept:
     cdef int s, p, t
     if _LINE[((mv >> 7) & 127) - k + 119] == d:
         return True
+    if not _slider_on_ray(b, b.stm ^ 1, k, _LINE_DIR[frm - k + 119]):
+        return True  # no enemy slider that could pin along this line
     s = k + d
     while s != frm:
         if sq[s]:
@@ -1944,19 +2003,22 @@ def _outcome(Board b, claim_draw):
 
 # -- validated replay fast path (Cython-only) --------------------------------------------
 #
-# san_to_uci runs once per game of a dump, so it has a loop of its own. It
-# reads the SAN tokens forward from the text's bytes (an ASCII str is read in
-# place); resolves the shapes lichess writes (pawn pushes and captures,
-# promotions, piece moves with optional disambiguation and capture mark,
-# trailing check marks and annotations) from the target square: the pieces
-# of that type that reach it come from the bitboards, then the slider's path
-# and the king's safety are checked for those few; plays the move without
-# undo record, position key or halfmove clock (the board is private and
-# thrown away); and writes UCI into one C buffer. Any other token (castling,
-# long algebraic, odd spellings) and any token the fast path would reject
-# goes to _resolve_san, the twin of the pure kernel's resolver, which also
-# words the error. The fast path accepts only tokens that _resolve_san
-# resolves to the same move, so results and errors stay the pure twin's.
+# san_to_uci and validate_san run once per game of a dump, so they share a
+# loop of their own (_replay_fast). It reads the SAN tokens forward from the
+# text's bytes; _fast_ply resolves the shapes lichess writes (pawn pushes and
+# captures, promotions, piece moves with optional disambiguation and capture
+# mark, castling on a standard board, trailing check marks and annotations)
+# from the target square: the pieces of that type that reach it come from
+# the bitboards, then the slider's path and the king's safety are checked for
+# those few. It then plays the move where its piece and kind are known,
+# without undo record, position key or halfmove clock (the board is private
+# and thrown away), and finds check from that piece and the square it left.
+# The loop writes UCI into one C buffer when asked. Any other token (long
+# algebraic, odd spellings) and any token the fast path would reject goes to
+# _resolve_san, the twin of the pure kernel's resolver, which also words the
+# error, and is played by _fast_make. The fast path accepts only tokens that
+# _resolve_san resolves to the same move, so results and errors stay the
+# pure twin's.
 
 # Promotion piece per SAN byte (NBRQ, either case), 0 otherwise.
 cdef unsigned char _PROMO_OF[256]
@@ -2026,17 +2088,92 @@ cdef inline const unsigned char* _skip_annotations(const unsigned char* q) noexc
     return q
 
 
-cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char* end) noexcept:
-    """The move of the common SAN token at ``pp[0]`` (stepped past it), or -1: leave it to _resolve_san.
+cdef int _fast_castle(Board b, Fast* f, const unsigned char** pp, const unsigned char* end) noexcept:
+    """_fast_ply for ``O-O``/``O-O-O`` on a standard board, not in check; -1 otherwise.
 
-    Reads byte by byte and stops at the first byte it does not expect, so the
-    NUL after the text (str and bytes both keep one) ends every token.
+    With the king on the e-file and the rook in the corner, neither shields a
+    square the king crosses, and when the king is not in check nothing
+    attacks those squares through it: only the one or two squares the king
+    crosses or lands on need testing, on the board as it stands.
     """
     cdef signed char* sq = b.sq
     cdef const unsigned char* q = pp[0]
     cdef int us = b.stm
+    cdef int them = us ^ 1
+    cdef int k, r, step, mv
+    cdef bint queenside
+    if not (q[1] == 45 and q[2] == 79):  # -O
+        return -1
+    queenside = q[3] == 45 and q[4] == 79
+    q = _skip_annotations(q + (5 if queenside else 3))
+    if (q != end and not _is_ws(q[0])) or b.chess960 or b.checked:
+        return -1
+    r = b.castle[2 * us + queenside]
+    if r < 0:
+        return -1
+    k = b.king[us]
+    step = -1 if queenside else 1
+    if sq[k + step] or sq[k + 2 * step] or (queenside and sq[k - 3]):
+        return -1
+    if _attacked(b, k + step, them) or _attacked(b, k + 2 * step, them):
+        return -1
+    pp[0] = q + (q[0] == 32)
+    mv = k | r << 7 | FLAG_CASTLE << 17
+    _fast_make(b, f, mv)
+    return mv
+
+
+cdef inline void _lose_rights(Board b, Fast* f, int lost) noexcept:
+    cdef int i
+    f.rights ^= lost
+    for i in range(4):
+        if lost >> i & 1:
+            b.castle[i] = -1
+
+
+cdef inline bint _discovers_check(Board b, int frm, int k, int us) noexcept:
+    """Whether vacating ``frm`` opened a line from a ``us`` slider to the enemy king on ``k``."""
+    cdef signed char* sq = b.sq
+    cdef int d = _LINE[frm - k + 119]
+    cdef int s, p, t
+    if not d or not _slider_on_ray(b, us, k, _LINE_DIR[frm - k + 119]):
+        return False
+    s = k + d
+    while not s & 0x88 and not sq[s]:
+        s += d
+    if s & 0x88:
+        return False
+    p = sq[s]
+    t = p & 7
+    return p >> 3 == us and (t == QUEEN or t == _line_piece(d))
+
+
+cdef inline bint _piece_checks(signed char* sq, int t, int to, int k) noexcept:
+    """Whether a knight, bishop, rook or queen (type ``t``) on ``to`` attacks the king on ``k``."""
+    cdef int d = _STEP[t][k - to + 119]
+    cdef int s
+    if not d:
+        return False
+    s = to + d
+    while s != k and not sq[s]:
+        s += d
+    return s == k
+
+
+cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsigned char* end) noexcept:
+    """Resolve the common SAN token at ``pp[0]`` and play it (stepping past it): its move, or -1 and nothing done.
+
+    Reads byte by byte and stops at the first byte it does not expect, so the
+    NUL after the text (str and bytes both keep one) ends every token. The
+    move is played here, where its piece and kind are known (_fast_make's
+    work without its dispatch); -1 leaves the token to _resolve_san.
+    """
+    cdef signed char* sq = b.sq
+    cdef const unsigned char* q = pp[0]
+    cdef int us = b.stm
+    cdef int them = us ^ 1
     cdef int c = q[0]
-    cdef int t, ff, fr, dest, target, promo, frm, fwd, flag, mv, m, i, d, s
+    cdef int t, ff, fr, dest, target, promo, frm, fwd, flag, mv, m, i, d, s, k, pawn, placed, ep, lost
     cdef uint64_t cand
     if 97 <= c <= 104:  # a pawn move: e4, exd5, e8=Q, exd8Q
         if 49 <= q[1] <= 56:
@@ -2061,6 +2198,7 @@ cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char
         if q != end and not _is_ws(q[0]):
             return -1
         fwd = _PAWN_FWD[us]
+        pawn = PAWN | us << 3
         target = sq[dest]
         flag = 0
         if ff < 0:
@@ -2069,16 +2207,16 @@ cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char
             frm = dest - fwd
             if frm & 0x88:
                 return -1
-            if sq[frm] != PAWN | us << 3:
+            if sq[frm] != pawn:
                 if sq[frm] or dest >> 4 != (3 if us == WHITE else 4):
                     return -1
                 frm -= fwd
-                if sq[frm] != PAWN | us << 3:
+                if sq[frm] != pawn:
                     return -1
                 flag = FLAG_DOUBLE
         else:
             frm = dest - fwd - (dest & 7) + ff
-            if frm & 0x88 or sq[frm] != PAWN | us << 3:
+            if frm & 0x88 or sq[frm] != pawn:
                 return -1
             if not target:
                 if dest != b.ep:
@@ -2092,9 +2230,44 @@ cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char
         if not _is_legal(b, mv):
             return -1
         pp[0] = q + (q[0] == 32)  # and the space after it (the NUL at the end is no space)
+        # Play it.
+        placed = promo | us << 3 if promo else pawn
+        sq[frm] = 0
+        sq[dest] = placed
+        b.bb[pawn] ^= _BIT[frm]
+        b.bb[placed] ^= _BIT[dest]
+        if target:
+            b.bb[target] ^= _BIT[dest]
+            if f.rights:
+                lost = f.rights & f.touch[dest]
+                if lost:
+                    _lose_rights(b, f, lost)
+        elif flag == FLAG_EP:
+            s = dest - fwd
+            sq[s] = 0
+            b.bb[PAWN | them << 3] ^= _BIT[s]
+        b.fullmove += us
+        b.stm = them
+        b.ep = -1
+        k = b.king[them]
+        if flag == FLAG_DOUBLE:
+            # Only a pawn beside the one that moved could take en passant.
+            c = PAWN | them << 3
+            if ((not (dest - 1) & 0x88 and sq[dest - 1] == c) or (not (dest + 1) & 0x88 and sq[dest + 1] == c)):
+                ep = frm + fwd
+                if _has_legal_ep(b, ep):
+                    b.ep = ep
+        if flag == FLAG_EP:
+            b.checked = _attacked(b, k, us)
+        elif promo:
+            b.checked = _piece_checks(sq, promo, dest, k) or _discovers_check(b, frm, k, us)
+        else:
+            b.checked = k == dest + fwd - 1 or k == dest + fwd + 1 or _discovers_check(b, frm, k, us)
         return mv
     t = _PIECE_OF[c]
     if not t:
+        if c == 79:  # O
+            return _fast_castle(b, f, pp, end)
         return -1
     # A piece move: N f3, N x f3, N b d2, N 1 d2, N b1 d2, each with an optional x.
     q += 1
@@ -2136,21 +2309,38 @@ cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char
         i = fastpgn_ctz64(cand)
         cand &= cand - 1
         frm = _sq88(i)
-        if t != KNIGHT and t != KING:
-            # A slider reaches dest only over empty squares.
-            d = _LINE[frm - dest + 119]
-            s = dest + d
-            while s != frm and not sq[s]:
-                s += d
-            if s != frm:
-                continue
+        # A slider reaches dest only over empty squares (a knight's or king's step is the whole way).
+        d = _STEP[t][frm - dest + 119]
+        s = dest + d
+        while s != frm and not sq[s]:
+            s += d
+        if s != frm:
+            continue
         m = frm | dest << 7
         if _is_legal(b, m):
             if mv >= 0:
                 return -1  # ambiguous: _resolve_san words the error
             mv = m
-    if mv >= 0:
-        pp[0] = q + (q[0] == 32)
+    if mv < 0:
+        return -1
+    pp[0] = q + (q[0] == 32)
+    # Play it.
+    frm = mv & 127
+    placed = t | us << 3
+    sq[frm] = 0
+    sq[dest] = placed
+    b.bb[placed] ^= _BIT[frm] | _BIT[dest]
+    b.bb[target] ^= _BIT[dest]  # no capture: bb[0], which nothing reads, takes it (no branch to guess)
+    if t == KING:
+        b.king[us] = dest
+    lost = f.rights & (f.touch[frm] | f.touch[dest])
+    if lost:
+        _lose_rights(b, f, lost)
+    b.fullmove += us
+    b.stm = them
+    b.ep = -1
+    k = b.king[them]
+    b.checked = _piece_checks(sq, t, dest, k) or _discovers_check(b, frm, k, us)  # a king's step never reaches a king
     return mv
 
 
@@ -2167,10 +2357,7 @@ cdef inline void _fast_make(Board b, Fast* f, int mv) noexcept:
     if f.rights:
         lost = f.rights & (f.touch[frm] | f.touch[to])
         if lost:
-            f.rights ^= lost
-            for i in range(4):
-                if lost >> i & 1:
-                    b.castle[i] = -1
+            _lose_rights(b, f, lost)
     if us == BLACK:
         b.fullmove += 1
     b.stm = us ^ 1
@@ -2282,7 +2469,7 @@ cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* p, Py_
             p += 1
         if p >= end:
             break
-        mv = _fast_san(b, &p, end)
+        mv = _fast_ply(b, &f, &p, end)
         if mv < 0:
             q = p
             while q < end and not _is_ws(q[0]):
@@ -2293,12 +2480,12 @@ cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* p, Py_
                 raise _san_error(b, (<char*>p)[:q - p].decode("utf-8", "replace" if from_bytes else "surrogatepass"),
                                  mv, info[0], info[1], info[2], info[3])
             p = q
+            _fast_make(b, &f, mv)
         if o != NULL:
             o += _write_uci(c960, mv, o)
             o[0] = 32
             o += 1
         plies += 1
-        _fast_make(b, &f, mv)
     return o - out if out != NULL else plies
 
 
