@@ -2625,6 +2625,76 @@ def canonical_san(sans, fen=None, chess960=False):
     return " ".join(out)
 
 
+# -- C-level entry (declared in _board_cy.pxd) ------------------------------------------------
+
+# validate_spans joins a game's moves into this buffer, kept between games, and
+# replays them on _SPANS_BOARD unless a replay there is under way (a rejected
+# game's error is built with Python objects, and only then could Python code
+# run and come back here): no Python object for a game that passes.
+cdef char* _span_buf = NULL
+cdef Py_ssize_t _span_cap = 0
+cdef Board _SPANS_BOARD = Board.__new__(Board)
+cdef bint _spans_busy = False
+
+
+cdef Py_ssize_t validate_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
+                               const char* fen, Py_ssize_t fenlen, bint chess960) except -1:
+    """validate_san for a game's moves where they lie in a block; see _board_cy.pxd.
+
+    The moves are joined by single spaces, as the scanner hands them to a
+    moves hook, so results and errors are validate_san's on that text.
+    """
+    global _span_buf, _span_cap, _spans_busy
+    cdef Py_ssize_t i, n, size = 0
+    cdef char* grown
+    cdef Board b
+    for i in range(nplies):
+        size += spans[2 * i + 1] - spans[2 * i] + 1
+    if _span_cap < size + 1:
+        grown = <char*>realloc(_span_buf, size + 64)
+        if grown == NULL:
+            raise MemoryError()
+        _span_buf = grown
+        _span_cap = size + 64
+    size = 0
+    for i in range(nplies):
+        n = spans[2 * i + 1] - spans[2 * i]
+        memcpy(_span_buf + size, buf + spans[2 * i], n)
+        _span_buf[size + n] = 32
+        size += n + 1
+    size = size - 1 if size else 0
+    _span_buf[size] = 0  # the NUL that ends the last token, as after a bytes object's text
+    if fen != NULL or chess960 or _spans_busy:
+        b = _new_board(None if fen == NULL else fen[:fenlen].decode("utf-8", "replace"), chess960)
+        return _replay_fast(b, fen == NULL, <const unsigned char*>_span_buf, size, NULL, True)
+    b = _SPANS_BOARD
+    _set_start(b)
+    b.chess960 = False
+    _spans_busy = True
+    try:
+        return _replay_fast(b, True, <const unsigned char*>_span_buf, size, NULL, True)
+    finally:
+        _spans_busy = False
+
+
+def _validate_spans(bytes buf, spans, fen=None, chess960=False):
+    """validate_spans from Python, for tests: ``spans`` is a list of (start, end) per ply."""
+    cdef Py_ssize_t n = len(spans)
+    cdef Py_ssize_t* c = <Py_ssize_t*>malloc((2 * n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t i
+    if c == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            c[2 * i] = spans[i][0]
+            c[2 * i + 1] = spans[i][1]
+        data = fen.encode("utf-8") if fen is not None else None
+        return validate_spans(buf, c, n, <const char*>data if data is not None else NULL,
+                              len(data) if data is not None else 0, chess960)
+    finally:
+        free(c)
+
+
 cdef Board _START_BOARD = Board(_START)
 cdef Fast _START_FAST
 _fast_init(_START_BOARD, &_START_FAST)
