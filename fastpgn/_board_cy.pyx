@@ -239,18 +239,20 @@ cdef void _build_reach() noexcept:
 
 _build_reach()
 
-# _LINE_DIR[to - from + 119]: the index in _KING_D of _LINE's step (-1 when
+# _LINE_DIR[to - from + 119]: the index in _KING_D of _LINE's step (8 when
 # none); _RAY[j][i]: the squares (0..63) beyond square i in direction
 # _KING_D[j] (even j: rook lines, odd j: diagonals). Compiled twin only: a
 # bitboard test that finds no slider on a ray spares walking it.
 cdef signed char _LINE_DIR[239]
-cdef uint64_t _RAY[8][64]
+cdef uint64_t _RAY[9][64]  # _RAY[8]: no line, no squares
 
 
 cdef void _build_rays() noexcept:
     cdef int i, j, t, n
     for i in range(239):
-        _LINE_DIR[i] = -1
+        _LINE_DIR[i] = 8
+    for i in range(64):
+        _RAY[8][i] = 0
     for j in range(8):
         for n in range(1, 8):
             _LINE_DIR[_KING_D[j] * n + 119] = j
@@ -266,7 +268,11 @@ _build_rays()
 
 
 cdef inline bint _slider_on_ray(Board b, int colour, int s, int j) noexcept:
-    """Whether the bitboards put a ``colour`` slider of direction ``j``'s kind on the ray from ``s``."""
+    """Whether the bitboards put a ``colour`` slider of direction ``j``'s kind on the ray from ``s``.
+
+    False for ``j`` = 8 (no line) without a branch, so callers test a line
+    and a slider on it at once, and that test is rarely true.
+    """
     cdef int c = colour << 3
     return ((b.bb[QUEEN | c] | b.bb[(BISHOP if j & 1 else ROOK) | c]) & _RAY[j][_sq64(s)]) != 0
 
@@ -1000,7 +1006,7 @@ cdef inline bint _in_check(Board b) noexcept:
     return b.checked
 
 
-cdef inline bint _leaves_king_safe(Board b, int mv) noexcept:
+cdef bint _leaves_king_safe(Board b, int mv) noexcept:
     """Whether non-castling move ``mv`` leaves the mover's king unattacked."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
@@ -1028,15 +1034,17 @@ cdef inline bint _leaves_king_safe(Board b, int mv) noexcept:
 
 
 cdef inline bint _pin_safe(Board b, int k, int mv) noexcept:
-    """Whether a non-king move from a square on a line with its king (not in check) keeps that line shut."""
+    """Whether a non-king move from a square on a line with its king (not in check) keeps that line shut.
+
+    The compiled twin's callers ask only when an enemy slider stands on that
+    line's ray (_slider_on_ray).
+    """
     cdef signed char* sq = b.sq
     cdef int frm = mv & 127
     cdef int d = _LINE[frm - k + 119]
     cdef int s, p, t
     if _LINE[((mv >> 7) & 127) - k + 119] == d:
         return True
-    if not _slider_on_ray(b, b.stm ^ 1, k, _LINE_DIR[frm - k + 119]):
-        return True  # no enemy slider that could pin along this line
     s = k + d
     while s != frm:
         if sq[s]:
@@ -1060,7 +1068,7 @@ cdef inline bint _is_legal(Board b, int mv) noexcept:
     cdef int k = b.king[b.stm]
     if b.checked or frm == k or mv >> 17 == FLAG_EP:
         return _leaves_king_safe(b, mv)
-    if _LINE[frm - k + 119]:
+    if _slider_on_ray(b, b.stm ^ 1, k, _LINE_DIR[frm - k + 119]):
         return _pin_safe(b, k, mv)
     return True
 
@@ -1433,7 +1441,7 @@ cdef int _gen_legal(Board b, int* out) noexcept:
             if _leaves_king_safe(b, mv):
                 out[m] = mv
                 m += 1
-        elif _LINE[frm - k + 119]:
+        elif _slider_on_ray(b, us ^ 1, k, _LINE_DIR[frm - k + 119]):
             if _pin_safe(b, k, mv):
                 out[m] = mv
                 m += 1
@@ -2134,10 +2142,11 @@ cdef inline void _lose_rights(Board b, Fast* f, int lost) noexcept:
 cdef inline bint _discovers_check(Board b, int frm, int k, int us) noexcept:
     """Whether vacating ``frm`` opened a line from a ``us`` slider to the enemy king on ``k``."""
     cdef signed char* sq = b.sq
-    cdef int d = _LINE[frm - k + 119]
-    cdef int s, p, t
-    if not d or not _slider_on_ray(b, us, k, _LINE_DIR[frm - k + 119]):
+    cdef int j = _LINE_DIR[frm - k + 119]
+    cdef int d, s, p, t
+    if not _slider_on_ray(b, us, k, j):
         return False
+    d = _KING_D[j]
     s = k + d
     while not s & 0x88 and not sq[s]:
         s += d
