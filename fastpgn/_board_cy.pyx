@@ -2217,7 +2217,7 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsi
             if frm & 0x88:
                 return -1
             if sq[frm] != pawn:
-                if sq[frm] or dest >> 4 != (3 if us == WHITE else 4):
+                if sq[frm] or dest >> 4 != 3 + us:
                     return -1
                 frm -= fwd
                 if sq[frm] != pawn:
@@ -2233,7 +2233,7 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsi
                 flag = FLAG_EP
             elif target >> 3 == us:
                 return -1
-        if (dest >> 4 == (7 if us == WHITE else 0)) != (promo != 0):
+        if (dest >> 4 == 7 - 7 * us) != (promo != 0):
             return -1
         mv = frm | dest << 7 | promo << 14 | flag << 17
         if not _is_legal(b, mv):
@@ -2245,13 +2245,11 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsi
         sq[dest] = placed
         b.bb[pawn] ^= _BIT[frm]
         b.bb[placed] ^= _BIT[dest]
-        if target:
-            b.bb[target] ^= _BIT[dest]
-            if f.rights:
-                lost = f.rights & f.touch[dest]
-                if lost:
-                    _lose_rights(b, f, lost)
-        elif flag == FLAG_EP:
+        b.bb[target] ^= _BIT[dest]  # no capture: bb[0], which nothing reads, takes it
+        lost = f.rights & f.touch[dest]  # a rook taken on its square
+        if lost:
+            _lose_rights(b, f, lost)
+        if flag == FLAG_EP:
             s = dest - fwd
             sq[s] = 0
             b.bb[PAWN | them << 3] ^= _BIT[s]
