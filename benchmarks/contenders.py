@@ -137,16 +137,22 @@ def validation_hook(kernel=None):
             from fastpgn._board import kernel
         except ImportError:
             return None
-    san_to_uci = getattr(kernel, "san_to_uci", None)
-    if san_to_uci is None:
-        return None
+    # validate_san is the cheapest entry: it reads the bytes in place and builds no UCI text.
+    validate = getattr(kernel, "validate_san", None)
+    if validate is None:
+        san_to_uci = getattr(kernel, "san_to_uci", None)
+        if san_to_uci is None:
+            return None
+
+        def validate(moves, fen):  # a kernel from before validate_san: str in, UCI text out
+            san_to_uci(moves.decode("utf-8", "replace"), fen=fen)
 
     def hook(moves: bytes, tags) -> bytes:
         fen = None
         for name, value in tags:
             if name == b"FEN":
                 fen = value.decode("utf-8", "replace")
-        san_to_uci(moves.decode("utf-8", "replace"), fen=fen)
+        validate(moves, fen)
         return moves
 
     return hook

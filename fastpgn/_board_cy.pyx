@@ -3,7 +3,7 @@
 
 The kernel owns positions and moves: FEN in and out, legal move generation,
 make/unmake, SAN and UCI in both directions, check, mate and draw detection,
-position keys, perft, and the per-game replay entry points (``san_to_uci``,
+position keys, perft, and the per-game replay entry points (``san_to_uci``, ``validate_san``,
 ``replay``, ``replay_fens``, ``canonical_san``) that the dump converter calls
 once per game.
 
@@ -34,17 +34,19 @@ Errors are InvalidFENError, IllegalMoveError and AmbiguousMoveError from
 fastpgn.errors; move errors name the move number and the move, e.g.
 ``illegal move 4. Qxf7#: no white queen can move to f7``.
 
-The replay hot path (``san_to_uci``) reads the UTF-8 bytes of the move list
-through a pointer, resolves each SAN by looking back from the target square
-(per-piece bitboards beside the mailbox give the candidate origins), and
-writes UCI into a C buffer: no Python object per move. Tokens outside its
-common shapes take the general resolver, so results and errors match the
-pure twin's.
+The replay hot path (``san_to_uci``, ``validate_san``) reads the UTF-8 bytes
+of the move list through a pointer (bytes and ASCII str in place), resolves
+each SAN by looking back from the target square (per-piece bitboards beside
+the mailbox give the candidate origins) and plays it in the same pass, and
+writes UCI into a C buffer, or nothing for validate_san: no Python object
+per move. Tokens outside its common shapes take the general resolver, so
+results and errors match the pure twin's.
 """
 
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_New
 
 cdef extern from "Python.h":
@@ -139,6 +141,30 @@ cdef void _build_knight_reach():
 
 _build_knight_reach()
 
+# _STEP[t][to - from + 119]: the step by which a piece of type t (knight,
+# bishop, rook, queen, king) goes from `from` towards `to` when its move
+# pattern reaches `to` on an empty board, else 0. A knight's or king's step
+# is the whole move, so one walk (`s = from + step` until `to` or a piece)
+# serves every type, with no test on the type. Compiled twin only.
+cdef signed char _STEP[7][239]
+
+
+cdef void _build_step() noexcept:
+    cdef int t, i, n, d
+    for t in range(7):
+        for i in range(239):
+            _STEP[t][i] = 0
+    for i in range(8):
+        _STEP[KNIGHT][_KNIGHT_D[i] + 119] = _KNIGHT_D[i]
+        _STEP[KING][_KING_D[i] + 119] = _KING_D[i]
+        for n in range(1, 8):
+            d = _KING_D[i]
+            _STEP[QUEEN][d * n + 119] = d
+            _STEP[BISHOP if i & 1 else ROOK][d * n + 119] = d
+
+
+_build_step()
+
 
 cdef extern from *:
     """
@@ -212,6 +238,43 @@ cdef void _build_reach() noexcept:
 
 
 _build_reach()
+
+# _LINE_DIR[to - from + 119]: the index in _KING_D of _LINE's step (8 when
+# none); _RAY[j][i]: the squares (0..63) beyond square i in direction
+# _KING_D[j] (even j: rook lines, odd j: diagonals). Compiled twin only: a
+# bitboard test that finds no slider on a ray spares walking it.
+cdef signed char _LINE_DIR[239]
+cdef uint64_t _RAY[9][64]  # _RAY[8]: no line, no squares
+
+
+cdef void _build_rays() noexcept:
+    cdef int i, j, t, n
+    for i in range(239):
+        _LINE_DIR[i] = 8
+    for i in range(64):
+        _RAY[8][i] = 0
+    for j in range(8):
+        for n in range(1, 8):
+            _LINE_DIR[_KING_D[j] * n + 119] = j
+        for i in range(64):
+            _RAY[j][i] = 0
+            t = _SQUARES[i] + _KING_D[j]
+            while not t & 0x88:
+                _RAY[j][i] |= _bit(t)
+                t += _KING_D[j]
+
+
+_build_rays()
+
+
+cdef inline bint _slider_on_ray(Board b, int colour, int s, int j) noexcept:
+    """Whether the bitboards put a ``colour`` slider of direction ``j``'s kind on the ray from ``s``.
+
+    False for ``j`` = 8 (no line) without a branch, so callers test a line
+    and a slider on it at once, and that test is rarely true.
+    """
+    cdef int c = colour << 3
+    return ((b.bb[QUEEN | c] | b.bb[(BISHOP if j & 1 else ROOK) | c]) & _RAY[j][_sq64(s)]) != 0
 
 cdef uint64_t _Z[16 * 128 + 128 + 8 + 1]
 cdef int _Z_CASTLE = 16 * 128
@@ -349,6 +412,7 @@ cdef class Board:
     cdef signed char sq[128]
     # Squares (0..63) of each piece code, kept by make/unmake beside sq. The
     # legality probes move pieces on sq alone, so readers confirm on sq.
+    # bb[0] and bb[8] (no piece) are scratch: nothing reads them.
     cdef uint64_t bb[16]
     cdef int king[2]
     cdef int castle[4]
@@ -942,7 +1006,7 @@ cdef inline bint _in_check(Board b) noexcept:
     return b.checked
 
 
-cdef inline bint _leaves_king_safe(Board b, int mv) noexcept:
+cdef bint _leaves_king_safe(Board b, int mv) noexcept:
     """Whether non-castling move ``mv`` leaves the mover's king unattacked."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
@@ -970,7 +1034,11 @@ cdef inline bint _leaves_king_safe(Board b, int mv) noexcept:
 
 
 cdef inline bint _pin_safe(Board b, int k, int mv) noexcept:
-    """Whether a non-king move from a square on a line with its king (not in check) keeps that line shut."""
+    """Whether a non-king move from a square on a line with its king (not in check) keeps that line shut.
+
+    The compiled twin's callers ask only when an enemy slider stands on that
+    line's ray (_slider_on_ray).
+    """
     cdef signed char* sq = b.sq
     cdef int frm = mv & 127
     cdef int d = _LINE[frm - k + 119]
@@ -1000,7 +1068,7 @@ cdef inline bint _is_legal(Board b, int mv) noexcept:
     cdef int k = b.king[b.stm]
     if b.checked or frm == k or mv >> 17 == FLAG_EP:
         return _leaves_king_safe(b, mv)
-    if _LINE[frm - k + 119]:
+    if _slider_on_ray(b, b.stm ^ 1, k, _LINE_DIR[frm - k + 119]):
         return _pin_safe(b, k, mv)
     return True
 
@@ -1373,7 +1441,7 @@ cdef int _gen_legal(Board b, int* out) noexcept:
             if _leaves_king_safe(b, mv):
                 out[m] = mv
                 m += 1
-        elif _LINE[frm - k + 119]:
+        elif _slider_on_ray(b, us ^ 1, k, _LINE_DIR[frm - k + 119]):
             if _pin_safe(b, k, mv):
                 out[m] = mv
                 m += 1
@@ -1943,19 +2011,22 @@ def _outcome(Board b, claim_draw):
 
 # -- validated replay fast path (Cython-only) --------------------------------------------
 #
-# san_to_uci runs once per game of a dump, so it has a loop of its own. It
-# reads the SAN tokens forward from the text's bytes (an ASCII str is read in
-# place); resolves the shapes lichess writes (pawn pushes and captures,
-# promotions, piece moves with optional disambiguation and capture mark,
-# trailing check marks and annotations) from the target square: the pieces
-# of that type that reach it come from the bitboards, then the slider's path
-# and the king's safety are checked for those few; plays the move without
-# undo record, position key or halfmove clock (the board is private and
-# thrown away); and writes UCI into one C buffer. Any other token (castling,
-# long algebraic, odd spellings) and any token the fast path would reject
-# goes to _resolve_san, the twin of the pure kernel's resolver, which also
-# words the error. The fast path accepts only tokens that _resolve_san
-# resolves to the same move, so results and errors stay the pure twin's.
+# san_to_uci and validate_san run once per game of a dump, so they share a
+# loop of their own (_replay_fast). It reads the SAN tokens forward from the
+# text's bytes; _fast_ply resolves the shapes lichess writes (pawn pushes and
+# captures, promotions, piece moves with optional disambiguation and capture
+# mark, castling on a standard board, trailing check marks and annotations)
+# from the target square: the pieces of that type that reach it come from
+# the bitboards, then the slider's path and the king's safety are checked for
+# those few. It then plays the move where its piece and kind are known,
+# without undo record, position key or halfmove clock (the board is private
+# and thrown away), and finds check from that piece and the square it left.
+# The loop writes UCI into one C buffer when asked. Any other token (long
+# algebraic, odd spellings) and any token the fast path would reject goes to
+# _resolve_san, the twin of the pure kernel's resolver, which also words the
+# error, and is played by _fast_make. The fast path accepts only tokens that
+# _resolve_san resolves to the same move, so results and errors stay the
+# pure twin's.
 
 # Promotion piece per SAN byte (NBRQ, either case), 0 otherwise.
 cdef unsigned char _PROMO_OF[256]
@@ -2025,17 +2096,93 @@ cdef inline const unsigned char* _skip_annotations(const unsigned char* q) noexc
     return q
 
 
-cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char* end) noexcept:
-    """The move of the common SAN token at ``pp[0]`` (stepped past it), or -1: leave it to _resolve_san.
+cdef int _fast_castle(Board b, Fast* f, const unsigned char** pp, const unsigned char* end) noexcept:
+    """_fast_ply for ``O-O``/``O-O-O`` on a standard board, not in check; -1 otherwise.
 
-    Reads byte by byte and stops at the first byte it does not expect, so the
-    NUL after the text (str and bytes both keep one) ends every token.
+    With the king on the e-file and the rook in the corner, neither shields a
+    square the king crosses, and when the king is not in check nothing
+    attacks those squares through it: only the one or two squares the king
+    crosses or lands on need testing, on the board as it stands.
     """
     cdef signed char* sq = b.sq
     cdef const unsigned char* q = pp[0]
     cdef int us = b.stm
+    cdef int them = us ^ 1
+    cdef int k, r, step, mv
+    cdef bint queenside
+    if not (q[1] == 45 and q[2] == 79):  # -O
+        return -1
+    queenside = q[3] == 45 and q[4] == 79
+    q = _skip_annotations(q + (5 if queenside else 3))
+    if (q != end and not _is_ws(q[0])) or b.chess960 or b.checked:
+        return -1
+    r = b.castle[2 * us + queenside]
+    if r < 0:
+        return -1
+    k = b.king[us]
+    step = -1 if queenside else 1
+    if sq[k + step] or sq[k + 2 * step] or (queenside and sq[k - 3]):
+        return -1
+    if _attacked(b, k + step, them) or _attacked(b, k + 2 * step, them):
+        return -1
+    pp[0] = q + (q[0] == 32)
+    mv = k | r << 7 | FLAG_CASTLE << 17
+    _fast_make(b, f, mv)
+    return mv
+
+
+cdef inline void _lose_rights(Board b, Fast* f, int lost) noexcept:
+    cdef int i
+    f.rights ^= lost
+    for i in range(4):
+        if lost >> i & 1:
+            b.castle[i] = -1
+
+
+cdef inline bint _discovers_check(Board b, int frm, int k, int us) noexcept:
+    """Whether vacating ``frm`` opened a line from a ``us`` slider to the enemy king on ``k``."""
+    cdef signed char* sq = b.sq
+    cdef int j = _LINE_DIR[frm - k + 119]
+    cdef int d, s, p, t
+    if not _slider_on_ray(b, us, k, j):
+        return False
+    d = _KING_D[j]
+    s = k + d
+    while not s & 0x88 and not sq[s]:
+        s += d
+    if s & 0x88:
+        return False
+    p = sq[s]
+    t = p & 7
+    return p >> 3 == us and (t == QUEEN or t == _line_piece(d))
+
+
+cdef inline bint _piece_checks(signed char* sq, int t, int to, int k) noexcept:
+    """Whether a knight, bishop, rook or queen (type ``t``) on ``to`` attacks the king on ``k``."""
+    cdef int d = _STEP[t][k - to + 119]
+    cdef int s
+    if not d:
+        return False
+    s = to + d
+    while s != k and not sq[s]:
+        s += d
+    return s == k
+
+
+cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsigned char* end) noexcept:
+    """Resolve the common SAN token at ``pp[0]`` and play it (stepping past it): its move, or -1 and nothing done.
+
+    Reads byte by byte and stops at the first byte it does not expect, so the
+    NUL after the text (str and bytes both keep one) ends every token. The
+    move is played here, where its piece and kind are known (_fast_make's
+    work without its dispatch); -1 leaves the token to _resolve_san.
+    """
+    cdef signed char* sq = b.sq
+    cdef const unsigned char* q = pp[0]
+    cdef int us = b.stm
+    cdef int them = us ^ 1
     cdef int c = q[0]
-    cdef int t, ff, fr, dest, target, promo, frm, fwd, flag, mv, m, i, d, s
+    cdef int t, ff, fr, dest, target, promo, frm, fwd, flag, mv, m, i, d, s, k, pawn, placed, ep, lost
     cdef uint64_t cand
     if 97 <= c <= 104:  # a pawn move: e4, exd5, e8=Q, exd8Q
         if 49 <= q[1] <= 56:
@@ -2060,6 +2207,7 @@ cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char
         if q != end and not _is_ws(q[0]):
             return -1
         fwd = _PAWN_FWD[us]
+        pawn = PAWN | us << 3
         target = sq[dest]
         flag = 0
         if ff < 0:
@@ -2068,16 +2216,16 @@ cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char
             frm = dest - fwd
             if frm & 0x88:
                 return -1
-            if sq[frm] != PAWN | us << 3:
-                if sq[frm] or dest >> 4 != (3 if us == WHITE else 4):
+            if sq[frm] != pawn:
+                if sq[frm] or dest >> 4 != 3 + us:
                     return -1
                 frm -= fwd
-                if sq[frm] != PAWN | us << 3:
+                if sq[frm] != pawn:
                     return -1
                 flag = FLAG_DOUBLE
         else:
             frm = dest - fwd - (dest & 7) + ff
-            if frm & 0x88 or sq[frm] != PAWN | us << 3:
+            if frm & 0x88 or sq[frm] != pawn:
                 return -1
             if not target:
                 if dest != b.ep:
@@ -2085,15 +2233,48 @@ cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char
                 flag = FLAG_EP
             elif target >> 3 == us:
                 return -1
-        if (dest >> 4 == (7 if us == WHITE else 0)) != (promo != 0):
+        if (dest >> 4 == 7 - 7 * us) != (promo != 0):
             return -1
         mv = frm | dest << 7 | promo << 14 | flag << 17
         if not _is_legal(b, mv):
             return -1
         pp[0] = q + (q[0] == 32)  # and the space after it (the NUL at the end is no space)
+        # Play it.
+        placed = promo | us << 3 if promo else pawn
+        sq[frm] = 0
+        sq[dest] = placed
+        b.bb[pawn] ^= _BIT[frm]
+        b.bb[placed] ^= _BIT[dest]
+        b.bb[target] ^= _BIT[dest]  # no capture: bb[0], which nothing reads, takes it
+        lost = f.rights & f.touch[dest]  # a rook taken on its square
+        if lost:
+            _lose_rights(b, f, lost)
+        if flag == FLAG_EP:
+            s = dest - fwd
+            sq[s] = 0
+            b.bb[PAWN | them << 3] ^= _BIT[s]
+        b.fullmove += us
+        b.stm = them
+        b.ep = -1
+        k = b.king[them]
+        if flag == FLAG_DOUBLE:
+            # Only a pawn beside the one that moved could take en passant.
+            c = PAWN | them << 3
+            if ((not (dest - 1) & 0x88 and sq[dest - 1] == c) or (not (dest + 1) & 0x88 and sq[dest + 1] == c)):
+                ep = frm + fwd
+                if _has_legal_ep(b, ep):
+                    b.ep = ep
+        if flag == FLAG_EP:
+            b.checked = _attacked(b, k, us)
+        elif promo:
+            b.checked = _piece_checks(sq, promo, dest, k) or _discovers_check(b, frm, k, us)
+        else:
+            b.checked = k == dest + fwd - 1 or k == dest + fwd + 1 or _discovers_check(b, frm, k, us)
         return mv
     t = _PIECE_OF[c]
     if not t:
+        if c == 79:  # O
+            return _fast_castle(b, f, pp, end)
         return -1
     # A piece move: N f3, N x f3, N b d2, N 1 d2, N b1 d2, each with an optional x.
     q += 1
@@ -2135,21 +2316,38 @@ cdef inline int _fast_san(Board b, const unsigned char** pp, const unsigned char
         i = fastpgn_ctz64(cand)
         cand &= cand - 1
         frm = _sq88(i)
-        if t != KNIGHT and t != KING:
-            # A slider reaches dest only over empty squares.
-            d = _LINE[frm - dest + 119]
-            s = dest + d
-            while s != frm and not sq[s]:
-                s += d
-            if s != frm:
-                continue
+        # A slider reaches dest only over empty squares (a knight's or king's step is the whole way).
+        d = _STEP[t][frm - dest + 119]
+        s = dest + d
+        while s != frm and not sq[s]:
+            s += d
+        if s != frm:
+            continue
         m = frm | dest << 7
         if _is_legal(b, m):
             if mv >= 0:
                 return -1  # ambiguous: _resolve_san words the error
             mv = m
-    if mv >= 0:
-        pp[0] = q + (q[0] == 32)
+    if mv < 0:
+        return -1
+    pp[0] = q + (q[0] == 32)
+    # Play it.
+    frm = mv & 127
+    placed = t | us << 3
+    sq[frm] = 0
+    sq[dest] = placed
+    b.bb[placed] ^= _BIT[frm] | _BIT[dest]
+    b.bb[target] ^= _BIT[dest]  # no capture: bb[0], which nothing reads, takes it (no branch to guess)
+    if t == KING:
+        b.king[us] = dest
+    lost = f.rights & (f.touch[frm] | f.touch[dest])
+    if lost:
+        _lose_rights(b, f, lost)
+    b.fullmove += us
+    b.stm = them
+    b.ep = -1
+    k = b.king[them]
+    b.checked = _piece_checks(sq, t, dest, k) or _discovers_check(b, frm, k, us)  # a king's step never reaches a king
     return mv
 
 
@@ -2166,10 +2364,7 @@ cdef inline void _fast_make(Board b, Fast* f, int mv) noexcept:
     if f.rights:
         lost = f.rights & (f.touch[frm] | f.touch[to])
         if lost:
-            f.rights ^= lost
-            for i in range(4):
-                if lost >> i & 1:
-                    b.castle[i] = -1
+            _lose_rights(b, f, lost)
     if us == BLACK:
         b.fullmove += 1
     b.stm = us ^ 1
@@ -2234,6 +2429,73 @@ cdef int _next_move(Board b, bytes data, Py_ssize_t *i, int *info) except -2:
     return mv
 
 
+cdef object _moves_text(sans, const unsigned char** p, Py_ssize_t* n):
+    """Point ``p``/``n`` at a game's moves as UTF-8 (a NUL follows them); returns the object that owns them.
+
+    bytes and ASCII str are read in place; other str is encoded. Cython-only:
+    the pure twin decodes bytes instead (``_text``).
+    """
+    if isinstance(sans, bytes):
+        p[0] = <const unsigned char*>PyBytes_AS_STRING(sans)
+        n[0] = PyBytes_GET_SIZE(sans)
+        return sans
+    if type(sans) is str and PyUnicode_IS_ASCII(sans):
+        # ASCII text is its own UTF-8: read it in place, no copy.
+        p[0] = <const unsigned char*>PyUnicode_DATA(sans)
+        n[0] = PyUnicode_GET_LENGTH(sans)
+        return sans
+    data = _split(sans)
+    p[0] = <const unsigned char*>PyBytes_AS_STRING(data)
+    n[0] = PyBytes_GET_SIZE(data)
+    return data
+
+
+cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* p, Py_ssize_t n, char* out,
+                             bint from_bytes) except -1:
+    """Play the SAN moves ``p[0:n]`` on private board ``b``; write UCI into ``out`` unless NULL.
+
+    ``standard``: ``b`` holds the standard start, whose castling tables are ready.
+    Returns the bytes of UCI written with a space after each move (``out``
+    not NULL), else the number of plies. A move that does not resolve raises
+    the pure twin's error; its text is decoded as the twin decodes the input.
+    """
+    cdef const unsigned char* end = p + n
+    cdef const unsigned char* q
+    cdef char* o = out
+    cdef Py_ssize_t plies = 0
+    cdef int info[4]
+    cdef int mv
+    cdef bint c960 = b.chess960
+    cdef Fast f
+    if standard:
+        f = _START_FAST
+    else:
+        _fast_init(b, &f)
+    while True:
+        while _WS[p[0]]:  # stops at the NUL after the text at the latest
+            p += 1
+        if p >= end:
+            break
+        mv = _fast_ply(b, &f, &p, end)
+        if mv < 0:
+            q = p
+            while q < end and not _is_ws(q[0]):
+                q += 1
+            info[0] = info[1] = info[2] = info[3] = 0
+            mv = _resolve_san(b, p, <int>(q - p), info)
+            if mv < 0:
+                raise _san_error(b, (<char*>p)[:q - p].decode("utf-8", "replace" if from_bytes else "surrogatepass"),
+                                 mv, info[0], info[1], info[2], info[3])
+            p = q
+            _fast_make(b, &f, mv)
+        if o != NULL:
+            o += _write_uci(c960, mv, o)
+            o[0] = 32
+            o += 1
+        plies += 1
+    return o - out if out != NULL else plies
+
+
 # san_to_uci's output buffer, kept between games. Safe to share: nothing
 # between filling it and copying it out runs Python code or drops the GIL.
 cdef char* _uci_buf = NULL
@@ -2244,38 +2506,25 @@ def san_to_uci(sans, fen=None, chess960=False):
     """Validate a game's SAN moves and return them as UCI, space-separated.
 
     ``sans`` is the movetext's moves as lichess writes them (check marks and
-    annotations allowed); ``fen`` is the starting position (standard start
-    when None). An illegal or ambiguous move raises IllegalMoveError or
+    annotations allowed), as str or as UTF-8 bytes; the UCI comes back as the
+    same type. ``fen`` is the starting position (standard start when None).
+    An illegal or ambiguous move raises IllegalMoveError or
     AmbiguousMoveError naming the move number and the SAN.
 
     >>> san_to_uci("e4 e5 Nf3 Nc6 Bc4 Nf6?? Ng5 d5 exd5 Nxd5 Nxf7!")
     'e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 f3g5 d7d5 e4d5 f6d5 g5f7'
+    >>> san_to_uci(b"e4 e5 Nf3")
+    b'e2e4 e7e5 g1f3'
     >>> san_to_uci("O-O", fen="4k3/8/8/8/8/8/8/4K2R w K - 0 1", chess960=True)
     'e1h1'
     """
     global _uci_buf, _uci_cap
     cdef Board b = _new_board(fen, chess960)
-    cdef bytes data = None
     cdef const unsigned char* p
-    cdef const unsigned char* end
-    cdef const unsigned char* q
-    cdef Py_ssize_t n
-    cdef char* out
-    cdef char* o
+    cdef Py_ssize_t n, size
     cdef char* grown
-    cdef int info[4]
-    cdef int mv
-    cdef bint c960 = b.chess960
-    cdef Fast f
-    if type(sans) is str and PyUnicode_IS_ASCII(sans):
-        # ASCII text is its own UTF-8: read it in place, no copy.
-        p = <const unsigned char*>PyUnicode_DATA(sans)
-        n = PyUnicode_GET_LENGTH(sans)
-    else:
-        data = _split(sans)
-        p = data
-        n = len(data)
-    end = p + n
+    cdef bint from_bytes = isinstance(sans, bytes)
+    keep = _moves_text(sans, &p, &n)
     # At most 5 UCI bytes and a space per SAN token of 2 bytes or more, so 3 per byte.
     if _uci_cap < 3 * n + 16:
         grown = <char*>realloc(_uci_buf, 3 * n + 16)
@@ -2283,36 +2532,34 @@ def san_to_uci(sans, fen=None, chess960=False):
             raise MemoryError()
         _uci_buf = grown
         _uci_cap = 3 * n + 16
-    out = o = _uci_buf
-    if fen is None:
-        f = _START_FAST
-    else:
-        _fast_init(b, &f)
-    while True:
-        while _WS[p[0]]:  # stops at the NUL after the text at the latest
-            p += 1
-        if p >= end:
-            break
-        mv = _fast_san(b, &p, end)
-        if mv < 0:
-            q = p
-            while q < end and not _is_ws(q[0]):
-                q += 1
-            info[0] = info[1] = info[2] = info[3] = 0
-            mv = _resolve_san(b, p, <int>(q - p), info)
-            if mv < 0:
-                raise _san_error(b, (<char*>p)[:q - p].decode("utf-8", "surrogatepass"), mv,
-                                 info[0], info[1], info[2], info[3])
-            p = q
-        o += _write_uci(c960, mv, o)
-        o[0] = 32
-        o += 1
-        _fast_make(b, &f, mv)
-    if o == out:
-        return ""
-    text = PyUnicode_New(o - 1 - out, 127)
-    memcpy(PyUnicode_DATA(text), out, o - 1 - out)
+    size = _replay_fast(b, fen is None, p, n, _uci_buf, from_bytes)
+    if size:
+        size -= 1  # the space after the last move
+    if from_bytes:
+        return PyBytes_FromStringAndSize(_uci_buf, size)
+    text = PyUnicode_New(size, 127)
+    memcpy(PyUnicode_DATA(text), _uci_buf, size)
     return text
+
+
+def validate_san(sans, fen=None, chess960=False):
+    """Validate a game's SAN moves (str or UTF-8 bytes) and return the number of plies; nothing else is built.
+
+    The cheapest check a dump converter can make: san_to_uci's replay
+    without its UCI text. Errors are san_to_uci's.
+
+    >>> validate_san(b"e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7#")
+    7
+    >>> validate_san("e4 e5 Ke3")
+    Traceback (most recent call last):
+    ...
+    fastpgn.errors.IllegalMoveError: illegal move 2. Ke3: no white king can move to e3
+    """
+    cdef Board b = _new_board(fen, chess960)
+    cdef const unsigned char* p
+    cdef Py_ssize_t n
+    keep = _moves_text(sans, &p, &n)
+    return _replay_fast(b, fen is None, p, n, NULL, isinstance(sans, bytes))
 
 
 def replay(sans, fen=None, chess960=False):
@@ -2383,6 +2630,76 @@ def canonical_san(sans, fen=None, chess960=False):
         out.append(_san_of(b, mv))
         _make(b, mv, &undo)
     return " ".join(out)
+
+
+# -- C-level entry (declared in _board_cy.pxd) ------------------------------------------------
+
+# validate_spans joins a game's moves into this buffer, kept between games, and
+# replays them on _SPANS_BOARD unless a replay there is under way (a rejected
+# game's error is built with Python objects, and only then could Python code
+# run and come back here): no Python object for a game that passes.
+cdef char* _span_buf = NULL
+cdef Py_ssize_t _span_cap = 0
+cdef Board _SPANS_BOARD = Board.__new__(Board)
+cdef bint _spans_busy = False
+
+
+cdef Py_ssize_t validate_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
+                               const char* fen, Py_ssize_t fenlen, bint chess960) except -1:
+    """validate_san for a game's moves where they lie in a block; see _board_cy.pxd.
+
+    The moves are joined by single spaces, as the scanner hands them to a
+    moves hook, so results and errors are validate_san's on that text.
+    """
+    global _span_buf, _span_cap, _spans_busy
+    cdef Py_ssize_t i, n, size = 0
+    cdef char* grown
+    cdef Board b
+    for i in range(nplies):
+        size += spans[2 * i + 1] - spans[2 * i] + 1
+    if _span_cap < size + 1:
+        grown = <char*>realloc(_span_buf, size + 64)
+        if grown == NULL:
+            raise MemoryError()
+        _span_buf = grown
+        _span_cap = size + 64
+    size = 0
+    for i in range(nplies):
+        n = spans[2 * i + 1] - spans[2 * i]
+        memcpy(_span_buf + size, buf + spans[2 * i], n)
+        _span_buf[size + n] = 32
+        size += n + 1
+    size = size - 1 if size else 0
+    _span_buf[size] = 0  # the NUL that ends the last token, as after a bytes object's text
+    if fen != NULL or chess960 or _spans_busy:
+        b = _new_board(None if fen == NULL else fen[:fenlen].decode("utf-8", "replace"), chess960)
+        return _replay_fast(b, fen == NULL, <const unsigned char*>_span_buf, size, NULL, True)
+    b = _SPANS_BOARD
+    _set_start(b)
+    b.chess960 = False
+    _spans_busy = True
+    try:
+        return _replay_fast(b, True, <const unsigned char*>_span_buf, size, NULL, True)
+    finally:
+        _spans_busy = False
+
+
+def _validate_spans(bytes buf, spans, fen=None, chess960=False):
+    """validate_spans from Python, for tests: ``spans`` is a list of (start, end) per ply."""
+    cdef Py_ssize_t n = len(spans)
+    cdef Py_ssize_t* c = <Py_ssize_t*>malloc((2 * n + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t i
+    if c == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            c[2 * i] = spans[i][0]
+            c[2 * i + 1] = spans[i][1]
+        data = fen.encode("utf-8") if fen is not None else None
+        return validate_spans(buf, c, n, <const char*>data if data is not None else NULL,
+                              len(data) if data is not None else 0, chess960)
+    finally:
+        free(c)
 
 
 cdef Board _START_BOARD = Board(_START)

@@ -2,7 +2,7 @@
 
 The kernel owns positions and moves: FEN in and out, legal move generation,
 make/unmake, SAN and UCI in both directions, check, mate and draw detection,
-position keys, perft, and the per-game replay entry points (``san_to_uci``,
+position keys, perft, and the per-game replay entry points (``san_to_uci``, ``validate_san``,
 ``replay``, ``replay_fens``, ``canonical_san``) that the dump converter calls
 once per game.
 
@@ -1616,29 +1616,63 @@ def _split(sans):
     return [t for t in sans.translate(_WS).split(" ") if t]
 
 
+def _text(sans):
+    # bytes are UTF-8; what is not decodes to U+FFFD, as the compiled twin words a bad token.
+    return sans.decode("utf-8", "replace") if isinstance(sans, bytes) else sans
+
+
 def san_to_uci(sans, fen=None, chess960=False):
     """Validate a game's SAN moves and return them as UCI, space-separated.
 
     ``sans`` is the movetext's moves as lichess writes them (check marks and
-    annotations allowed); ``fen`` is the starting position (standard start
-    when None). An illegal or ambiguous move raises IllegalMoveError or
+    annotations allowed), as str or as UTF-8 bytes; the UCI comes back as the
+    same type. ``fen`` is the starting position (standard start when None).
+    An illegal or ambiguous move raises IllegalMoveError or
     AmbiguousMoveError naming the move number and the SAN.
 
     >>> san_to_uci("e4 e5 Nf3 Nc6 Bc4 Nf6?? Ng5 d5 exd5 Nxd5 Nxf7!")
     'e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 f3g5 d7d5 e4d5 f6d5 g5f7'
+    >>> san_to_uci(b"e4 e5 Nf3")
+    b'e2e4 e7e5 g1f3'
     >>> san_to_uci("O-O", fen="4k3/8/8/8/8/8/8/4K2R w K - 0 1", chess960=True)
     'e1h1'
     """
     b = _new_board(fen, chess960)
     info = [0, 0, 0, 0]
     out = []
-    for tok in _split(sans):
+    for tok in _split(_text(sans)):
         mv = _resolve_san(b, tok, info)
         if mv < 0:
             raise _san_error(b, tok, mv, info[0], info[1], info[2], info[3])
         out.append(_uci_of(b, mv))
         _make(b, mv)
-    return " ".join(out)
+    text = " ".join(out)
+    return text.encode() if isinstance(sans, bytes) else text
+
+
+def validate_san(sans, fen=None, chess960=False):
+    """Validate a game's SAN moves (str or UTF-8 bytes) and return the number of plies; nothing else is built.
+
+    The cheapest check a dump converter can make: san_to_uci's replay
+    without its UCI text. Errors are san_to_uci's.
+
+    >>> validate_san(b"e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7#")
+    7
+    >>> validate_san("e4 e5 Ke3")
+    Traceback (most recent call last):
+    ...
+    fastpgn.errors.IllegalMoveError: illegal move 2. Ke3: no white king can move to e3
+    """
+    b = _new_board(fen, chess960)
+    info = [0, 0, 0, 0]
+    plies = 0
+    for tok in _split(_text(sans)):
+        mv = _resolve_san(b, tok, info)
+        if mv < 0:
+            raise _san_error(b, tok, mv, info[0], info[1], info[2], info[3])
+        _make(b, mv)
+        plies += 1
+    return plies
 
 
 def replay(sans, fen=None, chess960=False):

@@ -1,7 +1,7 @@
 """The board layer's public face: Board and Move from the live kernel, game outcomes, PGN writing.
 
 ``Board``, ``Move`` and the per-game replay functions (``san_to_uci``,
-``replay``, ``replay_fens``) come from whichever board kernel is live
+``validate_san``, ``replay``, ``replay_fens``) come from whichever board kernel is live
 (fastpgn._board picks the Cython kernel or its pure-Python twin by
 FASTPGN_IMPLEMENTATION). This module adds what both kernels share and what is
 not hot: the Outcome of a finished game and writing a game as PGN the way
@@ -66,6 +66,7 @@ from fastpgn._board import BACKEND, kernel  # noqa: E402
 Board = kernel.Board
 Move = kernel.Move
 san_to_uci = kernel.san_to_uci
+validate_san = kernel.validate_san
 replay = kernel.replay
 replay_fens = kernel.replay_fens
 canonical_san = kernel.canonical_san
@@ -195,21 +196,26 @@ __all__ = [
     "replay",
     "replay_fens",
     "san_to_uci",
+    "validate_san",
 ]
 
 
 def moves_hook(uci: bool = False):
     """A ``moves_hook`` for the scanner's line writer: replay each game, reject illegal ones.
 
-    The hook gets field 20 (the SAN moves) and the game's tags; it returns the
-    SAN unchanged (validation) or the UCI moves (``uci=True``), and raises
+    The hook gets field 20 (the SAN moves, bytes) and the game's start tags;
+    it returns the SAN unchanged (validation, through ``validate_san``: no
+    text is built) or the UCI moves (``uci=True``), and raises
     IllegalMoveError naming the move number and SAN otherwise. A ``FEN`` tag
-    sets the start; a ``Variant`` naming Chess960 turns on 960 castling.
+    sets the start; a ``Variant`` naming Chess960 turns on 960 castling. The
+    kernel reads the bytes in place: nothing is decoded per game.
 
     >>> moves_hook(uci=True)(b"e4 e5 Nf3", [(b"Event", b"x")])
     b'e2e4 e7e5 g1f3'
+    >>> moves_hook()(b"e4 e5 Nf3", [])
+    b'e4 e5 Nf3'
     """
-    san_to_uci = kernel.san_to_uci
+    replay = kernel.san_to_uci if uci else kernel.validate_san
 
     def hook(moves: bytes, tags) -> bytes:
         fen = None
@@ -221,7 +227,7 @@ def moves_hook(uci: bool = False):
                 variant = value.lower().replace(b" ", b"")
                 chess960 = b"960" in variant or variant.startswith(b"fischerandom") \
                     or variant.startswith(b"fischerrandom")
-        out = san_to_uci(moves.decode("utf-8", "replace"), fen, chess960)
-        return out.encode() if uci else moves
+        out = replay(moves, fen, chess960)
+        return out if uci else moves
 
     return hook

@@ -44,6 +44,7 @@ def test_public_face_reexports_the_live_kernel():
     assert face.Board is _board.kernel.Board
     assert face.Move is _board.kernel.Move
     assert face.san_to_uci is _board.kernel.san_to_uci
+    assert face.validate_san is _board.kernel.validate_san
 
 
 # -- positions and FEN --------------------------------------------------------
@@ -238,6 +239,28 @@ def test_san_list_entry_points(board):
     assert final.move_stack[0].uci() == "e2e4"
     assert board.san_to_uci("") == "" and board.replay_fens(" \t\n") == []
     assert board.san_to_uci("  e4\te5\r\nNf3  ") == "e2e4 e7e5 g1f3"
+
+
+def test_san_list_as_bytes_and_validation_only(board):
+    sans = "e4 e5 Nf3 Nc6 Bc4 Nf6?? Ng5 d5 exd5 Nxd5 Nxf7! Kxf7 Qf3+ Ke6 Nc3 Nb4 O-O"
+    uci = board.san_to_uci(sans)
+    assert board.san_to_uci(sans.encode()) == uci.encode()
+    assert board.san_to_uci(b"") == b"" and board.san_to_uci(b" \t\n") == b""
+    assert board.validate_san(sans) == board.validate_san(sans.encode()) == 17
+    assert board.validate_san("") == board.validate_san(b"  ") == 0
+    fen = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 12"
+    assert board.validate_san(b"Nf6 Nc3 Bb4", fen=fen) == 3
+    assert board.validate_san("O-O O-O-O", "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1", True) == 2
+    for entry in (board.san_to_uci, board.validate_san):
+        with pytest.raises(IllegalMoveError) as err:
+            entry(b"Nf6 Nc3 Bb5 Bc4", fen=fen)
+        assert str(err.value) == "illegal move 13... Bb5: no black bishop can move to b5"
+        # Bytes that are not UTF-8 are named as U+FFFD, as bytes.decode(errors="replace") shows them.
+        with pytest.raises(IllegalMoveError) as err:
+            entry(b"e4 e5 N\xfff3")
+        assert str(err.value) == "illegal move 2. N\ufffdf3: not a move in SAN"
+        with pytest.raises(IllegalMoveError, match="moves must be a string of SAN, not bytearray"):
+            entry(bytearray(b"e4"))
 
 
 def test_san_list_from_a_fen_with_black_to_move(board):
@@ -472,7 +495,7 @@ BAD_SANS = [
 
 @pytest.mark.parametrize("fen, sans, cls, message", BAD_SANS)
 def test_bad_san_names_the_move_number_and_the_san(board, fen, sans, cls, message):
-    for entry in (board.san_to_uci, board.replay, board.replay_fens, board.canonical_san):
+    for entry in (board.san_to_uci, board.validate_san, board.replay, board.replay_fens, board.canonical_san):
         with pytest.raises(cls) as err:
             entry(sans, fen=fen)
         assert str(err.value) == message

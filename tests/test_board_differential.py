@@ -121,8 +121,15 @@ def test_san_lists_alike(game, data):
     fen, chess960, sans = game
     tokens = data.draw(mutated(sans)) if data.draw(st.booleans()) else sans
     text = data.draw(st.sampled_from([" ", "  ", "\n", " \t"])).join(tokens)
-    for entry in ("san_to_uci", "replay_fens", "canonical_san"):
+    for entry in ("san_to_uci", "validate_san", "replay_fens", "canonical_san"):
         py, cy = both(lambda k: answer(getattr(k, entry), text, fen=fen, chess960=chess960))
+        assert py == cy, entry
+    raw = text.encode("utf-8", "surrogatepass")
+    if data.draw(st.booleans()):  # bytes that are not UTF-8, as a dump may hold
+        at = data.draw(st.integers(0, len(raw)))
+        raw = raw[:at] + data.draw(st.sampled_from([b"\xff", b"\xc3", b"\xe9x"])) + raw[at:]
+    for entry in ("san_to_uci", "validate_san"):
+        py, cy = both(lambda k: answer(getattr(k, entry), raw, fen=fen, chess960=chess960))
         assert py == cy, entry
     py, cy = both(lambda k: answer(lambda: summary(k.replay(text, fen=fen, chess960=chess960))))
     assert py == cy
@@ -167,3 +174,23 @@ def test_uci_and_moves_alike(game, text):
     py, cy = (answer(lambda: b.parse_san(text).uci()) for b in boards)
     assert py == cy
     assert summary(boards[0]) == summary(boards[1])
+
+
+@SETTINGS
+@given(game=games(), data=st.data())
+def test_c_entry_on_spans_is_validate_san_on_the_joined_moves(game, data):
+    # validate_spans (the scanner's C-level entry) reads each ply where it lies
+    # in a block, between whatever the block holds: the answer is validate_san's
+    # on the moves joined by single spaces.
+    fen, chess960, sans = game
+    tokens = data.draw(mutated(sans)) if data.draw(st.booleans()) else sans
+    tokens = [t.encode("utf-8", "surrogatepass") for t in tokens if t.strip()]
+    block, spans = bytearray(), []
+    for i, token in enumerate(tokens):
+        block += data.draw(st.sampled_from([b" ", b"\n", f" {i // 2 + 1}. ".encode(), b" { [%clk 0:01:00] } ", b"("]))
+        spans.append((len(block), len(block) + len(token)))
+        block += token
+    block += data.draw(st.sampled_from([b"", b"x", b"{", b"=Q", b"-O", b"8"]))  # bytes after the last ply
+    start_fen = data.draw(st.sampled_from([None, fen]))
+    want = answer(CY.validate_san, b" ".join(tokens), fen=start_fen, chess960=chess960)
+    assert answer(CY._validate_spans, bytes(block), spans, fen=start_fen, chess960=chess960) == want

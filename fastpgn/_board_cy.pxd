@@ -1,0 +1,15 @@
+# C-level entry of the Cython board kernel, for other Cython modules (the scanner).
+#
+#     from fastpgn._board_cy cimport validate_spans
+#
+# validate_spans(buf, spans, nplies, fen, fenlen, chess960) validates one
+# game's SAN moves where they lie in a block: ply i is the bytes
+# buf[spans[2 * i]:spans[2 * i + 1]] (the scanner's _Game.moves layout).
+# fen is NULL for the standard start, else the FEN tag's value (fenlen bytes,
+# UTF-8). It returns the number of plies, or raises what validate_san raises
+# on the same moves joined by single spaces (IllegalMoveError,
+# AmbiguousMoveError, InvalidFENError: all ValueError) and returns -1. A game
+# from the standard start makes no Python object unless it is rejected.
+
+cdef Py_ssize_t validate_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
+                               const char* fen, Py_ssize_t fenlen, bint chess960) except -1
