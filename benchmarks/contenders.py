@@ -155,6 +155,9 @@ def validation_hook(kernel=None):
         validate(moves, fen)
         return moves
 
+    # as board.moves_hook(): the compiled scanner replays games from the standard
+    # start itself (validate_spans) and calls this hook for the others
+    hook.validates_san = True
     return hook
 
 

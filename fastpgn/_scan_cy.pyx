@@ -18,6 +18,7 @@ from cpython.ref cimport PyObject
 from cpython.list cimport PyList_New
 from cpython.long cimport PyLong_FromLongLong
 from libc.stdint cimport uint64_t
+from fastpgn._board_cy cimport validate_spans
 
 cdef extern from "string.h":
     void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
@@ -1306,6 +1307,14 @@ cdef inline bint _start_tag(const char *p, Py_ssize_t n) noexcept nogil:
             or (n == 7 and memcmp(p, b"Variant", 7) == 0))
 
 
+cdef bint _has_start_tags(const char *buf, _Game game) noexcept nogil:
+    cdef Py_ssize_t t
+    for t in range(game.ntags):
+        if _start_tag(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t]):
+            return True
+    return False
+
+
 cdef list _tag_list(const char *buf, _Game game):
     cdef list tags = []
     cdef Py_ssize_t t
@@ -1456,6 +1465,9 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     cdef Gaps *use_gaps = NULL if openings is None else &gaps
     cdef object replaced
     cdef list hook_reasons = []
+    # A hook that says it validates SAN as fastpgn's board does (board.moves_hook()):
+    # games from the standard start are replayed by the compiled board in place.
+    cdef bint native = moves_hook is not None and getattr(moves_hook, "validates_san", False) is True
     global _spare, _spare_cap
     if end > PyBytes_GET_SIZE(data):
         end = PyBytes_GET_SIZE(data)
@@ -1483,17 +1495,23 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
                 number += 1
                 pos = game.end
                 if not game.bad:
+                    replaced = None
                     try:
-                        replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
+                        if native and not _has_start_tags(buf, game):
+                            # what the hook would do, done on the moves where they lie
+                            validate_spans(buf, game.moves, game.nmoves, NULL, 0, False)
+                        else:
+                            replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
                     except ValueError as exc:
                         # the C record quotes the reason by its index in hook_reasons
                         game.fail(BAD_HOOK, game.start, len(hook_reasons), 0)
                         hook_reasons.append(getattr(exc, "reason", str(exc)))
                     else:
-                        if type(replaced) is not bytes:
-                            raise TypeError(f"a moves hook returns bytes, not {type(replaced).__name__}")
-                        game.moves_text = PyBytes_AS_STRING(replaced)
-                        game.moves_len = PyBytes_GET_SIZE(replaced)
+                        if replaced is not None:  # None: field 20 stays the SAN, as in the twin
+                            if type(replaced) is not bytes:
+                                raise TypeError(f"a moves hook returns bytes, not {type(replaced).__name__}")
+                            game.moves_text = PyBytes_AS_STRING(replaced)
+                            game.moves_len = PyBytes_GET_SIZE(replaced)
                 if game.bad:
                     if _add_bad(&bads, game, number) < 0:
                         raise MemoryError()

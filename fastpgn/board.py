@@ -230,4 +230,7 @@ def moves_hook(uci: bool = False):
         out = replay(moves, fen, chess960)
         return out if uci else moves
 
+    # The compiled scanner may do what this hook does itself, on the moves where
+    # they lie (validate_spans): it validates as validate_san and returns the SAN.
+    hook.validates_san = not uci
     return hook
