@@ -41,7 +41,9 @@ try:
     from isal import igzip as _gzip
 
     GZIP_LIBRARY = "isal"
-    GZIP_LEVEL = 1
+    # ISA-L level 2 is both faster and smaller than level 1 on 22-field lines
+    # (2026-11-22, 37 MB of lines from the 100 MB corpus: 340 vs 300 MB/s, ratio 2.21 vs 2.15).
+    GZIP_LEVEL = 2
 except ImportError:  # pragma: no cover - exercised where isal is absent
     import gzip as _gzip
 
@@ -264,7 +266,7 @@ class Converter:
         return {"version": STATE_VERSION, "input": self.prefix, "input_size": source.size,
                 "chunk_size": o.chunk_size, "compression": o.compression, "limit": o.limit,
                 "openings_map": o.openings_map, "validate": o.validate, "uci": o.uci,
-                "block_size": o.block_size, "gzip": GZIP_LIBRARY}
+                "block_size": o.block_size, "gzip": f"{GZIP_LIBRARY}-{GZIP_LEVEL}"}
 
     def _save_state(self, fingerprint: dict, progress: dict) -> None:
         tmp = self.state_path.with_name(self.state_path.name + ".tmp")
