@@ -7,7 +7,6 @@ True
 
 from fastpgn._board import BACKEND as _BOARD_BACKEND
 from fastpgn._scan import BACKEND as _SCAN_BACKEND
-from fastpgn.board import Board, Move, Outcome, Termination, game_to_pgn, moves_to_pgn, san_to_uci
 from fastpgn.errors import (
     AmbiguousMoveError,
     BoardError,
@@ -18,8 +17,28 @@ from fastpgn.errors import (
     PGNError,
     PGNSyntaxError,
 )
-from fastpgn.oneliner import Line, format_line, iter_lines, parse_line
 from fastpgn.reader import Game, Rejected, read_games, read_lines
+
+# The board layer and the 22-field line reader load on first use: a program
+# that only reads games does not pay for importing them.
+_LAZY = {name: "fastpgn.board" for name in
+         ("Board", "Move", "Outcome", "Termination", "game_to_pgn", "moves_to_pgn", "san_to_uci")}
+_LAZY.update({name: "fastpgn.oneliner" for name in ("Line", "format_line", "iter_lines", "parse_line")})
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fastpgn' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 __version__ = "0.1.0"
 

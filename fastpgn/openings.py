@@ -23,7 +23,6 @@ is matched exactly, as the original matches it.
 from __future__ import annotations
 
 import unicodedata
-from importlib import resources
 from pathlib import Path
 
 SEP = "\u2502"
@@ -122,7 +121,8 @@ def _rebuild(entries, fuzzy, normal, by_name):
 def load(path: str | Path | None = None) -> OpeningMap:
     """The shipped map (fuzzy), or a user's map file in the original format (exact)."""
     if path is None:
-        text = resources.files("fastpgn").joinpath("data/openings.tsv").read_text("utf-8")
+        # beside this module (importlib.resources would cost every process ~12 ms of imports)
+        text = (Path(__file__).parent / "data" / "openings.tsv").read_text("utf-8")
         return OpeningMap.from_lines(text.splitlines(), fuzzy=True)
     with open(path, encoding="utf-8") as f:
         return OpeningMap.from_lines(f, fuzzy=False)
