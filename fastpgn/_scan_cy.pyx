@@ -9,7 +9,7 @@ written straight into a growing C buffer: no Python object per move on the
 path that writes lines.
 """
 
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport calloc, malloc, realloc, free
 from libc.string cimport memchr, memcmp, memcpy
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -1111,6 +1111,94 @@ cdef inline bint _eq(const char *p, Py_ssize_t n, const char *lit, Py_ssize_t m)
     return n == m and memcmp(p, lit, m) == 0
 
 
+cdef struct Opening:
+    uint64_t hash                  # 0: an empty slot
+    const char *key
+    Py_ssize_t key_len
+    const char *code
+    Py_ssize_t code_len
+
+
+cdef inline uint64_t _fnv(uint64_t h, const char *p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ <unsigned char>p[i]) * 1099511628211ULL
+    return h
+
+
+cdef class _OpeningTable:
+    """A C copy of an openings dict (bytes -> bytes), so lines can take their code without the GIL.
+
+    Keys and codes point into the dict's own bytes objects, held here. A key
+    that is not in the table (or a tag with escapes) leaves a gap that
+    _fill_openings fills from the dict itself, with its ``__missing__``.
+    """
+    cdef Opening *slots
+    cdef uint64_t mask
+    cdef list held
+    cdef object source
+    cdef Py_ssize_t source_len
+
+    def __cinit__(self, object source):
+        cdef Py_ssize_t size = 16
+        cdef Opening *slot
+        cdef uint64_t h
+        self.source = source
+        self.source_len = len(source)
+        self.held = []
+        while size < 2 * len(source) + 16:
+            size *= 2
+        self.slots = <Opening *>calloc(size, sizeof(Opening))
+        if self.slots == NULL:
+            raise MemoryError()
+        self.mask = size - 1
+        for key, code in dict.items(source):
+            if type(key) is not bytes or type(code) is not bytes:
+                continue
+            self.held.append(key)
+            self.held.append(code)
+            h = _fnv(14695981039346656037ULL, PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key)) | 1
+            slot = &self.slots[h & self.mask]
+            while slot.hash != 0:
+                slot = &self.slots[(slot - self.slots + 1) & self.mask]
+            slot.hash = h
+            slot.key = PyBytes_AS_STRING(key)
+            slot.key_len = PyBytes_GET_SIZE(key)
+            slot.code = PyBytes_AS_STRING(code)
+            slot.code_len = PyBytes_GET_SIZE(code)
+
+    def __dealloc__(self):
+        free(self.slots)
+
+
+cdef _OpeningTable _last_table = None   # the table of the map used last (rebuilt when the map grows)
+
+
+cdef _OpeningTable _table_of(object openings):
+    """The C table of ``openings`` (a plain-lookup dict), or None: every line then leaves a gap."""
+    global _last_table
+    if not (PyDict_Check(openings) and type(openings).__getitem__ is dict.__getitem__):
+        return None
+    if _last_table is None or _last_table.source is not openings or _last_table.source_len != len(openings):
+        _last_table = _OpeningTable(openings)
+    return _last_table
+
+
+cdef bint _table_code(Opening *slots, uint64_t mask, const char *ep, Py_ssize_t en, const char *np,
+                      Py_ssize_t nn, const char **code, Py_ssize_t *code_len) noexcept nogil:
+    """Look ``ECO + "│" + Opening`` up without building it; False when it is not in the table."""
+    cdef uint64_t h = _fnv(_fnv(_fnv(14695981039346656037ULL, ep, en), b"\xe2\x94\x82", 3), np, nn) | 1
+    cdef Opening *slot = &slots[h & mask]
+    while slot.hash != 0:
+        if (slot.hash == h and slot.key_len == en + 3 + nn and memcmp(slot.key, ep, en) == 0
+                and memcmp(slot.key + en, b"\xe2\x94\x82", 3) == 0 and memcmp(slot.key + en + 3, np, nn) == 0):
+            code[0] = slot.code
+            code_len[0] = slot.code_len
+            return True
+        slot = &slots[(slot - slots + 1) & mask]
+    return False
+
+
 cdef struct Gap:
     # A line's field 10, left empty in the first pass: where it goes in the
     # output and the raw (escaped) ECO and Opening values its code comes
@@ -1122,6 +1210,35 @@ cdef struct Gap:
 cdef struct Gaps:
     Gap *items
     Py_ssize_t n, cap
+    Opening *table                 # the map's C table (NULL: none), read before leaving a gap
+    uint64_t table_mask
+
+
+cdef bint _table_opening(Out *out, const char *buf, _Game game, Gaps *gaps, Py_ssize_t eco_tag,
+                         Py_ssize_t name_tag) noexcept nogil:
+    """Write the opening code from the map's C table; False (nothing written) to leave a gap."""
+    cdef const char *ep = buf
+    cdef const char *np = buf
+    cdef const char *code
+    cdef Py_ssize_t en = 0, nn = 0, code_len
+    if gaps.table == NULL:
+        return False
+    if eco_tag >= 0:
+        ep = buf + game.tags[4 * eco_tag + 2]
+        en = game.tags[4 * eco_tag + 3] - game.tags[4 * eco_tag + 2]
+        if memchr(ep, b'\\', en) != NULL:
+            return False
+    if name_tag >= 0:
+        np = buf + game.tags[4 * name_tag + 2]
+        nn = game.tags[4 * name_tag + 3] - game.tags[4 * name_tag + 2]
+        if memchr(np, b'\\', nn) != NULL:
+            return False
+    if not _table_code(gaps.table, gaps.table_mask, ep, en, np, nn, &code, &code_len):
+        return False
+    if _reserve(out, code_len + LINE_SLACK) < 0:
+        return False  # the gap path reports the shortage
+    _wfield(out, code, code_len, False)
+    return True
 
 
 cdef int _add_gap(Gaps *gaps, Py_ssize_t at, _Game game, Py_ssize_t eco_tag, Py_ssize_t name_tag) noexcept nogil:
@@ -1255,8 +1372,9 @@ cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) 
     _wsep(out)
     # 10 opening code: looked up later, or the ECO tag
     if gaps != NULL:
-        if _add_gap(gaps, out.size, game, slots[S_ECO], slots[S_OPENING]) < 0:
-            return -1
+        if not _table_opening(out, buf, game, gaps, slots[S_ECO], slots[S_OPENING]):
+            if _add_gap(gaps, out.size, game, slots[S_ECO], slots[S_OPENING]) < 0:
+                return -1
     elif _write_tag(out, buf, game, slots[S_ECO], False, scratch) < 0:
         return -1
     _wsep(out)
@@ -1472,6 +1590,9 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     if end > PyBytes_GET_SIZE(data):
         end = PyBytes_GET_SIZE(data)
     gaps.items, gaps.n, gaps.cap = NULL, 0, 0
+    cdef _OpeningTable table = _table_of(openings) if openings is not None else None
+    gaps.table = table.slots if table is not None else NULL
+    gaps.table_mask = table.mask if table is not None else 0
     bads.items, bads.n, bads.cap = NULL, 0, 0
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
     out.size = 0

@@ -225,3 +225,29 @@ def test_native_validation_gives_what_the_validation_hook_gives():
     out, read, rejects = results[0]
     assert [r[2] for r in rejects][:2] == [1, 2] and out.count(b"\n") == read - len(rejects)
     assert read > 2000
+
+
+def test_opening_codes_from_the_compiled_table_are_the_maps():
+    """The compiled scanner copies a plain map into a C table; a map it cannot copy is asked per game."""
+
+    class Asked(dict):  # its own __getitem__: the scanner must call it, not read a copy
+        def __getitem__(self, key):
+            return dict.get(self, key, b"?")
+
+    data = decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
+    data += (b'[Event "escaped"]\n[ECO "C20"]\n[Opening "King\'s Pawn \\"Game\\""]\n\n1. e4 *\n\n'
+             b'[Event "unknown"]\n[ECO "C20"]\n[Opening "No Such Opening Anywhere"]\n\n1. e4 *\n')
+    shipped = openings.load()
+    asked = Asked(shipped)
+    asked[b"C20\xe2\x94\x82King's Pawn \"Game\""] = b"C20999"
+    table_map = dict(asked)
+    runs = [BACKENDS["cy"].lines_from_block(data, 0, len(data), 0, 0, True, m, False)
+            for m in (table_map, asked, shipped)]
+    runs.append(BACKENDS["py"].lines_from_block(data, 0, len(data), 0, 0, True, table_map, False))
+    assert runs[0] == runs[1] == runs[3]
+    lines = runs[0][0].decode().splitlines()
+    assert lines[-2].split("\u2502")[9] == "C20999" and lines[-1].split("\u2502")[9] == "?"
+    codes = {line.split("\u2502")[9] for line in lines}
+    assert len(codes) > 50
+    # the shipped (fuzzy) map answers the unknown name through __missing__, the same in both
+    assert runs[2] == BACKENDS["py"].lines_from_block(data, 0, len(data), 0, 0, True, openings.load(), False)
