@@ -354,13 +354,14 @@ def scan_moves(s: str, *, start_ply: int = 0, line: int | None = None, column: i
 #   a rank after a file, a '+#!?', the 'O' of a castle, or a promotion
 #   letter after '=' (not between the squares of 'Nb6d7' when another ply
 #   follows it). Where that guess is wrong the line fails the checks.
-# - A line is vouched for only when its numbers are 1, 2, 3, ... in order,
-#   each followed by White's ply, every round but the last holds exactly two
-#   plies, nothing else (no blank) stands between them, and every ply is one
-#   valid ply for its side. Such a reading is the only one: a valid ply has
-#   no valid ply as a proper prefix, except that 'Qh4e1' starts with 'Qh4'
-#   and 'O-O-O' with 'O-O', and then the rest ('e1', '-O', ...) followed by
-#   more text is never a single valid ply. So scan_moves, whichever reading
+# - A line is vouched for only when it starts with its first move number,
+#   its numbers are 1, 2, 3, ... in order, each followed by White's ply,
+#   every round but the last holds exactly two plies, nothing else (no
+#   blank) stands between them, and every ply is one valid ply for its side.
+#   Such a reading is the only one: a valid ply has no valid ply as a proper
+#   prefix, except that 'Qh4e1' starts with 'Qh4' and 'O-O-O' with 'O-O',
+#   and then the rest ('e1', '-O', ...) followed by more text is never a
+#   single valid ply. So scan_moves, whichever reading
 #   it tries first, ends with this one; its last round too (two plies where
 #   both readings fit), since the last round here has two plies whenever
 #   they are valid.
@@ -509,7 +510,9 @@ def _block_movetext(block: bytes) -> list[str | None]:
     if not block.isascii():  # a byte that is not ASCII can pass for a mark
         good = [ok and line.isascii() for line, ok in zip(block.split(b"\n"), good)]
     known = _KNOWN_PLIES.issuperset
-    good = [ok and (known(plies.split()) or _valid_plies(plies))
+    # A line's plies view starts with the blank before White's first ply unless text stands
+    # before the first move number ('e51e4e5'), which is no moves line of ours.
+    good = [ok and plies[:1] == " " and (known(plies.split()) or _valid_plies(plies))
             for plies, ok in zip(text.translate(*_PLIES).decode("ascii").split("\x1f"), good)]
     pgn = text.translate(*_PGN).decode("ascii").split("\x1f")
     return [movetext if ok else None for movetext, ok in zip(pgn, good)]
