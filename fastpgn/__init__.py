@@ -18,12 +18,13 @@ from fastpgn.errors import (
     PGNError,
     PGNSyntaxError,
 )
+from fastpgn.formats._compact import BACKEND as _COMPACT_BACKEND
 from fastpgn.oneliner import Line, format_line, iter_lines, parse_line
 from fastpgn.reader import Game, Rejected, read_games, read_lines
 
 __version__ = "0.1.0"
 
-BACKENDS = {"scan": _SCAN_BACKEND, "board": _BOARD_BACKEND}
+BACKENDS = {"scan": _SCAN_BACKEND, "board": _BOARD_BACKEND, "compact": _COMPACT_BACKEND}
 BACKEND = "cython" if all(b == "cython" for b in BACKENDS.values()) else "python"
 
 __all__ = [

@@ -42,7 +42,8 @@ from typing import Callable, Iterable, Iterator
 
 from fastpgn.cli import guarded
 from fastpgn.errors import FormatError, InputError, PGNError
-from fastpgn.formats._compact_py import block_movetext, scan_ply
+from fastpgn.formats._compact import kernel as _compact
+from fastpgn.formats._compact_py import scan_ply
 from fastpgn.sources import line_blocks
 
 __all__ = [
@@ -267,12 +268,12 @@ def scan_moves(s: str, *, start_ply: int = 0, line: int | None = None, column: i
 # ---------------------------------------------------------------- many lines at once
 #
 # scan_moves walks a line round by round in Python, about a microsecond a
-# round. The converter instead hands whole blocks of lines to the block
-# reader of fastpgn.formats._compact_py (whose comments say why its reading
-# is the one scan_moves gives), which vouches for the moves lines whose
-# reading is sure and writes their PGN movetext; a line it declines goes to
-# scan_moves.
-_block_movetext = block_movetext
+# round. The converter instead hands whole blocks of lines to the compact
+# kernel (fastpgn.formats._compact: _compact_cy, or its twin _compact_py,
+# whose comments say why its reading is the one scan_moves gives), which
+# vouches for the moves lines whose reading is sure and writes their PGN
+# movetext; a line it declines goes to scan_moves.
+_block_movetext = _compact.block_movetext
 
 
 def _movetext_plies(movetext: str) -> list[str]:
