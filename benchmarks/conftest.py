@@ -44,3 +44,26 @@ def block(request) -> bytes:
         data = zstandard.ZstdDecompressor().stream_reader(f).read()
     cut = find_cut(data, BLOCK)
     return data if cut < 0 else data[:cut]
+
+
+@pytest.fixture(params=[pytest.param(mod, id=ident) for ident, mod in _backend.available("formats._compact")])
+def compact(request):
+    """Each compact block kernel in turn (ids ``py``/``cy``)."""
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def compact_block(block) -> bytes:
+    """The compact strings (lichess-text's input) of the games of ``block``, cut to 1 MiB of whole lines."""
+    from fastpgn.errors import FormatError
+    from fastpgn.formats.lichess_text import game_to_compact
+    from fastpgn.reader import read_games
+
+    texts = []
+    for game in read_games(block):
+        try:
+            texts.append(game_to_compact(game, me=game.headers.get("White", "")))
+        except FormatError:
+            continue
+    data = "\n\n".join(texts).encode()
+    return data[:data.rfind(b"\n", 0, 1 << 20)] if len(data) > 1 << 20 else data

@@ -1,4 +1,7 @@
-"""pytest-benchmark micro-benchmarks of the scanner kernel, both backends, on real lichess games.
+"""pytest-benchmark micro-benchmarks of the kernels, both backends, on real lichess games.
+
+The scanner on blocks of PGN; lichess-text's compact block reader on the
+compact strings of the same games.
 
 Not part of the test run (pytest's testpaths is ``tests/``). Run them with::
 
@@ -58,3 +61,11 @@ def test_lines_from_block_validated(benchmark, scan, block, table):
     out, games, rejects = benchmark(scan.lines_from_block, block, 0, len(block), 0, 0, True, table, False, hook)
     assert games == out.count(b"\n") > 0 and not rejects
     _throughput(benchmark, len(block))
+
+
+def test_block_movetext(benchmark, compact, compact_block):
+    """lichess-text's kernel: the PGN movetext of every moves line of a block of compact strings."""
+    movetexts = benchmark(compact.block_movetext, compact_block)
+    moves_lines = sum(line[:1] == b"1" and line[2:3] != b"." for line in compact_block.split(b"\n"))
+    assert sum(m is not None for m in movetexts) > 0.99 * moves_lines
+    _throughput(benchmark, len(compact_block))

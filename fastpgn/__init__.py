@@ -17,6 +17,7 @@ from fastpgn.errors import (
     PGNError,
     PGNSyntaxError,
 )
+from fastpgn.formats._compact import BACKEND as _COMPACT_BACKEND
 from fastpgn.reader import Game, Rejected, read_games, read_lines
 
 # The board layer and the 22-field line reader load on first use: a program
@@ -42,7 +43,7 @@ def __dir__():
 
 __version__ = "0.1.0"
 
-BACKENDS = {"scan": _SCAN_BACKEND, "board": _BOARD_BACKEND}
+BACKENDS = {"scan": _SCAN_BACKEND, "board": _BOARD_BACKEND, "compact": _COMPACT_BACKEND}
 BACKEND = "cython" if all(b == "cython" for b in BACKENDS.values()) else "python"
 
 __all__ = [

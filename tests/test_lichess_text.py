@@ -250,6 +250,7 @@ def test_block_splitter_reads_what_scan_moves_reads(line, moves):
     "1e4e5\u00b12Nf3",  # bytes that are not ASCII can look like marks: C2 B1 is a marked '1'
     "1e4\u0100e5",      # C4 80, the mark of a move number's later digit
     "1e4e5\x1f2Nf3",    # the byte the block's lines are split on
+    "e51e4e5",         # a ply before the first move number: no moves line (scan_moves says why)
 ])
 def test_block_splitter_leaves_odd_lines_to_scan_moves(line):
     assert _block_plies([line]) == [None]
