@@ -34,6 +34,7 @@ def _throughput(benchmark, nbytes: int) -> None:
 
 
 def test_lines_from_block(benchmark, scan, block, table):
+    table = scan.opening_table(table)  # as read_lines and the converter pass the map
     out, games, rejects = benchmark(scan.lines_from_block, block, 0, len(block), 0, 0, True, table, False)
     assert games == out.count(b"\n") > 0 and not rejects
     _throughput(benchmark, len(block))
@@ -58,6 +59,7 @@ def test_lines_from_block_validated(benchmark, scan, block, table):
     hook = validation_hook(boards[ident]) if ident in boards else None
     if hook is None:
         pytest.skip(f"no {ident} board kernel with san_to_uci (fastpgn._board_{ident})")
+    table = scan.opening_table(table)
     out, games, rejects = benchmark(scan.lines_from_block, block, 0, len(block), 0, 0, True, table, False, hook)
     assert games == out.count(b"\n") > 0 and not rejects
     _throughput(benchmark, len(block))

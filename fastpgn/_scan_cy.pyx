@@ -1129,9 +1129,10 @@ cdef inline uint64_t _fnv(uint64_t h, const char *p, Py_ssize_t n) noexcept nogi
 cdef class _OpeningTable:
     """A C copy of an openings dict (bytes -> bytes), so lines can take their code without the GIL.
 
-    Keys and codes point into the dict's own bytes objects, held here. A key
-    that is not in the table (or a tag with escapes) leaves a gap that
-    _fill_openings fills from the dict itself, with its ``__missing__``.
+    Keys and codes point into the dict's own bytes objects, held here: a
+    snapshot of the map when opening_table made it. A key that is not in it
+    (or a tag with escapes) leaves a gap that _fill_openings fills from the
+    dict itself, with its ``__missing__``, whose answers the dict keeps.
     """
     cdef Opening *slots
     cdef uint64_t mask
@@ -1169,19 +1170,6 @@ cdef class _OpeningTable:
 
     def __dealloc__(self):
         free(self.slots)
-
-
-cdef _OpeningTable _last_table = None   # the table of the map used last (rebuilt when the map grows)
-
-
-cdef _OpeningTable _table_of(object openings):
-    """The C table of ``openings`` (a plain-lookup dict), or None: every line then leaves a gap."""
-    global _last_table
-    if not (PyDict_Check(openings) and type(openings).__getitem__ is dict.__getitem__):
-        return None
-    if _last_table is None or _last_table.source is not openings or _last_table.source_len != len(openings):
-        _last_table = _OpeningTable(openings)
-    return _last_table
 
 
 cdef bint _table_code(Opening *slots, uint64_t mask, const char *ep, Py_ssize_t en, const char *np,
@@ -1563,6 +1551,18 @@ cdef char *_spare = NULL       # lines_from_block's output buffer, kept between 
 cdef Py_ssize_t _spare_cap = 0
 
 
+def opening_table(object openings):
+    """The openings map as lines_from_block reads it fastest (see the pure twin).
+
+    A dict that keeps dict's lookup (OpeningMap does) is copied into a C
+    table, read without the GIL; anything else is returned as it is and asked
+    per game. Make it once per run: the copy is the map as it is now.
+    """
+    if openings is not None and PyDict_Check(openings) and type(openings).__getitem__ is dict.__getitem__:
+        return _OpeningTable(openings)
+    return openings
+
+
 def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                      long long first_game, bint at_stream_start, object openings,
                      bint stop_on_error, object moves_hook=None):
@@ -1590,7 +1590,10 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     if end > PyBytes_GET_SIZE(data):
         end = PyBytes_GET_SIZE(data)
     gaps.items, gaps.n, gaps.cap = NULL, 0, 0
-    cdef _OpeningTable table = _table_of(openings) if openings is not None else None
+    cdef _OpeningTable table = None
+    if isinstance(openings, _OpeningTable):
+        table = openings
+        openings = table.source
     gaps.table = table.slots if table is not None else NULL
     gaps.table_mask = table.mask if table is not None else 0
     bads.items, bads.n, bads.cap = NULL, 0, 0

@@ -1036,6 +1036,15 @@ def _first(buf: bytes, start: int, end: int, at_stream_start: bool) -> int:
 _START_TAGS = frozenset((b"FEN", b"SetUp", b"Variant"))
 
 
+def opening_table(openings):
+    """``openings`` ready for lines_from_block: here the map itself.
+
+    The compiled kernel copies a plain map into a C table it reads without
+    the GIL; call this once per run and pass its result as ``openings``.
+    """
+    return openings
+
+
 def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
                      openings, stop_on_error, moves_hook=None):
     """Turn the whole games in ``buf[start:end]`` into 22-field lines.

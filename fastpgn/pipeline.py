@@ -129,7 +129,7 @@ def _init_worker(openings_map, compression: str, validate: bool, uci: bool, in_p
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _WORKER["openings"] = openings_map
+    _WORKER["openings"] = _scan.kernel.opening_table(openings_map)
     _WORKER["compression"] = compression
     _WORKER["hook"] = _moves_hook(validate, uci)
 

@@ -206,7 +206,7 @@ class LineReader(_BlockReader):
 
     def __init__(self, source, errors, block_size, openings_map) -> None:
         super().__init__(source, errors, block_size)
-        self.openings = openings_map
+        self.openings = _scan.kernel.opening_table(openings_map)
 
     def __iter__(self) -> Iterator[str]:
         scan = _scan.kernel.lines_from_block

@@ -228,7 +228,7 @@ def test_native_validation_gives_what_the_validation_hook_gives():
 
 
 def test_opening_codes_from_the_compiled_table_are_the_maps():
-    """The compiled scanner copies a plain map into a C table; a map it cannot copy is asked per game."""
+    """opening_table copies a plain map into a C table for the compiled scanner; other maps are asked per game."""
 
     class Asked(dict):  # its own __getitem__: the scanner must call it, not read a copy
         def __getitem__(self, key):
@@ -241,7 +241,7 @@ def test_opening_codes_from_the_compiled_table_are_the_maps():
     asked = Asked(shipped)
     asked[b"C20\xe2\x94\x82King's Pawn \"Game\""] = b"C20999"
     table_map = dict(asked)
-    runs = [BACKENDS["cy"].lines_from_block(data, 0, len(data), 0, 0, True, m, False)
+    runs = [BACKENDS["cy"].lines_from_block(data, 0, len(data), 0, 0, True, BACKENDS["cy"].opening_table(m), False)
             for m in (table_map, asked, shipped)]
     runs.append(BACKENDS["py"].lines_from_block(data, 0, len(data), 0, 0, True, table_map, False))
     assert runs[0] == runs[1] == runs[3]
