@@ -13,3 +13,9 @@
 
 cdef Py_ssize_t validate_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
                                const char* fen, Py_ssize_t fenlen, bint chess960) except -1
+
+# uci_spans(buf, spans, nplies, fen, fenlen, chess960, out): the same, writing
+# the UCI moves that san_to_uci returns into ``out`` (room for 3 bytes per
+# byte of the moves joined by spaces, plus 16) and returning their length.
+cdef Py_ssize_t uci_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
+                          const char* fen, Py_ssize_t fenlen, bint chess960, char* out) except -1

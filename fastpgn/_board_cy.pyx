@@ -2644,12 +2644,13 @@ cdef Board _SPANS_BOARD = Board.__new__(Board)
 cdef bint _spans_busy = False
 
 
-cdef Py_ssize_t validate_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
-                               const char* fen, Py_ssize_t fenlen, bint chess960) except -1:
-    """validate_san for a game's moves where they lie in a block; see _board_cy.pxd.
+cdef Py_ssize_t _replay_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
+                              const char* fen, Py_ssize_t fenlen, bint chess960, char* out) except -1:
+    """Replay a game's moves where they lie in a block; UCI into ``out`` unless NULL (see _replay_fast).
 
     The moves are joined by single spaces, as the scanner hands them to a
-    moves hook, so results and errors are validate_san's on that text.
+    moves hook, so results and errors are validate_san's / san_to_uci's on
+    that text.
     """
     global _span_buf, _span_cap, _spans_busy
     cdef Py_ssize_t i, n, size = 0
@@ -2673,15 +2674,28 @@ cdef Py_ssize_t validate_spans(const char* buf, const Py_ssize_t* spans, Py_ssiz
     _span_buf[size] = 0  # the NUL that ends the last token, as after a bytes object's text
     if fen != NULL or chess960 or _spans_busy:
         b = _new_board(None if fen == NULL else fen[:fenlen].decode("utf-8", "replace"), chess960)
-        return _replay_fast(b, fen == NULL, <const unsigned char*>_span_buf, size, NULL, True)
+        return _replay_fast(b, fen == NULL, <const unsigned char*>_span_buf, size, out, True)
     b = _SPANS_BOARD
     _set_start(b)
     b.chess960 = False
     _spans_busy = True
     try:
-        return _replay_fast(b, True, <const unsigned char*>_span_buf, size, NULL, True)
+        return _replay_fast(b, True, <const unsigned char*>_span_buf, size, out, True)
     finally:
         _spans_busy = False
+
+
+cdef Py_ssize_t validate_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
+                               const char* fen, Py_ssize_t fenlen, bint chess960) except -1:
+    """validate_san for a game's moves where they lie in a block; see _board_cy.pxd."""
+    return _replay_spans(buf, spans, nplies, fen, fenlen, chess960, NULL)
+
+
+cdef Py_ssize_t uci_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
+                          const char* fen, Py_ssize_t fenlen, bint chess960, char* out) except -1:
+    """san_to_uci for a game's moves where they lie in a block; see _board_cy.pxd."""
+    cdef Py_ssize_t size = _replay_spans(buf, spans, nplies, fen, fenlen, chess960, out)
+    return size - 1 if size else 0  # the space after the last move
 
 
 def _validate_spans(bytes buf, spans, fen=None, chess960=False):

@@ -18,7 +18,7 @@ from cpython.ref cimport PyObject
 from cpython.list cimport PyList_New
 from cpython.long cimport PyLong_FromLongLong
 from libc.stdint cimport uint64_t
-from fastpgn._board_cy cimport validate_spans
+from fastpgn._board_cy cimport uci_spans, validate_spans
 
 cdef extern from "string.h":
     void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
@@ -1586,6 +1586,9 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     # A hook that says it validates SAN as fastpgn's board does (board.moves_hook()):
     # games from the standard start are replayed by the compiled board in place.
     cdef bint native = moves_hook is not None and getattr(moves_hook, "validates_san", False) is True
+    # ... or that it writes the UCI moves san_to_uci gives (board.moves_hook(uci=True))
+    cdef bint native_uci = moves_hook is not None and getattr(moves_hook, "writes_uci", False) is True
+    cdef Out uci
     global _spare, _spare_cap
     if end > PyBytes_GET_SIZE(data):
         end = PyBytes_GET_SIZE(data)
@@ -1598,6 +1601,7 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     gaps.table_mask = table.mask if table is not None else 0
     bads.items, bads.n, bads.cap = NULL, 0, 0
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
+    uci.data, uci.size, uci.cap = NULL, 0, 0
     out.size = 0
     if _spare != NULL:  # reuse the last call's buffer: no fresh pages to fault in per block
         out.data, out.cap = _spare, _spare_cap
@@ -1624,6 +1628,12 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
                         if native and not _has_start_tags(buf, game):
                             # what the hook would do, done on the moves where they lie
                             validate_spans(buf, game.moves, game.nmoves, NULL, 0, False)
+                        elif native_uci and not _has_start_tags(buf, game):
+                            uci.size = 0
+                            if _reserve(&uci, 3 * (game.end - game.start) + 16) < 0:
+                                raise MemoryError()
+                            game.moves_len = uci_spans(buf, game.moves, game.nmoves, NULL, 0, False, uci.data)
+                            game.moves_text = uci.data
                         else:
                             replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
                     except ValueError as exc:
@@ -1654,6 +1664,7 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
         free(gaps.items)
         free(bads.items)
         free(scratch.data)
+        free(uci.data)
         if _spare == NULL:
             _spare, _spare_cap = out.data, out.cap
         else:

@@ -231,6 +231,8 @@ def moves_hook(uci: bool = False):
         return out if uci else moves
 
     # The compiled scanner may do what this hook does itself, on the moves where
-    # they lie (validate_spans): it validates as validate_san and returns the SAN.
+    # they lie, for games without start tags: validate_spans (it validates as
+    # validate_san and returns the SAN) or uci_spans (it returns san_to_uci's UCI).
     hook.validates_san = not uci
+    hook.writes_uci = uci  # ... and with uci=True, writes the UCI moves there (uci_spans)
     return hook

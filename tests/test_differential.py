@@ -206,11 +206,9 @@ def test_native_validation_gives_what_the_validation_hook_gives():
     """board.moves_hook() lets the compiled scanner replay standard games itself; nothing may change."""
     from fastpgn.board import moves_hook
 
-    marked = moves_hook()
-    assert marked.validates_san is True and moves_hook(uci=True).validates_san is False
-
-    def plain(moves, tags):  # the same hook, without the mark: always called
-        return marked(moves, tags)
+    validating, writing = moves_hook(), moves_hook(uci=True)
+    assert (validating.validates_san, validating.writes_uci) == (True, False)
+    assert (writing.validates_san, writing.writes_uci) == (False, True)
 
     bad = (b'[Event "illegal"]\n\n1. e4 e5 2. Ke3 *\n\n'
            b'[Event "ambiguous"]\n\n1. Nf3 Nf6 2. Nc3 Nc6 3. Nd4 Nd5 4. Nb5 *\n\n'
@@ -218,13 +216,18 @@ def test_native_validation_gives_what_the_validation_hook_gives():
            b'[Event "960"]\n[Variant "Chess960"]\n[FEN "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"]\n\n'
            b'9. g3 Nc7 10. O-O *\n\n')
     data = bad + decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
-    results = []
-    for mod, hook in ((BACKENDS["cy"], marked), (BACKENDS["cy"], plain), (BACKENDS["py"], marked)):
-        results.append(mod.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False, hook))
-    assert results[0] == results[1] == results[2]
-    out, read, rejects = results[0]
-    assert [r[2] for r in rejects][:2] == [1, 2] and out.count(b"\n") == read - len(rejects)
-    assert read > 2000
+    for marked in (validating, writing):
+        def plain(moves, tags, marked=marked):  # the same hook, without the mark: always called
+            return marked(moves, tags)
+
+        results = []
+        for mod, hook in ((BACKENDS["cy"], marked), (BACKENDS["cy"], plain), (BACKENDS["py"], marked)):
+            results.append(mod.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False, hook))
+        assert results[0] == results[1] == results[2]
+        out, read, rejects = results[0]
+        assert [r[2] for r in rejects][:2] == [1, 2] and out.count(b"\n") == read - len(rejects)
+        assert read > 2000
+        assert ("\u2502e2e4 ".encode() in out) == (marked is writing)
 
 
 def test_opening_codes_from_the_compiled_table_are_the_maps():
