@@ -129,9 +129,29 @@ def _init_worker(openings_map, compression: str, validate: bool, uci: bool, in_p
         import signal
 
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _exit_with_parent()
     _WORKER["openings"] = _scan.kernel.opening_table(openings_map)
     _WORKER["compression"] = compression
     _WORKER["hook"] = _moves_hook(validate, uci)
+
+
+def _exit_with_parent() -> None:
+    """End this worker process when the converter that started it is gone.
+
+    A killed converter (SIGKILL, OOM) cannot shut its pool down, and the
+    workers would wait on their queue forever; a daemon thread notices the
+    new parent and leaves.
+    """
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="fastpgn-parent-watch", daemon=True).start()
 
 
 def _moves_hook(validate: bool, uci: bool):

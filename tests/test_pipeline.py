@@ -297,3 +297,34 @@ def test_a_named_pipe_converts_like_the_file(tmp_path, dump):
     # No folder of its own beside a pipe: the chunks go to the current folder, named like stdin's.
     assert [f.name for f in chunk_files(work)] == [f"stdin.part_{i:06d}.cri.gz" for i in range(3)]
     assert all_lines(work) == expected
+
+
+def test_worker_processes_do_not_outlive_a_killed_converter(tmp_path, dump):
+    """SIGKILL (or the OOM killer) leaves the pool no time to shut down; its workers must still go."""
+    src = _big_input(tmp_path, dump, copies=10)
+    out = tmp_path / "out"
+    # --validate runs Python per game, so the workers are processes on both backends
+    cmd = [sys.executable, "-m", "fastpgn", str(src), "500", "-o", str(out), "-j", "2", "-q", "--validate"]
+    proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
+    workers: set[int] = set()
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None and len(workers) < 2:
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    stat = (entry / "stat").read_text()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == proc.pid:
+                    workers.add(int(entry.name))
+        time.sleep(0.01)
+    assert proc.poll() is None, "the run ended before its workers could be seen"
+    proc.kill()
+    proc.wait(30)
+    assert len(workers) == 2
+    deadline = time.time() + 10
+    while time.time() < deadline and any(Path(f"/proc/{pid}").exists() for pid in workers):
+        time.sleep(0.1)
+    alive = [pid for pid in workers if Path(f"/proc/{pid}").exists()
+             and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]]
+    assert alive == [], "worker processes outlived the killed converter"
