@@ -1073,20 +1073,25 @@ cdef inline bint _is_legal(Board b, int mv) noexcept:
     return True
 
 
+cdef inline void _castle_targets(int king, int rook, int* kt, int* rt) noexcept nogil:
+    """Where castling puts the king (``kt``) and the rook (``rt``): g/f toward the h side, c/d else."""
+    cdef int back = king & 0x70
+    if rook > king:
+        kt[0] = back | 6
+        rt[0] = back | 5
+    else:
+        kt[0] = back | 2
+        rt[0] = back | 3
+
+
 cdef bint _castle_legal(Board b, int rook) noexcept:
     """Whether the side to move may castle now with the rook on ``rook``: empty path, no attacked king square."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
     cdef int k = b.king[us]
-    cdef int back = k & 0x70
     cdef int kt, rt, lo, hi, s, kp, rp
     cdef bint safe
-    if rook > k:
-        kt = back | 6
-        rt = back | 5
-    else:
-        kt = back | 2
-        rt = back | 3
+    _castle_targets(k, rook, &kt, &rt)
     lo = min(k, kt, rook, rt)
     hi = max(k, kt, rook, rt)
     for s in range(lo, hi + 1):
@@ -1170,15 +1175,9 @@ cdef inline int _move_pieces(Board b, int us, int frm, int to, int promo, int fl
     """
     cdef signed char* sq = b.sq
     cdef int piece = sq[frm]
-    cdef int captured, placed, back, kt, rt, rook
+    cdef int captured, placed, kt, rt, rook
     if flag == FLAG_CASTLE:
-        back = frm & 0x70
-        if to > frm:
-            kt = back | 6
-            rt = back | 5
-        else:
-            kt = back | 2
-            rt = back | 3
+        _castle_targets(frm, to, &kt, &rt)
         rook = sq[to]
         sq[frm] = 0
         sq[to] = 0
@@ -1269,18 +1268,12 @@ cdef void _unmake(Board b, Undo* undo) noexcept:
     cdef int promo = (mv >> 14) & 7
     cdef int flag = mv >> 17
     cdef int us = b.stm ^ 1
-    cdef int back, kt, rt, piece, rook, placed, vsq
+    cdef int kt, rt, piece, rook, placed, vsq
     b.stm = us
     if us == BLACK:
         b.fullmove -= 1
     if flag == FLAG_CASTLE:
-        back = frm & 0x70
-        if to > frm:
-            kt = back | 6
-            rt = back | 5
-        else:
-            kt = back | 2
-            rt = back | 3
+        _castle_targets(frm, to, &kt, &rt)
         piece = sq[kt]
         rook = sq[rt]
         sq[kt] = 0
@@ -1530,7 +1523,7 @@ cdef int _find_origins(Board b, int piece, int dest, int* out) noexcept:
 
 cdef int _resolve_castle(Board b, bint kingside, int* info) noexcept:
     cdef int us = b.stm
-    cdef int r, k, mv, back, kt, rt, s
+    cdef int r, k, mv, kt, rt, s
     info[0] = KING
     r = b.castle[2 * us + (0 if kingside else 1)]
     if r < 0:
@@ -1539,9 +1532,7 @@ cdef int _resolve_castle(Board b, bint kingside, int* info) noexcept:
     mv = k | r << 7 | FLAG_CASTLE << 17
     if _castle_legal(b, r):
         return mv
-    back = k & 0x70
-    kt = back | (6 if kingside else 2)
-    rt = back | (5 if kingside else 3)
+    _castle_targets(k, r, &kt, &rt)  # r is the rook of that side: right of the king for O-O
     for s in range(min(k, kt, r, rt), max(k, kt, r, rt) + 1):
         if s != k and s != r and b.sq[s]:
             info[1] = s

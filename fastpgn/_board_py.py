@@ -830,18 +830,18 @@ def _is_legal(b, mv):
     return True
 
 
+def _castle_targets(king, rook):
+    """Where castling puts the king and the rook: g/f toward the h side, c/d else."""
+    back = king & 0x70
+    return (back | 6, back | 5) if rook > king else (back | 2, back | 3)
+
+
 def _castle_legal(b, rook):
     """Whether the side to move may castle now with the rook on ``rook``: empty path, no attacked king square."""
     sq = b.sq
     us = b.stm
     k = b.king[us]
-    back = k & 0x70
-    if rook > k:
-        kt = back | 6
-        rt = back | 5
-    else:
-        kt = back | 2
-        rt = back | 3
+    kt, rt = _castle_targets(k, rook)
     lo = min(k, kt, rook, rt)
     hi = max(k, kt, rook, rt)
     for s in range(lo, hi + 1):
@@ -930,13 +930,7 @@ def _make(b, mv):
     piece = sq[frm]
     captured = 0
     if flag == FLAG_CASTLE:
-        back = frm & 0x70
-        if to > frm:
-            kt = back | 6
-            rt = back | 5
-        else:
-            kt = back | 2
-            rt = back | 3
+        kt, rt = _castle_targets(frm, to)
         rook = sq[to]
         sq[frm] = 0
         sq[to] = 0
@@ -1003,13 +997,7 @@ def _unmake(b, undo):
     if us == BLACK:
         b.fullmove -= 1
     if flag == FLAG_CASTLE:
-        back = frm & 0x70
-        if to > frm:
-            kt = back | 6
-            rt = back | 5
-        else:
-            kt = back | 2
-            rt = back | 3
+        kt, rt = _castle_targets(frm, to)
         piece = sq[kt]
         rook = sq[rt]
         sq[kt] = 0
@@ -1190,9 +1178,7 @@ def _resolve_castle(b, kingside, info):
     mv = k | r << 7 | FLAG_CASTLE << 17
     if _castle_legal(b, r):
         return mv
-    back = k & 0x70
-    kt = back | (6 if kingside else 2)
-    rt = back | (5 if kingside else 3)
+    kt, rt = _castle_targets(k, r)  # r is the rook of that side: right of the king for O-O
     for s in range(min(k, kt, r, rt), max(k, kt, r, rt) + 1):
         if s != k and s != r and b.sq[s]:
             info[1] = s

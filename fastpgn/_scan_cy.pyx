@@ -452,19 +452,23 @@ cdef bint _grow(void **p, size_t size) noexcept nogil:
     return True
 
 
+cdef Py_ssize_t _unescape_into(const char *p, Py_ssize_t n, char *d) noexcept nogil:
+    """Copy a tag value to ``d`` with ``\\"`` and ``\\\\`` undone; returns the length written (<= n)."""
+    cdef Py_ssize_t i = 0, k = 0
+    while i < n:
+        if p[i] == b'\\' and i + 1 < n and (p[i + 1] == b'"' or p[i + 1] == b'\\'):
+            i += 1
+        d[k] = p[i]
+        k += 1
+        i += 1
+    return k
+
+
 cdef bytes _unescape(const char *p, Py_ssize_t n):
     if memchr(p, b'\\', n) == NULL:
         return PyBytes_FromStringAndSize(p, n)
-    cdef bytearray out = bytearray()
-    cdef Py_ssize_t i = 0
-    while i < n:
-        if p[i] == b'\\' and i + 1 < n and (p[i + 1] == b'"' or p[i + 1] == b'\\'):
-            out.append(p[i + 1])
-            i += 2
-        else:
-            out.append(<unsigned char>p[i])
-            i += 1
-    return bytes(out)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, n)
+    return out[:_unescape_into(p, n, PyBytes_AS_STRING(out))]
 
 
 cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, _Game game) noexcept nogil:
@@ -1050,32 +1054,14 @@ cdef long long _seconds_of_day(const char *p, Py_ssize_t n) noexcept nogil:
     return parts[0] * 3600 + parts[1] * 60 + parts[2]
 
 
-cdef object _span(const char *buf, _Game game, Py_ssize_t t, const char **p, Py_ssize_t *n):
-    """Point ``p``/``n`` at tag ``t``'s value with escapes undone.
-
-    Returns the bytes object that holds the text when escapes had to be undone
-    (keep it alive while using ``p``), else None: the text is the block's.
-    """
-    cdef Py_ssize_t s = game.tags[4 * t + 2], e = game.tags[4 * t + 3]
-    cdef bytes v
-    if memchr(buf + s, b'\\', e - s) == NULL:
-        p[0] = buf + s
-        n[0] = e - s
-        return None
-    v = _unescape(buf + s, e - s)
-    p[0] = PyBytes_AS_STRING(v)
-    n[0] = PyBytes_GET_SIZE(v)
-    return v
-
-
 cdef int _cspan(const char *buf, _Game game, Py_ssize_t t, Out *scratch,
                 const char **p, Py_ssize_t *n) noexcept nogil:
-    """_span without the GIL: escapes are undone into ``scratch`` (valid until its next use).
+    """Point ``p``/``n`` at tag ``t``'s value with escapes undone: the block's own text,
+    or a copy in ``scratch`` (valid until its next use) when it has escapes.
 
     Returns -1 when ``scratch`` cannot grow.
     """
-    cdef Py_ssize_t s = game.tags[4 * t + 2], e = game.tags[4 * t + 3], i
-    cdef char *d
+    cdef Py_ssize_t s = game.tags[4 * t + 2], e = game.tags[4 * t + 3]
     if memchr(buf + s, b'\\', e - s) == NULL:
         p[0] = buf + s
         n[0] = e - s
@@ -1083,16 +1069,8 @@ cdef int _cspan(const char *buf, _Game game, Py_ssize_t t, Out *scratch,
     scratch.size = 0
     if _reserve(scratch, e - s) < 0:
         return -1
-    d = scratch.data
-    i = s
-    while i < e:  # the rule of _unescape
-        if buf[i] == b'\\' and i + 1 < e and (buf[i + 1] == b'"' or buf[i + 1] == b'\\'):
-            i += 1
-        d[0] = buf[i]
-        d += 1
-        i += 1
     p[0] = scratch.data
-    n[0] = d - scratch.data
+    n[0] = _unescape_into(buf + s, e - s, scratch.data)
     return 0
 
 
@@ -1508,9 +1486,14 @@ cdef list _rejects(const char *buf, Bads *bads, long long base_offset, list hook
     return rejects
 
 
+cdef inline bint _reads_as_dict(object mapping):
+    """A dict, or a subclass that keeps dict's lookup (OpeningMap): read in C, its ``__missing__`` still asked."""
+    return PyDict_Check(mapping) and type(mapping).__getitem__ is dict.__getitem__
+
+
 cdef bytes _fill_openings(const char *buf, Out *out, Gaps *gaps, object openings):
     """The lines of ``out`` with each gap's opening code (the map's value, ``?`` when absent)."""
-    cdef bint plain_dict = PyDict_Check(openings) and type(openings).__getitem__ is dict.__getitem__
+    cdef bint plain_dict = _reads_as_dict(openings)
     cdef list codes = []
     cdef Py_ssize_t i, size = out.size, at = 0
     cdef PyObject *hit
@@ -1558,7 +1541,7 @@ def opening_table(object openings):
     table, read without the GIL; anything else is returned as it is and asked
     per game. Make it once per run: the copy is the map as it is now.
     """
-    if openings is not None and PyDict_Check(openings) and type(openings).__getitem__ is dict.__getitem__:
+    if openings is not None and _reads_as_dict(openings):
         return _OpeningTable(openings)
     return openings
 
@@ -1625,17 +1608,17 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
                 if not game.bad:
                     replaced = None
                     try:
-                        if native and not _has_start_tags(buf, game):
-                            # what the hook would do, done on the moves where they lie
+                        # a game from the standard start: what the hook would do, on the moves where they lie
+                        if not ((native or native_uci) and not _has_start_tags(buf, game)):
+                            replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
+                        elif native:
                             validate_spans(buf, game.moves, game.nmoves, NULL, 0, False)
-                        elif native_uci and not _has_start_tags(buf, game):
+                        else:
                             uci.size = 0
                             if _reserve(&uci, 3 * (game.end - game.start) + 16) < 0:
                                 raise MemoryError()
                             game.moves_len = uci_spans(buf, game.moves, game.nmoves, NULL, 0, False, uci.data)
                             game.moves_text = uci.data
-                        else:
-                            replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
                     except ValueError as exc:
                         # the C record quotes the reason by its index in hook_reasons
                         game.fail(BAD_HOOK, game.start, len(hook_reasons), 0)
@@ -1942,33 +1925,38 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     cdef long long number = first_game
     cdef Py_ssize_t pos, t, vn, ns, nn
     cdef const char *vp
-    cdef object hold
     cdef dict headers
     cdef tuple record
+    cdef Out scratch
+    scratch.data, scratch.size, scratch.cap = NULL, 0, 0
     if end > PyBytes_GET_SIZE(data):
         end = PyBytes_GET_SIZE(data)
-    pos = _first(buf, start, end, at_stream_start)
-    while _scan_game(buf, pos, end, game):
-        number += 1
-        pos = game.end
-        if game.out_of_memory:
-            raise MemoryError()
-        if game.bad:
-            rejects.append((_reason_of(buf, game.bad, game.bad_tok, game.bad_len, None),
-                            base_offset + game.bad_pos, number, game.start, game.end))
-            if stop_on_error:
-                break
-            continue
-        headers = _sized_dict(game.ntags)
-        for t in range(game.ntags):
-            ns = game.tags[4 * t]
-            nn = game.tags[4 * t + 1] - ns
-            hold = _span(buf, game, t, &vp, &vn)
-            headers[_header_name(buf + ns, nn)] = _value_text(vp, vn) if _repeats(buf + ns, nn) else _text(vp, vn)
-        record = (base_offset + game.start, number, headers,
-                  _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game), _ply_clocks(buf, game),
-                  _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
-                  game.first_ply, game.start, game.end)
-        _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
-        out.append(record)
-    return out, number - first_game, rejects
+    try:
+        pos = _first(buf, start, end, at_stream_start)
+        while _scan_game(buf, pos, end, game):
+            number += 1
+            pos = game.end
+            if game.out_of_memory:
+                raise MemoryError()
+            if game.bad:
+                rejects.append((_reason_of(buf, game.bad, game.bad_tok, game.bad_len, None),
+                                base_offset + game.bad_pos, number, game.start, game.end))
+                if stop_on_error:
+                    break
+                continue
+            headers = _sized_dict(game.ntags)
+            for t in range(game.ntags):
+                ns = game.tags[4 * t]
+                nn = game.tags[4 * t + 1] - ns
+                if _cspan(buf, game, t, &scratch, &vp, &vn) < 0:
+                    raise MemoryError()
+                headers[_header_name(buf + ns, nn)] = _value_text(vp, vn) if _repeats(buf + ns, nn) else _text(vp, vn)
+            record = (base_offset + game.start, number, headers,
+                      _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game), _ply_clocks(buf, game),
+                      _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
+                      game.first_ply, game.start, game.end)
+            _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
+            out.append(record)
+        return out, number - first_game, rejects
+    finally:
+        free(scratch.data)

@@ -288,14 +288,19 @@ class Block:
         return f"input ends inside this game ({self.damage.reason})"
 
 
+def _blank_line_ends_at(byte_at, i: int) -> bool:
+    """Whether the ``\\n`` at index ``i`` ends a blank line (only spaces, tabs and CR since the one before)."""
+    j = i - 1
+    while j >= 0 and byte_at(j) in b" \t\r":
+        j -= 1
+    return j >= 0 and byte_at(j) == 10
+
+
 def find_cut(buf, lo: int) -> int:
     """First index ``q >= lo`` where a blank line is followed by a line starting with ``[``; -1 if none."""
     i = buf.find(b"\n[", max(lo, 1) - 1)
     while i >= 0:
-        j = i - 1
-        while j >= 0 and buf[j] in b" \t\r":
-            j -= 1
-        if j >= 0 and buf[j] == 10:
+        if _blank_line_ends_at(buf.__getitem__, i):
             return i + 1
         i = buf.find(b"\n[", i + 1)
     return -1
@@ -305,10 +310,7 @@ def _last_cut(buf) -> int:
     """Last game boundary in ``buf``; 0 if none."""
     i = buf.rfind(b"\n[")
     while i > 0:
-        j = i - 1
-        while j >= 0 and buf[j] in b" \t\r":
-            j -= 1
-        if j >= 0 and buf[j] == 10:
+        if _blank_line_ends_at(buf.__getitem__, i):
             return i + 1
         i = buf.rfind(b"\n[", 0, i)
     return 0
@@ -370,10 +372,7 @@ class _Pending:
                 if at < 0:
                     return -1
                 hit = at - skip + first
-            j = hit - 1
-            while j >= 0 and self.byte(j) in b" \t\r":
-                j -= 1
-            if j >= 0 and self.byte(j) == 0x0A:
+            if _blank_line_ends_at(self.byte, hit):
                 return hit + 1
             i = hit + 1
 
