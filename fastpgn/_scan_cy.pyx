@@ -17,6 +17,7 @@ from cpython.dict cimport PyDict_GetItem, PyDict_Check
 from cpython.ref cimport PyObject
 from cpython.list cimport PyList_New
 from cpython.long cimport PyLong_FromLongLong
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from libc.stdint cimport uint64_t
 from fastpgn._board_cy cimport uci_spans, validate_spans
 
@@ -1546,16 +1547,30 @@ def opening_table(object openings):
     return openings
 
 
-def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
+def lines_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                      long long first_game, bint at_stream_start, object openings,
                      bint stop_on_error, object moves_hook=None):
     """Turn the whole games in ``data[start:end]`` into 22-field lines (see the pure twin).
 
-    Without a moves hook the games are read and written with the GIL
-    released, so threads can share the work; the opening codes are then
-    filled in with it (the map is a Python object).
+    ``data`` is any bytes-like object (bytes, bytearray, memoryview). Without
+    a moves hook the games are read and written with the GIL released, so
+    threads can share the work; the opening codes are then filled in with
+    it (the map is a Python object).
     """
-    cdef const char *buf = PyBytes_AS_STRING(data)
+    cdef Py_buffer view
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        if end > view.len:
+            end = view.len
+        return _lines_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
+                                 openings, stop_on_error, moves_hook)
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
+                             long long first_game, bint at_stream_start, object openings,
+                             bint stop_on_error, object moves_hook):
     cdef _Game game = _Game()
     cdef list rejects
     cdef long long number = first_game
@@ -1573,8 +1588,6 @@ def lines_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     cdef bint native_uci = moves_hook is not None and getattr(moves_hook, "writes_uci", False) is True
     cdef Out uci
     global _spare, _spare_cap
-    if end > PyBytes_GET_SIZE(data):
-        end = PyBytes_GET_SIZE(data)
     gaps.items, gaps.n, gaps.cap = NULL, 0, 0
     cdef _OpeningTable table = None
     if isinstance(openings, _OpeningTable):
@@ -1916,10 +1929,22 @@ cdef list _ply_clocks(const char *buf, _Game game):
     return clocks
 
 
-def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
+def games_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                      long long first_game, bint at_stream_start, bint stop_on_error):
-    """Scan the whole games in ``data[start:end]`` into record tuples (see the pure twin)."""
-    cdef const char *buf = PyBytes_AS_STRING(data)
+    """Scan the whole games in ``data[start:end]`` (any bytes-like object) into record tuples (see the pure twin)."""
+    cdef Py_buffer view
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        if end > view.len:
+            end = view.len
+        return _games_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
+                                 stop_on_error)
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
+                             long long first_game, bint at_stream_start, bint stop_on_error):
     cdef _Game game = _Game()
     cdef list out = [], rejects = []
     cdef long long number = first_game
@@ -1929,8 +1954,6 @@ def games_from_block(bytes data, Py_ssize_t start, Py_ssize_t end, long long bas
     cdef tuple record
     cdef Out scratch
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
-    if end > PyBytes_GET_SIZE(data):
-        end = PyBytes_GET_SIZE(data)
     try:
         pos = _first(buf, start, end, at_stream_start)
         while _scan_game(buf, pos, end, game):

@@ -1045,6 +1045,11 @@ def opening_table(openings):
     return openings
 
 
+def _as_bytes(buf) -> bytes:
+    """The block as bytes (the compiled kernel reads any bytes-like object in place)."""
+    return buf if type(buf) is bytes else bytes(buf)
+
+
 def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
                      openings, stop_on_error, moves_hook=None):
     """Turn the whole games in ``buf[start:end]`` into 22-field lines.
@@ -1058,6 +1063,7 @@ def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
     game; ``tags`` is the list of ``(name, value)`` bytes pairs of the tags
     that say where the game starts (FEN, SetUp, Variant), in file order.
     """
+    buf = _as_bytes(buf)
     out = []
     rejects = []
     number = first_game
@@ -1109,6 +1115,7 @@ def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, 
     ``first_ply`` the ply the move number before the first move names (``12...``
     is 23: Black's 12th move; -1 when no number precedes the first move).
     """
+    buf = _as_bytes(buf)
     out = []
     rejects = []
     number = first_game

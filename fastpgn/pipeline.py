@@ -23,7 +23,6 @@ PGN file; games read = games written + games rejected.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import stat
@@ -35,7 +34,7 @@ from pathlib import Path
 
 from fastpgn import _scan, openings as _openings
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError
-from fastpgn.sources import BLOCK_SIZE, Source, blocks, check_pgn, open_source
+from fastpgn.sources import BLOCK_SIZE, READ_SIZE, Source, check_pgn, cut_blocks, open_source
 
 try:
     from isal import igzip as _gzip
@@ -166,7 +165,8 @@ def _work(data: bytes, offset: int, at_stream_start: bool):
     """Lines of one block, compressed: ``(member, lines, games_read, rejects)``."""
     lines, read, rejects = _scan.kernel.lines_from_block(
         data, 0, len(data), offset, 0, at_stream_start, _WORKER["openings"], False, _WORKER["hook"])
-    raw = [(reason, error_offset, number, data[start:end]) for reason, error_offset, number, start, end in rejects]
+    raw = [(reason, error_offset, number, bytes(data[start:end]))
+           for reason, error_offset, number, start, end in rejects]
     return compress(lines, _WORKER["compression"]), read - len(raw), read, raw
 
 
@@ -371,12 +371,12 @@ class Converter:
             if self.rejects_path.exists():
                 self.rejects_path.unlink()
 
-        chunk_iter = source.chunks()
-        first = next(chunk_iter, b"")
+        head = self._first_bytes(source, p["block_offset"])
         if p["block_offset"] == 0:
-            check_pgn(first, source.name)
-        head = self._first_bytes(itertools.chain([first], chunk_iter), p["block_offset"], source)
-        block_iter = blocks(head, opts.block_size, p["block_offset"])
+            check_pgn(head, source.name)
+        # Buffers of blocks already delivered come back here and hold later blocks.
+        buffers: list = []
+        block_iter = cut_blocks(source.readinto, opts.block_size, p["block_offset"], head, buffers)
 
         pool = self._pool(table)
         pending: deque = deque()
@@ -395,20 +395,27 @@ class Converter:
                         pending.append((block, None))
                     elif pool is None:
                         pending.append((block, _work(block.data, block.offset, block.at_stream_start)))
-                    else:
+                        block.release()
+                    elif isinstance(pool, ThreadPoolExecutor):  # threads read the block in place
                         pending.append((block, pool.submit(_work, block.data, block.offset,
                                                            block.at_stream_start)))
+                    else:
+                        pending.append((block, pool.submit(_work, bytes(block.data), block.offset,
+                                                           block.at_stream_start)))
+                        block.release()
                 if not pending:
                     break
                 block, job = pending.popleft()
                 rejects_size = rejects_file.tell() if rejects_file else 0
                 if job is None:
                     member, count, read, raw = compress(b"", opts.compression), 0, 0, []
-                    if block.data.strip():
-                        raw = [(block.truncation_reason(), block.damage.offset, 1, block.data)]
+                    text = bytes(block.data)
+                    if text.strip():
+                        raw = [(block.truncation_reason(), block.damage.offset, 1, text)]
                         read = 1
                 else:
                     member, count, read, raw = job if pool is None else job.result()
+                block.release()
                 before = {"games_read": games_read, "games_rejected": rejected,
                           "rejects_size": rejects_size}
                 for reason, error_offset, number, text in raw:
@@ -470,20 +477,20 @@ class Converter:
                                            "games_rejected": rejected})
         return s
 
-    def _first_bytes(self, chunk_iter, skip: int, source: Source):
-        """The decompressed stream from absolute offset ``skip`` (resume re-reads and drops the rest)."""
+    def _first_bytes(self, source: Source, skip: int) -> bytes:
+        """The first decompressed bytes from absolute offset ``skip`` (resume reads and drops those before)."""
+        scratch = memoryview(bytearray(READ_SIZE))
         seen = 0
-        for chunk in chunk_iter:
-            if seen + len(chunk) <= skip:
-                seen += len(chunk)
-                continue
-            if seen < skip:
-                chunk = chunk[skip - seen:]
-                seen = skip
-            yield chunk
-        if seen < skip:
-            raise InputError(f"{source.name} is shorter than when the run was interrupted; "
-                             "run without --resume", seen)
+        while True:
+            n = source.readinto(scratch)
+            if not n:
+                if seen < skip:
+                    raise InputError(f"{source.name} is shorter than when the run was interrupted; "
+                                     "run without --resume", seen)
+                return b""
+            if seen + n > skip:
+                return bytes(scratch[skip - seen:n])
+            seen += n
 
     def _deliver(self, chunks: _Chunks, member: bytes, count: int, skip: int, fingerprint: dict,
                  block, before: dict, after: dict) -> None:

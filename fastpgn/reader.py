@@ -16,7 +16,7 @@ from typing import Iterator
 
 from fastpgn import _scan, openings as _openings
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError
-from fastpgn.sources import BLOCK_SIZE, Block, blocks, open_source
+from fastpgn.sources import BLOCK_SIZE, Block, cut_blocks, open_source
 
 _POLICIES = ("raise", "skip")
 
@@ -141,6 +141,7 @@ class _BlockReader:
         self.games_read = 0
         self.games_yielded = 0
         self.name = None
+        self._buffers: list = []    # buffers of blocks already scanned, for later blocks
 
     def _blocks(self) -> Iterator[Block]:
         source = open_source(self._source_arg)
@@ -148,33 +149,35 @@ class _BlockReader:
         try:
             if source.kind == "pgn" and source.size == 0:
                 return
-            yield from blocks(source.chunks(), self.block_size)
+            yield from cut_blocks(source.readinto, self.block_size, pool=self._buffers)
         finally:
             source.close()
-
-    def _reject(self, block: Block, reject) -> None:
-        reason, error_offset, number, start, end = reject
-        self.rejected.append(Rejected(block.offset + start, number, reason, error_offset,
-                                      block.data[start:end]))
 
     def _truncated(self, block: Block) -> bool:
         """Handle a block that holds the cut-short start of a game; True if it did."""
         if not block.truncated:
             return False
-        if block.data.strip():
+        text = bytes(block.data)
+        if text.strip():
             self.games_read += 1
             reason = block.truncation_reason()
             self.rejected.append(Rejected(block.offset, self.games_read, reason,
-                                          block.damage.offset, block.data))
+                                          block.damage.offset, text))
             if self.errors == "raise":
                 raise PGNSyntaxError(reason, block.damage.offset, self.games_read)
         return True
 
-    def _finish(self, rejects, block: Block) -> None:
-        for reject in rejects:
-            self._reject(block, reject)
-        if rejects and self.errors == "raise":
-            raise self.rejected[-1].error()
+    @staticmethod
+    def _kept(rejects, block: Block) -> list[Rejected]:
+        """The block's rejected games, their text copied (the block's buffer holds later blocks)."""
+        return [Rejected(block.offset + start, number, reason, error_offset, bytes(block.data[start:end]))
+                for reason, error_offset, number, start, end in rejects]
+
+    def _finish(self, kept: list[Rejected]) -> None:
+        """After the block's good games: its rejected ones join ``rejected`` (and raise, if so asked)."""
+        self.rejected.extend(kept)
+        if kept and self.errors == "raise":
+            raise kept[-1].error()
 
     def _damage(self, block: Block) -> None:
         if block.damage is not None:
@@ -194,10 +197,12 @@ class GameReader(_BlockReader):
             records, read, rejects = scan(block.data, 0, len(block.data), block.offset,
                                           self.games_read, block.at_stream_start, stop)
             self.games_read += read
+            kept = self._kept(rejects, block)
+            block.release()
             for offset, number, headers, moves, evals, clocks, result, first_ply, _s, _e in records:
                 self.games_yielded += 1
                 yield Game(offset, number, headers, moves, evals, clocks, result, first_ply)
-            self._finish(rejects, block)
+            self._finish(kept)
             self._damage(block)
 
 
@@ -218,12 +223,14 @@ class LineReader(_BlockReader):
             out, read, rejects = scan(block.data, 0, len(block.data), block.offset,
                                       self.games_read, block.at_stream_start, self.openings, stop)
             self.games_read += read
+            kept = self._kept(rejects, block)
+            block.release()
             if out:
                 lines = out.decode("utf-8", "replace").split("\n")
                 lines.pop()
                 self.games_yielded += len(lines)
                 yield from lines
-            self._finish(rejects, block)
+            self._finish(kept)
             self._damage(block)
 
 

@@ -9,7 +9,15 @@ installed), else plain PGN.
 
 Damage (a truncated or corrupt compressed stream) surfaces as
 ``InputError`` carrying the decompressed offset reached; the block reader
-first hands out every whole game before it (see ``Block.damage``).
+first hands out every whole game before it (see ``Block.damage``). zstd is
+decoded by python-zstandard's stream reader straight into the block
+buffers; that reader reports corrupt data but not a stream that stops early,
+so ``_ZstdFrames`` follows the frame headers on the way to tell the two apart.
+
+Buffers: ``Source.readinto`` fills the cutter's buffers in place (zstd and
+plain files; gzip and bzip2 copy from their decoder), a block is a view of
+its buffer, and a released block's buffer holds a later one, so a run
+allocates a handful of buffers whatever the input size.
 
 Block cuts: a block always ends where a blank line is followed by a line
 starting with ``[`` (a game boundary for the scanner too), at the first such
@@ -57,8 +65,8 @@ def detect(head: bytes) -> str:
     >>> detect(b"BZh91AY&SY"), detect(b"[Event"), detect(b"\\x28\\xb5\\x2f\\xfd")
     ('bz2', 'pgn', 'zst')
     """
-    if head.startswith(MAGIC_ZSTD):
-        return "zst"
+    if head.startswith(MAGIC_ZSTD) or (len(head) >= 4 and head[1:4] == b"\x2a\x4d\x18" and head[0] & 0xF0 == 0x50):
+        return "zst"  # a zstd frame, or a skippable frame (which a zstd stream may start with)
     if head.startswith(MAGIC_BZ2):
         return "bz2"
     if head.startswith(MAGIC_GZIP):
@@ -79,6 +87,7 @@ class Source:
         self._threads = threads
         self.raw_read = 0           # raw bytes consumed so far (for progress)
         self.offset = 0             # decompressed bytes handed out so far
+        self._fill = None           # readinto of the decoder, made on first use
         head = self._peek(4)
         self.kind = detect(head)
 
@@ -93,17 +102,45 @@ class Source:
         self._raw = _Prefixed(data, self._raw)
         return data
 
+    def _read_raw(self, n: int) -> bytes:
+        try:
+            data = self._raw.read(n)
+        except OSError as exc:
+            raise InputError(f"cannot read {self.name}: {exc.strerror or exc}", self.offset) from None
+        self.raw_read += len(data)
+        return data
+
     def _raw_chunks(self) -> Iterator[bytes]:
-        read = self._raw.read
         while True:
-            try:
-                data = read(READ_SIZE)
-            except OSError as exc:
-                raise InputError(f"cannot read {self.name}: {exc.strerror or exc}", self.offset) from None
+            data = self._read_raw(READ_SIZE)
             if not data:
                 return
-            self.raw_read += len(data)
             yield data
+
+    def readinto(self, view) -> int:
+        """Fill ``view`` with the next decompressed bytes; the count, 0 at the end.
+
+        Damage raises InputError once every byte before it was handed out.
+        zstd and plain files are read straight into ``view``; the other
+        kinds copy from their decoder's output.
+        """
+        if self._fill is None:
+            if self.kind == "zst":
+                self._fill = _ZstdStream(self).readinto
+            elif self.kind == "pgn" and isinstance(self._raw, (io.BufferedReader, io.FileIO, io.BytesIO)):
+                self._fill = self._plain_readinto
+            else:
+                self._fill = _ChunkFiller(self.chunks()).readinto
+        return self._fill(view)
+
+    def _plain_readinto(self, view) -> int:
+        try:
+            n = self._raw.readinto(view)
+        except OSError as exc:
+            raise InputError(f"cannot read {self.name}: {exc.strerror or exc}", self.offset) from None
+        self.raw_read += n
+        self.offset += n
+        return n
 
     def chunks(self) -> Iterator[bytes]:
         """Decompressed data, in pieces of about a MiB or more."""
@@ -111,22 +148,25 @@ class Source:
             for data in self._raw_chunks():
                 self.offset += len(data)
                 yield data
+        elif self.kind == "zst":
+            stream = _ZstdStream(self)
+            while True:
+                data = stream.read(4 * READ_SIZE)
+                if not data:
+                    return
+                yield data
         elif self.kind == "bz2" and _ibz2 is not None and self.path is not None and self._threads > 1:
             yield from self._indexed_bzip2()
         else:
             yield from self._frames()
 
     def _new_decoder(self):
-        if self.kind == "zst":
-            import zstandard
-
-            return zstandard.ZstdDecompressor().decompressobj()
         if self.kind == "bz2":
             return bz2.BZ2Decompressor()
         return _gzip_zlib.decompressobj(31)
 
     def _frames(self) -> Iterator[bytes]:
-        """Multi-frame/stream/member decoding with damage detection."""
+        """Multi-stream/member decoding (bzip2, gzip) with damage detection."""
         decoder = None
         fed = False
         for data in self._raw_chunks():
@@ -206,6 +246,126 @@ class Source:
             self._raw.close()
 
 
+class _ZstdStream:
+    """zstd frames decoded straight into the caller's buffer (``readinto``), or as bytes (``read``)."""
+
+    def __init__(self, source: Source) -> None:
+        import zstandard
+
+        self._source = source
+        self._frames = _ZstdFrames(source)
+        self._reader = zstandard.ZstdDecompressor().stream_reader(
+            self._frames, read_size=READ_SIZE, read_across_frames=True, closefd=False)
+        self._error = zstandard.ZstdError
+
+    def _checked(self, n: int) -> int:
+        source = self._source
+        if n == 0 and not self._frames.complete:
+            raise InputError(f"truncated zst data in {source.name}: the input ends mid-stream", source.offset)
+        source.offset += n
+        return n
+
+    def readinto(self, view) -> int:
+        try:
+            n = self._reader.readinto(view)
+        except self._error as exc:
+            raise InputError(f"corrupt zst data in {self._source.name}: {exc}", self._source.offset) from None
+        return self._checked(n)
+
+    def read(self, size: int) -> bytes:
+        try:
+            data = self._reader.read(size)
+        except self._error as exc:
+            raise InputError(f"corrupt zst data in {self._source.name}: {exc}", self._source.offset) from None
+        self._checked(len(data))
+        return data
+
+
+_ZSTD_FRAME = 0xFD2FB528
+_ZSTD_SKIPPABLE = 0x184D2A50    # ... to 0x184D2A5F
+_DICT_ID_SIZE = (0, 1, 2, 4)
+_CONTENT_SIZE_SIZE = (0, 2, 4, 8)
+
+
+class _ZstdFrames:
+    """The compressed stream on its way to the decoder, its frame layout followed (RFC 8878, section 3.1).
+
+    The decoder reports corrupt data, but not a stream that simply stops
+    (a cut download): that shows here as an end of input anywhere but
+    between two frames. Only headers are read: a frame header, then each
+    block's three-byte header (its size says how far the next one is),
+    then the checksum if the frame has one; skippable frames are skipped.
+    """
+
+    def __init__(self, source: Source) -> None:
+        self._source = source
+        self._state = "magic"
+        self._need = 4              # header bytes the state waits for
+        self._head = b""            # those gathered so far (a header may straddle two reads)
+        self._skip = 0              # payload bytes to pass before the next header
+        self._checksum = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether the input read so far ends between frames."""
+        return self._state in ("magic", "unknown") and not self._head and not self._skip
+
+    def read(self, n: int) -> bytes:
+        data = self._source._read_raw(n)
+        pos, size = 0, len(data)
+        while pos < size and self._state != "unknown":
+            if self._skip:
+                take = min(self._skip, size - pos)
+                self._skip -= take
+                pos += take
+                continue
+            take = self._need - len(self._head)
+            self._head += data[pos:pos + take]
+            pos += take
+            if len(self._head) == self._need:
+                head, self._head = self._head, b""
+                self._header(head)
+        return data
+
+    def _expect(self, state: str, need: int) -> None:
+        self._state, self._need = state, need
+
+    def _header(self, head: bytes) -> None:
+        state = self._state
+        if state == "magic":
+            magic = int.from_bytes(head, "little")
+            if magic == _ZSTD_FRAME:
+                self._expect("descriptor", 1)
+            elif magic & ~0xF == _ZSTD_SKIPPABLE:
+                self._expect("skippable", 4)
+            else:
+                self._state = "unknown"     # not a frame: the decoder names the damage
+        elif state == "descriptor":
+            d = head[0]
+            single_segment = (d >> 5) & 1
+            self._checksum = bool(d & 4)
+            content_size = _CONTENT_SIZE_SIZE[d >> 6] or single_segment
+            rest = (1 - single_segment) + _DICT_ID_SIZE[d & 3] + content_size
+            if rest:
+                self._expect("header", rest)
+            else:
+                self._expect("block", 3)
+        elif state == "header":
+            self._expect("block", 3)
+        elif state == "block":
+            h = int.from_bytes(head, "little")
+            self._skip = 1 if (h >> 1) & 3 == 1 else h >> 3     # an RLE block holds one byte
+            if h & 1 and self._checksum:                        # the frame's last block
+                self._expect("checksum", 4)
+            elif h & 1:
+                self._expect("magic", 4)
+        elif state == "checksum":
+            self._expect("magic", 4)
+        elif state == "skippable":
+            self._skip = int.from_bytes(head, "little")
+            self._expect("magic", 4)
+
+
 class _Prefixed(io.RawIOBase):
     """A stream that first returns bytes already read from another (for unpeekable inputs)."""
 
@@ -276,16 +436,29 @@ def check_pgn(head: bytes, name: str) -> None:
 
 @dataclass
 class Block:
-    """Whole games: ``data`` starts at decompressed ``offset`` of the stream."""
+    """Whole games: ``data`` starts at decompressed ``offset`` of the stream.
 
-    data: bytes
+    ``data`` is a read-only view of a buffer the cutter may fill again once
+    ``release()`` is called: keep a copy (``bytes(...)``) of anything needed
+    after that.
+    """
+
+    data: memoryview
     offset: int
     at_stream_start: bool
     damage: InputError | None = None   # set on the last block when the input is damaged
     truncated: bool = False            # the data is the start of a game the damage cut short
+    _buffer: bytearray | None = None
+    _pool: list | None = None
 
     def truncation_reason(self) -> str:
         return f"input ends inside this game ({self.damage.reason})"
+
+    def release(self) -> None:
+        """The block's data is no longer needed: its buffer may hold a later block."""
+        if self._pool is not None and self._buffer is not None:
+            self._pool.append(self._buffer)
+        self._buffer = self._pool = None
 
 
 def _blank_line_ends_at(byte_at, i: int) -> bool:
@@ -296,19 +469,20 @@ def _blank_line_ends_at(byte_at, i: int) -> bool:
     return j >= 0 and byte_at(j) == 10
 
 
-def find_cut(buf, lo: int) -> int:
-    """First index ``q >= lo`` where a blank line is followed by a line starting with ``[``; -1 if none."""
-    i = buf.find(b"\n[", max(lo, 1) - 1)
+def find_cut(buf, lo: int, hi: int | None = None) -> int:
+    """First index ``q`` in ``[lo, hi]`` where a blank line is followed by a line starting with ``[``; -1 if none."""
+    hi = len(buf) if hi is None else hi
+    i = buf.find(b"\n[", max(lo, 1) - 1, hi)
     while i >= 0:
         if _blank_line_ends_at(buf.__getitem__, i):
             return i + 1
-        i = buf.find(b"\n[", i + 1)
+        i = buf.find(b"\n[", i + 1, hi)
     return -1
 
 
-def _last_cut(buf) -> int:
-    """Last game boundary in ``buf``; 0 if none."""
-    i = buf.rfind(b"\n[")
+def _last_cut(buf, hi: int) -> int:
+    """Last game boundary in ``buf[:hi]``; 0 if none."""
+    i = buf.rfind(b"\n[", 0, hi)
     while i > 0:
         if _blank_line_ends_at(buf.__getitem__, i):
             return i + 1
@@ -316,114 +490,108 @@ def _last_cut(buf) -> int:
     return 0
 
 
-class _Pending:
-    """Decompressed bytes not yet handed out, kept as the chunks they came in (no copy until a block is cut)."""
-
-    def __init__(self) -> None:
-        self.pieces: list[memoryview] = []
-        self.size = 0
-
-    def add(self, chunk: bytes) -> None:
-        if chunk:
-            self.pieces.append(memoryview(chunk))
-            self.size += len(chunk)
-
-    def byte(self, k: int) -> int:
-        """The byte at index ``k`` (counted from the first pending byte); walks back from the newest piece."""
-        end = self.size
-        for piece in reversed(self.pieces):
-            if k >= end - len(piece):
-                return piece[k - (end - len(piece))]
-            end -= len(piece)
-        raise IndexError(k)
-
-    def take(self, q: int) -> bytes:
-        """The first ``q`` pending bytes as one bytes object (the one copy a block costs)."""
-        out, rest, taken = [], [], 0
-        for piece in self.pieces:
-            if taken >= q:
-                rest.append(piece)
-            elif taken + len(piece) <= q:
-                out.append(piece)
-            else:
-                out.append(piece[:q - taken])
-                rest.append(piece[q - taken:])
-            taken += len(piece)
-        self.pieces = rest
-        self.size -= q
-        return out[0].tobytes() if len(out) == 1 else b"".join(out)
-
-    def find_cut(self, lo: int) -> int:
-        """``find_cut`` over the pending bytes, searching only the newest piece and its seam."""
-        piece = self.pieces[-1]
-        first = self.size - len(piece)          # index of the newest piece's first byte
-        chunk = piece.obj                       # the bytes object behind the view
-        skip = len(chunk) - len(piece)          # a view of a chunk's tail starts this far in
-        i = max(lo, first, 1) - 1               # candidate index of the "\n" of "\n["
-        while True:
-            if i < first:                       # "\n" ends an older piece, "[" opens this one
-                if piece[0] == 0x5B and self.byte(i) == 0x0A:
-                    hit = i
-                else:
-                    i = first
-                    continue
-            else:
-                at = chunk.find(b"\n[", i - first + skip)
-                if at < 0:
-                    return -1
-                hit = at - skip + first
-            if _blank_line_ends_at(self.byte, hit):
-                return hit + 1
-            i = hit + 1
+# Past the next block's target, the cutter reads this much at a time, so the
+# bytes after a cut, copied into the next block's buffer, stay few.
+_STEP = 64 << 10
 
 
-def blocks(chunks: Iterator[bytes], block_size: int = BLOCK_SIZE, start: int = 0) -> Iterator[Block]:
+def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: bytes = b"",
+               pool: list | None = None) -> Iterator[Block]:
     """Cut a decompressed stream (that begins at absolute ``start``) into game-aligned blocks.
 
-    Each byte is copied once, into its block: the chunks are kept as they
-    came until a cut is found, and each chunk is searched once (from where
-    the next cut may fall) plus the seam with the chunk before it.
+    ``readinto(view)`` fills a writable view and returns the byte count, 0
+    at the end; ``head`` holds bytes already read from the stream. The
+    stream is read straight into the buffers the blocks are views of, so no
+    byte is copied except the few after each cut. A caller that calls
+    ``Block.release()`` lets its buffer come back through ``pool`` (a list)
+    instead of a new one being allocated.
     """
-    pending = _Pending()
-    base = start
-    target = (base // block_size + 1) * block_size
+    step = min(_STEP, max(4096, block_size // 16))
+    capacity = block_size + 2 * step
+    if pool is None:
+        pool = []
+
+    def new_buffer(size: int) -> bytearray:
+        while pool:
+            buf = pool.pop()
+            if len(buf) >= size:
+                return buf
+        return bytearray(size)
+
+    buf = new_buffer(max(capacity, len(head)))
+    buf[:len(head)] = head
+    filled = len(head)          # bytes of buf holding the stream
+    searched = 0                # no cut starts before this index (searched already)
+    base = start                # absolute offset of buf[0]
     damage = None
-    try:
-        for chunk in chunks:
-            before = pending.size
-            pending.add(chunk)
-            if pending.size == before:
-                continue
-            while True:
-                lo = max(target - base, 1)
-                if pending.size <= lo:
-                    break
-                # Cuts before this chunk's seam were looked for when they arrived.
-                q = pending.find_cut(max(lo, before))
-                if q < 0:
-                    break
-                data = pending.take(q)
-                yield Block(data, base, base == 0)
+    view = memoryview(buf)
+    while True:
+        target = (base // block_size + 1) * block_size
+        lo = max(target - base, 1)
+        if filled > lo:
+            q = find_cut(buf, max(lo, searched), filled)
+            if q >= 0:
+                yield Block(view[:q].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
+                rest = filled - q
+                nxt = new_buffer(max(capacity, rest + step))
+                nxt[:rest] = view[q:filled]
+                view.release()
+                buf, view = nxt, memoryview(nxt)
                 base += q
-                target = (base // block_size + 1) * block_size
-                before = 0
-    except InputError as exc:
-        damage = exc
-    rest = pending.take(pending.size)
+                filled, searched = rest, 0
+                continue
+            searched = filled
+        want = lo + step - filled if filled < lo else step
+        if filled + want > len(buf):  # a game longer than a block: a bigger buffer
+            bigger = bytearray(2 * (filled + want))
+            bigger[:filled] = view[:filled]
+            view.release()
+            buf, view = bigger, memoryview(bigger)
+        try:
+            got = readinto(view[filled:filled + want])
+        except InputError as exc:
+            damage = exc
+            break
+        if not got:
+            break
+        filled += got
     if damage is None:
-        if rest:
-            yield Block(rest, base, base == 0)
+        if filled:
+            yield Block(view[:filled].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
         return
     # Damaged input: the games before the last boundary are whole; the last
     # one is whole only if a blank line closed it before the damage.
-    data = rest
-    if data.endswith(b"\n\n") or data.endswith(b"\n\r\n"):
-        yield Block(data, base, base == 0, damage)
+    if buf.endswith(b"\n\n", 0, filled) or buf.endswith(b"\n\r\n", 0, filled):
+        yield Block(view[:filled].toreadonly(), base, base == 0, damage)
         return
-    cut = _last_cut(data)
+    cut = _last_cut(buf, filled)
     if cut > 0:
-        yield Block(data[:cut], base, base == 0)
-    yield Block(data[cut:], base + cut, base + cut == 0, damage, truncated=True)
+        yield Block(view[:cut].toreadonly(), base, base == 0)
+    yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
+
+
+class _ChunkFiller:
+    """``readinto`` over an iterator of byte strings (one copy per byte, into the caller's buffer)."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._piece = memoryview(b"")
+
+    def readinto(self, view) -> int:
+        while not self._piece:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._piece = memoryview(chunk)
+        n = min(len(view), len(self._piece))
+        view[:n] = self._piece[:n]
+        self._piece = self._piece[n:]
+        return n
+
+
+def blocks(chunks: Iterator[bytes], block_size: int = BLOCK_SIZE, start: int = 0) -> Iterator[Block]:
+    """``cut_blocks`` over a stream given as an iterator of byte strings."""
+    return cut_blocks(_ChunkFiller(chunks).readinto, block_size, start)
 
 
 def line_blocks(data: BinaryIO, size: int) -> Iterator[bytes]:
