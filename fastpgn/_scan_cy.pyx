@@ -917,6 +917,20 @@ cdef inline void _w(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
     out.size += n
 
 
+cdef inline void _wshort(Out *out, const char *p, Py_ssize_t n, const char *limit) noexcept nogil:
+    """``_w`` for a token (a move, an eval): one 8-byte copy when ``p[:8]`` lies before ``limit``.
+
+    The bytes past ``n`` land in room _line reserved and are overwritten by
+    what comes next; one copy whatever the length saves the branches on it,
+    which SAN tokens (2 to 7 bytes, in no order) mispredict.
+    """
+    if n <= 8 and p + 8 <= limit:
+        memcpy(out.data + out.size, p, 8)
+        out.size += n
+    else:
+        _w(out, p, n)
+
+
 cdef inline void _wc(Out *out, char c) noexcept nogil:
     out.data[out.size] = c
     out.size += 1
@@ -941,6 +955,31 @@ cdef void _init_digit_pairs() noexcept:
 
 
 _init_digit_pairs()
+
+
+cdef inline void _wsmall(Out *out, long long v) noexcept nogil:
+    """A non-negative integer in decimal; below 10,000 (clocks in seconds, ply counts) without a loop."""
+    cdef char *d = out.data + out.size
+    cdef int hi, lo
+    if v < 10:
+        d[0] = <char>(48 + v)
+        out.size += 1
+    elif v < 100:
+        memcpy(d, _DIGIT_PAIRS + 2 * v, 2)
+        out.size += 2
+    elif v < 10000:
+        hi = <int>(v // 100)
+        lo = <int>(v - 100 * hi)
+        if hi < 10:
+            d[0] = <char>(48 + hi)
+            memcpy(d + 1, _DIGIT_PAIRS + 2 * lo, 2)
+            out.size += 3
+        else:
+            memcpy(d, _DIGIT_PAIRS + 2 * hi, 2)
+            memcpy(d + 2, _DIGIT_PAIRS + 2 * lo, 2)
+            out.size += 4
+    else:
+        _wint(out, v)
 
 
 cdef inline void _wint(Out *out, long long v) noexcept nogil:
@@ -970,12 +1009,16 @@ cdef inline void _wint(Out *out, long long v) noexcept nogil:
 
 
 cdef inline void _wmoves(Out *out, const char *buf, _Game game) noexcept nogil:
-    """The game's SAN moves as written, joined by single spaces (field 20)."""
+    """The game's SAN moves as written, joined by single spaces (field 20).
+
+    ``out`` has room for the game's text and LINE_SLACK more (see _wshort).
+    """
     cdef Py_ssize_t i
+    cdef const char *limit = buf + game.end
     for i in range(game.nmoves):
         if i:
             _wc(out, b' ')
-        _w(out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i])
+        _wshort(out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i], limit)
 
 
 cdef inline void _wfield(Out *out, const char *p, Py_ssize_t n, bint undots) noexcept nogil:
@@ -1335,7 +1378,7 @@ cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) 
     _wsep(out)
     _wc(out, b'Y' if nclocks else b'N')
     _wsep(out)
-    _wint(out, n)
+    _wsmall(out, n)
     _wsep(out)
     # 10 opening code: looked up later, or the ECO tag
     if gaps != NULL:
@@ -1363,7 +1406,7 @@ cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) 
             if not first:
                 _wc(out, b' ')
             first = False
-            _w(out, buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i])
+            _wshort(out, buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i], buf + game.end)
     if nevals and mate:
         _w(out, b" #", 2)
     _wsep(out)
@@ -1374,7 +1417,7 @@ cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) 
             if not first:
                 _wc(out, b' ')
             first = False
-            _wint(out, game.clock_secs[i])
+            _wsmall(out, game.clock_secs[i])
             _w(out, buf + game.clock_frac[2 * i], game.clock_frac[2 * i + 1] - game.clock_frac[2 * i])
     _wc(out, b'\n')
     return 0
