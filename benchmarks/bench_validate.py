@@ -26,7 +26,8 @@ def run(path: Path, rounds: int) -> dict:
     from fastpgn import _board, _scan, openings
 
     scan = _scan.kernel.lines_from_block
-    table = openings.load()
+    # The C copy of the map, as read_lines and the converter pass it.
+    table = _scan.kernel.opening_table(openings.load())
     data = path.read_bytes()
     hook = validation_hook(_board.kernel)
     times: dict[str, list[float]] = {"scanner": [], "scanner + board": []}
