@@ -146,6 +146,16 @@ def test_damaged_inputs_keep_every_whole_game_before_the_damage(tmp_path, dump, 
         assert not list(out.glob("*.tmp"))
 
 
+def test_zstd_cut_inside_its_first_block_is_reported_with_nothing_written(tmp_path, dump, capsys):
+    """Too short to decode a single block: no games to keep, one line naming the damage at byte 0."""
+    path = tmp_path / "short.pgn.zst"
+    path.write_bytes(dump.read_bytes()[:2000])
+    code = main([str(path), "10", "-o", str(tmp_path / "o"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and "truncated zst" in err and "(byte 0)" in err and "Traceback" not in err
+    assert not [p for p in (tmp_path / "o").iterdir() if ".part_" in p.name]
+
+
 @pytest.mark.parametrize("content,message", [
     (b"", "no PGN games"),
     (os.urandom(5000).replace(b"[", b"x") + b"\x00", "not PGN"),
