@@ -176,7 +176,7 @@ class Source:
                     fed = False
                 try:
                     out = decoder.decompress(data)
-                except Exception as exc:  # zstd.ZstdError, OSError, zlib.error
+                except Exception as exc:  # OSError (bzip2), zlib.error, isal error
                     raise InputError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
                 fed = True
                 data = b""
@@ -265,18 +265,18 @@ class _ZstdStream:
         source.offset += n
         return n
 
-    def readinto(self, view) -> int:
+    def _decoded(self, call, arg):
+        """``call(arg)`` on the stream reader, its errors as InputError at the offset reached."""
         try:
-            n = self._reader.readinto(view)
+            return call(arg)
         except self._error as exc:
             raise InputError(f"corrupt zst data in {self._source.name}: {exc}", self._source.offset) from None
-        return self._checked(n)
+
+    def readinto(self, view) -> int:
+        return self._checked(self._decoded(self._reader.readinto, view))
 
     def read(self, size: int) -> bytes:
-        try:
-            data = self._reader.read(size)
-        except self._error as exc:
-            raise InputError(f"corrupt zst data in {self._source.name}: {exc}", self._source.offset) from None
+        data = self._decoded(self._reader.read, size)
         self._checked(len(data))
         return data
 

@@ -83,7 +83,7 @@ def test_zstd_cut_inside_a_multi_block_frame_hands_out_a_prefix():
         assert info.value.offset == len(got), cut
 
 
-def test_a_stream_may_start_with_a_skippable_frame(tmp_path):
+def test_a_stream_may_start_with_a_skippable_frame():
     blob = _frames()[1][0] + zstandard.ZstdCompressor().compress(b"1. e4 *\n")
     assert detect(blob[:4]) == "zst"
     assert _read_all(blob) == b"1. e4 *\n"
