@@ -515,6 +515,26 @@ cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, 
             return -1
 
 
+cdef inline uint64_t _load64(const char *p) noexcept nogil:
+    """Eight bytes as one machine word."""
+    cdef uint64_t x
+    memcpy(&x, p, 8)
+    return x
+
+
+# "{ [%clk " as a word, and the tests on the eight bytes "MM:SS] }" after the
+# hour: ':' ']' ' ' '}' in bytes 2, 5, 6, 7; digits in bytes 0, 1, 3, 4 (a
+# byte is a digit when its high nibble is 3 and stays 3 with 6 added; no carry
+# reaches a tested byte, since a byte that carries fails the first test).
+# Built from byte strings, so they hold whatever the byte order.
+cdef uint64_t _CLK_OPEN = _load64(b"{ [%clk ")
+cdef uint64_t _CLK_FIXED_MASK = _load64(b"\x00\x00\xff\x00\x00\xff\xff\xff")
+cdef uint64_t _CLK_FIXED = _load64(b"\x00\x00:\x00\x00] }")
+cdef uint64_t _CLK_DIGIT_HIGH = _load64(b"\xf0\xf0\x00\xf0\xf0\x00\x00\x00")
+cdef uint64_t _CLK_DIGIT_ZEROS = _load64(b"\x30\x30\x00\x30\x30\x00\x00\x00")
+cdef uint64_t _CLK_DIGIT_SIXES = _load64(b"\x06\x06\x00\x06\x06\x00\x00\x00")
+
+
 cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     """The comments lichess writes, ``{ [%eval 0.17] [%clk 0:03:00] }``, in one pass.
 
@@ -531,6 +551,21 @@ cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end
     """
     cdef Py_ssize_t i = pos + 1, name, vs, hs, frac, ply = game.nmoves - 1
     cdef long long seconds
+    cdef uint64_t x
+    if pos + 18 <= end and _load64(buf + pos) == _CLK_OPEN and _is_digit(buf[pos + 8]) and buf[pos + 9] == b':':
+        # "{ [%clk H:MM:SS] }", the comment on most plies of a dump: the eight
+        # bytes after the hour checked at once ("MM:SS] }")
+        x = _load64(buf + pos + 10)
+        if ((x & _CLK_FIXED_MASK) == _CLK_FIXED and (x & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS
+                and ((x + _CLK_DIGIT_SIXES) & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS):
+            if ply >= 0 and game.clock_secs[ply] < 0:
+                game.clock_secs[ply] = ((buf[pos + 8] - 48) * 3600
+                                        + ((buf[pos + 10] - 48) * 10 + (buf[pos + 11] - 48)) * 60
+                                        + (buf[pos + 13] - 48) * 10 + (buf[pos + 14] - 48))
+                game.nclocks += 1
+                game.clock_frac[2 * ply] = pos + 15
+                game.clock_frac[2 * ply + 1] = pos + 15
+            return pos + 18
     while True:
         if i + 1 >= end or buf[i] != b' ':
             return -1
@@ -698,6 +733,28 @@ cdef Py_ssize_t _variation(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Gam
     return game.fail(BAD_VARIATION, pos, 0, 0)
 
 
+cdef inline Py_ssize_t _quick_san(const char *buf, Py_ssize_t pos, unsigned short cls) noexcept nogil:
+    """Length of the move at ``pos`` when it has one of the shapes most moves have
+    ("e4", "Nf3", "exd5", "Nxe5", each maybe with "+" or "#") and a delimiter
+    follows it; 0 otherwise (the general reading in _movetext, which gives the
+    same answer for these, decides). ``buf[pos:pos + 6]`` must be readable.
+    """
+    cdef Py_ssize_t n
+    cdef unsigned short c1 = _CLS[<unsigned char>buf[pos + 1]]
+    if cls & C_FILE and c1 & C_RANK:
+        n = 2
+    elif cls & C_PIECE and c1 & C_FILE and _CLS[<unsigned char>buf[pos + 2]] & C_RANK:
+        n = 3
+    elif (cls & (C_FILE | C_PIECE) and buf[pos + 1] == b'x' and _CLS[<unsigned char>buf[pos + 2]] & C_FILE
+          and _CLS[<unsigned char>buf[pos + 3]] & C_RANK):
+        n = 4
+    else:
+        return 0
+    if buf[pos + n] == b'+' or buf[pos + n] == b'#':
+        n += 1
+    return n if _CLS[<unsigned char>buf[pos + n]] & C_DELIM else 0
+
+
 cdef inline bint _is_result(const char *t, Py_ssize_t n) noexcept nogil:
     if n == 3 and ((t[0] == b'1' and t[1] == b'-' and t[2] == b'0') or (t[0] == b'0' and t[1] == b'-' and t[2] == b'1')):
         return True
@@ -740,25 +797,22 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                         k += 1
                     if game.nmoves == 0:
                         game.first_ply = _first_ply(buf, pos, k)
-                    pos = k
+                    pos = k + 1 if k < end and buf[k] == b' ' else k
                     continue
-            elif (pos + 3 < end and game.result_end == game.result_start
-                  and ((cls & C_FILE and _CLS[<unsigned char>buf[pos + 1]] & C_RANK
-                        and _CLS[<unsigned char>buf[pos + 2]] & C_DELIM)
-                       or (cls & C_PIECE and _CLS[<unsigned char>buf[pos + 1]] & C_FILE
-                           and _CLS[<unsigned char>buf[pos + 2]] & C_RANK
-                           and _CLS[<unsigned char>buf[pos + 3]] & C_DELIM))):
-                # "e4" or "Nf3" followed by a delimiter
-                j = pos + 2 if cls & C_FILE else pos + 3
-                if game.nmoves == game.cap_moves and game.grow_moves() < 0:
-                    return -1
-                game.moves[2 * game.nmoves] = pos
-                game.moves[2 * game.nmoves + 1] = j
-                game.evals[2 * game.nmoves] = -1
-                game.clock_secs[game.nmoves] = -1
-                game.nmoves += 1
-                pos = j
-                continue
+            elif pos + 5 < end and game.result_end == game.result_start:
+                n = _quick_san(buf, pos, cls)
+                if n:
+                    # a move of a common shape; the space after it taken too
+                    j = pos + n
+                    if game.nmoves == game.cap_moves and game.grow_moves() < 0:
+                        return -1
+                    game.moves[2 * game.nmoves] = pos
+                    game.moves[2 * game.nmoves + 1] = j
+                    game.evals[2 * game.nmoves] = -1
+                    game.clock_secs[game.nmoves] = -1
+                    game.nmoves += 1
+                    pos = j + 1 if buf[j] == b' ' else j
+                    continue
             j = pos + 1
             while j < end and not (_CLS[<unsigned char>buf[j]] & C_DELIM):
                 j += 1
@@ -798,7 +852,7 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
         elif c == b'{':
             j = _lichess_comment(buf, pos, end, game)
             if j >= 0:
-                pos = j
+                pos = j + 1 if j < end and buf[j] == b' ' else j
                 continue
             pos = _comment(buf, pos, end, game)
             if pos < 0:

@@ -184,6 +184,21 @@ def test_backends_agree_on_move_token_shapes(token, place):
         assert py[1][1] == 1 and not py[1][2], "a well-formed token must not reject the game"
 
 
+def test_backends_agree_on_every_byte_of_the_shortcut_windows():
+    """Every byte of a clock comment and of common moves, replaced by each of 256 values, and the
+    block cut at each of those bytes: the compiled shortcuts (one-word clock test, common move
+    shapes, the space after a token) must decide exactly as the general readers do."""
+    head = b'[Event "x"]\n\n1. e4 '
+    window = b"{ [%clk 0:03:00] } 1... Nxe5+ 2. exd5# Nf3 "
+    data = head + window + b"3. d4 *\n"
+    for at in range(len(head), len(head) + len(window)):
+        variants = [data[:at] + bytes([b]) + data[at + 1:] for b in range(256)]
+        py, cy = both(b"\n\n".join(variants))
+        assert py == cy, at
+        py, cy = both(data, end=at)
+        assert py == cy, at
+
+
 def test_backends_agree_past_the_compiled_caches_bounds():
     """The compiled kernel's token and tag value caches start again when full; answers stay the same."""
     files, ranks, pieces = "abcdefgh", "12345678", "QRBNK"
