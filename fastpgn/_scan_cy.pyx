@@ -70,6 +70,9 @@ DEF C_VALUE = 256   # what %clk and %eval values are made of: digits : . # + - ,
 DEF C_LOWER = 512   # a-z, the letters of a comment command's name
 DEF C_NAME_END = 1024  # ends a tag name: space, tab, '"', ']'
 DEF C_EVAL = 2048   # what an %eval value is made of: C_VALUE without ':'
+DEF C_TAG_NAME = 4096    # A-Z a-z 0-9 _: the tag names _plain_tag_line reads
+DEF C_TAG_STOP = 8192    # '"', backslash, LF: what ends a plain tag value, or makes it not plain
+DEF C_FIELD_CARE = 16384  # the separator's first byte (0xE2) and CR: _wfield must look at such a value
 
 cdef unsigned short _CLS[256]
 
@@ -101,6 +104,12 @@ cdef void _init_classes():
         _CLS[i] |= C_NAME_END
     for i in b"0123456789.#+-,":
         _CLS[i] |= C_EVAL
+    for i in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_":
+        _CLS[i] |= C_TAG_NAME
+    for i in b'"\\\n':
+        _CLS[i] |= C_TAG_STOP
+    for i in b"\xe2\r":
+        _CLS[i] |= C_FIELD_CARE
 
 
 _init_classes()
@@ -369,6 +378,8 @@ cdef class _Game:
     cdef Py_ssize_t bad_pos        # where the error is
     cdef Py_ssize_t bad_tok, bad_len  # the token the message quotes
     cdef bint out_of_memory        # a C array could not grow: MemoryError once the GIL is back
+    cdef bint plain_values         # every tag line was plain (_plain_tag_line) and no value holds
+                                   # the separator's first byte or CR: values are written as they are
     cdef const char *moves_text    # field 20 from a moves hook (NULL: the SAN as written);
     cdef Py_ssize_t moves_len      # the caller keeps the bytes object alive
 
@@ -402,6 +413,7 @@ cdef class _Game:
         self.first_ply = -1
         self.bad = 0
         self.bad_pos = -1
+        self.plain_values = True
         self.moves_text = NULL
         self.moves_len = 0
 
@@ -511,6 +523,7 @@ cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, 
         if pos >= stop or buf[pos] != b']':
             return game.fail(BAD_TAG, here, 0, 0)
         pos += 1
+        game.plain_values = False
         if game.add_tag(name_start, name_end, value_start, q) < 0:
             return -1
 
@@ -533,6 +546,36 @@ cdef uint64_t _CLK_FIXED = _load64(b"\x00\x00:\x00\x00] }")
 cdef uint64_t _CLK_DIGIT_HIGH = _load64(b"\xf0\xf0\x00\xf0\xf0\x00\x00\x00")
 cdef uint64_t _CLK_DIGIT_ZEROS = _load64(b"\x30\x30\x00\x30\x30\x00\x00\x00")
 cdef uint64_t _CLK_DIGIT_SIXES = _load64(b"\x06\x06\x00\x06\x06\x00\x00\x00")
+
+
+cdef inline Py_ssize_t _plain_tag_line(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    """``[Name "value"]`` then LF at ``pos``, the shape of every tag line lichess writes:
+    the tag added and the index after the LF returned; -1 (nothing added) for any
+    other line, which the general reading (_line_end, _tags_on_line) then reads.
+
+    The name is letters, digits and ``_``; the value holds no quote, backslash or
+    LF. _tags_on_line reads such a line to the same spans, so the result is the
+    same. A value holding the separator's first byte or CR clears plain_values.
+    """
+    cdef Py_ssize_t i = pos + 1, name_end, value_start
+    while i < end and _CLS[<unsigned char>buf[i]] & C_TAG_NAME:
+        i += 1
+    name_end = i
+    if name_end == pos + 1 or i + 1 >= end or buf[i] != b' ' or buf[i + 1] != b'"':
+        return -1
+    i += 2
+    value_start = i
+    while i < end and not (_CLS[<unsigned char>buf[i]] & (C_TAG_STOP | C_FIELD_CARE)):
+        i += 1
+    if i < end and _CLS[<unsigned char>buf[i]] & C_FIELD_CARE:
+        game.plain_values = False
+        while i < end and not (_CLS[<unsigned char>buf[i]] & C_TAG_STOP):
+            i += 1
+    if i + 2 >= end or buf[i] != b'"' or buf[i + 1] != b']' or buf[i + 2] != b'\n':
+        return -1
+    if game.add_tag(pos + 1, name_end, value_start, i) < 0:
+        return -2
+    return i + 3
 
 
 cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
@@ -899,6 +942,16 @@ cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game
     game.reset(pos)
     r = 0
     while True:
+        if buf[pos] == b'[':
+            rest = _plain_tag_line(buf, pos, end, game)
+            if rest >= 0:
+                pos = rest
+                if pos >= end:
+                    break
+                continue
+            if rest == -2:
+                r = -1
+                break
         stop = _line_end(buf, pos, end)
         if not _is_tag_line(buf, pos, stop):
             break
@@ -1160,7 +1213,7 @@ cdef int _cspan(const char *buf, _Game game, Py_ssize_t t, Out *scratch,
     Returns -1 when ``scratch`` cannot grow.
     """
     cdef Py_ssize_t s = game.tags[4 * t + 2], e = game.tags[4 * t + 3]
-    if memchr(buf + s, b'\\', e - s) == NULL:
+    if game.plain_values or memchr(buf + s, b'\\', e - s) == NULL:
         p[0] = buf + s
         n[0] = e - s
         return 0
@@ -1176,7 +1229,14 @@ cdef int _write_tag(Out *out, const char *buf, _Game game, Py_ssize_t t, bint un
                     Out *scratch) noexcept nogil:
     cdef const char *p
     cdef Py_ssize_t n
-    if t >= 0:
+    if t >= 0 and game.plain_values:
+        p = buf + game.tags[4 * t + 2]
+        n = game.tags[4 * t + 3] - game.tags[4 * t + 2]
+        if undots:
+            _wfield(out, p, n, True)
+        else:
+            _w(out, p, n)
+    elif t >= 0:
         if _cspan(buf, game, t, scratch, &p, &n) < 0:
             return -1
         _wfield(out, p, n, undots)
@@ -1290,12 +1350,12 @@ cdef bint _table_opening(Out *out, const char *buf, _Game game, Gaps *gaps, Py_s
     if eco_tag >= 0:
         ep = buf + game.tags[4 * eco_tag + 2]
         en = game.tags[4 * eco_tag + 3] - game.tags[4 * eco_tag + 2]
-        if memchr(ep, b'\\', en) != NULL:
+        if not game.plain_values and memchr(ep, b'\\', en) != NULL:
             return False
     if name_tag >= 0:
         np = buf + game.tags[4 * name_tag + 2]
         nn = game.tags[4 * name_tag + 3] - game.tags[4 * name_tag + 2]
-        if memchr(np, b'\\', nn) != NULL:
+        if not game.plain_values and memchr(np, b'\\', nn) != NULL:
             return False
     if not _table_code(gaps.table, gaps.table_mask, ep, en, np, nn, &code, &code_len):
         return False
@@ -1376,7 +1436,10 @@ cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) 
         s = vn
         while s > 0 and vp[s - 1] != b'/':
             s -= 1
-        _wfield(out, vp + s, vn - s, False)
+        if game.plain_values:
+            _w(out, vp + s, vn - s)
+        else:
+            _wfield(out, vp + s, vn - s, False)
     _wsep(out)
     # 2 date
     if _write_tag(out, buf, game, slots[S_UTCDATE] if slots[S_UTCDATE] >= 0 else slots[S_DATE], True, scratch) < 0:

@@ -34,10 +34,14 @@ with whole-string bytes operations and caches of tokens the exact functions
 already accepted, ten times faster than the byte walk; anything it does not
 recognise with certainty, it hands back, and the game is scanned again from
 its first byte by _scan_game, which alone reports errors. The Cython twin has
-no fast path: it walks bytes at C speed and does not need one. The
-differential tests (tests/test_differential.py against the Cython twin,
-tests/test_scan_py_fastpath.py against the byte walk) hold the two paths to
-the same lines, records and errors.
+no such second path: it walks bytes at C speed, with a few shortcuts inside
+the mirrored functions for lichess's commonest shapes (_plain_tag_line for a
+tag line, _quick_san for the commonest moves, _lichess_comment for comments,
+with a one-word test of ``{ [%clk H:MM:SS] }``), each reading to the same
+spans as the general code beside it. The differential tests
+(tests/test_differential.py against the Cython twin, where every byte of
+those shapes is replaced by each of 256 values; tests/test_scan_py_fastpath.py
+against the byte walk) hold all of them to the same lines, records and errors.
 """
 
 from __future__ import annotations

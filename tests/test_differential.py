@@ -184,13 +184,21 @@ def test_backends_agree_on_move_token_shapes(token, place):
         assert py[1][1] == 1 and not py[1][2], "a well-formed token must not reject the game"
 
 
-def test_backends_agree_on_every_byte_of_the_shortcut_windows():
-    """Every byte of a clock comment and of common moves, replaced by each of 256 values, and the
-    block cut at each of those bytes: the compiled shortcuts (one-word clock test, common move
-    shapes, the space after a token) must decide exactly as the general readers do."""
-    head = b'[Event "x"]\n\n1. e4 '
-    window = b"{ [%clk 0:03:00] } 1... Nxe5+ 2. exd5# Nf3 "
-    data = head + window + b"3. d4 *\n"
+# The compiled scanner reads plain tag lines, lichess's clock comments and the
+# commonest moves with shortcuts (_plain_tag_line, a one-word clock test, common
+# move shapes, the space after a token) and leaves the rest to the general readers.
+SHORTCUT_WINDOWS = [
+    (b"", b'[Site "https://lichess.org/abc"]\n[White "a\xe2\x94\x82b"]\n[Date "2022.06.01"]\n',
+     b'[Opening "Ruy Lopez"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n'),
+    (b'[Event "x"]\n\n1. e4 ', b"{ [%clk 0:03:00] } 1... Nxe5+ 2. exd5# Nf3 ", b"3. d4 *\n"),
+]
+
+
+@pytest.mark.parametrize("head, window, tail", SHORTCUT_WINDOWS, ids=["tag lines", "moves and clocks"])
+def test_backends_agree_on_every_byte_of_the_shortcut_windows(head, window, tail):
+    """Every byte of the window replaced by each of 256 values, and the block cut at each of
+    those bytes: the shortcuts must decide exactly as the general readers do."""
+    data = head + window + tail
     for at in range(len(head), len(head) + len(window)):
         variants = [data[:at] + bytes([b]) + data[at + 1:] for b in range(256)]
         py, cy = both(b"\n\n".join(variants))
