@@ -427,6 +427,17 @@ cdef class _Game:
         self.ntags += 1
         return 0
 
+    cdef inline int add_move(self, Py_ssize_t s, Py_ssize_t e) noexcept nogil:
+        """A ply whose SAN is ``buf[s:e]``, without eval or clock yet; -1 when memory is short."""
+        if self.nmoves == self.cap_moves and self.grow_moves() < 0:
+            return -1
+        self.moves[2 * self.nmoves] = s
+        self.moves[2 * self.nmoves + 1] = e
+        self.evals[2 * self.nmoves] = -1
+        self.clock_secs[self.nmoves] = -1
+        self.nmoves += 1
+        return 0
+
     # Growth without the GIL: on failure the arrays stay as they were and
     # out_of_memory is set; the caller turns it into MemoryError.
     cdef int grow_tags(self) noexcept nogil:
@@ -847,13 +858,8 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 if n:
                     # a move of a common shape; the space after it taken too
                     j = pos + n
-                    if game.nmoves == game.cap_moves and game.grow_moves() < 0:
+                    if game.add_move(pos, j) < 0:
                         return -1
-                    game.moves[2 * game.nmoves] = pos
-                    game.moves[2 * game.nmoves + 1] = j
-                    game.evals[2 * game.nmoves] = -1
-                    game.clock_secs[game.nmoves] = -1
-                    game.nmoves += 1
                     pos = j + 1 if buf[j] == b' ' else j
                     continue
             j = pos + 1
@@ -884,13 +890,8 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 return game.fail(BAD_AFTER_RESULT, pos, pos, n)
             if not _san_ok(buf + pos, n):
                 return game.fail(BAD_TOKEN, pos, pos, n)
-            if game.nmoves == game.cap_moves and game.grow_moves() < 0:
+            if game.add_move(pos, j) < 0:
                 return -1
-            game.moves[2 * game.nmoves] = pos
-            game.moves[2 * game.nmoves + 1] = j
-            game.evals[2 * game.nmoves] = -1
-            game.clock_secs[game.nmoves] = -1
-            game.nmoves += 1
             pos = j
         elif c == b'{':
             j = _lichess_comment(buf, pos, end, game)
