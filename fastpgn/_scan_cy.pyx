@@ -1129,12 +1129,20 @@ cdef inline void _wmoves(Out *out, const char *buf, _Game game) noexcept nogil:
         _wshort(out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i], limit)
 
 
-cdef inline void _wfield(Out *out, const char *p, Py_ssize_t n, bint undots) noexcept nogil:
-    """A text field without the separator, CR and LF (and dots, for dates)."""
+cdef inline void _wfield(Out *out, const char *p, Py_ssize_t n, bint undots, bint plain) noexcept nogil:
+    """A text field without the separator, CR and LF (and dots, for dates).
+
+    ``plain``: the text is known to hold none of them (a tag value of a game
+    whose values are plain, _Game.plain_values), so it is copied as it is
+    unless dots must go.
+    """
     cdef Py_ssize_t i = 0
     cdef char c
     cdef char *d = out.data + out.size
     cdef Py_ssize_t k = 0
+    if plain and not undots:
+        _w(out, p, n)
+        return
     while i < n:
         c = p[i]
         if c == b'\xe2' and i + 2 < n and p[i + 1] == b'\x94' and p[i + 2] == b'\x82':
@@ -1206,8 +1214,8 @@ cdef long long _seconds_of_day(const char *p, Py_ssize_t n) noexcept nogil:
     return parts[0] * 3600 + parts[1] * 60 + parts[2]
 
 
-cdef int _cspan(const char *buf, _Game game, Py_ssize_t t, Out *scratch,
-                const char **p, Py_ssize_t *n) noexcept nogil:
+cdef inline int _cspan(const char *buf, _Game game, Py_ssize_t t, Out *scratch,
+                       const char **p, Py_ssize_t *n) noexcept nogil:
     """Point ``p``/``n`` at tag ``t``'s value with escapes undone: the block's own text,
     or a copy in ``scratch`` (valid until its next use) when it has escapes.
 
@@ -1230,17 +1238,10 @@ cdef int _write_tag(Out *out, const char *buf, _Game game, Py_ssize_t t, bint un
                     Out *scratch) noexcept nogil:
     cdef const char *p
     cdef Py_ssize_t n
-    if t >= 0 and game.plain_values:
-        p = buf + game.tags[4 * t + 2]
-        n = game.tags[4 * t + 3] - game.tags[4 * t + 2]
-        if undots:
-            _wfield(out, p, n, True)
-        else:
-            _w(out, p, n)
-    elif t >= 0:
+    if t >= 0:
         if _cspan(buf, game, t, scratch, &p, &n) < 0:
             return -1
-        _wfield(out, p, n, undots)
+        _wfield(out, p, n, undots, game.plain_values)
     return 0
 
 
@@ -1362,7 +1363,7 @@ cdef bint _table_opening(Out *out, const char *buf, _Game game, Gaps *gaps, Py_s
         return False
     if _reserve(out, code_len + LINE_SLACK) < 0:
         return False  # the gap path reports the shortage
-    _wfield(out, code, code_len, False)
+    _wfield(out, code, code_len, False, False)
     return True
 
 
@@ -1437,10 +1438,7 @@ cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) 
         s = vn
         while s > 0 and vp[s - 1] != b'/':
             s -= 1
-        if game.plain_values:
-            _w(out, vp + s, vn - s)
-        else:
-            _wfield(out, vp + s, vn - s, False)
+        _wfield(out, vp + s, vn - s, False, game.plain_values)
     _wsep(out)
     # 2 date
     if _write_tag(out, buf, game, slots[S_UTCDATE] if slots[S_UTCDATE] >= 0 else slots[S_DATE], True, scratch) < 0:
@@ -1663,8 +1661,7 @@ cdef bytes _fill_openings(const char *buf, Out *out, Gaps *gaps, object openings
     cdef Out dest
     for i in range(gaps.n):
         key = _opening_key(buf, &gaps.items[i])
-        # A dict (or a subclass that keeps dict's lookup, like OpeningMap) is
-        # read in C; a miss still goes through openings[key], so __missing__ answers.
+        # a miss still goes through openings[key], so __missing__ answers
         hit = PyDict_GetItem(openings, key) if plain_dict else NULL
         if hit != NULL:
             code = <bytes>hit
@@ -1684,7 +1681,7 @@ cdef bytes _fill_openings(const char *buf, Out *out, Gaps *gaps, object openings
         memcpy(dest.data + dest.size, out.data + at, gaps.items[i].at - at)
         dest.size += gaps.items[i].at - at
         at = gaps.items[i].at
-        _wfield(&dest, PyBytes_AS_STRING(code), PyBytes_GET_SIZE(code), False)
+        _wfield(&dest, PyBytes_AS_STRING(code), PyBytes_GET_SIZE(code), False, False)
     memcpy(dest.data + dest.size, out.data + at, out.size - at)
     dest.size += out.size - at
     if dest.size == size:

@@ -1,13 +1,14 @@
 """The dump converter: PGN in, chunk files of 22-field lines out, on every core, nothing lost.
 
 Design. The main thread decompresses the input and cuts it into
-game-aligned blocks (``fastpgn.sources.blocks``: cuts depend only on the
-data). Workers turn a block into lines and compress them as one independent
-gzip member or zstd frame; the main thread appends the results in input
-order. With the compiled kernel the workers are threads: the kernel, zstd
-and ISA-L all run without the GIL, so no block is copied between processes
-(``Converter._pool`` says when processes are used instead). A chunk holds exactly CHUNK_SIZE written games: when a block's lines
-straddle a chunk boundary, the main process inflates that block's member,
+game-aligned blocks (``fastpgn.sources.cut_blocks``: cuts depend only on
+the data). Workers turn a block into lines and compress them as one
+independent gzip member or zstd frame; the main thread appends the results
+in input order. With the compiled kernel the workers are threads: the
+kernel, zstd and ISA-L all run without the GIL, so no block is copied
+between processes (``Converter._pool`` says when processes are used
+instead). A chunk holds exactly CHUNK_SIZE written games: when a block's
+lines straddle a chunk boundary, the main thread inflates that block's member,
 splits its lines and compresses each piece on its own (once per chunk, so
 cheap at dump-sized chunks). Every output byte is a pure function of the
 input and the options, so any ``-j`` and a ``--resume`` give identical files.

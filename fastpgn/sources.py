@@ -102,11 +102,15 @@ class Source:
         self._raw = _Prefixed(data, self._raw)
         return data
 
-    def _read_raw(self, n: int) -> bytes:
+    def _raw_io(self, call, arg):
+        """``call(arg)`` on the raw input, an OSError as InputError at the offset reached."""
         try:
-            data = self._raw.read(n)
+            return call(arg)
         except OSError as exc:
             raise InputError(f"cannot read {self.name}: {exc.strerror or exc}", self.offset) from None
+
+    def _read_raw(self, n: int) -> bytes:
+        data = self._raw_io(self._raw.read, n)
         self.raw_read += len(data)
         return data
 
@@ -134,10 +138,7 @@ class Source:
         return self._fill(view)
 
     def _plain_readinto(self, view) -> int:
-        try:
-            n = self._raw.readinto(view)
-        except OSError as exc:
-            raise InputError(f"cannot read {self.name}: {exc.strerror or exc}", self.offset) from None
+        n = self._raw_io(self._raw.readinto, view)
         self.raw_read += n
         self.offset += n
         return n
