@@ -2002,9 +2002,10 @@ def _outcome(Board b, claim_draw):
 
 # -- validated replay fast path (Cython-only) --------------------------------------------
 #
-# san_to_uci and validate_san run once per game of a dump, so they share a
-# loop of their own (_replay_fast). It reads the SAN tokens forward from the
-# text's bytes; _fast_ply resolves the shapes lichess writes (pawn pushes and
+# san_to_uci, validate_san and the scanner's C entry run once per game of a
+# dump, so they share a loop of their own (_play_spans). It takes each SAN
+# token where it lies, its end known (_replay_fast cuts a text into tokens
+# first); _fast_ply resolves the shapes lichess writes (pawn pushes and
 # captures, promotions, piece moves with optional disambiguation and capture
 # mark, castling on a standard board, trailing check marks and annotations)
 # from the target square: the pieces of that type that reach it come from
@@ -2081,13 +2082,13 @@ for _i in range(256):
     _ANNOTATION[_i] = _is_annotation(_i)
 
 
-cdef inline const unsigned char* _skip_annotations(const unsigned char* q) noexcept:
-    while _ANNOTATION[q[0]]:
+cdef inline const unsigned char* _skip_annotations(const unsigned char* q, const unsigned char* end) noexcept:
+    while q < end and _ANNOTATION[q[0]]:
         q += 1
     return q
 
 
-cdef int _fast_castle(Board b, Fast* f, const unsigned char** pp, const unsigned char* end) noexcept:
+cdef int _fast_castle(Board b, Fast* f, const unsigned char* q, const unsigned char* end) noexcept:
     """_fast_ply for ``O-O``/``O-O-O`` on a standard board, not in check; -1 otherwise.
 
     With the king on the e-file and the rook in the corner, neither shields a
@@ -2096,7 +2097,6 @@ cdef int _fast_castle(Board b, Fast* f, const unsigned char** pp, const unsigned
     crosses or lands on need testing, on the board as it stands.
     """
     cdef signed char* sq = b.sq
-    cdef const unsigned char* q = pp[0]
     cdef int us = b.stm
     cdef int them = us ^ 1
     cdef int k, r, step, mv
@@ -2104,8 +2104,8 @@ cdef int _fast_castle(Board b, Fast* f, const unsigned char** pp, const unsigned
     if not (q[1] == 45 and q[2] == 79):  # -O
         return -1
     queenside = q[3] == 45 and q[4] == 79
-    q = _skip_annotations(q + (5 if queenside else 3))
-    if (q != end and not _is_ws(q[0])) or b.chess960 or b.checked:
+    q = _skip_annotations(q + (5 if queenside else 3), end)
+    if q != end or b.chess960 or b.checked:
         return -1
     r = b.castle[2 * us + queenside]
     if r < 0:
@@ -2116,7 +2116,6 @@ cdef int _fast_castle(Board b, Fast* f, const unsigned char** pp, const unsigned
         return -1
     if _attacked(b, k + step, them) or _attacked(b, k + 2 * step, them):
         return -1
-    pp[0] = q + (q[0] == 32)
     mv = k | r << 7 | FLAG_CASTLE << 17
     _fast_make(b, f, mv)
     return mv
@@ -2160,16 +2159,16 @@ cdef inline bint _piece_checks(signed char* sq, int t, int to, int k) noexcept:
     return s == k
 
 
-cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsigned char* end) noexcept:
-    """Resolve the common SAN token at ``pp[0]`` and play it (stepping past it): its move, or -1 and nothing done.
+cdef inline int _fast_ply(Board b, Fast* f, const unsigned char* q, const unsigned char* end) noexcept:
+    """Resolve the common SAN token ``q[0:end - q]`` and play it: its move, or -1 and nothing done.
 
-    Reads byte by byte and stops at the first byte it does not expect, so the
-    NUL after the text (str and bytes both keep one) ends every token. The
-    move is played here, where its piece and kind are known (_fast_make's
-    work without its dispatch); -1 leaves the token to _resolve_san.
+    Reads byte by byte and stops at the first byte it does not expect: no
+    read goes past the token's end or its start + 6, whichever is further.
+    The move is played here, where its piece and kind are known
+    (_fast_make's work without its dispatch); -1 leaves the token to
+    _resolve_san.
     """
     cdef signed char* sq = b.sq
-    cdef const unsigned char* q = pp[0]
     cdef int us = b.stm
     cdef int them = us ^ 1
     cdef int c = q[0]
@@ -2194,8 +2193,8 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsi
         elif q[0] == 61 and _PROMO_OF[q[1]]:  # =
             promo = _PROMO_OF[q[1]]
             q += 2
-        q = _skip_annotations(q)
-        if q != end and not _is_ws(q[0]):
+        q = _skip_annotations(q, end)
+        if q != end:
             return -1
         fwd = _PAWN_FWD[us]
         pawn = PAWN | us << 3
@@ -2229,7 +2228,6 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsi
         mv = frm | dest << 7 | promo << 14 | flag << 17
         if not _is_legal(b, mv):
             return -1
-        pp[0] = q + (q[0] == 32)  # and the space after it (the NUL at the end is no space)
         # Play it.
         placed = promo | us << 3 if promo else pawn
         sq[frm] = 0
@@ -2265,7 +2263,7 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsi
     t = _PIECE_OF[c]
     if not t:
         if c == 79:  # O
-            return _fast_castle(b, f, pp, end)
+            return _fast_castle(b, f, q, end)
         return -1
     # A piece move: N f3, N x f3, N b d2, N 1 d2, N b1 d2, each with an optional x.
     q += 1
@@ -2291,8 +2289,8 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsi
     if not (97 <= q[0] <= 104 and 49 <= q[1] <= 56):
         return -1
     dest = (q[1] - 49) * 16 + q[0] - 97
-    q = _skip_annotations(q + 2)
-    if q != end and not _is_ws(q[0]):
+    q = _skip_annotations(q + 2, end)
+    if q != end:
         return -1
     target = sq[dest]
     if target and target >> 3 == us:
@@ -2321,7 +2319,6 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char** pp, const unsi
             mv = m
     if mv < 0:
         return -1
-    pp[0] = q + (q[0] == 32)
     # Play it.
     frm = mv & 127
     placed = t | us << 3
@@ -2441,50 +2438,80 @@ cdef object _moves_text(sans, const unsigned char** p, Py_ssize_t* n):
     return data
 
 
-cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* p, Py_ssize_t n, char* out,
-                             bint from_bytes) except -1:
-    """Play the SAN moves ``p[0:n]`` on private board ``b``; write UCI into ``out`` unless NULL.
+cdef Py_ssize_t _play_spans(Board b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                            Py_ssize_t nplies, char* out, bint from_bytes) except -1:
+    """Play plies ``buf[spans[2 * i]:spans[2 * i + 1]]`` on private board ``b``; UCI into ``out`` unless NULL.
 
-    ``standard``: ``b`` holds the standard start, whose castling tables are ready.
-    Returns the bytes of UCI written with a space after each move (``out``
-    not NULL), else the number of plies. A move that does not resolve raises
-    the pure twin's error; its text is decoded as the twin decodes the input.
+    ``f`` holds ``b``'s castling tables. Each ply is read in place unless it
+    ends within 8 bytes of ``limit`` (the bytes of ``buf`` that may be read):
+    _fast_ply may read a few bytes past a short token, so those few are read
+    from a padded copy. Returns the bytes of UCI written with a space after
+    each move (``out`` not NULL), else the number of plies. A move that does
+    not resolve raises the pure twin's error, its text decoded as the twin
+    decodes the input (``from_bytes``: bytes, else str).
     """
-    cdef const unsigned char* end = p + n
-    cdef const unsigned char* q
+    cdef const unsigned char* p
+    cdef Py_ssize_t i, n
+    cdef unsigned char tok[32]
     cdef char* o = out
-    cdef Py_ssize_t plies = 0
     cdef int info[4]
     cdef int mv
     cdef bint c960 = b.chess960
+    for i in range(nplies):
+        p = <const unsigned char*>buf + spans[2 * i]
+        n = spans[2 * i + 1] - spans[2 * i]
+        if n >= <Py_ssize_t>sizeof(tok):
+            mv = -1  # no SAN move is that long: _resolve_san words the error
+        else:
+            if spans[2 * i + 1] + 8 > limit:
+                memset(tok, 0, sizeof(tok))
+                memcpy(tok, p, n)
+                p = tok
+            mv = _fast_ply(b, f, p, p + n)
+        if mv < 0:
+            info[0] = info[1] = info[2] = info[3] = 0
+            mv = _resolve_san(b, p, <int>n, info)
+            if mv < 0:
+                raise _san_error(b, (<char*>p)[:n].decode("utf-8", "replace" if from_bytes else "surrogatepass"),
+                                 mv, info[0], info[1], info[2], info[3])
+            _fast_make(b, f, mv)
+        if o != NULL:
+            o += _write_uci(c960, mv, o)
+            o[0] = 32
+            o += 1
+    return o - out if out != NULL else nplies
+
+
+cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* text, Py_ssize_t n, char* out,
+                             bint from_bytes) except -1:
+    """Play the SAN moves ``text[0:n]`` (whitespace between them) on private board ``b``: _play_spans's answer.
+
+    ``standard``: ``b`` holds the standard start, whose castling tables are
+    ready. The text is cut into tokens a batch at a time, on the stack.
+    """
+    cdef Py_ssize_t spans[2 * 128]
+    cdef Py_ssize_t i = 0, k, done = 0, start
     cdef Fast f
     if standard:
         f = _START_FAST
     else:
         _fast_init(b, &f)
     while True:
-        while _WS[p[0]]:  # stops at the NUL after the text at the latest
-            p += 1
-        if p >= end:
-            break
-        mv = _fast_ply(b, &f, &p, end)
-        if mv < 0:
-            q = p
-            while q < end and not _is_ws(q[0]):
-                q += 1
-            info[0] = info[1] = info[2] = info[3] = 0
-            mv = _resolve_san(b, p, <int>(q - p), info)
-            if mv < 0:
-                raise _san_error(b, (<char*>p)[:q - p].decode("utf-8", "replace" if from_bytes else "surrogatepass"),
-                                 mv, info[0], info[1], info[2], info[3])
-            p = q
-            _fast_make(b, &f, mv)
-        if o != NULL:
-            o += _write_uci(c960, mv, o)
-            o[0] = 32
-            o += 1
-        plies += 1
-    return o - out if out != NULL else plies
+        k = 0
+        while k < 128:
+            while i < n and _WS[text[i]]:
+                i += 1
+            if i >= n:
+                break
+            start = i
+            while i < n and not _WS[text[i]]:
+                i += 1
+            spans[2 * k] = start
+            spans[2 * k + 1] = i
+            k += 1
+        if k == 0:
+            return done
+        done += _play_spans(b, &f, <const char*>text, n, spans, k, out + done if out != NULL else NULL, from_bytes)
 
 
 # san_to_uci's output buffer, kept between games. Safe to share: nothing
@@ -2625,67 +2652,45 @@ def canonical_san(sans, fen=None, chess960=False):
 
 # -- C-level entry (declared in _board_cy.pxd) ------------------------------------------------
 
-# validate_spans joins a game's moves into this buffer, kept between games, and
-# replays them on _SPANS_BOARD unless a replay there is under way (a rejected
-# game's error is built with Python objects, and only then could Python code
-# run and come back here): no Python object for a game that passes.
-cdef char* _span_buf = NULL
-cdef Py_ssize_t _span_cap = 0
+# validate_spans replays a game on _SPANS_BOARD unless a replay there is under
+# way (a rejected game's error is built with Python objects, and only then
+# could Python code run and come back here): no Python object for a game that
+# passes.
 cdef Board _SPANS_BOARD = Board.__new__(Board)
 cdef bint _spans_busy = False
 
 
-cdef Py_ssize_t _replay_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
+cdef Py_ssize_t _replay_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,
                               const char* fen, Py_ssize_t fenlen, bint chess960, char* out) except -1:
-    """Replay a game's moves where they lie in a block; UCI into ``out`` unless NULL (see _replay_fast).
-
-    The moves are joined by single spaces, as the scanner hands them to a
-    moves hook, so results and errors are validate_san's / san_to_uci's on
-    that text.
-    """
-    global _span_buf, _span_cap, _spans_busy
-    cdef Py_ssize_t i, n, size = 0
-    cdef char* grown
+    """_play_spans on a board set up from ``fen`` (the standard start when NULL)."""
+    global _spans_busy
     cdef Board b
-    for i in range(nplies):
-        size += spans[2 * i + 1] - spans[2 * i] + 1
-    if _span_cap < size + 1:
-        grown = <char*>realloc(_span_buf, size + 64)
-        if grown == NULL:
-            raise MemoryError()
-        _span_buf = grown
-        _span_cap = size + 64
-    size = 0
-    for i in range(nplies):
-        n = spans[2 * i + 1] - spans[2 * i]
-        memcpy(_span_buf + size, buf + spans[2 * i], n)
-        _span_buf[size + n] = 32
-        size += n + 1
-    size = size - 1 if size else 0
-    _span_buf[size] = 0  # the NUL that ends the last token, as after a bytes object's text
+    cdef Fast f
     if fen != NULL or chess960 or _spans_busy:
         b = _new_board(None if fen == NULL else fen[:fenlen].decode("utf-8", "replace"), chess960)
-        return _replay_fast(b, fen == NULL, <const unsigned char*>_span_buf, size, out, True)
+        _fast_init(b, &f)
+        return _play_spans(b, &f, buf, limit, spans, nplies, out, True)
     b = _SPANS_BOARD
     _set_start(b)
     b.chess960 = False
+    f = _START_FAST
     _spans_busy = True
     try:
-        return _replay_fast(b, True, <const unsigned char*>_span_buf, size, out, True)
+        return _play_spans(b, &f, buf, limit, spans, nplies, out, True)
     finally:
         _spans_busy = False
 
 
-cdef Py_ssize_t validate_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
+cdef Py_ssize_t validate_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,
                                const char* fen, Py_ssize_t fenlen, bint chess960) except -1:
     """validate_san for a game's moves where they lie in a block; see _board_cy.pxd."""
-    return _replay_spans(buf, spans, nplies, fen, fenlen, chess960, NULL)
+    return _replay_spans(buf, limit, spans, nplies, fen, fenlen, chess960, NULL)
 
 
-cdef Py_ssize_t uci_spans(const char* buf, const Py_ssize_t* spans, Py_ssize_t nplies,
+cdef Py_ssize_t uci_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,
                           const char* fen, Py_ssize_t fenlen, bint chess960, char* out) except -1:
     """san_to_uci for a game's moves where they lie in a block; see _board_cy.pxd."""
-    cdef Py_ssize_t size = _replay_spans(buf, spans, nplies, fen, fenlen, chess960, out)
+    cdef Py_ssize_t size = _replay_spans(buf, limit, spans, nplies, fen, fenlen, chess960, out)
     return size - 1 if size else 0  # the space after the last move
 
 
@@ -2701,7 +2706,7 @@ def _validate_spans(bytes buf, spans, fen=None, chess960=False):
             c[2 * i] = spans[i][0]
             c[2 * i + 1] = spans[i][1]
         data = fen.encode("utf-8") if fen is not None else None
-        return validate_spans(buf, c, n, <const char*>data if data is not None else NULL,
+        return validate_spans(buf, len(buf), c, n, <const char*>data if data is not None else NULL,
                               len(data) if data is not None else 0, chess960)
     finally:
         free(c)

@@ -1783,12 +1783,12 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
                         if not ((native or native_uci) and not _has_start_tags(buf, game)):
                             replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
                         elif native:
-                            validate_spans(buf, game.moves, game.nmoves, NULL, 0, False)
+                            validate_spans(buf, end, game.moves, game.nmoves, NULL, 0, False)
                         else:
                             uci.size = 0
                             if _reserve(&uci, 3 * (game.end - game.start) + 16) < 0:
                                 raise MemoryError()
-                            game.moves_len = uci_spans(buf, game.moves, game.nmoves, NULL, 0, False, uci.data)
+                            game.moves_len = uci_spans(buf, end, game.moves, game.nmoves, NULL, 0, False, uci.data)
                             game.moves_text = uci.data
                     except ValueError as exc:
                         # the C record quotes the reason by its index in hook_reasons

@@ -176,18 +176,46 @@ def test_uci_and_moves_alike(game, text):
     assert summary(boards[0]) == summary(boards[1])
 
 
+@pytest.mark.parametrize("block, sans, legal", [
+    # a ply is exactly its span, though the bytes after it would make a longer move
+    (b"e4 e5 Nf3 Nc6 Bc4 Bc5 O-O-O", "e4 e5 Nf3 Nc6 Bc4 Bc5 O", False),
+    (b"e4 e5 Nf3 Nc6 Bc4 Bc5 O-O " + b"." * 40, "e4 e5 Nf3 Nc6 Bc4 Bc5 O", False),
+    (b"e4 e5 Nf3 Nc6 Bc4 Bc5 O-O ......", "e4 e5 Nf3 Nc6 Bc4 Bc5 O-O", True),
+    (b"d4 e5 dxe5 f6 exf6 Nc6 fxg7 Bd6 gxh8=Q", "d4 e5 dxe5 f6 exf6 Nc6 fxg7 Bd6 gxh8", False),
+    (b"d4 e5 dxe5 f6 exf6 Nc6 fxg7 Bd6 gxh8=Q " + b"." * 40, "d4 e5 dxe5 f6 exf6 Nc6 fxg7 Bd6 gxh8", False),
+    (b"d4 e5 dxe5 f6 exf6 Nc6 fxg7 Bd6 gxh8=Q+ " + b"." * 40, "d4 e5 dxe5 f6 exf6 Nc6 fxg7 Bd6 gxh8=Q", True),
+    (b"e4 e5 Nf3!! " + b"." * 40, "e4 e5 Nf3!", True),
+    (b"e4 e5 Nf3 Nc6 " + b"." * 40, "e4 e5 N", False),
+])
+def test_c_entry_reads_each_ply_to_its_end_only(block, sans, legal):
+    # The last ply's span is cut short of what the block holds, at the block's
+    # end (a padded copy) and far from it (read in place).
+    tokens = sans.split()
+    spans, at = [], 0
+    for token in tokens:
+        at = block.index(token[0].encode(), at)
+        spans.append((at, at + len(token)))
+        at += len(token)
+    want = answer(CY.validate_san, sans)
+    assert want[0] == ("ok" if legal else "error")
+    assert answer(CY._validate_spans, block, spans) == want
+
+
 @SETTINGS
 @given(game=games(), data=st.data())
 def test_c_entry_on_spans_is_validate_san_on_the_joined_moves(game, data):
     # validate_spans (the scanner's C-level entry) reads each ply where it lies
     # in a block, between whatever the block holds: the answer is validate_san's
-    # on the moves joined by single spaces.
+    # on the moves joined by single spaces. A ply holds no whitespace (the
+    # scanner ends a token at any).
     fen, chess960, sans = game
     tokens = data.draw(mutated(sans)) if data.draw(st.booleans()) else sans
-    tokens = [t.encode("utf-8", "surrogatepass") for t in tokens if t.strip()]
+    tokens = [t for text in tokens for t in text.encode("utf-8", "surrogatepass").split()]
     block, spans = bytearray(), []
     for i, token in enumerate(tokens):
-        block += data.draw(st.sampled_from([b" ", b"\n", f" {i // 2 + 1}. ".encode(), b" { [%clk 0:01:00] } ", b"("]))
+        # what the scanner leaves between plies, and bytes a ply could be misread to go on with
+        block += data.draw(st.sampled_from([b" ", b"\n", f" {i // 2 + 1}. ".encode(), b" { [%clk 0:01:00] } ", b"(",
+                                            b"=Q", b"-O-O", b"x8", b"!?"]))
         spans.append((len(block), len(block) + len(token)))
         block += token
     block += data.draw(st.sampled_from([b"", b"x", b"{", b"=Q", b"-O", b"8"]))  # bytes after the last ply
