@@ -2077,6 +2077,11 @@ for _i in range(256):
     _WS[_i] = _is_ws(_i)
 
 
+cdef unsigned char _CUT[256]  # what ends a token in a text: whitespace, and the NUL after the text
+for _i in range(256):
+    _CUT[_i] = _WS[_i] or _i == 0
+
+
 cdef unsigned char _ANNOTATION[256]
 for _i in range(256):
     _ANNOTATION[_i] = _is_annotation(_i)
@@ -2490,7 +2495,7 @@ cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* text, 
     ready. The text is cut into tokens a batch at a time, on the stack.
     """
     cdef Py_ssize_t spans[2 * 128]
-    cdef Py_ssize_t i = 0, k, done = 0, start
+    cdef Py_ssize_t i = 0, k, done = 0
     cdef Fast f
     if standard:
         f = _START_FAST
@@ -2499,14 +2504,18 @@ cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* text, 
     while True:
         k = 0
         while k < 128:
-            while i < n and _WS[text[i]]:
+            while _WS[text[i]]:  # the NUL after the text stops it
                 i += 1
             if i >= n:
                 break
-            start = i
-            while i < n and not _WS[text[i]]:
-                i += 1
-            spans[2 * k] = start
+            spans[2 * k] = i
+            i += 1
+            while True:
+                while not _CUT[text[i]]:
+                    i += 1
+                if text[i] or i >= n:
+                    break
+                i += 1  # a NUL inside the text is part of its token, as in the pure twin
             spans[2 * k + 1] = i
             k += 1
         if k == 0:

@@ -39,7 +39,7 @@ FENS_960 = [
     "4k3/8/8/8/8/8/8/rRK5 w B - 0 1",
 ]
 SUFFIXES = ["", "", "", "!", "?", "!?", "?!", "!!", "??", "+", "#", "+!"]
-STRAY = "abcdefgh12345678NBRQKOx=+#-0 \u00e9\t"
+STRAY = "abcdefgh12345678NBRQKOx=+#-0 \u00e9\t\x00"
 FOREIGN = ["1.", "1-0", "*", "--", "Z0", "e9", "Kx", "O-O-O-O", "=Q", "e8=K", "exd", "N", "",
            "Nbd7", "Qxf7#", "0-0", "a1=Q", "h8N", "e2e4", "g1f3", "e1g1"]
 
@@ -133,6 +133,17 @@ def test_san_lists_alike(game, data):
         assert py == cy, entry
     py, cy = both(lambda k: answer(lambda: summary(k.replay(text, fen=fen, chess960=chess960))))
     assert py == cy
+
+
+@pytest.mark.parametrize("text", ["e4\x00 e5", "e4 e5\x00", "\x00", "e4 \x00e5", "e4 e5 Nf3\x00\x00", "e4  e5 \t\n Nf3 ",
+                                  "", " \x0b\x0c\r"])
+def test_nul_and_whitespace_in_moves_alike(text):
+    # A NUL inside the text is part of its token (the compiled twin also ends a text at the NUL after it).
+    for moves in (text, text.encode()):
+        for entry in ("san_to_uci", "validate_san"):
+            py, cy = both(lambda k: answer(getattr(k, entry), moves))
+            assert py == cy, (entry, moves)
+            assert py[0] == ("error" if "\x00" in text else "ok")
 
 
 @SETTINGS
