@@ -180,14 +180,11 @@ cdef extern from *:
     # The index of the lowest set bit (x != 0).
     int fastpgn_ctz64(unsigned long long x) nogil
 
-# _REACH[t][i]: squares (0..63, a1 = 0) from which a piece of type t reaches
-# square i on an empty board (knight, bishop, rook, queen, king); a slider's
-# path is then checked on the 0x88 board.
-cdef uint64_t _REACH[7][64]
-
-
-cdef inline int _sq64(int s) noexcept:
-    return (s + (s & 7)) >> 1
+# _REACH[t][s]: the squares (bitboard bits, a1 = bit 0) from which a piece of
+# type t reaches 0x88 square s on an empty board (knight, bishop, rook, queen,
+# king); a slider's path is then checked on the 0x88 board. Indexed by the
+# 0x88 square (nothing off the board), so no square is converted to look up.
+cdef uint64_t _REACH[7][128]
 
 
 cdef inline int _sq88(int i) noexcept:
@@ -212,55 +209,55 @@ cdef inline int _line_piece(int d) noexcept:
 cdef void _build_reach() noexcept:
     cdef int i, j, s, t, d
     for t in range(7):
-        for i in range(64):
+        for i in range(128):
             _REACH[t][i] = 0
     for i in range(64):
         s = _SQUARES[i]
         for j in range(8):
             t = s + _KNIGHT_D[j]
             if not t & 0x88:
-                _REACH[KNIGHT][i] |= _bit(t)
+                _REACH[KNIGHT][s] |= _bit(t)
             t = s + _KING_D[j]
             if not t & 0x88:
-                _REACH[KING][i] |= _bit(t)
+                _REACH[KING][s] |= _bit(t)
         for j in range(4):
             d = _BISHOP_D[j]
             t = s + d
             while not t & 0x88:
-                _REACH[BISHOP][i] |= _bit(t)
+                _REACH[BISHOP][s] |= _bit(t)
                 t += d
             d = _ROOK_D[j]
             t = s + d
             while not t & 0x88:
-                _REACH[ROOK][i] |= _bit(t)
+                _REACH[ROOK][s] |= _bit(t)
                 t += d
-        _REACH[QUEEN][i] = _REACH[BISHOP][i] | _REACH[ROOK][i]
+        _REACH[QUEEN][s] = _REACH[BISHOP][s] | _REACH[ROOK][s]
 
 
 _build_reach()
 
 # _LINE_DIR[to - from + 119]: the index in _KING_D of _LINE's step (8 when
-# none); _RAY[j][i]: the squares (0..63) beyond square i in direction
-# _KING_D[j] (even j: rook lines, odd j: diagonals). Compiled twin only: a
-# bitboard test that finds no slider on a ray spares walking it.
+# none); _RAY[j][s]: the squares (bitboard bits) beyond 0x88 square s in
+# direction _KING_D[j] (even j: rook lines, odd j: diagonals). Compiled twin
+# only: a bitboard test that finds no slider on a ray spares walking it.
 cdef signed char _LINE_DIR[239]
-cdef uint64_t _RAY[9][64]  # _RAY[8]: no line, no squares
+cdef uint64_t _RAY[9][128]  # _RAY[8]: no line, no squares
 
 
 cdef void _build_rays() noexcept:
     cdef int i, j, t, n
     for i in range(239):
         _LINE_DIR[i] = 8
-    for i in range(64):
-        _RAY[8][i] = 0
+    for j in range(9):
+        for i in range(128):
+            _RAY[j][i] = 0
     for j in range(8):
         for n in range(1, 8):
             _LINE_DIR[_KING_D[j] * n + 119] = j
         for i in range(64):
-            _RAY[j][i] = 0
             t = _SQUARES[i] + _KING_D[j]
             while not t & 0x88:
-                _RAY[j][i] |= _bit(t)
+                _RAY[j][_SQUARES[i]] |= _bit(t)
                 t += _KING_D[j]
 
 
@@ -274,7 +271,7 @@ cdef inline bint _slider_on_ray(Board b, int colour, int s, int j) noexcept:
     and a slider on it at once, and that test is rarely true.
     """
     cdef int c = colour << 3
-    return ((b.bb[QUEEN | c] | b.bb[(BISHOP if j & 1 else ROOK) | c]) & _RAY[j][_sq64(s)]) != 0
+    return ((b.bb[QUEEN | c] | b.bb[(BISHOP if j & 1 else ROOK) | c]) & _RAY[j][s]) != 0
 
 cdef uint64_t _Z[16 * 128 + 128 + 8 + 1]
 cdef int _Z_CASTLE = 16 * 128
@@ -962,7 +959,6 @@ cdef inline bint _attacked(Board b, int s, int by) noexcept:
     """
     cdef signed char* sq = b.sq
     cdef int c = by << 3
-    cdef int i = _sq64(s)
     cdef int t, x, d, p
     cdef uint64_t cand
     if by == WHITE:
@@ -979,15 +975,15 @@ cdef inline bint _attacked(Board b, int s, int by) noexcept:
         t = s + 17
         if not t & 0x88 and sq[t] == PAWN | 8:
             return True
-    if b.bb[KING | c] & _REACH[KING][i]:
+    if b.bb[KING | c] & _REACH[KING][s]:
         return True
-    cand = b.bb[KNIGHT | c] & _REACH[KNIGHT][i]
+    cand = b.bb[KNIGHT | c] & _REACH[KNIGHT][s]
     while cand:
         if sq[_sq88(fastpgn_ctz64(cand))] == KNIGHT | c:
             return True
         cand &= cand - 1
-    cand = (((b.bb[ROOK | c] | b.bb[QUEEN | c]) & _REACH[ROOK][i])
-            | ((b.bb[BISHOP | c] | b.bb[QUEEN | c]) & _REACH[BISHOP][i]))
+    cand = (((b.bb[ROOK | c] | b.bb[QUEEN | c]) & _REACH[ROOK][s])
+            | ((b.bb[BISHOP | c] | b.bb[QUEEN | c]) & _REACH[BISHOP][s]))
     while cand:
         x = _sq88(fastpgn_ctz64(cand))
         cand &= cand - 1
@@ -2300,7 +2296,7 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char* q, const unsign
     target = sq[dest]
     if target and target >> 3 == us:
         return -1
-    cand = b.bb[t | us << 3] & _REACH[t][_sq64(dest)]
+    cand = b.bb[t | us << 3] & _REACH[t][dest]
     if ff >= 0:
         cand &= 0x0101010101010101ULL << ff
     if fr >= 0:
