@@ -20,3 +20,14 @@ cdef Py_ssize_t validate_spans(const char* buf, Py_ssize_t limit, const Py_ssize
 # byte of the moves joined by spaces, plus 16) and returning their length.
 cdef Py_ssize_t uci_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,
                           const char* fen, Py_ssize_t fenlen, bint chess960, char* out) except -1
+
+# The same without the GIL, for games from the standard start (what threads
+# need): spans_board() makes a private board (a Python object: keep it while
+# it is used, one per thread); play_standard(<void*>board, buf, limit, spans,
+# nplies, out) replays on it and returns what validate_spans (out NULL) or
+# uci_spans returns, or -1 when a move does not resolve; nothing is raised:
+# the caller then runs validate_spans / uci_spans on the game, with the GIL,
+# for the error.
+cdef object spans_board()
+cdef Py_ssize_t play_standard(void* board, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                              Py_ssize_t nplies, char* out) noexcept nogil

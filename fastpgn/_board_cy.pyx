@@ -187,7 +187,7 @@ cdef extern from *:
 cdef uint64_t _REACH[7][128]
 
 
-cdef inline int _sq88(int i) noexcept:
+cdef inline int _sq88(int i) noexcept nogil:
     return i + (i & 56)
 
 
@@ -196,12 +196,12 @@ for _i in range(64):
     _BIT[_SQUARES[_i]] = 1ULL << _i
 
 
-cdef inline uint64_t _bit(int s) noexcept:
+cdef inline uint64_t _bit(int s) noexcept nogil:
     """The bitboard bit of 0x88 square ``s``."""
     return _BIT[s]
 
 
-cdef inline int _line_piece(int d) noexcept:
+cdef inline int _line_piece(int d) noexcept nogil:
     """The slider type (other than the queen) that moves by step ``d``."""
     return ROOK if d == 1 or d == -1 or d == 16 or d == -16 else BISHOP
 
@@ -264,7 +264,7 @@ cdef void _build_rays() noexcept:
 _build_rays()
 
 
-cdef inline bint _slider_on_ray(Board b, int colour, int s, int j) noexcept:
+cdef inline bint _slider_on_ray(Board b, int colour, int s, int j) noexcept nogil:
     """Whether the bitboards put a ``colour`` slider of direction ``j``'s kind on the ray from ``s``.
 
     False for ``j`` = 8 (no line) without a branch, so callers test a line
@@ -689,19 +689,23 @@ cdef class Board:
 
 # -- set-up -------------------------------------------------------------
 
-cdef void _set_start(Board b) noexcept:
+cdef inline void _copy_position(Board dst, Board src) noexcept nogil:
+    """The position of ``src`` (pieces, side, castling, en passant, clocks, key, check) onto ``dst``."""
+    memcpy(dst.sq, src.sq, sizeof(dst.sq))
+    memcpy(dst.bb, src.bb, sizeof(dst.bb))
+    memcpy(dst.king, src.king, sizeof(dst.king))
+    memcpy(dst.castle, src.castle, sizeof(dst.castle))
+    dst.stm = src.stm
+    dst.ep = src.ep
+    dst.halfmove = src.halfmove
+    dst.fullmove = src.fullmove
+    dst.zkey = src.zkey
+    dst.checked = src.checked
+
+
+cdef void _set_start(Board b) noexcept nogil:
     # A copy of the prepared start position: no FEN parsing per game.
-    cdef Board s = _START_BOARD
-    memcpy(b.sq, s.sq, sizeof(b.sq))
-    memcpy(b.bb, s.bb, sizeof(b.bb))
-    memcpy(b.king, s.king, sizeof(b.king))
-    memcpy(b.castle, s.castle, sizeof(b.castle))
-    b.stm = s.stm
-    b.ep = s.ep
-    b.halfmove = s.halfmove
-    b.fullmove = s.fullmove
-    b.zkey = s.zkey
-    b.checked = s.checked
+    _copy_position(b, _START_BOARD)
     b.nstack = 0
 
 
@@ -878,16 +882,7 @@ cdef void _compute_key(Board b) noexcept:
 
 cdef Board _copy(Board b):
     cdef Board c = Board.__new__(Board)
-    memcpy(c.sq, b.sq, sizeof(b.sq))
-    memcpy(c.bb, b.bb, sizeof(b.bb))
-    memcpy(c.king, b.king, sizeof(b.king))
-    memcpy(c.castle, b.castle, sizeof(b.castle))
-    c.stm = b.stm
-    c.ep = b.ep
-    c.halfmove = b.halfmove
-    c.fullmove = b.fullmove
-    c.zkey = b.zkey
-    c.checked = b.checked
+    _copy_position(c, b)
     c.chess960 = b.chess960
     if b.nstack:
         c.stack = <Undo*>malloc(b.nstack * sizeof(Undo))
@@ -949,7 +944,7 @@ def _get_fen(Board b, shredder):
 
 # -- attacks and legality --------------------------------------------------
 
-cdef inline bint _attacked(Board b, int s, int by) noexcept:
+cdef inline bint _attacked(Board b, int s, int by) noexcept nogil:
     """Whether side ``by`` attacks square ``s``.
 
     Knights, king and sliders come from the bitboards and are confirmed on
@@ -998,11 +993,11 @@ cdef inline bint _attacked(Board b, int s, int by) noexcept:
     return False
 
 
-cdef inline bint _in_check(Board b) noexcept:
+cdef inline bint _in_check(Board b) noexcept nogil:
     return b.checked
 
 
-cdef bint _leaves_king_safe(Board b, int mv) noexcept:
+cdef bint _leaves_king_safe(Board b, int mv) noexcept nogil:
     """Whether non-castling move ``mv`` leaves the mover's king unattacked."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
@@ -1029,7 +1024,7 @@ cdef bint _leaves_king_safe(Board b, int mv) noexcept:
     return safe
 
 
-cdef inline bint _pin_safe(Board b, int k, int mv) noexcept:
+cdef inline bint _pin_safe(Board b, int k, int mv) noexcept nogil:
     """Whether a non-king move from a square on a line with its king (not in check) keeps that line shut.
 
     The compiled twin's callers ask only when an enemy slider stands on that
@@ -1058,7 +1053,7 @@ cdef inline bint _pin_safe(Board b, int k, int mv) noexcept:
     return True
 
 
-cdef inline bint _is_legal(Board b, int mv) noexcept:
+cdef inline bint _is_legal(Board b, int mv) noexcept nogil:
     """Whether pseudo-legal non-castling move ``mv`` keeps the mover's king safe."""
     cdef int frm = mv & 127
     cdef int k = b.king[b.stm]
@@ -1080,7 +1075,7 @@ cdef inline void _castle_targets(int king, int rook, int* kt, int* rt) noexcept 
         rt[0] = back | 3
 
 
-cdef bint _castle_legal(Board b, int rook) noexcept:
+cdef bint _castle_legal(Board b, int rook) noexcept nogil:
     """Whether the side to move may castle now with the rook on ``rook``: empty path, no attacked king square."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
@@ -1108,7 +1103,7 @@ cdef bint _castle_legal(Board b, int rook) noexcept:
     return safe
 
 
-cdef bint _has_legal_ep(Board b, int ep) noexcept:
+cdef bint _has_legal_ep(Board b, int ep) noexcept nogil:
     """Whether the side to move can legally capture en passant on ``ep``."""
     cdef int us = b.stm
     cdef int victim = ep - _PAWN_FWD[us]
@@ -1122,7 +1117,7 @@ cdef bint _has_legal_ep(Board b, int ep) noexcept:
 
 # -- make / unmake -----------------------------------------------------------
 
-cdef inline bint _gives_check(Board b, int frm, int to, int flag) noexcept:
+cdef inline bint _gives_check(Board b, int frm, int to, int flag) noexcept nogil:
     """Whether the move just made from ``frm`` to ``to`` checks the side now to move."""
     cdef signed char* sq = b.sq
     cdef int them = b.stm
@@ -1161,7 +1156,7 @@ cdef inline bint _gives_check(Board b, int frm, int to, int flag) noexcept:
 
 
 cdef inline int _move_pieces(Board b, int us, int frm, int to, int promo, int flag,
-                             int* square) noexcept:
+                             int* square) noexcept nogil:
     """Move the pieces of a move on the 0x88 board and the bitboards (and the king's square).
 
     Returns the captured piece (0 for none) and puts where it stood in
@@ -1476,7 +1471,7 @@ cdef long long _perft(Board b, int depth, bint bulk) noexcept:
 
 # -- SAN in -------------------------------------------------------------------------
 
-cdef int _find_origins(Board b, int piece, int dest, int* out) noexcept:
+cdef int _find_origins(Board b, int piece, int dest, int* out) noexcept nogil:
     """Squares holding ``piece`` (type | colour) that attack ``dest`` by its move pattern."""
     cdef signed char* sq = b.sq
     cdef int n = 0
@@ -1517,7 +1512,7 @@ cdef int _find_origins(Board b, int piece, int dest, int* out) noexcept:
     return n
 
 
-cdef int _resolve_castle(Board b, bint kingside, int* info) noexcept:
+cdef int _resolve_castle(Board b, bint kingside, int* info) noexcept nogil:
     cdef int us = b.stm
     cdef int r, k, mv, kt, rt, s
     info[0] = KING
@@ -1536,12 +1531,12 @@ cdef int _resolve_castle(Board b, bint kingside, int* info) noexcept:
     return ERR_ATTACKED
 
 
-cdef inline bint _is_annotation(unsigned char c) noexcept:
+cdef inline bint _is_annotation(unsigned char c) noexcept nogil:
     # Compiled twin only: the pure twin tests ``in "+#!?"``.
     return c == 43 or c == 35 or c == 33 or c == 63  # + # ! ?
 
 
-cdef int _resolve_san(Board b, const unsigned char* s, int n, int* info) noexcept:
+cdef int _resolve_san(Board b, const unsigned char* s, int n, int* info) noexcept nogil:
     """SAN bytes -> internal move (>= 0) or an ERR_ code; ``info`` gets piece type, target, two origins."""
     cdef signed char* sq = b.sq
     cdef int us, c, promo, dest, i, piece, ff, fr, target, fwd, flag, frm, s1, found, legal, mv, m, j, norig, p, r
@@ -1795,7 +1790,7 @@ def _san_of(Board b, int mv):
     return out
 
 
-cdef inline int _write_uci(bint chess960, int mv, char* out) noexcept:
+cdef inline int _write_uci(bint chess960, int mv, char* out) noexcept nogil:
     # The compiled twin's _uci_of: UCI straight into a C buffer, length returned.
     cdef int frm = mv & 127
     cdef int to = (mv >> 7) & 127
@@ -2063,7 +2058,7 @@ cdef void _fast_init(Board b, Fast* f) noexcept:
             f.touch[b.king[i >> 1]] |= 1 << i
 
 
-cdef inline bint _is_ws(unsigned char c) noexcept:
+cdef inline bint _is_ws(unsigned char c) noexcept nogil:
     # Compiled twin only: the pure twin splits on the same six bytes in _split.
     return c == 32 or 9 <= c <= 13
 
@@ -2083,13 +2078,13 @@ for _i in range(256):
     _ANNOTATION[_i] = _is_annotation(_i)
 
 
-cdef inline const unsigned char* _skip_annotations(const unsigned char* q, const unsigned char* end) noexcept:
+cdef inline const unsigned char* _skip_annotations(const unsigned char* q, const unsigned char* end) noexcept nogil:
     while q < end and _ANNOTATION[q[0]]:
         q += 1
     return q
 
 
-cdef int _fast_castle(Board b, Fast* f, const unsigned char* q, const unsigned char* end) noexcept:
+cdef int _fast_castle(Board b, Fast* f, const unsigned char* q, const unsigned char* end) noexcept nogil:
     """_fast_ply for ``O-O``/``O-O-O`` on a standard board, not in check; -1 otherwise.
 
     With the king on the e-file and the rook in the corner, neither shields a
@@ -2122,7 +2117,7 @@ cdef int _fast_castle(Board b, Fast* f, const unsigned char* q, const unsigned c
     return mv
 
 
-cdef inline void _lose_rights(Board b, Fast* f, int lost) noexcept:
+cdef inline void _lose_rights(Board b, Fast* f, int lost) noexcept nogil:
     cdef int i
     f.rights ^= lost
     for i in range(4):
@@ -2130,7 +2125,7 @@ cdef inline void _lose_rights(Board b, Fast* f, int lost) noexcept:
             b.castle[i] = -1
 
 
-cdef inline bint _discovers_check(Board b, int frm, int k, int us) noexcept:
+cdef inline bint _discovers_check(Board b, int frm, int k, int us) noexcept nogil:
     """Whether vacating ``frm`` opened a line from a ``us`` slider to the enemy king on ``k``."""
     cdef signed char* sq = b.sq
     cdef int j = _LINE_DIR[frm - k + 119]
@@ -2148,7 +2143,7 @@ cdef inline bint _discovers_check(Board b, int frm, int k, int us) noexcept:
     return p >> 3 == us and (t == QUEEN or t == _line_piece(d))
 
 
-cdef inline bint _piece_checks(signed char* sq, int t, int to, int k) noexcept:
+cdef inline bint _piece_checks(signed char* sq, int t, int to, int k) noexcept nogil:
     """Whether a knight, bishop, rook or queen (type ``t``) on ``to`` attacks the king on ``k``."""
     cdef int d = _STEP[t][k - to + 119]
     cdef int s
@@ -2160,7 +2155,7 @@ cdef inline bint _piece_checks(signed char* sq, int t, int to, int k) noexcept:
     return s == k
 
 
-cdef inline int _fast_ply(Board b, Fast* f, const unsigned char* q, const unsigned char* end) noexcept:
+cdef inline int _fast_ply(Board b, Fast* f, const unsigned char* q, const unsigned char* end) noexcept nogil:
     """Resolve the common SAN token ``q[0:end - q]`` and play it: its move, or -1 and nothing done.
 
     Reads byte by byte and stops at the first byte it does not expect: no
@@ -2340,7 +2335,7 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char* q, const unsign
     return mv
 
 
-cdef inline void _fast_make(Board b, Fast* f, int mv) noexcept:
+cdef inline void _fast_make(Board b, Fast* f, int mv) noexcept nogil:
     """_make for san_to_uci's private board: the bitboards kept, no undo record, no key or halfmove clock."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
@@ -2439,27 +2434,36 @@ cdef object _moves_text(sans, const unsigned char** p, Py_ssize_t* n):
     return data
 
 
-cdef Py_ssize_t _play_spans(Board b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
-                            Py_ssize_t nplies, char* out, bint from_bytes) except -1:
+cdef struct Stuck:
+    # Where _play_core stopped: the ply that did not resolve, its bytes, and
+    # _resolve_san's answer (the error code and its details) for _san_error.
+    const unsigned char* text
+    Py_ssize_t n
+    int code
+    int info[4]
+
+
+cdef Py_ssize_t _play_core(Board b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                           Py_ssize_t nplies, char* out, Stuck* stuck) noexcept nogil:
     """Play plies ``buf[spans[2 * i]:spans[2 * i + 1]]`` on private board ``b``; UCI into ``out`` unless NULL.
 
     ``f`` holds ``b``'s castling tables. Each ply is read in place unless it
     ends within 8 bytes of ``limit`` (the bytes of ``buf`` that may be read):
     _fast_ply may read a few bytes past a short token, so those few are read
     from a padded copy. Returns the bytes of UCI written with a space after
-    each move (``out`` not NULL), else the number of plies. A move that does
-    not resolve raises the pure twin's error, its text decoded as the twin
-    decodes the input (``from_bytes``: bytes, else str).
+    each move (``out`` not NULL), else the number of plies; -1 at a move that
+    does not resolve, ``b`` left on the position before it and ``stuck``
+    filled in (its text points into ``buf``).
     """
     cdef const unsigned char* p
+    cdef const unsigned char* at
     cdef Py_ssize_t i, n
     cdef unsigned char tok[32]
     cdef char* o = out
-    cdef int info[4]
     cdef int mv
     cdef bint c960 = b.chess960
     for i in range(nplies):
-        p = <const unsigned char*>buf + spans[2 * i]
+        at = p = <const unsigned char*>buf + spans[2 * i]
         n = spans[2 * i + 1] - spans[2 * i]
         if n >= <Py_ssize_t>sizeof(tok):
             mv = -1  # no SAN move is that long: _resolve_san words the error
@@ -2470,17 +2474,32 @@ cdef Py_ssize_t _play_spans(Board b, Fast* f, const char* buf, Py_ssize_t limit,
                 p = tok
             mv = _fast_ply(b, f, p, p + n)
         if mv < 0:
-            info[0] = info[1] = info[2] = info[3] = 0
-            mv = _resolve_san(b, p, <int>n, info)
+            stuck.info[0] = stuck.info[1] = stuck.info[2] = stuck.info[3] = 0
+            mv = _resolve_san(b, p, <int>n, stuck.info)
             if mv < 0:
-                raise _san_error(b, (<char*>p)[:n].decode("utf-8", "replace" if from_bytes else "surrogatepass"),
-                                 mv, info[0], info[1], info[2], info[3])
+                stuck.text, stuck.n, stuck.code = at, n, mv
+                return -1
             _fast_make(b, f, mv)
         if o != NULL:
             o += _write_uci(c960, mv, o)
             o[0] = 32
             o += 1
     return o - out if out != NULL else nplies
+
+
+cdef Py_ssize_t _play_spans(Board b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                            Py_ssize_t nplies, char* out, bint from_bytes) except -1:
+    """_play_core, a move that does not resolve raised as the pure twin's error.
+
+    The move's text is decoded as the twin decodes the input (``from_bytes``:
+    bytes, else str).
+    """
+    cdef Stuck stuck
+    cdef Py_ssize_t done = _play_core(b, f, buf, limit, spans, nplies, out, &stuck)
+    if done < 0:
+        raise _san_error(b, (<const char*>stuck.text)[:stuck.n].decode("utf-8", "replace" if from_bytes else "surrogatepass"),
+                         stuck.code, stuck.info[0], stuck.info[1], stuck.info[2], stuck.info[3])
+    return done
 
 
 cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* text, Py_ssize_t n, char* out,
@@ -2684,6 +2703,30 @@ cdef Py_ssize_t _replay_spans(const char* buf, Py_ssize_t limit, const Py_ssize_
         return _play_spans(b, &f, buf, limit, spans, nplies, out, True)
     finally:
         _spans_busy = False
+
+
+cdef object spans_board():
+    """A private board for play_standard; see _board_cy.pxd."""
+    return Board.__new__(Board)
+
+
+cdef Py_ssize_t play_standard(void* board, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                              Py_ssize_t nplies, char* out) noexcept nogil:
+    """validate_spans / uci_spans for a game from the standard start, without the GIL; see _board_cy.pxd."""
+    return _play_standard(<Board>board, buf, limit, spans, nplies, out)
+
+
+cdef Py_ssize_t _play_standard(Board b, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                               Py_ssize_t nplies, char* out) noexcept nogil:
+    cdef Fast f = _START_FAST
+    cdef Stuck stuck
+    cdef Py_ssize_t size
+    _set_start(b)
+    b.chess960 = False
+    size = _play_core(b, &f, buf, limit, spans, nplies, out, &stuck)
+    if out == NULL or size <= 0:
+        return size
+    return size - 1  # the space after the last move
 
 
 cdef Py_ssize_t validate_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,

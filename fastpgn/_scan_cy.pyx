@@ -19,7 +19,7 @@ from cpython.list cimport PyList_New
 from cpython.long cimport PyLong_FromLongLong
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from libc.stdint cimport uint64_t
-from fastpgn._board_cy cimport uci_spans, validate_spans
+from fastpgn._board_cy cimport play_standard, spans_board, uci_spans, validate_spans
 
 cdef extern from "string.h":
     void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
@@ -28,6 +28,9 @@ SEP = "\u2502".encode()
 cdef bytes _SEP = SEP
 # lines_from_block without a moves hook runs without the GIL: threads can share a dump.
 RELEASES_GIL = True
+# ... and so it does with board.moves_hook() or moves_hook(uci=True), but for the games
+# it hands to the hook (start tags: FEN, Variant) and those it rejects.
+REPLAYS_WITHOUT_GIL = True
 _BOM = b"\xef\xbb\xbf"
 
 LINE_TAGS = (
@@ -1608,15 +1611,28 @@ cdef int _add_bad(Bads *bads, _Game game, long long number) noexcept nogil:
     return 0
 
 
+DEF REPLAY_NONE = 0      # no moves hook
+DEF REPLAY_HOOK = 1      # a moves hook to call for every game
+DEF REPLAY_VALIDATE = 2  # board.moves_hook(): every move checked, field 20 stays the SAN
+DEF REPLAY_UCI = 3       # board.moves_hook(uci=True): field 20 becomes the UCI moves
+
+
 cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game, Out *out,
                             Gaps *gaps, Bads *bads, Out *scratch, long long *number,
-                            bint stop_on_error) noexcept nogil:
+                            bint stop_on_error, int replay, void *board, Out *uci, bint *held) noexcept nogil:
     """Scan games from ``pos`` and write their lines, holding no Python object.
 
+    With ``replay`` REPLAY_VALIDATE or REPLAY_UCI, each game from the
+    standard start is replayed on ``board`` (play_standard; the UCI moves go
+    to ``uci``). A good game that needs Python (every one with REPLAY_HOOK;
+    one with start tags, or whose replay fails, otherwise) is left in
+    ``game`` unwritten, ``held`` is set, and the pass stops there, so the
+    caller finishes it with the GIL (the moves hook, or the board's error).
     Stops at the end, after the first bad game when ``stop_on_error``, or
     when memory is short (-1; ``game.out_of_memory`` says so). Returns the
     position after the last game read.
     """
+    cdef Py_ssize_t replayed
     while _scan_game(buf, pos, end, game):
         if game.out_of_memory:
             return -1
@@ -1629,10 +1645,61 @@ cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Ga
             if stop_on_error:
                 break
             continue
+        if replay != REPLAY_NONE:
+            if replay == REPLAY_HOOK or _has_start_tags(buf, game):
+                held[0] = True
+                return pos
+            if replay == REPLAY_UCI:
+                uci.size = 0
+                if _reserve(uci, 3 * (game.end - game.start) + 16) < 0:
+                    game.out_of_memory = True
+                    return -1
+                replayed = play_standard(board, buf, end, game.moves, game.nmoves, uci.data)
+                game.moves_text = uci.data
+                game.moves_len = replayed
+            else:
+                replayed = play_standard(board, buf, end, game.moves, game.nmoves, NULL)
+            if replayed < 0:
+                game.moves_text = NULL
+                held[0] = True
+                return pos
         if _line(out, buf, game, gaps, scratch) < 0:
             game.out_of_memory = True
             return -1
     return pos
+
+
+cdef object _hook_game(const char *buf, Py_ssize_t end, _Game game, object moves_hook, int replay, Out *uci,
+                       list hook_reasons):
+    """Finish good game ``game`` with the GIL: field 20 from the moves hook, or from the compiled board
+    (``replay``) for a game from the standard start; a ValueError marks the game bad (BAD_HOOK).
+
+    Returns the object field 20 now points into (keep it until the line is written), or None.
+    """
+    cdef object replaced = None
+    try:
+        # a game from the standard start: what the hook would do, on the moves where they lie
+        if replay == REPLAY_HOOK or _has_start_tags(buf, game):
+            replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
+        elif replay == REPLAY_VALIDATE:
+            validate_spans(buf, end, game.moves, game.nmoves, NULL, 0, False)
+        else:
+            uci.size = 0
+            if _reserve(uci, 3 * (game.end - game.start) + 16) < 0:
+                raise MemoryError()
+            game.moves_len = uci_spans(buf, end, game.moves, game.nmoves, NULL, 0, False, uci.data)
+            game.moves_text = uci.data
+    except ValueError as exc:
+        # the C record quotes the reason by its index in hook_reasons
+        game.fail(BAD_HOOK, game.start, len(hook_reasons), 0)
+        hook_reasons.append(getattr(exc, "reason", str(exc)))
+    else:
+        if replaced is not None:  # None: field 20 stays the SAN, as in the twin
+            if type(replaced) is not bytes:
+                raise TypeError(f"a moves hook returns bytes, not {type(replaced).__name__}")
+            game.moves_text = PyBytes_AS_STRING(replaced)
+            game.moves_len = PyBytes_GET_SIZE(replaced)
+    return replaced
 
 
 cdef list _rejects(const char *buf, Bads *bads, long long base_offset, list hook_reasons):
@@ -1744,6 +1811,11 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
     cdef bint native = moves_hook is not None and getattr(moves_hook, "validates_san", False) is True
     # ... or that it writes the UCI moves san_to_uci gives (board.moves_hook(uci=True))
     cdef bint native_uci = moves_hook is not None and getattr(moves_hook, "writes_uci", False) is True
+    cdef int replay = (REPLAY_NONE if moves_hook is None else REPLAY_VALIDATE if native
+                       else REPLAY_UCI if native_uci else REPLAY_HOOK)
+    # this call's own board: threads may share a dump
+    cdef object board = spans_board() if replay == REPLAY_VALIDATE or replay == REPLAY_UCI else None
+    cdef bint held
     cdef Out uci
     global _spare, _spare_cap
     gaps.items, gaps.n, gaps.cap = NULL, 0, 0
@@ -1767,47 +1839,24 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
             raise MemoryError()
     try:
         pos = _first(buf, start, end, at_stream_start)
-        if moves_hook is None:
+        # Without the GIL but for the games that need Python (a moves hook, start tags, errors).
+        while True:
+            held = False
             with nogil:
-                _lines_pass(buf, pos, end, game, &out, use_gaps, &bads, &scratch, &number, stop_on_error)
-        else:
-            while _scan_game(buf, pos, end, game):
-                if game.out_of_memory:
-                    break
-                number += 1
-                pos = game.end
-                if not game.bad:
-                    replaced = None
-                    try:
-                        # a game from the standard start: what the hook would do, on the moves where they lie
-                        if not ((native or native_uci) and not _has_start_tags(buf, game)):
-                            replaced = moves_hook(_joined_moves(buf, game), _tag_list(buf, game))
-                        elif native:
-                            validate_spans(buf, end, game.moves, game.nmoves, NULL, 0, False)
-                        else:
-                            uci.size = 0
-                            if _reserve(&uci, 3 * (game.end - game.start) + 16) < 0:
-                                raise MemoryError()
-                            game.moves_len = uci_spans(buf, end, game.moves, game.nmoves, NULL, 0, False, uci.data)
-                            game.moves_text = uci.data
-                    except ValueError as exc:
-                        # the C record quotes the reason by its index in hook_reasons
-                        game.fail(BAD_HOOK, game.start, len(hook_reasons), 0)
-                        hook_reasons.append(getattr(exc, "reason", str(exc)))
-                    else:
-                        if replaced is not None:  # None: field 20 stays the SAN, as in the twin
-                            if type(replaced) is not bytes:
-                                raise TypeError(f"a moves hook returns bytes, not {type(replaced).__name__}")
-                            game.moves_text = PyBytes_AS_STRING(replaced)
-                            game.moves_len = PyBytes_GET_SIZE(replaced)
-                if game.bad:
-                    if _add_bad(&bads, game, number) < 0:
-                        raise MemoryError()
-                    if stop_on_error:
-                        break
-                    continue
-                if _line(&out, buf, game, use_gaps, &scratch) < 0:
+                pos = _lines_pass(buf, pos, end, game, &out, use_gaps, &bads, &scratch, &number,
+                                  stop_on_error, replay, <void *>board, &uci, &held)
+            if not held:
+                break
+            pos = game.end
+            replaced = _hook_game(buf, end, game, moves_hook, replay, &uci, hook_reasons)
+            if game.bad:
+                if _add_bad(&bads, game, number) < 0:
                     raise MemoryError()
+                if stop_on_error:
+                    break
+                continue
+            if _line(&out, buf, game, use_gaps, &scratch) < 0:
+                raise MemoryError()
         if game.out_of_memory:
             raise MemoryError()
         rejects = _rejects(buf, &bads, base_offset, hook_reasons)

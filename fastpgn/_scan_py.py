@@ -51,6 +51,7 @@ from operator import itemgetter
 SEP = "\u2502".encode()
 # Pure Python holds the GIL: the converter gives this backend worker processes, not threads.
 RELEASES_GIL = False
+REPLAYS_WITHOUT_GIL = False
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r"
 _SPACE = b" \t\r\n"

@@ -311,14 +311,18 @@ class Converter:
         The compiled kernel reads and writes without the GIL, and zstd and
         gzip release it too, so threads share the work with no copying
         between processes; the main thread decompresses and cuts blocks
-        meanwhile, which is why even ``-j 1`` gets a worker thread. A moves
-        hook (--validate, --uci) runs Python per game, and the pure backend
-        holds the GIL throughout: those get worker processes (or, with one
-        job, the main process).
+        meanwhile, which is why even ``-j 1`` gets a worker thread. With
+        --validate and --uci the compiled kernel replays games from the
+        standard start on the compiled board without the GIL too (games with
+        a FEN or Variant tag take it: a dump of variant games shares less).
+        The pure backend holds the GIL throughout: it gets worker processes
+        (or, with one job, the main process).
         """
         opts = self.opts
         args = (table, opts.compression, opts.validate, opts.uci)
-        if getattr(_scan.kernel, "RELEASES_GIL", False) and not (opts.validate or opts.uci):
+        kernel = _scan.kernel
+        if getattr(kernel, "RELEASES_GIL", False) and (
+                not (opts.validate or opts.uci) or getattr(kernel, "REPLAYS_WITHOUT_GIL", False)):
             _init_worker(*args, in_pool=False)
             return ThreadPoolExecutor(self.jobs, thread_name_prefix="fastpgn")
         if self.jobs > 1:

@@ -251,6 +251,13 @@ def test_native_validation_gives_what_the_validation_hook_gives():
         assert [r[2] for r in rejects][:2] == [1, 2] and out.count(b"\n") == read - len(rejects)
         assert read > 2000
         assert ("\u2502e2e4 ".encode() in out) == (marked is writing)
+        # stopping at the first rejected game, in the middle of a block: the same from all three
+        cut = data.index(b"[Event ", len(bad) + len(data) // 2)
+        middle = data[len(bad):cut] + bad + data[cut:]
+        stopped = [mod.lines_from_block(middle, 0, len(middle), 0, 0, True, OPENINGS, True, hook)
+                   for mod, hook in ((BACKENDS["cy"], marked), (BACKENDS["cy"], plain), (BACKENDS["py"], marked))]
+        assert stopped[0] == stopped[1] == stopped[2]
+        assert len(stopped[0][2]) == 1 and stopped[0][1] > 1000 and stopped[0][0].count(b"\n") == stopped[0][1] - 1
 
 
 def test_opening_codes_from_the_compiled_table_are_the_maps():

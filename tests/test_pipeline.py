@@ -281,6 +281,46 @@ def test_validate_rejects_illegal_games_and_uci_writes_uci(tmp_path):
     assert fields[5] == "Y" and fields[8] == "7"   # mate and plies still come from the SAN
 
 
+@pytest.mark.parametrize("flag", ["validate", "uci"])
+def test_validated_runs_are_identical_for_any_jobs(tmp_path, dump, flag):
+    """--validate and --uci on real games with illegal and FEN games among them: -j 1 and -j 2 agree."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fastpgn import _scan
+
+    data = zstandard.ZstdDecompressor().stream_reader(dump.read_bytes()).read()
+    extra = (b'[Event "illegal"]\n\n1. e4 e5 2. Ke3 *\n\n'
+             b'[Event "from a FEN"]\n[FEN "8/8/8/8/8/8/8/K6k w - - 0 1"]\n[SetUp "1"]\n\n1. Kb1 Kg1 *\n\n')
+    cut = data.index(b"[Event ", len(data) // 2)
+    src = tmp_path / "mixed.pgn"
+    src.write_bytes(data[:cut] + extra + data[cut:] + b"\n" + extra)
+    runs = [run(tmp_path, src, 700, jobs=jobs, block_size=150_000, **{flag: True}) for jobs in (1, 2)]
+    (s1, out1), (s2, out2) = runs
+    assert s1.games_read == s2.games_read == 2499 + 4
+    assert s1.games_rejected == s2.games_rejected == 2
+    assert [f.read_bytes() for f in chunk_files(out1)] == [f.read_bytes() for f in chunk_files(out2)]
+    assert (out1 / "mixed.pgn.rejected.pgn").read_bytes() == (out2 / "mixed.pgn.rejected.pgn").read_bytes()
+    lines = all_lines(out1)
+    unvalidated = [line for line in read_lines(src) if line.split("\u2502")[19] != "e4 e5 Ke3"]
+    assert len(lines) == len(unvalidated) == 2499 + 2
+    if flag == "validate":
+        assert lines == unvalidated
+    else:
+        from fastpgn import board
+
+        sans, ucis = [line.split("\u2502")[19] for line in unvalidated], [line.split("\u2502")[19] for line in lines]
+        assert ucis[:50] == [board.san_to_uci(moves) for moves in sans[:50]]
+        assert ucis[-1] == "a1b1 h1g1"   # the FEN game: UCI from its own start
+    # the compiled kernel replays without the GIL, so its workers are threads (no block copied to a process)
+    converter = Converter(Options(input=str(src), chunk_size=700, output_dir=str(tmp_path / "p"), jobs=2,
+                                  **{flag: True}))
+    pool = converter._pool(None)
+    try:
+        assert isinstance(pool, ThreadPoolExecutor) == (_scan.BACKEND == "cython")
+    finally:
+        pool.shutdown()
+
+
 def _fifo_fed_with(tmp_path: Path, data: bytes) -> Path:
     """A named pipe that a background thread fills with ``data`` (what ``<(zstdcat dump)`` gives)."""
     import threading
@@ -313,9 +353,10 @@ def test_worker_processes_do_not_outlive_a_killed_converter(tmp_path, dump):
     """SIGKILL (or the OOM killer) leaves the pool no time to shut down; its workers must still go."""
     src = _big_input(tmp_path, dump, copies=10)
     out = tmp_path / "out"
-    # --validate runs Python per game, so the workers are processes on both backends
+    # The pure backend holds the GIL, so its workers are processes (the compiled one uses threads);
+    # --validate slows the run enough for the workers to be seen
     cmd = [sys.executable, "-m", "fastpgn", str(src), "500", "-o", str(out), "-j", "2", "-q", "--validate"]
-    proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, env={**ENV, "FASTPGN_IMPLEMENTATION": "python"}, stderr=subprocess.PIPE)
     workers: set[int] = set()
     deadline = time.time() + 60
     while time.time() < deadline and proc.poll() is None and len(workers) < 2:
