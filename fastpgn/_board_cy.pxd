@@ -21,13 +21,17 @@ cdef Py_ssize_t validate_spans(const char* buf, Py_ssize_t limit, const Py_ssize
 cdef Py_ssize_t uci_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,
                           const char* fen, Py_ssize_t fenlen, bint chess960, char* out) except -1
 
-# The same without the GIL, for games from the standard start (what threads
-# need): spans_board() makes a private board (a Python object: keep it while
-# it is used, one per thread); play_standard(<void*>board, buf, limit, spans,
-# nplies, out) replays on it and returns what validate_spans (out NULL) or
-# uci_spans returns, or -1 when a move does not resolve; nothing is raised:
-# the caller then runs validate_spans / uci_spans on the game, with the GIL,
-# for the error.
+# The same without the GIL (what threads need): spans_board() makes a private
+# board (a Python object: keep it while it is used, one per thread);
+# play_from(<void*>board, buf, limit, spans, nplies, out, fen, fenlen, chess960)
+# replays a game on it from the FEN tag's value (fenlen bytes; NULL: the
+# standard start), with Chess960 castling or not, as board.moves_hook() does,
+# and returns what validate_spans (out NULL) or uci_spans returns. Nothing is
+# raised: -1 when a move does not resolve, -2 when the FEN is not one it reads
+# without the GIL (other whitespace, non-ASCII, or an error to word); the
+# caller then replays the game with the GIL (the hook, validate_spans or
+# uci_spans) for the error or the answer.
 cdef object spans_board()
-cdef Py_ssize_t play_standard(void* board, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
-                              Py_ssize_t nplies, char* out) noexcept nogil
+cdef Py_ssize_t play_from(void* board, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                          Py_ssize_t nplies, char* out, const char* fen, Py_ssize_t fenlen,
+                          bint chess960) noexcept nogil

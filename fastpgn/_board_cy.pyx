@@ -863,7 +863,7 @@ cdef _set_ep_field(Board b, text):
         b.ep = ep
 
 
-cdef void _compute_key(Board b) noexcept:
+cdef void _compute_key(Board b) noexcept nogil:
     cdef uint64_t key = 0
     cdef int i, s
     for i in range(64):
@@ -2043,7 +2043,7 @@ cdef struct Fast:
     int rights                # bit i set while b.castle[i] >= 0
 
 
-cdef void _fast_init(Board b, Fast* f) noexcept:
+cdef void _fast_init(Board b, Fast* f) noexcept nogil:
     cdef int i, r
     memset(f.touch, 0, sizeof(f.touch))
     f.rights = 0
@@ -2705,28 +2705,240 @@ cdef Py_ssize_t _replay_spans(const char* buf, Py_ssize_t limit, const Py_ssize_
         _spans_busy = False
 
 
-cdef object spans_board():
-    """A private board for play_standard; see _board_cy.pxd."""
-    return Board.__new__(Board)
+# -- FEN without the GIL -----------------------------------------------------------------------
+
+cdef inline int _count_field(const char* p, const char* end, int* value) noexcept nogil:
+    """_parse_count's digits (1 to 10 of them, at most MAX_CLOCK) into ``value``: 0, or -1 for anything else."""
+    cdef long long v = 0
+    if end - p < 1 or end - p > 10:
+        return -1
+    while p < end:
+        if not (48 <= p[0] <= 57):
+            return -1
+        v = v * 10 + p[0] - 48
+        p += 1
+    if v > 1_000_000_000:
+        return -1
+    value[0] = <int>v
+    return 0
 
 
-cdef Py_ssize_t play_standard(void* board, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
-                              Py_ssize_t nplies, char* out) noexcept nogil:
-    """validate_spans / uci_spans for a game from the standard start, without the GIL; see _board_cy.pxd."""
-    return _play_standard(<Board>board, buf, limit, spans, nplies, out)
+cdef int _castling_native(Board b, const char* p, const char* end, bint chess960) noexcept nogil:
+    """_set_castling on the bytes ``p[0:end - p]``: 0, or -1 where _set_castling raises."""
+    cdef int i, colour, back, k, rook, r, f, c, up
+    for i in range(4):
+        b.castle[i] = -1
+    if end - p == 1 and p[0] == 45:  # -
+        return 0
+    while p < end:
+        c = p[0]
+        p += 1
+        if c == 75 or c == 81 or 65 <= c <= 72:  # K Q A-H
+            colour = WHITE
+        elif c == 107 or c == 113 or 97 <= c <= 104:  # k q a-h
+            colour = BLACK
+        else:
+            return -1
+        back = 0x70 * colour
+        k = b.king[colour]
+        rook = ROOK | colour << 3
+        if k & 0x70 != back:
+            return -1
+        up = c - 32 if c >= 97 else c
+        r = -1
+        if up == 75:
+            for f in range(7, k & 7, -1):
+                if b.sq[back | f] == rook:
+                    r = back | f
+                    break
+        elif up == 81:
+            for f in range(0, k & 7):
+                if b.sq[back | f] == rook:
+                    r = back | f
+                    break
+        elif b.sq[back | (up - 65)] == rook:
+            r = back | (up - 65)
+        if r < 0:
+            return -1
+        if not chess960 and ((k & 7) != 4 or ((r & 7) != 0 and (r & 7) != 7)):
+            return -1
+        i = colour * 2 + ((r & 7) < (k & 7))
+        if b.castle[i] >= 0:
+            return -1
+        b.castle[i] = r
+    return 0
 
 
-cdef Py_ssize_t _play_standard(Board b, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
-                               Py_ssize_t nplies, char* out) noexcept nogil:
-    cdef Fast f = _START_FAST
+cdef int _fen_native(Board b, const char* fen, Py_ssize_t n, bint chess960) noexcept nogil:
+    """_set_fen on the FEN bytes ``fen[0:n]`` where it is plain: 0, or -1 for the GIL to do it (or raise).
+
+    Plain: ASCII fields with single spaces between them, six or four. Over
+    those, this accepts what _set_fen accepts and sets what it sets;
+    everything else (other whitespace, an error to word) is left to _set_fen.
+    """
+    cdef const char* end = fen + n
+    cdef const char* field[7]
+    cdef const char* p = fen
+    cdef int nfields = 0, i, rank, f, c, piece, colour, s, ep, fwd, us
+    cdef int kings[2]
+    cdef int pawns[2]
+    cdef int pieces[2]
+    # the fields: single spaces between non-empty runs
+    field[0] = p
+    while p < end:
+        if p[0] == 32:
+            if p == field[nfields] or nfields == 5:
+                return -1
+            nfields += 1
+            field[nfields] = p + 1
+        elif p[0] <= 32 or p[0] >= 127:
+            return -1
+        p += 1
+    if p == field[nfields]:
+        return -1
+    nfields += 1
+    field[nfields] = end + 1  # so field[i + 1] - 1 ends field i
+    if nfields != 6 and nfields != 4:
+        return -1
+    memset(b.sq, 0, sizeof(b.sq))
+    memset(b.bb, 0, sizeof(b.bb))
+    kings[0] = kings[1] = pawns[0] = pawns[1] = pieces[0] = pieces[1] = 0
+    # the board: eight ranks, from the eighth
+    p = field[0]
+    for i in range(8):
+        rank = 7 - i
+        f = 0
+        while p < field[1] - 1 and p[0] != 47:  # /
+            c = p[0]
+            p += 1
+            if 49 <= c <= 56:
+                f += c - 48
+                continue
+            piece = _PIECE_OF_SYMBOL[c]
+            if not piece or f > 7:
+                return -1
+            colour = piece >> 3
+            s = 16 * rank + f
+            if piece & 7 == KING:
+                kings[colour] += 1
+                b.king[colour] = s
+            elif piece & 7 == PAWN:
+                pawns[colour] += 1
+                if rank == 0 or rank == 7:
+                    return -1
+            pieces[colour] += 1
+            b.sq[s] = piece
+            b.bb[piece] |= _bit(s)
+            f += 1
+        if f != 8:
+            return -1
+        if i < 7:
+            if p >= field[1] - 1:
+                return -1  # fewer than eight ranks
+            p += 1  # the /
+    if p != field[1] - 1:
+        return -1  # more than eight ranks
+    for colour in range(2):
+        if kings[colour] != 1 or pawns[colour] > 8 or pieces[colour] > 16:
+            return -1
+    # side to move
+    if field[2] - field[1] != 2:
+        return -1
+    if field[1][0] == 119:
+        b.stm = WHITE
+    elif field[1][0] == 98:
+        b.stm = BLACK
+    else:
+        return -1
+    us = b.stm
+    if _castling_native(b, field[2], field[3] - 1, chess960) < 0:
+        return -1
+    # en passant: a square the side to move could take on, else none
+    b.ep = -1
+    p = field[3]
+    if not (field[4] - p == 2 and p[0] == 45):
+        if field[4] - p != 3 or not (97 <= p[0] <= 104 and 49 <= p[1] <= 56):
+            return -1
+        ep = (p[1] - 49) * 16 + p[0] - 97
+        fwd = _PAWN_FWD[us]
+        if ep >> 4 != (5 if us == WHITE else 2):
+            return -1
+        if b.sq[ep - fwd] != (PAWN | (us ^ 1) << 3) or b.sq[ep] or b.sq[ep + fwd]:
+            return -1
+        if _has_legal_ep(b, ep):
+            b.ep = ep
+    if nfields == 6:
+        if _count_field(field[4], field[5] - 1, &b.halfmove) < 0:
+            return -1
+        if _count_field(field[5], field[6] - 1, &b.fullmove) < 0:
+            return -1
+        if b.fullmove < 1:
+            b.fullmove = 1
+    else:
+        b.halfmove = 0
+        b.fullmove = 1
+    if _attacked(b, b.king[us ^ 1], us):
+        return -1
+    b.checked = _attacked(b, b.king[us], us ^ 1)
+    b.nstack = 0
+    _compute_key(b)
+    return 0
+
+
+cdef unsigned char _PIECE_OF_SYMBOL[256]  # FEN letter -> piece code (0: not a piece letter)
+
+
+cdef void _build_symbol_table() noexcept:
+    cdef const char* symbols = b".PNBRQK..pnbrqk."
+    cdef int i
+    memset(_PIECE_OF_SYMBOL, 0, sizeof(_PIECE_OF_SYMBOL))
+    for i in range(16):
+        if symbols[i] != 46:
+            _PIECE_OF_SYMBOL[<unsigned char>symbols[i]] = i
+
+
+_build_symbol_table()
+
+
+cdef Py_ssize_t play_from(void* board, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                          Py_ssize_t nplies, char* out, const char* fen, Py_ssize_t fenlen,
+                          bint chess960) noexcept nogil:
+    """validate_spans / uci_spans without the GIL, for the FENs _fen_native reads; see _board_cy.pxd."""
+    return _play_from(<Board>board, buf, limit, spans, nplies, out, fen, fenlen, chess960)
+
+
+cdef Py_ssize_t _play_from(Board b, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                           Py_ssize_t nplies, char* out, const char* fen, Py_ssize_t fenlen,
+                           bint chess960) noexcept nogil:
+    cdef Fast f
     cdef Stuck stuck
     cdef Py_ssize_t size
-    _set_start(b)
-    b.chess960 = False
+    b.chess960 = chess960
+    if fen == NULL:
+        _set_start(b)
+        f = _START_FAST
+    else:
+        if _fen_native(b, fen, fenlen, chess960) < 0:
+            return -2
+        _fast_init(b, &f)
     size = _play_core(b, &f, buf, limit, spans, nplies, out, &stuck)
     if out == NULL or size <= 0:
         return size
     return size - 1  # the space after the last move
+
+
+def _native_fen(bytes fen, bint chess960=False):
+    """_fen_native from Python, for tests: the Board it sets up, or None where it leaves the FEN to _set_fen."""
+    cdef Board b = Board.__new__(Board)
+    b.chess960 = chess960
+    if _fen_native(b, fen, len(fen), chess960) < 0:
+        return None
+    return b
+
+
+cdef object spans_board():
+    """A private board for play_from; see _board_cy.pxd."""
+    return Board.__new__(Board)
 
 
 cdef Py_ssize_t validate_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,

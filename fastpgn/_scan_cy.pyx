@@ -19,7 +19,7 @@ from cpython.list cimport PyList_New
 from cpython.long cimport PyLong_FromLongLong
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from libc.stdint cimport uint64_t
-from fastpgn._board_cy cimport play_standard, spans_board, uci_spans, validate_spans
+from fastpgn._board_cy cimport play_from, spans_board, uci_spans, validate_spans
 
 cdef extern from "string.h":
     void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
@@ -1562,6 +1562,49 @@ cdef bint _has_start_tags(const char *buf, _Game game) noexcept nogil:
     return False
 
 
+cdef bint _names_chess960(const char *p, Py_ssize_t n) noexcept nogil:
+    """board.moves_hook's test of a Variant value: lowercased, spaces gone, it holds "960" or starts
+    "fischerandom" or "fischerrandom"."""
+    cdef char head[13]
+    cdef int h = 0
+    cdef char c, last = 0, before = 0
+    cdef bint has_960 = False
+    cdef Py_ssize_t i
+    for i in range(n):
+        c = p[i]
+        if c == b' ':
+            continue
+        if 65 <= c <= 90:
+            c += 32
+        if h < 13:
+            head[h] = c
+            h += 1
+        if before == b'9' and last == b'6' and c == b'0':
+            has_960 = True
+        before, last = last, c
+    return (has_960 or (h >= 12 and memcmp(head, b"fischerandom", 12) == 0)
+            or (h >= 13 and memcmp(head, b"fischerrandom", 13) == 0))
+
+
+cdef int _start_of(const char *buf, _Game game, const char **fen, Py_ssize_t *fenlen, bint *chess960) noexcept nogil:
+    """The start tags as board.moves_hook reads them: the last FEN's value and whether the last
+    Variant names Chess960; -1 when one of those values holds an escape (the hook reads it then).
+    """
+    cdef Py_ssize_t t, name, vs, ve
+    for t in range(game.ntags):
+        name = game.tags[4 * t]
+        vs, ve = game.tags[4 * t + 2], game.tags[4 * t + 3]
+        if game.tags[4 * t + 1] - name == 3 and memcmp(buf + name, b"FEN", 3) == 0:
+            if memchr(buf + vs, b'\\', ve - vs) != NULL:
+                return -1
+            fen[0], fenlen[0] = buf + vs, ve - vs
+        elif game.tags[4 * t + 1] - name == 7 and memcmp(buf + name, b"Variant", 7) == 0:
+            if memchr(buf + vs, b'\\', ve - vs) != NULL:
+                return -1
+            chess960[0] = _names_chess960(buf + vs, ve - vs)
+    return 0
+
+
 cdef list _tag_list(const char *buf, _Game game):
     cdef list tags = []
     cdef Py_ssize_t t
@@ -1619,20 +1662,25 @@ DEF REPLAY_UCI = 3       # board.moves_hook(uci=True): field 20 becomes the UCI 
 
 cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game, Out *out,
                             Gaps *gaps, Bads *bads, Out *scratch, long long *number,
-                            bint stop_on_error, int replay, void *board, Out *uci, bint *held) noexcept nogil:
+                            bint stop_on_error, int replay, bint board_starts, void *board, Out *uci,
+                            bint *held) noexcept nogil:
     """Scan games from ``pos`` and write their lines, holding no Python object.
 
     With ``replay`` REPLAY_VALIDATE or REPLAY_UCI, each game from the
-    standard start is replayed on ``board`` (play_standard; the UCI moves go
-    to ``uci``). A good game that needs Python (every one with REPLAY_HOOK;
-    one with start tags, or whose replay fails, otherwise) is left in
-    ``game`` unwritten, ``held`` is set, and the pass stops there, so the
-    caller finishes it with the GIL (the moves hook, or the board's error).
+    standard start, and with ``board_starts`` each game with start tags too
+    (FEN, Variant: read as the hook reads them), is replayed on ``board``
+    (play_from; the UCI moves go to ``uci``). A good game that needs Python
+    (every one with REPLAY_HOOK; otherwise one with start tags the board
+    does not read here, or whose replay fails) is left in ``game``
+    unwritten, ``held`` is set, and the pass stops there, so the caller
+    finishes it with the GIL (the moves hook, or the board's error).
     Stops at the end, after the first bad game when ``stop_on_error``, or
     when memory is short (-1; ``game.out_of_memory`` says so). Returns the
     position after the last game read.
     """
-    cdef Py_ssize_t replayed
+    cdef Py_ssize_t replayed, fenlen
+    cdef const char *fen
+    cdef bint chess960
     while _scan_game(buf, pos, end, game):
         if game.out_of_memory:
             return -1
@@ -1646,7 +1694,12 @@ cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Ga
                 break
             continue
         if replay != REPLAY_NONE:
-            if replay == REPLAY_HOOK or _has_start_tags(buf, game):
+            if replay == REPLAY_HOOK:
+                held[0] = True
+                return pos
+            fen, fenlen, chess960 = NULL, 0, False
+            if _has_start_tags(buf, game) and (not board_starts
+                                               or _start_of(buf, game, &fen, &fenlen, &chess960) < 0):
                 held[0] = True
                 return pos
             if replay == REPLAY_UCI:
@@ -1654,11 +1707,11 @@ cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Ga
                 if _reserve(uci, 3 * (game.end - game.start) + 16) < 0:
                     game.out_of_memory = True
                     return -1
-                replayed = play_standard(board, buf, end, game.moves, game.nmoves, uci.data)
+                replayed = play_from(board, buf, end, game.moves, game.nmoves, uci.data, fen, fenlen, chess960)
                 game.moves_text = uci.data
                 game.moves_len = replayed
             else:
-                replayed = play_standard(board, buf, end, game.moves, game.nmoves, NULL)
+                replayed = play_from(board, buf, end, game.moves, game.nmoves, NULL, fen, fenlen, chess960)
             if replayed < 0:
                 game.moves_text = NULL
                 held[0] = True
@@ -1811,6 +1864,8 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
     cdef bint native = moves_hook is not None and getattr(moves_hook, "validates_san", False) is True
     # ... or that it writes the UCI moves san_to_uci gives (board.moves_hook(uci=True))
     cdef bint native_uci = moves_hook is not None and getattr(moves_hook, "writes_uci", False) is True
+    # ... and, if it reads FEN and Variant as board.moves_hook does, games with start tags too
+    cdef bint board_starts = getattr(moves_hook, "reads_start_tags", False) is True
     cdef int replay = (REPLAY_NONE if moves_hook is None else REPLAY_VALIDATE if native
                        else REPLAY_UCI if native_uci else REPLAY_HOOK)
     # this call's own board: threads may share a dump
@@ -1844,7 +1899,7 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
             held = False
             with nogil:
                 pos = _lines_pass(buf, pos, end, game, &out, use_gaps, &bads, &scratch, &number,
-                                  stop_on_error, replay, <void *>board, &uci, &held)
+                                  stop_on_error, replay, board_starts, <void *>board, &uci, &held)
             if not held:
                 break
             pos = game.end

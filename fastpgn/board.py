@@ -235,4 +235,6 @@ def moves_hook(uci: bool = False):
     # validate_san and returns the SAN) or uci_spans (it returns san_to_uci's UCI).
     hook.validates_san = not uci
     hook.writes_uci = uci  # ... and with uci=True, writes the UCI moves there (uci_spans)
+    # ... and reads FEN and Variant as above, so games with those tags may be replayed there too
+    hook.reads_start_tags = True
     return hook

@@ -175,6 +175,57 @@ def test_fens_alike(fen, chess960, data):
     assert py == cy
 
 
+def native_agrees(fen, chess960):
+    """The scanner's FEN reader without the GIL sets up what Board(fen) does, or leaves the FEN to it."""
+    native = CY._native_fen(fen.encode("utf-8", "surrogatepass"), chess960)
+    reference = answer(lambda: CY.Board(fen, chess960))
+    if reference[0] == "error":
+        assert native is None, (fen, reference)
+        return None
+    if native is not None:
+        b = reference[1]
+        assert (native.fen(), native.fen(shredder=True), native.is_check(), native.key()) == \
+            (b.fen(), b.fen(shredder=True), b.is_check(), b.key()), fen
+    return native is not None
+
+
+@SETTINGS
+@given(fen=st.sampled_from(FENS + FENS_960), chess960=st.booleans(), data=st.data())
+def test_fens_read_without_the_gil_alike(fen, chess960, data):
+    edits = data.draw(st.lists(st.tuples(st.integers(0, 200), st.sampled_from("pnbrqkPNBRQK12345678/ -wbKQkqHAhaeE36x0\t")),
+                               max_size=3))
+    for at, char in edits:
+        at %= len(fen) + 1
+        if data.draw(st.booleans()):
+            fen = fen[:at] + char + fen[at + 1:]
+        else:
+            fen = fen[:at] + char + fen[at:]
+    native_agrees(fen, chess960)
+
+
+def test_fens_of_the_corpus_read_without_the_gil():
+    """Every FEN tag of the corpus (Chess960 and set-up games) is read natively, as Board reads it."""
+    import re
+
+    from conftest import shared
+
+    fens = set()
+    for path in shared("data").rglob("*.pgn"):
+        fens.update(re.findall(r'^\[FEN "([^"\\]*)"\]', path.read_text("utf-8", "replace"), re.M))
+    for path in shared("conformance", "003-chessjl").glob("*.pgn"):
+        fens.update(re.findall(r'^\[FEN "([^"\\]*)"\]', path.read_text("utf-8", "replace"), re.M))
+    assert len(fens) > 30
+    read = [native_agrees(fen, chess960) for fen in sorted(fens) + FENS + FENS_960 for chess960 in (False, True)]
+    # Only FENs that Board rejects are left to it (as None): all the others are read without the GIL.
+    assert read.count(True) > len(read) // 2
+    for fen in FENS + FENS_960:
+        assert native_agrees(fen, True)
+    # Other whitespace is Board's to read (it splits on any): the native reader leaves it, nothing differs.
+    for odd in ("  ", "\t", " \n"):
+        assert native_agrees(FENS[1].replace(" ", odd, 1), False) is False
+        assert native_agrees(" " + FENS[1], False) is False
+
+
 @SETTINGS
 @given(game=games(), text=st.text(alphabet="abcdefgh12345678nbrqkx0-", max_size=6))
 def test_uci_and_moves_alike(game, text):

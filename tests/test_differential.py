@@ -239,14 +239,31 @@ def test_native_validation_gives_what_the_validation_hook_gives():
            b'[Event "960"]\n[Variant "Chess960"]\n[FEN "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"]\n\n'
            b'9. g3 Nc7 10. O-O *\n\n')
     data = bad + decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
+    # games set up from a FEN, Chess960 among them: replayed without the GIL where the board reads the FEN
+    with_fens = [shared("data", "edge-cases-nonlichess", name).read_bytes() for name in (
+        "chess960_rapid-wch-2009_fen-setup.pgn", "python-chess_cutechess-fischerrandom.pgn",
+        "chesscom_export_2025_29games_incl-chess960.pgn", "chess-library_skip.pgn")]
+    with_fens.append(shared("conformance", "003-chessjl", "games-with-setup-fen.pgn").read_bytes())
+    data += b"\n\n" + b"\n\n".join(with_fens)
+    assert data.count(b'[FEN "') > 30
     for marked in (validating, writing):
         def plain(moves, tags, marked=marked):  # the same hook, without the mark: always called
             return marked(moves, tags)
 
+        asked = []
+
+        def counted(moves, tags, marked=marked):  # the marked hook, its calls counted
+            asked.append(moves)
+            return marked(moves, tags)
+
+        for mark in ("validates_san", "writes_uci", "reads_start_tags"):
+            setattr(counted, mark, getattr(marked, mark))
         results = []
-        for mod, hook in ((BACKENDS["cy"], marked), (BACKENDS["cy"], plain), (BACKENDS["py"], marked)):
+        for mod, hook in ((BACKENDS["cy"], counted), (BACKENDS["cy"], plain), (BACKENDS["py"], marked)):
             results.append(mod.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False, hook))
         assert results[0] == results[1] == results[2]
+        # the compiled scanner called the hook for none of the FEN games but the rejected ones
+        assert 0 < len(asked) <= len(results[0][2])
         out, read, rejects = results[0]
         assert [r[2] for r in rejects][:2] == [1, 2] and out.count(b"\n") == read - len(rejects)
         assert read > 2000
