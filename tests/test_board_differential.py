@@ -160,17 +160,22 @@ def test_unmutated_games_replay_and_round_trip(game):
     assert final_py.fen() == final_cy.fen() == PY.Board(fen, chess960).fen()
 
 
-@SETTINGS
-@given(fen=st.sampled_from(FENS + FENS_960), chess960=st.booleans(), data=st.data())
-def test_fens_alike(fen, chess960, data):
-    edits = data.draw(st.lists(st.tuples(st.integers(0, 200), st.sampled_from("pnbrqkPNBRQK12345678/ -wbKQkqHAhaeE36x0")),
-                               max_size=3))
+def mutated_fen(fen, data, alphabet="pnbrqkPNBRQK12345678/ -wbKQkqHAhaeE36x0"):
+    """``fen`` with up to three characters replaced or inserted (Hypothesis draws them)."""
+    edits = data.draw(st.lists(st.tuples(st.integers(0, 200), st.sampled_from(alphabet)), max_size=3))
     for at, char in edits:
         at %= len(fen) + 1
         if data.draw(st.booleans()):
             fen = fen[:at] + char + fen[at + 1:]
         else:
             fen = fen[:at] + char + fen[at:]
+    return fen
+
+
+@SETTINGS
+@given(fen=st.sampled_from(FENS + FENS_960), chess960=st.booleans(), data=st.data())
+def test_fens_alike(fen, chess960, data):
+    fen = mutated_fen(fen, data)
     py, cy = both(lambda k: answer(lambda: summary(k.Board(fen, chess960))))
     assert py == cy
 
@@ -192,15 +197,7 @@ def native_agrees(fen, chess960):
 @SETTINGS
 @given(fen=st.sampled_from(FENS + FENS_960), chess960=st.booleans(), data=st.data())
 def test_fens_read_without_the_gil_alike(fen, chess960, data):
-    edits = data.draw(st.lists(st.tuples(st.integers(0, 200), st.sampled_from("pnbrqkPNBRQK12345678/ -wbKQkqHAhaeE36x0\t")),
-                               max_size=3))
-    for at, char in edits:
-        at %= len(fen) + 1
-        if data.draw(st.booleans()):
-            fen = fen[:at] + char + fen[at + 1:]
-        else:
-            fen = fen[:at] + char + fen[at:]
-    native_agrees(fen, chess960)
+    native_agrees(mutated_fen(fen, data, "pnbrqkPNBRQK12345678/ -wbKQkqHAhaeE36x0\t\u00e9"), chess960)
 
 
 def test_fens_of_the_corpus_read_without_the_gil():
