@@ -75,8 +75,8 @@ def convert_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output-dir", metavar="DIR",
                         help="folder for the chunks (default: beside the input; the current folder for stdin or a pipe)")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                        help="workers (default: all cores): threads with the compiled kernel, processes with "
-                             "the pure one or --validate/--uci; output is identical for any N")
+                        help="workers (default: all cores): threads with the compiled kernel (--validate and "
+                             "--uci too), processes with the pure one; output is identical for any N")
     parser.add_argument("--compression", choices=("gz", "zst", "none"), default="gz",
                         help="chunk compression (default gz: gzip, Spark and Python read it whole)")
     parser.add_argument("--errors", choices=("skip", "raise"), default="skip",
