@@ -308,6 +308,13 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
                     ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--compression", "gz", "-q", "--validate"),
                     backend, s, input_=src, post=_converter_post,
                     note=f"as above, every move replayed on fastpgn's board ({board or '?'} board kernel)")
+            if "--uci" in conv_help:
+                for j in sorted({1, jobs}):
+                    add(f"convert-{tag}-j{j}-uci",
+                        f"python -m fastpgn ({backend}) -j {j} --uci, .pgn.zst -> .gz",
+                        ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--compression", "gz", "-q", "--uci"),
+                        backend, s, input_=src, post=_converter_post,
+                        note="as --validate, with the UCI moves written in field 20 (issue 4's lines with UCI moves)")
         else:
             notes.append("fastpgn converter with validation skipped: no --validate option yet")
 
