@@ -2457,18 +2457,20 @@ cdef Py_ssize_t _play_core(Board b, Fast* f, const char* buf, Py_ssize_t limit, 
     """
     cdef const unsigned char* p
     cdef const unsigned char* at
-    cdef Py_ssize_t i, n
+    cdef const Py_ssize_t* sp = spans
+    cdef const Py_ssize_t* sp_end = spans + 2 * nplies
+    cdef Py_ssize_t n
     cdef unsigned char tok[32]
     cdef char* o = out
     cdef int mv
-    cdef bint c960 = b.chess960
-    for i in range(nplies):
-        at = p = <const unsigned char*>buf + spans[2 * i]
-        n = spans[2 * i + 1] - spans[2 * i]
+    while sp != sp_end:
+        at = p = <const unsigned char*>buf + sp[0]
+        n = sp[1] - sp[0]
+        sp += 2
         if n >= <Py_ssize_t>sizeof(tok):
             mv = -1  # no SAN move is that long: _resolve_san words the error
         else:
-            if spans[2 * i + 1] + 8 > limit:
+            if sp[-1] + 8 > limit:
                 memset(tok, 0, sizeof(tok))
                 memcpy(tok, p, n)
                 p = tok
@@ -2481,7 +2483,7 @@ cdef Py_ssize_t _play_core(Board b, Fast* f, const char* buf, Py_ssize_t limit, 
                 return -1
             _fast_make(b, f, mv)
         if o != NULL:
-            o += _write_uci(c960, mv, o)
+            o += _write_uci(b.chess960, mv, o)
             o[0] = 32
             o += 1
     return o - out if out != NULL else nplies
