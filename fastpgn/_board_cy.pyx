@@ -2459,19 +2459,22 @@ cdef Py_ssize_t _play_core(Board b, Fast* f, const char* buf, Py_ssize_t limit, 
     cdef const unsigned char* at
     cdef const Py_ssize_t* sp = spans
     cdef const Py_ssize_t* sp_end = spans + 2 * nplies
-    cdef Py_ssize_t n, ply_end
+    cdef const Py_ssize_t* sp_copied  # the plies after this one end within 8 bytes of limit
+    cdef Py_ssize_t n, k = nplies
     cdef unsigned char tok[32]
     cdef char* o = out
     cdef int mv
+    while k > 0 and spans[2 * k - 1] + 8 > limit:
+        k -= 1
+    sp_copied = spans + 2 * k
     while sp != sp_end:
         at = p = <const unsigned char*>buf + sp[0]
-        ply_end = sp[1]
-        n = ply_end - sp[0]
+        n = sp[1] - sp[0]
         sp += 2
         if n >= <Py_ssize_t>sizeof(tok):
             mv = -1  # no SAN move is that long: _resolve_san words the error
         else:
-            if ply_end + 8 > limit:
+            if sp > sp_copied:
                 memset(tok, 0, sizeof(tok))
                 memcpy(tok, p, n)
                 p = tok
