@@ -2456,7 +2456,6 @@ cdef Py_ssize_t _play_core(Board b, Fast* f, const char* buf, Py_ssize_t limit, 
     filled in (its text points into ``buf``).
     """
     cdef const unsigned char* p
-    cdef const unsigned char* at
     cdef const Py_ssize_t* sp = spans
     cdef const Py_ssize_t* sp_end = spans + 2 * nplies
     cdef const Py_ssize_t* sp_copied  # the plies after this one end within 8 bytes of limit
@@ -2468,7 +2467,7 @@ cdef Py_ssize_t _play_core(Board b, Fast* f, const char* buf, Py_ssize_t limit, 
         k -= 1
     sp_copied = spans + 2 * k
     while sp != sp_end:
-        at = p = <const unsigned char*>buf + sp[0]
+        p = <const unsigned char*>buf + sp[0]
         n = sp[1] - sp[0]
         sp += 2
         if n >= <Py_ssize_t>sizeof(tok):
@@ -2483,7 +2482,7 @@ cdef Py_ssize_t _play_core(Board b, Fast* f, const char* buf, Py_ssize_t limit, 
             stuck.info[0] = stuck.info[1] = stuck.info[2] = stuck.info[3] = 0
             mv = _resolve_san(b, p, <int>n, stuck.info)
             if mv < 0:
-                stuck.text, stuck.n, stuck.code = at, n, mv
+                stuck.text, stuck.n, stuck.code = <const unsigned char*>buf + (sp - 2)[0], n, mv
                 return -1
             _fast_make(b, f, mv)
         if o != NULL:
