@@ -800,49 +800,74 @@ cdef _set_fen(Board b, fen, bint chess960):
     _compute_key(b)
 
 
-cdef _set_castling(Board b, field, bint chess960):
-    cdef int i, colour, back, k, rook, r, f
+cdef enum:  # what _read_castling found wrong
+    CASTLING_OK, CASTLING_BAD_CHAR, CASTLING_KING_OFF_RANK, CASTLING_NO_ROOK, CASTLING_NOT_960, CASTLING_REPEAT
+
+
+cdef int _read_castling(Board b, const char* p, const char* end, bint chess960, int* bad) noexcept nogil:
+    """The castling field ``p[0:end - p]`` into ``b.castle`` (kings and rooks placed): CASTLING_OK, or
+    what is wrong, ``bad[0]`` the offending letter; _set_castling words it, _fen_native leaves it."""
+    cdef int i, colour, back, k, rook, r, f, c, up
     for i in range(4):
         b.castle[i] = -1
-    if field == "-":
-        return
-    for ch in field:
-        if ch in "KQ" or "A" <= ch <= "H":
+    if end - p == 1 and p[0] == 45:  # -
+        return CASTLING_OK
+    while p < end:
+        c = bad[0] = <unsigned char>p[0]
+        p += 1
+        if c == 75 or c == 81 or 65 <= c <= 72:  # K Q A-H
             colour = WHITE
-        elif ch in "kq" or "a" <= ch <= "h":
+        elif c == 107 or c == 113 or 97 <= c <= 104:  # k q a-h
             colour = BLACK
         else:
-            raise InvalidFENError(f"bad castling field {field!r} in FEN")
+            return CASTLING_BAD_CHAR
         back = 0x70 * colour
         k = b.king[colour]
         rook = ROOK | colour << 3
         if k & 0x70 != back:
-            raise InvalidFENError(f"castling right {ch!r} but the {_COLOURS[colour]} king is "
-                                  f"not on its first rank")
-        up = ch.upper()
+            return CASTLING_KING_OFF_RANK
+        up = c - 32 if c >= 97 else c
         r = -1
-        if up == "K":
-            for f in range(7, (k & 7), -1):
+        if up == 75:
+            for f in range(7, k & 7, -1):
                 if b.sq[back | f] == rook:
                     r = back | f
                     break
-        elif up == "Q":
+        elif up == 81:
             for f in range(0, k & 7):
                 if b.sq[back | f] == rook:
                     r = back | f
                     break
-        elif b.sq[back | (ord(up) - 65)] == rook:
-            r = back | (ord(up) - 65)
+        elif b.sq[back | (up - 65)] == rook:
+            r = back | (up - 65)
         if r < 0:
-            raise InvalidFENError(f"castling right {ch!r} but no {_COLOURS[colour]} rook to "
-                                  f"castle with")
-        if not chess960 and ((k & 7) != 4 or (r & 7) not in (0, 7)):
-            raise InvalidFENError(f"castling right {ch!r} needs the king on the e-file and the "
-                                  f"rook in the corner; pass chess960=True for Chess960")
+            return CASTLING_NO_ROOK
+        if not chess960 and ((k & 7) != 4 or ((r & 7) != 0 and (r & 7) != 7)):
+            return CASTLING_NOT_960
         i = colour * 2 + ((r & 7) < (k & 7))
         if b.castle[i] >= 0:
-            raise InvalidFENError(f"castling field {field!r} repeats a right")
+            return CASTLING_REPEAT
         b.castle[i] = r
+    return CASTLING_OK
+
+
+cdef _set_castling(Board b, field, bint chess960):
+    cdef bytes data = field.encode("utf-8", "surrogatepass")
+    cdef int bad = 0
+    cdef int found = _read_castling(b, data, <const char*>data + len(data), chess960, &bad)
+    ch = chr(bad)
+    colour = _COLOURS[WHITE if ch.isupper() else BLACK]
+    if found == CASTLING_BAD_CHAR:
+        raise InvalidFENError(f"bad castling field {field!r} in FEN")
+    if found == CASTLING_KING_OFF_RANK:
+        raise InvalidFENError(f"castling right {ch!r} but the {colour} king is not on its first rank")
+    if found == CASTLING_NO_ROOK:
+        raise InvalidFENError(f"castling right {ch!r} but no {colour} rook to castle with")
+    if found == CASTLING_NOT_960:
+        raise InvalidFENError(f"castling right {ch!r} needs the king on the e-file and the "
+                              f"rook in the corner; pass chess960=True for Chess960")
+    if found == CASTLING_REPEAT:
+        raise InvalidFENError(f"castling field {field!r} repeats a right")
 
 
 cdef _set_ep_field(Board b, text):
@@ -2502,9 +2527,25 @@ cdef Py_ssize_t _play_spans(Board b, Fast* f, const char* buf, Py_ssize_t limit,
     cdef Stuck stuck
     cdef Py_ssize_t done = _play_core(b, f, buf, limit, spans, nplies, out, &stuck)
     if done < 0:
-        raise _san_error(b, (<const char*>stuck.text)[:stuck.n].decode("utf-8", "replace" if from_bytes else "surrogatepass"),
-                         stuck.code, stuck.info[0], stuck.info[1], stuck.info[2], stuck.info[3])
+        raise _stuck_error(b, &stuck, from_bytes)
     return done
+
+
+cdef object _stuck_error(Board b, Stuck* stuck, bint from_bytes):
+    """The pure twin's error for the move _play_core stopped at on ``b``, its text decoded as the twin
+    decodes the input (``from_bytes``: bytes, else str)."""
+    return _san_error(b, (<const char*>stuck.text)[:stuck.n].decode("utf-8", "replace" if from_bytes else "surrogatepass"),
+                      stuck.code, stuck.info[0], stuck.info[1], stuck.info[2], stuck.info[3])
+
+
+cdef Py_ssize_t _play_ready(Board b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                            Py_ssize_t nplies, char* out, Stuck* stuck) noexcept nogil:
+    """_play_core on a board set up, without the space after the last UCI move: what validate_spans
+    (``out`` NULL) or uci_spans returns, or -1."""
+    cdef Py_ssize_t size = _play_core(b, f, buf, limit, spans, nplies, out, stuck)
+    if out == NULL or size <= 0:
+        return size
+    return size - 1
 
 
 cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* text, Py_ssize_t n, char* out,
@@ -2691,23 +2732,27 @@ cdef bint _spans_busy = False
 
 cdef Py_ssize_t _replay_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,
                               const char* fen, Py_ssize_t fenlen, bint chess960, char* out) except -1:
-    """_play_spans on a board set up from ``fen`` (the standard start when NULL)."""
+    """validate_spans / uci_spans: _play_from, a FEN it leaves read by Board (which words what is wrong),
+    a move that does not resolve raised."""
     global _spans_busy
-    cdef Board b
+    cdef bint shared = not _spans_busy
+    cdef Board b = _SPANS_BOARD if shared else Board.__new__(Board)
     cdef Fast f
-    if fen != NULL or chess960 or _spans_busy:
-        b = _new_board(None if fen == NULL else fen[:fenlen].decode("utf-8", "replace"), chess960)
-        _fast_init(b, &f)
-        return _play_spans(b, &f, buf, limit, spans, nplies, out, True)
-    b = _SPANS_BOARD
-    _set_start(b)
-    b.chess960 = False
-    f = _START_FAST
+    cdef Stuck stuck
+    cdef Py_ssize_t size
     _spans_busy = True
     try:
-        return _play_spans(b, &f, buf, limit, spans, nplies, out, True)
+        size = _play_from(b, buf, limit, spans, nplies, out, fen, fenlen, chess960, &stuck)
+        if size == -2:
+            b = _new_board(fen[:fenlen].decode("utf-8", "replace"), chess960)
+            _fast_init(b, &f)
+            size = _play_ready(b, &f, buf, limit, spans, nplies, out, &stuck)
+        if size < 0:
+            raise _stuck_error(b, &stuck, True)
+        return size
     finally:
-        _spans_busy = False
+        if shared:
+            _spans_busy = False
 
 
 # -- FEN without the GIL -----------------------------------------------------------------------
@@ -2725,52 +2770,6 @@ cdef inline int _count_field(const char* p, const char* end, int* value) noexcep
     if v > 1_000_000_000:
         return -1
     value[0] = <int>v
-    return 0
-
-
-cdef int _castling_native(Board b, const char* p, const char* end, bint chess960) noexcept nogil:
-    """_set_castling on the bytes ``p[0:end - p]``: 0, or -1 where _set_castling raises."""
-    cdef int i, colour, back, k, rook, r, f, c, up
-    for i in range(4):
-        b.castle[i] = -1
-    if end - p == 1 and p[0] == 45:  # -
-        return 0
-    while p < end:
-        c = p[0]
-        p += 1
-        if c == 75 or c == 81 or 65 <= c <= 72:  # K Q A-H
-            colour = WHITE
-        elif c == 107 or c == 113 or 97 <= c <= 104:  # k q a-h
-            colour = BLACK
-        else:
-            return -1
-        back = 0x70 * colour
-        k = b.king[colour]
-        rook = ROOK | colour << 3
-        if k & 0x70 != back:
-            return -1
-        up = c - 32 if c >= 97 else c
-        r = -1
-        if up == 75:
-            for f in range(7, k & 7, -1):
-                if b.sq[back | f] == rook:
-                    r = back | f
-                    break
-        elif up == 81:
-            for f in range(0, k & 7):
-                if b.sq[back | f] == rook:
-                    r = back | f
-                    break
-        elif b.sq[back | (up - 65)] == rook:
-            r = back | (up - 65)
-        if r < 0:
-            return -1
-        if not chess960 and ((k & 7) != 4 or ((r & 7) != 0 and (r & 7) != 7)):
-            return -1
-        i = colour * 2 + ((r & 7) < (k & 7))
-        if b.castle[i] >= 0:
-            return -1
-        b.castle[i] = r
     return 0
 
 
@@ -2856,7 +2855,7 @@ cdef int _fen_native(Board b, const char* fen, Py_ssize_t n, bint chess960) noex
     else:
         return -1
     us = b.stm
-    if _castling_native(b, field[2], field[3] - 1, chess960) < 0:
+    if _read_castling(b, field[2], field[3] - 1, chess960, &c) != CASTLING_OK:
         return -1
     # en passant: a square the side to move could take on, else none
     b.ep = -1
@@ -2909,15 +2908,15 @@ cdef Py_ssize_t play_from(void* board, const char* buf, Py_ssize_t limit, const 
                           Py_ssize_t nplies, char* out, const char* fen, Py_ssize_t fenlen,
                           bint chess960) noexcept nogil:
     """validate_spans / uci_spans without the GIL, for the FENs _fen_native reads; see _board_cy.pxd."""
-    return _play_from(<Board>board, buf, limit, spans, nplies, out, fen, fenlen, chess960)
+    cdef Stuck stuck
+    return _play_from(<Board>board, buf, limit, spans, nplies, out, fen, fenlen, chess960, &stuck)
 
 
 cdef Py_ssize_t _play_from(Board b, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
                            Py_ssize_t nplies, char* out, const char* fen, Py_ssize_t fenlen,
-                           bint chess960) noexcept nogil:
+                           bint chess960, Stuck* stuck) noexcept nogil:
+    """_play_ready on ``b`` set up from ``fen`` (NULL: the standard start); -2 for a FEN _fen_native leaves."""
     cdef Fast f
-    cdef Stuck stuck
-    cdef Py_ssize_t size
     b.chess960 = chess960
     if fen == NULL:
         _set_start(b)
@@ -2926,10 +2925,7 @@ cdef Py_ssize_t _play_from(Board b, const char* buf, Py_ssize_t limit, const Py_
         if _fen_native(b, fen, fenlen, chess960) < 0:
             return -2
         _fast_init(b, &f)
-    size = _play_core(b, &f, buf, limit, spans, nplies, out, &stuck)
-    if out == NULL or size <= 0:
-        return size
-    return size - 1  # the space after the last move
+    return _play_ready(b, &f, buf, limit, spans, nplies, out, stuck)
 
 
 def _native_fen(bytes fen, bint chess960=False):
@@ -2955,8 +2951,7 @@ cdef Py_ssize_t validate_spans(const char* buf, Py_ssize_t limit, const Py_ssize
 cdef Py_ssize_t uci_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,
                           const char* fen, Py_ssize_t fenlen, bint chess960, char* out) except -1:
     """san_to_uci for a game's moves where they lie in a block; see _board_cy.pxd."""
-    cdef Py_ssize_t size = _replay_spans(buf, limit, spans, nplies, fen, fenlen, chess960, out)
-    return size - 1 if size else 0  # the space after the last move
+    return _replay_spans(buf, limit, spans, nplies, fen, fenlen, chess960, out)
 
 
 def _validate_spans(bytes buf, spans, fen=None, chess960=False):

@@ -1654,6 +1654,13 @@ cdef int _add_bad(Bads *bads, _Game game, long long number) noexcept nogil:
     return 0
 
 
+cdef inline int _uci_room(Out *uci, _Game game) noexcept nogil:
+    """``uci`` emptied, with room for the game's UCI moves (at most 3 bytes a byte of the game, as uci_spans
+    asks); -1 when memory is short."""
+    uci.size = 0
+    return _reserve(uci, 3 * (game.end - game.start) + 16)
+
+
 DEF REPLAY_NONE = 0      # no moves hook
 DEF REPLAY_HOOK = 1      # a moves hook to call for every game
 DEF REPLAY_VALIDATE = 2  # board.moves_hook(): every move checked, field 20 stays the SAN
@@ -1703,8 +1710,7 @@ cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Ga
                 held[0] = True
                 return pos
             if replay == REPLAY_UCI:
-                uci.size = 0
-                if _reserve(uci, 3 * (game.end - game.start) + 16) < 0:
+                if _uci_room(uci, game) < 0:
                     game.out_of_memory = True
                     return -1
                 replayed = play_from(board, buf, end, game.moves, game.nmoves, uci.data, fen, fenlen, chess960)
@@ -1737,8 +1743,7 @@ cdef object _hook_game(const char *buf, Py_ssize_t end, _Game game, object moves
         elif replay == REPLAY_VALIDATE:
             validate_spans(buf, end, game.moves, game.nmoves, NULL, 0, False)
         else:
-            uci.size = 0
-            if _reserve(uci, 3 * (game.end - game.start) + 16) < 0:
+            if _uci_room(uci, game) < 0:
                 raise MemoryError()
             game.moves_len = uci_spans(buf, end, game.moves, game.nmoves, NULL, 0, False, uci.data)
             game.moves_text = uci.data
