@@ -224,9 +224,13 @@ class _Chunks:
         self.lines = 0
 
     def abandon(self) -> None:
+        """Drop the open chunk's temporary file (after an error: a full disk may fail the close too)."""
         if self.file is not None:
-            self.file.close()
-            self.file = None
+            file, self.file = self.file, None
+            try:
+                file.close()
+            except OSError:
+                pass
             try:
                 os.unlink(self._tmp())
             except OSError:

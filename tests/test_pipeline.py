@@ -179,6 +179,105 @@ def test_missing_file_folder_and_unwritable_output_exit_2(tmp_path, dump, capsys
     assert "cannot write" in capsys.readouterr().err
 
 
+def test_a_full_disk_keeps_whole_chunks_and_resume_finishes(tmp_path):
+    """A write that fails mid-chunk, as on a full disk: a clear error, no partial chunk, --resume ends whole.
+
+    The disk is made full with the file-size limit (RLIMIT_FSIZE): Python
+    ignores SIGXFSZ, so a write past the limit fails with an OSError as a
+    write to a full disk does. Short 2013 games first make chunk 0 fit under
+    the limit and chunk 1 not.
+    """
+    import resource
+
+    lichess = shared("data", "lichess-db")
+    src = tmp_path / "mix.pgn"
+    src.write_bytes(b"".join(zstandard.ZstdDecompressor().stream_reader(p.read_bytes()).read() for p in (
+        lichess / "lichess_db_standard_rated_2013-01.head348.pgn.zst",
+        lichess / "lichess_db_standard_rated_2022-06.head2499.pgn.zst")))
+    reference = tmp_path / "reference"
+    assert main([str(src), "348", "-o", str(reference), "-q"]) == 0
+    sizes = [f.stat().st_size for f in chunk_files(reference)]
+    room = (sizes[0] + sizes[1]) // 2
+    assert sizes[0] < room < sizes[1]
+
+    def full_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (room, room))
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "fastpgn", str(src), "348", "-o", str(out), "-j", "2"]
+    proc = subprocess.run(cmd, env=ENV, capture_output=True, preexec_fn=full_disk)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert "fastpgn: cannot write output: File too large" in err and "Traceback" not in err
+    assert [f.name for f in chunk_files(out)] == [reference.glob("*.part_000000.*").__next__().name]
+    assert chunk_files(out)[0].read_bytes() == chunk_files(reference)[0].read_bytes()
+    assert not list(out.glob("*.tmp"))
+    # Space freed: the run goes on from chunk 1 and ends as an uninterrupted run.
+    proc = subprocess.run(cmd + ["--resume", "-q"], env=ENV, capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(reference)]
+
+    # Blocks smaller than the file buffer: the failing write is a flush, and closing fails again.
+    small = tmp_path / "small"
+    script = ("import sys\nfrom fastpgn.pipeline import Converter, Options\n"
+              f"opts = Options({str(src)!r}, 348, output_dir={str(small)!r}, jobs=2, block_size=3000)\n"
+              "try:\n    Converter(opts).run()\nexcept OSError as exc:\n    sys.exit(f'OSError {exc.strerror}')\n")
+    proc = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True, preexec_fn=full_disk)
+    assert proc.returncode == 1 and proc.stderr.decode() == "OSError File too large\n", proc.stderr
+    assert [f.name for f in chunk_files(small)] == [chunk_files(reference)[0].name]
+    assert gzip.decompress(chunk_files(small)[0].read_bytes()) == gzip.decompress(chunk_files(reference)[0].read_bytes())
+    assert not list(small.glob("*.tmp"))
+
+
+def test_summary_on_stderr_unless_quiet(tmp_path, dump, capsys):
+    import fastpgn
+
+    assert main([str(dump), "1000", "-o", str(tmp_path / "a"), "-j", "2"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("fastpgn: 2,499 games written, 0 rejected (of 2,499 read), 3 chunks, 5.7 MB in, ")
+    assert f"MB/s, backend {fastpgn.BACKEND}, 2 workers\n" in err
+    assert main([str(dump), "1000", "-o", str(tmp_path / "b"), "-q"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def _stderr_on_a_terminal(cmd: list[str]) -> str:
+    """What ``cmd`` writes to stderr when stderr is a terminal (a pseudo-terminal 100 columns wide)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    proc = subprocess.Popen(cmd, env=ENV, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:      # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        seen += data
+    os.close(master)
+    assert proc.wait(30) == 0
+    return seen.decode()
+
+
+def test_progress_bar_on_a_terminal(tmp_path, dump):
+    cmd = [sys.executable, "-m", "fastpgn", str(dump), "1000", "-o", str(tmp_path / "a")]
+    seen = _stderr_on_a_terminal(cmd)
+    from tqdm import tqdm
+
+    size = tqdm.format_sizeof(dump.stat().st_size, divisor=1024)
+    # tqdm's bar: input bytes against the file size, then the games written and the PGN read.
+    assert "fastpgn:   0%" in seen and "fastpgn: 100%" in seen, seen
+    assert f" {size}/{size} " in seen and "2,499 games, 0 rejected, 6 MB PGN" in seen, seen
+    assert "2,499 games written" in seen
+    assert _stderr_on_a_terminal(cmd[:-2] + ["-o", str(tmp_path / "b"), "-q"]) == ""
+
+
 def test_stdin_and_chunk_size_first_like_the_original(tmp_path, dump):
     out = tmp_path / "s"
     out.mkdir()
