@@ -718,86 +718,240 @@ def _parse_count(text, what, fen):
     return value
 
 
+cdef enum:  # what _read_fen found wrong
+    FEN_OK, FEN_RANKS, FEN_CHARACTER, FEN_RANK_LONG, FEN_PAWN_RANK, FEN_RANK_SHORT, FEN_KINGS,
+    FEN_PAWNS, FEN_PIECES, FEN_SIDE, FEN_CASTLING, FEN_EP_SQUARE, FEN_EP_RANK, FEN_EP_PUSH,
+    FEN_HALFMOVE, FEN_FULLMOVE, FEN_CHECK
+
+
+cdef struct FenFault:
+    int rank    # the board's rank the fault is in (0: the eighth), or the colour it is about
+    int value   # FEN_CHARACTER: its index in the rank; FEN_PAWN_RANK: the square; FEN_RANK_SHORT:
+                # the squares counted; FEN_KINGS/PAWNS/PIECES: the count; FEN_CASTLING: the letter
+    int code    # FEN_CASTLING: what _read_castling found
+
+
 cdef _set_fen(Board b, fen, bint chess960):
-    cdef int i, rank, f, p, colour, s, them
+    """Board ``b`` from the FEN text ``fen``, its fields between any whitespace: _read_fen's rules, its faults worded."""
+    cdef const char* field[7]
+    cdef FenFault fault
     if not isinstance(fen, str):
         raise InvalidFENError(f"FEN must be a string, not {type(fen).__name__}")
     fields = fen.split()
     if len(fields) != 6 and len(fields) != 4:
         raise InvalidFENError(f"FEN has {len(fields)} fields, expected 6 (or 4 without the "
                               f"clocks): {_quote(fen)}")
-    for i in range(128):
-        b.sq[i] = 0
-    for i in range(16):
-        b.bb[i] = 0
-    rows = fields[0].split("/")
-    if len(rows) != 8:
-        raise InvalidFENError(f"FEN board has {len(rows)} ranks, expected 8: {_quote(fen)}")
-    kings = [0, 0]
-    pawns = [0, 0]
-    pieces = [0, 0]
+    cdef bytes data = " ".join(fields).encode("utf-8", "surrogatepass")
+    cdef int nfields = _fen_fields(data, len(data), field, False)
+    cdef int found = _read_fen(b, field, nfields, chess960, &fault)
+    if found != FEN_OK:
+        _fen_fault(found, &fault, fen, fields, b.stm)
+
+
+cdef int _fen_fields(const char* fen, Py_ssize_t n, const char** field, bint plain) noexcept nogil:
+    """Where the fields of ``fen[0:n]`` start, single spaces between them (``field[i + 1] - 1`` ends
+    field i): their count, or -1. ``plain``: printable ASCII only, no empty field, six at most (what
+    _fen_native reads); else any byte but the space (_set_fen's fields, joined)."""
+    cdef const char* end = fen + n
+    cdef const char* p = fen
+    cdef int nfields = 0
+    field[0] = p
+    while p < end:
+        if p[0] == 32:
+            if plain and (p == field[nfields] or nfields == 5):
+                return -1
+            nfields += 1
+            field[nfields] = p + 1
+        elif plain and (p[0] < 32 or p[0] >= 127):
+            return -1
+        p += 1
+    if plain and p == field[nfields]:
+        return -1
+    nfields += 1
+    field[nfields] = end + 1
+    return nfields
+
+
+cdef int _read_fen(Board b, const char** field, int nfields, bint chess960, FenFault* fault) noexcept nogil:
+    """The position of a FEN's six (or four) fields (see _fen_fields) into ``b``: FEN_OK, or the first
+    thing wrong, in the order the rules are checked, with ``fault`` saying where; b is then unusable."""
+    cdef const char* p = field[0]
+    cdef const char* board_end = field[1] - 1
+    cdef const char* rank_start
+    cdef int i, rank, f, c, piece, colour, s, ep, fwd, us, slashes = 0
+    cdef int kings[2]
+    cdef int pawns[2]
+    cdef int pieces[2]
+    fault.rank = fault.value = fault.code = 0
+    while p < board_end:
+        slashes += p[0] == 47  # /
+        p += 1
+    if slashes != 7:
+        return FEN_RANKS
+    memset(b.sq, 0, sizeof(b.sq))
+    memset(b.bb, 0, sizeof(b.bb))
+    kings[0] = kings[1] = pawns[0] = pawns[1] = pieces[0] = pieces[1] = 0
+    p = field[0]
     for i in range(8):
+        fault.rank = i
         rank = 7 - i
         f = 0
-        for ch in rows[i]:
-            if "1" <= ch <= "8":
-                f += ord(ch) - 48
-            elif ch in "PNBRQKpnbrqk":
-                if f > 7:
-                    raise InvalidFENError(f"FEN rank {rank + 1} has more than 8 squares: "
-                                          f"{_quote(rows[i])}")
-                p = _SYMBOLS.index(ch)
-                colour = p >> 3
-                s = 16 * rank + f
-                if p & 7 == KING:
-                    kings[colour] += 1
-                    b.king[colour] = s
-                elif p & 7 == PAWN:
-                    pawns[colour] += 1
-                    if rank == 0 or rank == 7:
-                        raise InvalidFENError(
-                            f"FEN has a {_COLOURS[colour]} pawn on {_sq_name(s)}: pawns cannot "
-                            f"stand on the first or last rank")
-                pieces[colour] += 1
-                b.sq[s] = p
-                b.bb[p] |= _bit(s)
-                f += 1
-            else:
-                raise InvalidFENError(f"bad character {ch!r} in FEN board {_quote(fields[0])}")
+        rank_start = p
+        while p < board_end and p[0] != 47:
+            c = <unsigned char>p[0]
+            if 49 <= c <= 56:
+                f += c - 48
+                p += 1
+                continue
+            piece = _PIECE_OF_SYMBOL[c]
+            if not piece:
+                fault.value = <int>(p - rank_start)
+                return FEN_CHARACTER
+            if f > 7:
+                return FEN_RANK_LONG
+            colour = piece >> 3
+            s = 16 * rank + f
+            if piece & 7 == KING:
+                kings[colour] += 1
+                b.king[colour] = s
+            elif piece & 7 == PAWN:
+                pawns[colour] += 1
+                if rank == 0 or rank == 7:
+                    fault.rank = colour
+                    fault.value = s
+                    return FEN_PAWN_RANK
+            pieces[colour] += 1
+            b.sq[s] = piece
+            b.bb[piece] |= _bit(s)
+            f += 1
+            p += 1
         if f != 8:
-            raise InvalidFENError(f"FEN rank {rank + 1} has {f} squares, expected 8: "
-                                  f"{_quote(rows[i])}")
-    for colour in (WHITE, BLACK):
+            fault.value = f
+            return FEN_RANK_SHORT
+        p += 1  # the /
+    for colour in range(2):
+        fault.rank = colour
         if kings[colour] != 1:
-            raise InvalidFENError(f"FEN has {kings[colour]} {_COLOURS[colour]} kings, "
-                                  f"expected one: {_quote(fen)}")
+            fault.value = kings[colour]
+            return FEN_KINGS
         if pawns[colour] > 8:
-            raise InvalidFENError(f"FEN has {pawns[colour]} {_COLOURS[colour]} pawns, at most 8")
+            fault.value = pawns[colour]
+            return FEN_PAWNS
         if pieces[colour] > 16:
-            raise InvalidFENError(f"FEN has {pieces[colour]} {_COLOURS[colour]} pieces, at most 16")
-    if fields[1] == "w":
-        b.stm = WHITE
-    elif fields[1] == "b":
-        b.stm = BLACK
-    else:
-        raise InvalidFENError(f"bad side to move {fields[1]!r} in FEN, expected 'w' or 'b'")
-    _set_castling(b, fields[2], chess960)
+            fault.value = pieces[colour]
+            return FEN_PIECES
+    if field[2] - field[1] != 2 or (field[1][0] != 119 and field[1][0] != 98):  # w b
+        return FEN_SIDE
+    us = b.stm = WHITE if field[1][0] == 119 else BLACK
+    fault.code = _read_castling(b, field[2], field[3] - 1, chess960, &fault.value)
+    if fault.code != CASTLING_OK:
+        return FEN_CASTLING
+    # en passant: a square the side to move could take on, else none
     b.ep = -1
-    if fields[3] != "-":
-        _set_ep_field(b, fields[3])
-    if len(fields) == 6:
-        b.halfmove = _parse_count(fields[4], "halfmove clock", fen)
-        b.fullmove = max(_parse_count(fields[5], "fullmove number", fen), 1)
+    p = field[3]
+    if not (field[4] - p == 2 and p[0] == 45):  # -
+        if field[4] - p != 3 or not (97 <= p[0] <= 104 and 49 <= p[1] <= 56):
+            return FEN_EP_SQUARE
+        ep = (p[1] - 49) * 16 + p[0] - 97
+        fwd = _PAWN_FWD[us]
+        if ep >> 4 != (5 if us == WHITE else 2):
+            return FEN_EP_RANK
+        if b.sq[ep - fwd] != (PAWN | (us ^ 1) << 3) or b.sq[ep] or b.sq[ep + fwd]:
+            return FEN_EP_PUSH
+        if _has_legal_ep(b, ep):
+            b.ep = ep
+    if nfields == 6:
+        if _count_field(field[4], field[5] - 1, &b.halfmove) < 0:
+            return FEN_HALFMOVE
+        if _count_field(field[5], field[6] - 1, &b.fullmove) < 0:
+            return FEN_FULLMOVE
+        if b.fullmove < 1:
+            b.fullmove = 1
     else:
         b.halfmove = 0
         b.fullmove = 1
-    them = b.stm ^ 1
-    if _attacked(b, b.king[them], b.stm):
-        raise InvalidFENError(f"FEN has the {_COLOURS[them]} king in check with "
-                              f"{_COLOURS[b.stm]} to move")
-    b.checked = _attacked(b, b.king[b.stm], them)
+    if _attacked(b, b.king[us ^ 1], us):
+        return FEN_CHECK
+    b.checked = _attacked(b, b.king[us], us ^ 1)
     b.nstack = 0
     _compute_key(b)
+    return FEN_OK
+
+
+cdef inline int _count_field(const char* p, const char* end, int* value) noexcept nogil:
+    """_parse_count's digits (1 to 10 of them, at most MAX_CLOCK) into ``value``: 0, or -1 for anything else."""
+    cdef long long v = 0
+    if end - p < 1 or end - p > 10:
+        return -1
+    while p < end:
+        if not (48 <= p[0] <= 57):
+            return -1
+        v = v * 10 + p[0] - 48
+        p += 1
+    if v > 1_000_000_000:  # MAX_CLOCK
+        return -1
+    value[0] = <int>v
+    return 0
+
+
+cdef _fen_fault(int found, FenFault* fault, fen, list fields, int stm):
+    """Raise InvalidFENError for what _read_fen found wrong in ``fen`` (split into ``fields``)."""
+    rows = fields[0].split("/")
+    row = rows[fault.rank] if found in (FEN_CHARACTER, FEN_RANK_LONG, FEN_RANK_SHORT) else ""
+    colour = _COLOURS[fault.rank] if found in (FEN_PAWN_RANK, FEN_KINGS, FEN_PAWNS, FEN_PIECES) else ""
+    if found == FEN_RANKS:
+        raise InvalidFENError(f"FEN board has {len(rows)} ranks, expected 8: {_quote(fen)}")
+    if found == FEN_CHARACTER:
+        # every character before it in the board is ASCII, so its byte index is its index in the row
+        raise InvalidFENError(f"bad character {row[fault.value]!r} in FEN board {_quote(fields[0])}")
+    if found == FEN_RANK_LONG:
+        raise InvalidFENError(f"FEN rank {8 - fault.rank} has more than 8 squares: {_quote(row)}")
+    if found == FEN_PAWN_RANK:
+        raise InvalidFENError(f"FEN has a {colour} pawn on {_sq_name(fault.value)}: pawns cannot "
+                              f"stand on the first or last rank")
+    if found == FEN_RANK_SHORT:
+        raise InvalidFENError(f"FEN rank {8 - fault.rank} has {fault.value} squares, expected 8: {_quote(row)}")
+    if found == FEN_KINGS:
+        raise InvalidFENError(f"FEN has {fault.value} {colour} kings, expected one: {_quote(fen)}")
+    if found == FEN_PAWNS:
+        raise InvalidFENError(f"FEN has {fault.value} {colour} pawns, at most 8")
+    if found == FEN_PIECES:
+        raise InvalidFENError(f"FEN has {fault.value} {colour} pieces, at most 16")
+    if found == FEN_SIDE:
+        raise InvalidFENError(f"bad side to move {fields[1]!r} in FEN, expected 'w' or 'b'")
+    if found == FEN_CASTLING:
+        _castling_fault(fault.code, fault.value, fields[2])
+    text = fields[3]
+    if found == FEN_EP_SQUARE:
+        raise InvalidFENError(f"bad en passant square {text!r} in FEN")
+    if found == FEN_EP_RANK:
+        raise InvalidFENError(f"en passant square {text} is not on the "
+                              f"{'sixth' if stm == WHITE else 'third'} rank with {_COLOURS[stm]} to move")
+    if found == FEN_EP_PUSH:
+        raise InvalidFENError(f"en passant square {text} does not follow a "
+                              f"{_COLOURS[stm ^ 1]} double pawn push")
+    if found == FEN_HALFMOVE:
+        _parse_count(fields[4], "halfmove clock", fen)
+    if found == FEN_FULLMOVE:
+        _parse_count(fields[5], "fullmove number", fen)
+    if found == FEN_CHECK:
+        raise InvalidFENError(f"FEN has the {_COLOURS[stm ^ 1]} king in check with {_COLOURS[stm]} to move")
+    raise AssertionError(f"unworded FEN fault {found} in {fen!r}")  # pragma: no cover
+
+
+cdef unsigned char _PIECE_OF_SYMBOL[256]  # FEN letter -> piece code (0: not a piece letter)
+
+
+cdef void _build_symbol_table() noexcept:
+    cdef const char* symbols = b".PNBRQK..pnbrqk."
+    cdef int i
+    memset(_PIECE_OF_SYMBOL, 0, sizeof(_PIECE_OF_SYMBOL))
+    for i in range(16):
+        if symbols[i] != 46:
+            _PIECE_OF_SYMBOL[<unsigned char>symbols[i]] = i
+
+
+_build_symbol_table()
 
 
 cdef enum:  # what _read_castling found wrong
@@ -806,7 +960,7 @@ cdef enum:  # what _read_castling found wrong
 
 cdef int _read_castling(Board b, const char* p, const char* end, bint chess960, int* bad) noexcept nogil:
     """The castling field ``p[0:end - p]`` into ``b.castle`` (kings and rooks placed): CASTLING_OK, or
-    what is wrong, ``bad[0]`` the offending letter; _set_castling words it, _fen_native leaves it."""
+    what is wrong, ``bad[0]`` the offending letter (_castling_fault words it)."""
     cdef int i, colour, back, k, rook, r, f, c, up
     for i in range(4):
         b.castle[i] = -1
@@ -851,10 +1005,8 @@ cdef int _read_castling(Board b, const char* p, const char* end, bint chess960, 
     return CASTLING_OK
 
 
-cdef _set_castling(Board b, field, bint chess960):
-    cdef bytes data = field.encode("utf-8", "surrogatepass")
-    cdef int bad = 0
-    cdef int found = _read_castling(b, data, <const char*>data + len(data), chess960, &bad)
+cdef _castling_fault(int found, int bad, field):
+    """Raise InvalidFENError for what _read_castling found wrong in the castling ``field`` (``bad``: its letter)."""
     ch = chr(bad)
     colour = _COLOURS[WHITE if ch.isupper() else BLACK]
     if found == CASTLING_BAD_CHAR:
@@ -866,26 +1018,7 @@ cdef _set_castling(Board b, field, bint chess960):
     if found == CASTLING_NOT_960:
         raise InvalidFENError(f"castling right {ch!r} needs the king on the e-file and the "
                               f"rook in the corner; pass chess960=True for Chess960")
-    if found == CASTLING_REPEAT:
-        raise InvalidFENError(f"castling field {field!r} repeats a right")
-
-
-cdef _set_ep_field(Board b, text):
-    cdef int us = b.stm
-    cdef int ep, fwd
-    if len(text) != 2 or not ("a" <= text[0] <= "h" and "1" <= text[1] <= "8"):
-        raise InvalidFENError(f"bad en passant square {text!r} in FEN")
-    ep = (ord(text[1]) - 49) * 16 + ord(text[0]) - 97
-    fwd = _PAWN_FWD[us]
-    if ep >> 4 != (5 if us == WHITE else 2):
-        raise InvalidFENError(f"en passant square {text} is not on the "
-                              f"{'sixth' if us == WHITE else 'third'} rank with "
-                              f"{_COLOURS[us]} to move")
-    if (b.sq[ep - fwd] != (PAWN | (us ^ 1) << 3) or b.sq[ep] or b.sq[ep + fwd]):
-        raise InvalidFENError(f"en passant square {text} does not follow a "
-                              f"{_COLOURS[us ^ 1]} double pawn push")
-    if _has_legal_ep(b, ep):
-        b.ep = ep
+    raise InvalidFENError(f"castling field {field!r} repeats a right")
 
 
 cdef void _compute_key(Board b) noexcept nogil:
@@ -2757,151 +2890,20 @@ cdef Py_ssize_t _replay_spans(const char* buf, Py_ssize_t limit, const Py_ssize_
 
 # -- FEN without the GIL -----------------------------------------------------------------------
 
-cdef inline int _count_field(const char* p, const char* end, int* value) noexcept nogil:
-    """_parse_count's digits (1 to 10 of them, at most MAX_CLOCK) into ``value``: 0, or -1 for anything else."""
-    cdef long long v = 0
-    if end - p < 1 or end - p > 10:
-        return -1
-    while p < end:
-        if not (48 <= p[0] <= 57):
-            return -1
-        v = v * 10 + p[0] - 48
-        p += 1
-    if v > 1_000_000_000:
-        return -1
-    value[0] = <int>v
-    return 0
-
-
 cdef int _fen_native(Board b, const char* fen, Py_ssize_t n, bint chess960) noexcept nogil:
-    """_set_fen on the FEN bytes ``fen[0:n]`` where it is plain: 0, or -1 for the GIL to do it (or raise).
+    """_read_fen on the FEN bytes ``fen[0:n]`` where it is plain: 0, or -1 for _set_fen to do it (or word it).
 
-    Plain: ASCII fields with single spaces between them, six or four. Over
-    those, this accepts what _set_fen accepts and sets what it sets;
-    everything else (other whitespace, an error to word) is left to _set_fen.
+    Plain: printable ASCII fields with single spaces between them, six or
+    four (see _fen_fields); other whitespace, or a FEN _read_fen finds wrong,
+    is left to _set_fen, which reads fields between any whitespace and words
+    what is wrong.
     """
-    cdef const char* end = fen + n
     cdef const char* field[7]
-    cdef const char* p = fen
-    cdef int nfields = 0, i, rank, f, c, piece, colour, s, ep, fwd, us
-    cdef int kings[2]
-    cdef int pawns[2]
-    cdef int pieces[2]
-    # the fields: single spaces between non-empty runs
-    field[0] = p
-    while p < end:
-        if p[0] == 32:
-            if p == field[nfields] or nfields == 5:
-                return -1
-            nfields += 1
-            field[nfields] = p + 1
-        elif p[0] <= 32 or p[0] >= 127:
-            return -1
-        p += 1
-    if p == field[nfields]:
-        return -1
-    nfields += 1
-    field[nfields] = end + 1  # so field[i + 1] - 1 ends field i
+    cdef FenFault fault
+    cdef int nfields = _fen_fields(fen, n, field, True)
     if nfields != 6 and nfields != 4:
         return -1
-    memset(b.sq, 0, sizeof(b.sq))
-    memset(b.bb, 0, sizeof(b.bb))
-    kings[0] = kings[1] = pawns[0] = pawns[1] = pieces[0] = pieces[1] = 0
-    # the board: eight ranks, from the eighth
-    p = field[0]
-    for i in range(8):
-        rank = 7 - i
-        f = 0
-        while p < field[1] - 1 and p[0] != 47:  # /
-            c = p[0]
-            p += 1
-            if 49 <= c <= 56:
-                f += c - 48
-                continue
-            piece = _PIECE_OF_SYMBOL[c]
-            if not piece or f > 7:
-                return -1
-            colour = piece >> 3
-            s = 16 * rank + f
-            if piece & 7 == KING:
-                kings[colour] += 1
-                b.king[colour] = s
-            elif piece & 7 == PAWN:
-                pawns[colour] += 1
-                if rank == 0 or rank == 7:
-                    return -1
-            pieces[colour] += 1
-            b.sq[s] = piece
-            b.bb[piece] |= _bit(s)
-            f += 1
-        if f != 8:
-            return -1
-        if i < 7:
-            if p >= field[1] - 1:
-                return -1  # fewer than eight ranks
-            p += 1  # the /
-    if p != field[1] - 1:
-        return -1  # more than eight ranks
-    for colour in range(2):
-        if kings[colour] != 1 or pawns[colour] > 8 or pieces[colour] > 16:
-            return -1
-    # side to move
-    if field[2] - field[1] != 2:
-        return -1
-    if field[1][0] == 119:
-        b.stm = WHITE
-    elif field[1][0] == 98:
-        b.stm = BLACK
-    else:
-        return -1
-    us = b.stm
-    if _read_castling(b, field[2], field[3] - 1, chess960, &c) != CASTLING_OK:
-        return -1
-    # en passant: a square the side to move could take on, else none
-    b.ep = -1
-    p = field[3]
-    if not (field[4] - p == 2 and p[0] == 45):
-        if field[4] - p != 3 or not (97 <= p[0] <= 104 and 49 <= p[1] <= 56):
-            return -1
-        ep = (p[1] - 49) * 16 + p[0] - 97
-        fwd = _PAWN_FWD[us]
-        if ep >> 4 != (5 if us == WHITE else 2):
-            return -1
-        if b.sq[ep - fwd] != (PAWN | (us ^ 1) << 3) or b.sq[ep] or b.sq[ep + fwd]:
-            return -1
-        if _has_legal_ep(b, ep):
-            b.ep = ep
-    if nfields == 6:
-        if _count_field(field[4], field[5] - 1, &b.halfmove) < 0:
-            return -1
-        if _count_field(field[5], field[6] - 1, &b.fullmove) < 0:
-            return -1
-        if b.fullmove < 1:
-            b.fullmove = 1
-    else:
-        b.halfmove = 0
-        b.fullmove = 1
-    if _attacked(b, b.king[us ^ 1], us):
-        return -1
-    b.checked = _attacked(b, b.king[us], us ^ 1)
-    b.nstack = 0
-    _compute_key(b)
-    return 0
-
-
-cdef unsigned char _PIECE_OF_SYMBOL[256]  # FEN letter -> piece code (0: not a piece letter)
-
-
-cdef void _build_symbol_table() noexcept:
-    cdef const char* symbols = b".PNBRQK..pnbrqk."
-    cdef int i
-    memset(_PIECE_OF_SYMBOL, 0, sizeof(_PIECE_OF_SYMBOL))
-    for i in range(16):
-        if symbols[i] != 46:
-            _PIECE_OF_SYMBOL[<unsigned char>symbols[i]] = i
-
-
-_build_symbol_table()
+    return 0 if _read_fen(b, field, nfields, chess960, &fault) == FEN_OK else -1
 
 
 cdef Py_ssize_t play_from(void* board, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
