@@ -180,6 +180,31 @@ def test_fens_alike(fen, chess960, data):
     assert py == cy
 
 
+# Whole fields swapped into valid FENs, so that each rule after the board (side, castling, en
+# passant, clocks, check) is reached: most character edits stop at the board.
+FIELD_POOLS = {
+    1: ["w", "b", "W", "x", "wb"],
+    2: ["-", "KQkq", "K", "Qk", "kq", "HAha", "HFhf", "GBgb", "B", "KK", "Ah", "X", "KQkqK", "-K", "\u00e9"],
+    3: ["-", "e3", "e6", "d6", "d3", "a9", "e4", "--", "e", "h6", "c6", "\u00e93"],
+    4: ["0", "1", "12", "98", "-1", "00", "1000000000", "1000000001", "99999999999", "x", "0x1", "\u0661"],
+}
+FIELD_POOLS[5] = FIELD_POOLS[4]
+
+
+@SETTINGS
+@given(fen=st.sampled_from(FENS + FENS_960), swaps=st.lists(st.tuples(st.integers(1, 5), st.integers(0, 99)),
+                                                            min_size=1, max_size=2),
+       four_fields=st.booleans(), gap=st.sampled_from([" ", " ", "  ", "\t", " \n"]), chess960=st.booleans())
+def test_fens_field_by_field_alike(fen, swaps, four_fields, gap, chess960):
+    fields = fen.split()
+    for index, choice in swaps:
+        fields[index] = FIELD_POOLS[index][choice % len(FIELD_POOLS[index])]
+    fen = gap.join(fields[:4] if four_fields else fields)
+    py, cy = both(lambda k: answer(lambda: summary(k.Board(fen, chess960))))
+    assert py == cy
+    native_agrees(fen, chess960)
+
+
 def native_agrees(fen, chess960):
     """The scanner's FEN reader without the GIL sets up what Board(fen) does, or leaves the FEN to it."""
     native = CY._native_fen(fen.encode("utf-8", "surrogatepass"), chess960)
