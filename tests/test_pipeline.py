@@ -229,6 +229,29 @@ def test_a_full_disk_keeps_whole_chunks_and_resume_finishes(tmp_path):
     assert not list(small.glob("*.tmp"))
 
 
+def test_without_the_fast_extra_the_same_lines(tmp_path, dump):
+    """Installed without [fast] (no ISA-L, no indexed_bzip2): zlib and bz2 do the work, the lines are the same."""
+    script = ("import sys\n"
+              "for name in ('isal', 'isal.igzip', 'isal.isal_zlib', 'indexed_bzip2'):\n"
+              "    sys.modules[name] = None\n"
+              "from fastpgn import pipeline, sources\n"
+              "assert pipeline.GZIP_LIBRARY == 'zlib' and sources._ibz2 is None\n"
+              "from fastpgn.cli import main\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+    pgn = zstandard.ZstdDecompressor().stream_reader(dump.read_bytes()).read()
+    inputs = {"zst": dump, "gz": tmp_path / "in.pgn.gz", "bz2": tmp_path / "in.pgn.bz2"}
+    inputs["gz"].write_bytes(gzip.compress(pgn))
+    inputs["bz2"].write_bytes(bz2.compress(pgn))
+    expected = list(read_lines(dump))
+    for kind, src in inputs.items():
+        out = tmp_path / kind
+        proc = subprocess.run([sys.executable, "-c", script, str(src), "1000", "-o", str(out), "-j", "2", "-q"],
+                              env=ENV, capture_output=True)
+        assert proc.returncode == 0, proc.stderr
+        assert all_lines(out) == expected, kind
+        assert len(chunk_files(out)) == 3
+
+
 def test_summary_on_stderr_unless_quiet(tmp_path, dump, capsys):
     import fastpgn
 
