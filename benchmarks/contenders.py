@@ -131,39 +131,17 @@ def kernel_games(path: str, limit: int | None) -> int:
 
 
 def validation_hook(kernel=None):
-    """The ``moves_hook`` that validates SAN with fastpgn's board layer; None until it exists.
+    """``fastpgn.board.moves_hook()`` on board kernel ``kernel`` (default: the live one); None without a board.
 
-    ``kernel`` is a board kernel module (default: the live one). The hook gets
-    the game's SAN (bytes, space-separated) and its tags, and returns field 20
-    unchanged or raises PGNError (a ValueError) to reject the game.
+    The hook gets the game's SAN (bytes, space-separated) and its start tags,
+    and returns field 20 unchanged or raises PGNError (a ValueError) to reject
+    the game; the compiled scanner replays what it can itself (``validates_san``).
     """
-    if kernel is None:
-        try:
-            from fastpgn._board import kernel
-        except ImportError:
-            return None
-    # validate_san is the cheapest entry: it reads the bytes in place and builds no UCI text.
-    validate = getattr(kernel, "validate_san", None)
-    if validate is None:
-        san_to_uci = getattr(kernel, "san_to_uci", None)
-        if san_to_uci is None:
-            return None
-
-        def validate(moves, fen):  # a kernel from before validate_san: str in, UCI text out
-            san_to_uci(moves.decode("utf-8", "replace"), fen=fen)
-
-    def hook(moves: bytes, tags) -> bytes:
-        fen = None
-        for name, value in tags:
-            if name == b"FEN":
-                fen = value.decode("utf-8", "replace")
-        validate(moves, fen)
-        return moves
-
-    # as board.moves_hook(): the compiled scanner replays games from the standard
-    # start itself (validate_spans) and calls this hook for the others
-    hook.validates_san = True
-    return hook
+    try:
+        from fastpgn.board import moves_hook
+    except ImportError:
+        return None
+    return moves_hook(board_kernel=kernel)
 
 
 def fastpgn_validate(path: str, limit: int | None) -> int:

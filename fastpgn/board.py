@@ -200,7 +200,7 @@ __all__ = [
 ]
 
 
-def moves_hook(uci: bool = False):
+def moves_hook(uci: bool = False, *, board_kernel=None):
     """A ``moves_hook`` for the scanner's line writer: replay each game, reject illegal ones.
 
     The hook gets field 20 (the SAN moves, bytes) and the game's start tags;
@@ -209,13 +209,16 @@ def moves_hook(uci: bool = False):
     IllegalMoveError naming the move number and SAN otherwise. A ``FEN`` tag
     sets the start; a ``Variant`` naming Chess960 turns on 960 castling. The
     kernel reads the bytes in place: nothing is decoded per game.
+    ``board_kernel`` replays on another board kernel module than the live one
+    (``fastpgn._board_py`` or ``_board_cy``: benchmarks compare the two).
 
     >>> moves_hook(uci=True)(b"e4 e5 Nf3", [(b"Event", b"x")])
     b'e2e4 e7e5 g1f3'
     >>> moves_hook()(b"e4 e5 Nf3", [])
     b'e4 e5 Nf3'
     """
-    replay = kernel.san_to_uci if uci else kernel.validate_san
+    board_kernel = kernel if board_kernel is None else board_kernel
+    replay = board_kernel.san_to_uci if uci else board_kernel.validate_san
 
     def hook(moves: bytes, tags) -> bytes:
         fen = None

@@ -47,6 +47,29 @@ def test_public_face_reexports_the_live_kernel():
     assert face.validate_san is _board.kernel.validate_san
 
 
+def test_moves_hook_replays_on_the_kernel_it_is_given(board):
+    """moves_hook(board_kernel=...) replays on that kernel (benchmarks compare the two), FEN and 960 included."""
+    from fastpgn.board import moves_hook
+
+    calls = []
+
+    class Recording:
+        def validate_san(self, moves, fen, chess960):
+            calls.append((moves, fen, chess960))
+            return board.validate_san(moves, fen, chess960)
+
+        def san_to_uci(self, moves, fen, chess960):
+            calls.append((moves, fen, chess960))
+            return board.san_to_uci(moves, fen, chess960)
+
+    tags = [(b"FEN", b"4k3/8/8/8/8/8/8/4K2R w K - 0 1"), (b"Variant", b"Chess960")]
+    assert moves_hook(board_kernel=Recording())(b"O-O Kd7", tags) == b"O-O Kd7"
+    assert moves_hook(True, board_kernel=Recording())(b"O-O Kd7", tags) == b"e1h1 e8d7"
+    assert calls == [(b"O-O Kd7", "4k3/8/8/8/8/8/8/4K2R w K - 0 1", True)] * 2
+    with pytest.raises(IllegalMoveError):
+        moves_hook(board_kernel=Recording())(b"e4 e5 Ke3", [])
+
+
 # -- positions and FEN --------------------------------------------------------
 
 def test_start_position(board):
