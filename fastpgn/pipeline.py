@@ -25,6 +25,7 @@ PGN file; games read = games written + games rejected.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import stat
 import time
@@ -320,7 +321,9 @@ class Converter:
         standard start on the compiled board without the GIL too (games with
         a FEN or Variant tag take it: a dump of variant games shares less).
         The pure backend holds the GIL throughout: it gets worker processes
-        (or, with one job, the main process).
+        (or, with one job, the main process), spawned, so a script of one's
+        own that runs a Converter on the pure backend needs the usual
+        ``if __name__ == "__main__":`` guard.
         """
         opts = self.opts
         args = (table, opts.compression, opts.validate, opts.uci)
@@ -330,7 +333,10 @@ class Converter:
             _init_worker(*args, in_pool=False)
             return ThreadPoolExecutor(self.jobs, thread_name_prefix="fastpgn")
         if self.jobs > 1:
-            return ProcessPoolExecutor(self.jobs, initializer=_init_worker, initargs=args)
+            # Started fresh, not forked: the main process may run threads by now (indexed_bzip2's
+            # decoder, tqdm's monitor), and a fork copies their locks in whatever state they are.
+            return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=_init_worker, initargs=args)
         _init_worker(*args, in_pool=False)
         return None
 
