@@ -317,9 +317,10 @@ class Converter:
         gzip release it too, so threads share the work with no copying
         between processes; the main thread decompresses and cuts blocks
         meanwhile, which is why even ``-j 1`` gets a worker thread. With
-        --validate and --uci the compiled kernel replays games from the
-        standard start on the compiled board without the GIL too (games with
-        a FEN or Variant tag take it: a dump of variant games shares less).
+        --validate and --uci the compiled kernel replays the games on the
+        compiled board without the GIL too, those set up from a plain FEN
+        included; a game with an illegal move, or a FEN with other
+        whitespace or escapes, is finished with the GIL.
         The pure backend holds the GIL throughout: it gets worker processes
         (or, with one job, the main process), spawned, so a script of one's
         own that runs a Converter on the pure backend needs the usual
