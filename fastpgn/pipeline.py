@@ -1,14 +1,19 @@
 """The dump converter: PGN in, chunk files of 22-field lines out, on every core, nothing lost.
 
-Design. The main thread decompresses the input and cuts it into
+Design. A reader thread decompresses the input and cuts it into
 game-aligned blocks (``fastpgn.sources.cut_blocks``: cuts depend only on
-the data). Workers turn a block into lines and compress them as one
-independent gzip member or zstd frame; the main thread appends the results
-in input order. With the compiled kernel the workers are threads: the
+the data); the main thread hands them to the workers, which turn a block
+into lines and compress them as one independent gzip member or zstd frame,
+and passes the results on in input order to a writer thread, which appends
+them to the chunk files. With the compiled kernel the workers are threads: the
 kernel, zstd and ISA-L all run without the GIL, so no block is copied
 between processes (``Converter._pool`` says when processes are used
-instead). A chunk holds exactly CHUNK_SIZE written games: when a block's
-lines straddle a chunk boundary, the main thread inflates that block's member,
+instead). One zstd stream cannot be decoded by more than one thread, so on
+a machine of many cores that decoding bounds the run: the reader thread
+(``_BlockReader``) does nothing else, and the appends, fsyncs, renames and
+checkpoints of the chunk files are the writer thread's (``_ChunkWriter``).
+A chunk holds exactly CHUNK_SIZE written games: when a block's lines
+straddle a chunk boundary, the writer thread inflates that block's member,
 splits its lines and compresses each piece on its own (once per chunk, so
 cheap at dump-sized chunks). Every output byte is a pure function of the
 input and the options, so any ``-j`` and a ``--resume`` give identical files.
@@ -27,7 +32,9 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import queue
 import stat
+import threading
 import time
 from collections import deque
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -238,6 +245,119 @@ class _Chunks:
                 pass
 
 
+class _BlockReader:
+    """The input's own thread: decompresses and cuts blocks ahead of the main thread.
+
+    Iterating it gives the blocks of ``blocks`` (an iterator run on the
+    thread) in order; an exception raised there is raised here. At most
+    ``depth`` blocks wait, so memory stays bounded by the blocks in flight.
+    ``stop`` ends the thread early (after an error on the main thread).
+    """
+
+    def __init__(self, blocks, depth: int = 2) -> None:
+        self._blocks = blocks
+        self._queue: queue.Queue = queue.Queue(depth)
+        self._stopping = False
+        self._ended = False
+        self._thread = threading.Thread(target=self._loop, name="fastpgn-reader", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        try:
+            for block in self._blocks:
+                if not self._offer((block, None)):
+                    return
+        except BaseException as exc:  # noqa: B036 - handed to the main thread, which re-raises it
+            self._offer((None, exc))
+            return
+        self._offer((None, None))
+
+    def _offer(self, item) -> bool:
+        while not self._stopping:
+            try:
+                self._queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._ended:
+            raise StopIteration
+        block, error = self._queue.get()
+        if block is not None:
+            return block
+        self._ended = True
+        if error is not None:
+            raise error
+        raise StopIteration
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._thread.join()
+
+
+class _ChunkWriter:
+    """The chunk files' own thread: appends, fsyncs, renames and checkpoints, in order.
+
+    Only one thread can decode the input's one zstd stream, and it waits
+    while the main thread cannot take its blocks; on a machine of many
+    cores every moment the main thread spends elsewhere (a chunk's fsync,
+    its writes, a straddling block split and compressed again) idles the
+    reader and all the workers at once. Deliveries come through a bounded queue
+    and are made in the order they came; the first error (a full disk, say)
+    is kept, later deliveries are dropped, and ``check``/``finish`` raise it
+    on the main thread, which owns the error handling.
+    """
+
+    def __init__(self, deliver, depth: int = 8) -> None:
+        self._deliver = deliver
+        self._queue: queue.Queue = queue.Queue(depth)
+        self._drop = False
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._loop, name="fastpgn-writer", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            if self.error is None and not self._drop:
+                try:
+                    self._deliver(*item)
+                except BaseException as exc:  # noqa: B036 - handed to the main thread, which re-raises it
+                    self.error = exc
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def put(self, *item) -> None:
+        self.check()
+        self._queue.put(item)
+
+    def finish(self) -> None:
+        """Wait until every delivery is made; raise the first error."""
+        self._queue.put(None)
+        self._thread.join()
+        self.check()
+
+    def stop(self) -> None:
+        """The main thread failed: drop what is queued and wait for the delivery under way."""
+        self._drop = True
+        while True:
+            try:
+                self._queue.put(None, timeout=0.05)
+                break
+            except queue.Full:
+                continue
+        self._thread.join()
+
+
 def _is_stream(path: str) -> bool:
     try:
         mode = os.stat(path).st_mode
@@ -392,13 +512,14 @@ class Converter:
             check_pgn(head, source.name)
         # Buffers of blocks already delivered come back here and hold later blocks.
         buffers: list = []
-        block_iter = cut_blocks(source.readinto, opts.block_size, p["block_offset"], head, buffers)
-
         pool = self._pool(table)
+        writer = _ChunkWriter(lambda *item: self._deliver(chunks, fingerprint, *item))
+        block_iter = _BlockReader(cut_blocks(source.readinto, opts.block_size, p["block_offset"], head, buffers))
         pending: deque = deque()
         damage = None
         done = False
         limit = opts.limit
+        written = p["games_written"]    # lines handed to the writer (it may lag behind)
         try:
             blocks_left = True
             while not done:
@@ -444,8 +565,8 @@ class Converter:
                     if opts.errors == "raise":
                         raise PGNSyntaxError(reason, error_offset, games_read + number)
                 games_read += read
-                if limit is not None and chunks.written + count - skip_lines >= limit:
-                    keep = limit - chunks.written + skip_lines
+                if limit is not None and written + count - skip_lines >= limit:
+                    keep = limit - written + skip_lines
                     if keep < count:
                         text = decompress(member, opts.compression)
                         member = compress(_split_lines(text, [keep])[0], opts.compression)
@@ -455,23 +576,31 @@ class Converter:
                     rejects_file.flush()
                 after = {"games_read": games_read, "games_rejected": rejected,
                          "rejects_size": rejects_file.tell() if rejects_file else 0}
-                self._deliver(chunks, member, count, skip_lines, fingerprint, block, before, after)
+                writer.put(member, count, skip_lines, block.offset, block.offset + len(block.data),
+                           before, after)
+                written += max(count - skip_lines, 0)
                 skip_lines = 0
                 if block.damage is not None:
                     damage = block.damage
                 if self.progress is not None:
-                    self.progress(source.raw_read, source.offset, chunks.written, rejected)
+                    self.progress(source.raw_read, source.offset, written, rejected)
+            writer.finish()
             chunks.close()
         except BaseException:
+            block_iter.stop()
+            writer.stop()
             chunks.abandon()
             if pool is not None:
                 for _, job in pending:
                     if job is not None:
                         job.cancel()
-                pool.shutdown(wait=False, cancel_futures=True)
+                # Worker threads finish the one block each has in hand (milliseconds), so no thread of
+                # this run outlives it; worker processes are left to end on their own.
+                pool.shutdown(wait=isinstance(pool, ThreadPoolExecutor), cancel_futures=True)
                 pool = None
             raise
         finally:
+            block_iter.stop()
             if rejects_file is not None:
                 rejects_file.close()
             if pool is not None:
@@ -508,19 +637,20 @@ class Converter:
                 return bytes(scratch[skip - seen:n])
             seen += n
 
-    def _deliver(self, chunks: _Chunks, member: bytes, count: int, skip: int, fingerprint: dict,
-                 block, before: dict, after: dict) -> None:
-        """Append a block's lines to the chunks, splitting at chunk boundaries.
+    def _deliver(self, chunks: _Chunks, fingerprint: dict, member: bytes, count: int, skip: int,
+                 start: int, end: int, before: dict, after: dict) -> None:
+        """Append a block's lines to the chunks, splitting at chunk boundaries (on the writer thread).
 
-        ``before``/``after`` are the counters (games read, rejected, size of the
-        rejects file) before and after this block, for the resume state.
+        The block spans input bytes ``start``..``end``; ``before``/``after``
+        are the counters (games read, rejected, size of the rejects file)
+        before and after it, for the resume state.
         """
         kind = self.opts.compression
         if count - skip <= 0:
             return
         if skip == 0 and count <= chunks.room():
             if chunks.append(member, count):
-                self._checkpoint(chunks, fingerprint, block, count, count, before, after)
+                self._checkpoint(chunks, fingerprint, start, end, count, count, before, after)
             return
         text = decompress(member, kind)
         sizes = [skip] if skip else []
@@ -539,17 +669,17 @@ class Converter:
         for piece, size in zip(pieces, sizes):
             done += size
             if chunks.append(compress(piece, kind), size):
-                self._checkpoint(chunks, fingerprint, block, done, count, before, after)
+                self._checkpoint(chunks, fingerprint, start, end, done, count, before, after)
 
-    def _checkpoint(self, chunks: _Chunks, fingerprint: dict, block, lines_done: int, count: int,
-                    before: dict, after: dict) -> None:
+    def _checkpoint(self, chunks: _Chunks, fingerprint: dict, start: int, end: int, lines_done: int,
+                    count: int, before: dict, after: dict) -> None:
         """A chunk is complete: record where the next one starts."""
         if lines_done == count:
             # The boundary is this block's end: resume at the next block.
-            progress = dict(after, chunk=chunks.index, block_offset=block.offset + len(block.data),
+            progress = dict(after, chunk=chunks.index, block_offset=end,
                             skip_lines=0, games_written=chunks.written)
         else:
             # The boundary is inside this block: resume at it and skip the lines already written.
-            progress = dict(before, chunk=chunks.index, block_offset=block.offset,
+            progress = dict(before, chunk=chunks.index, block_offset=start,
                             skip_lines=lines_done, games_written=chunks.written)
         self._save_state(fingerprint, progress)

@@ -17,6 +17,7 @@ import zstandard
 
 from conftest import ROOT, shared
 from fastpgn.cli import main
+from fastpgn.errors import PGNSyntaxError
 from fastpgn.oneliner import format_line, iter_lines
 from fastpgn.pipeline import Converter, Options
 from fastpgn.reader import read_lines
@@ -501,3 +502,77 @@ def test_worker_processes_do_not_outlive_a_killed_converter(tmp_path, dump):
     alive = [pid for pid in workers if Path(f"/proc/{pid}").exists()
              and "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]]
     assert alive == [], "worker processes outlived the killed converter"
+
+
+def _converter_threads() -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name.startswith("fastpgn")]
+
+
+def test_converter_threads_end_with_the_run_and_with_a_failed_one(tmp_path, dump):
+    """A program that converts many files must not gather reader, writer or worker threads."""
+    assert _converter_threads() == []
+    run(tmp_path, dump, 700, jobs=2, block_size=300_000)
+    assert _converter_threads() == []
+    cases = ROOT / "tests" / "cases"
+    bad = tmp_path / "bad.pgn"
+    bad.write_bytes(zstandard.ZstdDecompressor().stream_reader(dump.read_bytes()).read()
+                    + (cases / "invalid-move-token.pgn").read_bytes())
+    with pytest.raises(PGNSyntaxError):
+        run(tmp_path, bad, 700, jobs=2, block_size=300_000, errors="raise")
+    assert _converter_threads() == []
+    summary, _ = run(tmp_path, bad, 700, jobs=2, block_size=300_000, limit=10)
+    assert summary.games_written == 10 and _converter_threads() == []
+
+
+def test_block_reader_hands_over_the_blocks_then_the_error():
+    from fastpgn.pipeline import _BlockReader
+
+    def blocks():
+        yield "block 0"
+        yield "block 1"
+        raise OSError(5, "Input/output error")
+
+    reader = _BlockReader(blocks())
+    assert next(reader) == "block 0" and next(reader) == "block 1"
+    with pytest.raises(OSError, match="Input/output error"):
+        next(reader)
+    assert next(reader, None) is None
+    reader.stop()
+
+
+def test_block_reader_stops_while_it_waits_on_the_main_thread():
+    import itertools
+
+    from fastpgn.pipeline import _BlockReader
+
+    reader = _BlockReader(itertools.count(), depth=2)
+    assert [next(reader) for _ in range(3)] == [0, 1, 2]
+    reader.stop()
+    assert not reader._thread.is_alive()
+
+
+def test_chunk_writer_delivers_in_order_and_hands_the_first_error_to_the_main_thread():
+    from fastpgn.pipeline import _ChunkWriter
+
+    delivered = []
+
+    def deliver(n):
+        if n == 5:
+            raise OSError(28, "No space left on device")
+        delivered.append(n)
+
+    writer = _ChunkWriter(deliver, depth=2)
+    with pytest.raises(OSError, match="No space left on device"):
+        for n in range(100):
+            writer.put(n)
+        writer.finish()
+    writer.stop()
+    assert delivered == [0, 1, 2, 3, 4]
+
+    writer = _ChunkWriter(delivered.append, depth=2)
+    for n in range(10, 20):
+        writer.put(n)
+    writer.finish()
+    assert delivered == [0, 1, 2, 3, 4] + list(range(10, 20))
