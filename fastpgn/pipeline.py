@@ -316,7 +316,6 @@ class _ChunkWriter:
     def __init__(self, deliver, depth: int = 8) -> None:
         self._deliver = deliver
         self._queue: queue.Queue = queue.Queue(depth)
-        self._drop = False
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="fastpgn-writer", daemon=True)
         self._thread.start()
@@ -326,7 +325,7 @@ class _ChunkWriter:
             item = self._queue.get()
             if item is None:
                 return
-            if self.error is None and not self._drop:
+            if self.error is None:
                 try:
                     self._deliver(*item)
                 except BaseException as exc:  # noqa: B036 - handed to the main thread, which re-raises it
@@ -342,20 +341,19 @@ class _ChunkWriter:
 
     def finish(self) -> None:
         """Wait until every delivery is made; raise the first error."""
-        self._queue.put(None)
-        self._thread.join()
+        self.stop()
         self.check()
 
     def stop(self) -> None:
-        """The main thread failed: drop what is queued and wait for the delivery under way."""
-        self._drop = True
-        while True:
-            try:
-                self._queue.put(None, timeout=0.05)
-                break
-            except queue.Full:
-                continue
-        self._thread.join()
+        """Make the deliveries already queued and end (the thread drains the queue, so this returns).
+
+        After an error on the main thread too: what was queued lies before
+        it in the input (a bad game under ``--errors raise``, Ctrl-C), so
+        the chunks it completes are kept, as when the main thread appended.
+        """
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
 
 
 def _is_stream(path: str) -> bool:
@@ -435,7 +433,7 @@ class Converter:
 
         The compiled kernel reads and writes without the GIL, and zstd and
         gzip release it too, so threads share the work with no copying
-        between processes; the main thread decompresses and cuts blocks
+        between processes; the reader thread decompresses and cuts blocks
         meanwhile, which is why even ``-j 1`` gets a worker thread. With
         --validate and --uci the compiled kernel replays the games on the
         compiled board without the GIL too, those set up from a plain FEN
@@ -594,9 +592,10 @@ class Converter:
                 for _, job in pending:
                     if job is not None:
                         job.cancel()
-                # Worker threads finish the one block each has in hand (milliseconds), so no thread of
-                # this run outlives it; worker processes are left to end on their own.
-                pool.shutdown(wait=isinstance(pool, ThreadPoolExecutor), cancel_futures=True)
+                # Workers finish the one block each has in hand (milliseconds; worker processes ignore
+                # Ctrl-C), so nothing of this run outlives it. Not wait=False: a process pool left
+                # running can fail at interpreter exit ("Exception ignored ... Bad file descriptor").
+                pool.shutdown(wait=True, cancel_futures=True)
                 pool = None
             raise
         finally:

@@ -375,6 +375,8 @@ def test_killed_process_then_resume_is_identical(tmp_path, dump, sig):
     code = proc.wait(30)
     if sig == signal.SIGINT and code != 0:
         assert code == 130
+        err = proc.stderr.read().decode()
+        assert "interrupted; complete chunks were kept" in err and "Traceback" not in err, err
     for f in chunk_files(out):
         # Whatever the moment of death (or none, if the run was done first), a
         # file under a final name is a whole chunk: the uninterrupted run's.
@@ -576,3 +578,19 @@ def test_chunk_writer_delivers_in_order_and_hands_the_first_error_to_the_main_th
         writer.put(n)
     writer.finish()
     assert delivered == [0, 1, 2, 3, 4] + list(range(10, 20))
+
+
+def test_errors_raise_keeps_every_chunk_completed_before_the_bad_game(tmp_path, dump):
+    good = zstandard.ZstdDecompressor().stream_reader(dump.read_bytes()).read()
+    bad = tmp_path / "bad.pgn"
+    bad.write_bytes(good + (ROOT / "tests" / "cases" / "invalid-move-token.pgn").read_bytes())
+    reference, ref_out = run(tmp_path, dump, 700, jobs=2, block_size=300_000)
+    out = tmp_path / "raised"
+    opts = Options(input=str(bad), chunk_size=700, output_dir=str(out), jobs=2, block_size=300_000,
+                   errors="raise")
+    with pytest.raises(PGNSyntaxError) as caught:
+        Converter(opts).run()
+    assert caught.value.game == reference.games_read + 1
+    # The three chunks that the games before the bad one fill are complete and final; the rest is dropped.
+    assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(ref_out)][:3]
+    assert not list(out.glob("*.tmp"))
