@@ -251,7 +251,11 @@ class _BlockReader:
     Iterating it gives the blocks of ``blocks`` (an iterator run on the
     thread) in order; an exception raised there is raised here. At most
     ``depth`` blocks wait, so memory stays bounded by the blocks in flight.
-    ``stop`` ends the thread early (after an error on the main thread).
+    ``cancel`` asks the thread to end early: it does at once if it waits on
+    the main thread, else once the block it is cutting is whole (a few
+    milliseconds from a file). From a stalled pipe that may be never, so
+    ``stop`` waits a limited time, and ``then`` leaves what must follow the
+    thread (closing the input) to the thread itself.
     """
 
     def __init__(self, blocks, depth: int = 2) -> None:
@@ -259,10 +263,23 @@ class _BlockReader:
         self._queue: queue.Queue = queue.Queue(depth)
         self._stopping = False
         self._ended = False
+        self._lock = threading.Lock()
+        self._exited = False
+        self._on_exit = None
         self._thread = threading.Thread(target=self._loop, name="fastpgn-reader", daemon=True)
         self._thread.start()
 
     def _loop(self) -> None:
+        try:
+            self._produce()
+        finally:
+            with self._lock:
+                self._exited = True
+                on_exit, self._on_exit = self._on_exit, None
+            if on_exit is not None:
+                on_exit()
+
+    def _produce(self) -> None:
         try:
             for block in self._blocks:
                 if not self._offer((block, None)):
@@ -295,9 +312,22 @@ class _BlockReader:
             raise error
         raise StopIteration
 
-    def stop(self) -> None:
+    def cancel(self) -> None:
         self._stopping = True
-        self._thread.join()
+
+    def stop(self, timeout: float | None = None) -> bool:
+        """Cancel and wait up to ``timeout`` seconds; whether the thread has ended."""
+        self.cancel()
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def then(self, action) -> None:
+        """Run ``action`` once the thread has ended: now if it has, else on the thread as it ends."""
+        with self._lock:
+            if not self._exited:
+                self._on_exit = action
+                return
+        action()
 
 
 class _ChunkWriter:
@@ -390,6 +420,7 @@ class Converter:
             raise ValueError("errors must be skip or raise")
         self.opts = opts
         self.progress = progress
+        self._reader: _BlockReader | None = None     # the run's reader thread, while one runs
         self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
         # stdin, or a pipe such as <(zstdcat dump.pgn.zst): no folder of its own to write beside.
         stdin = opts.input == "-" or _is_stream(opts.input)
@@ -472,10 +503,17 @@ class Converter:
         start_time = time.perf_counter()
         self._check_output()
         source = open_source(self.opts.input, threads=self.jobs)
+        self._reader = None
         try:
             return self._run(source, start_time)
         finally:
-            source.close()
+            reader, self._reader = self._reader, None
+            if reader is None or reader.stop(timeout=1.0):
+                source.close()
+            else:
+                # The reader is blocked on a stalled pipe, a read that may never return (Ctrl-C
+                # reaches the main thread only): leave it, a daemon, to close the input if it does.
+                reader.then(source.close)
 
     def _run(self, source: Source, start_time: float) -> Summary:
         opts = self.opts
@@ -510,15 +548,17 @@ class Converter:
             check_pgn(head, source.name)
         # Buffers of blocks already delivered come back here and hold later blocks.
         buffers: list = []
-        pool = self._pool(table)
-        writer = _ChunkWriter(lambda *item: self._deliver(chunks, fingerprint, *item))
-        block_iter = _BlockReader(cut_blocks(source.readinto, opts.block_size, p["block_offset"], head, buffers))
+        pool = writer = block_iter = None
         pending: deque = deque()
         damage = None
         done = False
         limit = opts.limit
         written = p["games_written"]    # lines handed to the writer (it may lag behind)
         try:
+            pool = self._pool(table)
+            writer = _ChunkWriter(lambda *item: self._deliver(chunks, fingerprint, *item))
+            block_iter = self._reader = _BlockReader(
+                cut_blocks(source.readinto, opts.block_size, p["block_offset"], head, buffers))
             blocks_left = True
             while not done:
                 while blocks_left and len(pending) < 2 * self.jobs + 1:
@@ -585,8 +625,10 @@ class Converter:
             writer.finish()
             chunks.close()
         except BaseException:
-            block_iter.stop()
-            writer.stop()
+            if block_iter is not None:
+                block_iter.cancel()
+            if writer is not None:
+                writer.stop()
             chunks.abandon()
             if pool is not None:
                 for _, job in pending:
@@ -599,7 +641,8 @@ class Converter:
                 pool = None
             raise
         finally:
-            block_iter.stop()
+            if block_iter is not None:
+                block_iter.cancel()     # run() waits for it, then closes the input
             if rejects_file is not None:
                 rejects_file.close()
             if pool is not None:

@@ -580,7 +580,16 @@ def test_chunk_writer_delivers_in_order_and_hands_the_first_error_to_the_main_th
     assert delivered == [0, 1, 2, 3, 4] + list(range(10, 20))
 
 
-def test_errors_raise_keeps_every_chunk_completed_before_the_bad_game(tmp_path, dump):
+def test_errors_raise_keeps_every_chunk_completed_before_the_bad_game(tmp_path, dump, monkeypatch):
+    from fastpgn import pipeline
+
+    deliver = pipeline.Converter._deliver
+
+    def slow_deliver(self, *args):      # deliveries still queued when the bad game is met
+        time.sleep(0.03)
+        deliver(self, *args)
+
+    monkeypatch.setattr(pipeline.Converter, "_deliver", slow_deliver)
     good = zstandard.ZstdDecompressor().stream_reader(dump.read_bytes()).read()
     bad = tmp_path / "bad.pgn"
     bad.write_bytes(good + (ROOT / "tests" / "cases" / "invalid-move-token.pgn").read_bytes())
@@ -594,3 +603,54 @@ def test_errors_raise_keeps_every_chunk_completed_before_the_bad_game(tmp_path, 
     # The three chunks that the games before the bad one fill are complete and final; the rest is dropped.
     assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(ref_out)][:3]
     assert not list(out.glob("*.tmp"))
+
+
+def _stalled_fifo(tmp_path: Path, data: bytes):
+    """A named pipe fed ``data`` and then held open with nothing more: a producer that hangs."""
+    import threading
+
+    fifo = tmp_path / "stalled"
+    os.mkfifo(fifo)
+    release = threading.Event()
+
+    def feed():
+        try:
+            with open(fifo, "wb") as f:
+                f.write(data)
+                f.flush()
+                release.wait(120)
+        except OSError:     # the reader is gone: nothing to feed
+            pass
+
+    threading.Thread(target=feed, daemon=True).start()
+    return fifo, release
+
+
+@pytest.mark.parametrize("how", ["limit", "sigint"])
+def test_a_stalled_input_does_not_hang_the_end_of_a_run(tmp_path, dump, how):
+    """The reader thread may sit in a read that never returns: --limit and Ctrl-C must still end the run."""
+    # Three and a half zstd frames (0.84 MB each, 5.7 MB of PGN): the reader's 1 MiB reads give three whole
+    # 4 MiB blocks, which -j 1 keeps in flight, then it sits in a read that never returns.
+    data = dump.read_bytes()
+    fifo, release = _stalled_fifo(tmp_path, data * 3 + data[:len(data) // 2])
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "fastpgn", str(fifo), "100", "-o", str(out), "-j", "1", "-q"]
+    try:
+        if how == "limit":
+            proc = subprocess.run(cmd + ["--limit", "250"], env=ENV, capture_output=True, timeout=60)
+            assert proc.returncode == 0, proc.stderr
+            assert len(all_lines(out)) == 250
+        else:
+            proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
+            deadline = time.time() + 60
+            seen = -1
+            while time.time() < deadline and (seen < 3 or seen != len(chunk_files(out))):
+                seen = len(chunk_files(out))
+                time.sleep(0.5)     # until the chunks stop coming: the reader waits on the pipe
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(30) == 130
+            assert "interrupted; complete chunks were kept" in proc.stderr.read().decode()
+            assert len(chunk_files(out)) >= 3 and not list(out.glob("*.tmp"))
+            assert all_lines(out) == (list(read_lines(dump)) * 3)[:len(all_lines(out))]
+    finally:
+        release.set()
