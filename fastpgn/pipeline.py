@@ -224,9 +224,9 @@ class _Chunks:
         self.file.flush()
         os.fsync(self.file.fileno())
         self.file.close()
-        self.file = None
         final = self.path(self.index)
         os.replace(self._tmp(), final)
+        self.file = None            # only now: until renamed, abandon() still removes the .tmp
         self.finished.append(final)
         self.index += 1
         self.lines = 0
@@ -445,8 +445,12 @@ class Converter:
 
     def _save_state(self, fingerprint: dict, progress: dict) -> None:
         tmp = self.state_path.with_name(self.state_path.name + ".tmp")
-        tmp.write_text(json.dumps({"options": fingerprint, "progress": progress}, indent=1), "utf-8")
-        os.replace(tmp, self.state_path)
+        try:
+            tmp.write_text(json.dumps({"options": fingerprint, "progress": progress}, indent=1), "utf-8")
+            os.replace(tmp, self.state_path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)     # a full disk: no half-written state left beside the chunks
+            raise
 
     def _load_state(self, fingerprint: dict) -> dict | None:
         if not self.opts.resume or not self.state_path.exists():

@@ -654,3 +654,35 @@ def test_a_stalled_input_does_not_hang_the_end_of_a_run(tmp_path, dump, how):
             assert all_lines(out) == (list(read_lines(dump)) * 3)[:len(all_lines(out))]
     finally:
         release.set()
+
+
+@pytest.mark.parametrize("failing", ["chunk rename", "state write"])
+def test_a_failed_rename_or_state_write_leaves_no_temporary_file(tmp_path, dump, monkeypatch, failing):
+    from fastpgn import pipeline
+
+    if failing == "chunk rename":
+        replace = os.replace
+
+        def failing_replace(src, dst):
+            if str(dst).endswith(".cri.gz"):
+                raise PermissionError(13, "Permission denied")
+            replace(src, dst)
+
+        monkeypatch.setattr(pipeline.os, "replace", failing_replace)
+    else:
+        write_text = Path.write_text
+
+        def full_disk_write_text(self, data, *args, **kw):
+            if self.name.endswith("-state.json.tmp"):
+                write_text(self, data[:10], *args, **kw)
+                raise OSError(28, "No space left on device")
+            return write_text(self, data, *args, **kw)
+
+        monkeypatch.setattr(Path, "write_text", full_disk_write_text)
+    with pytest.raises(OSError):
+        run(tmp_path, dump, 700, jobs=2, block_size=300_000)
+    out = tmp_path / "out-j2-700-300000"
+    assert list(out.glob("*.tmp")) == []
+    # A chunk that could not be renamed is dropped; one renamed before the state write failed is whole.
+    assert [f.name for f in chunk_files(out)] == ([] if failing == "chunk rename" else
+                                                  [dump.name + ".part_000000.cri.gz"])
