@@ -44,6 +44,7 @@ import time
 from pathlib import Path
 
 from benchmarks.compare import commit, machine
+from benchmarks.contenders import _drain
 
 ROOT = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
@@ -112,14 +113,9 @@ def floor_zstd(path: Path) -> tuple[float, int]:
     """Seconds and bytes for Python ``zstandard`` to stream-decompress ``path`` (1 MiB reads), in-process."""
     import zstandard
 
-    n = 0
     t0 = time.perf_counter()
     with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as f:
-        while True:
-            piece = f.read(1 << 20)
-            if not piece:
-                break
-            n += len(piece)
+        n = _drain(f)
     return time.perf_counter() - t0, n
 
 

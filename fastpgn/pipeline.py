@@ -507,7 +507,6 @@ class Converter:
         start_time = time.perf_counter()
         self._check_output()
         source = open_source(self.opts.input, threads=self.jobs)
-        self._reader = None
         try:
             return self._run(source, start_time)
         finally:
@@ -629,8 +628,6 @@ class Converter:
             writer.finish()
             chunks.close()
         except BaseException:
-            if block_iter is not None:
-                block_iter.cancel()
             if writer is not None:
                 writer.stop()
             chunks.abandon()
