@@ -7,8 +7,7 @@
     python -m fastpgn openings DIR [-o FILE]          build the openings map from the lichess list
 
 Data goes to files or stdout; progress (on a terminal), warnings and the
-summary go to stderr. Exit codes: 0 fine, 1 some games rejected or the input
-was damaged, 2 usage or unreadable input/output, 130 interrupted.
+summary go to stderr. Every command exits by one rule (``EXIT_CODES``).
 """
 
 from __future__ import annotations
@@ -17,10 +16,24 @@ import argparse
 import importlib
 import os
 import sys
+import time
 from pathlib import Path
 
 import fastpgn
 from fastpgn.errors import InputError, PGNError
+
+EXIT_CODES = """\
+exit status (the same for every command):
+  0    the run finished; bad games it skipped are counted on stderr and kept
+       (the converter: in <input>.rejected.pgn), and do not fail the run
+  1    the input is damaged (truncated or corrupt: the games after the damage
+       are lost, every whole game before it is written), or --errors raise
+       stopped the run at a bad game
+  2    usage error; missing, unreadable, empty or non-PGN input; output that
+       cannot be written, or that another run owns or is writing
+  130  interrupted (Ctrl-C); a closed stdout (| head) exits 0
+byte offsets in messages count bytes of the decompressed PGN, not of the .zst/.bz2/.gz file
+"""
 
 SUBCOMMANDS = {
     "lichess-text": "fastpgn.formats.lichess_text",
@@ -38,11 +51,17 @@ examples:
   python -m fastpgn dump.pgn.zst 100000 --validate --uci   replay every game; UCI moves in field 20
 
 other commands (each has --help):
-  lichess-text, crypt, icn, openings
+  lichess-text   compact lichess game strings <-> PGN, with statistics (as pgn-transform)
+  crypt          PGN Crypt: encode and decode
+  icn            standard games between PGN and Infinite Chess Notation
+  openings       build the openings map from the lichess chess-openings list
 
 Bad games are skipped, counted and appended with their byte offset and reason
 to <input>.rejected.pgn beside the chunks; games read = written + rejected.
-"""
+A second run into a folder that holds the input's chunks needs --resume (go
+on with an interrupted run) or --overwrite (start again).
+
+""" + EXIT_CODES
 
 
 def _chunk_size(text: str) -> int:
@@ -88,6 +107,9 @@ def convert_parser() -> argparse.ArgumentParser:
                              "instead of the shipped one")
     parser.add_argument("--resume", action="store_true",
                         help="continue an interrupted run: keep the complete chunks, redo the rest")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="remove this input's chunks, rejected games and state from an earlier run "
+                             "in the output folder first")
     parser.add_argument("--validate", action="store_true",
                         help="replay every game on a board; a game with an illegal move is rejected")
     parser.add_argument("--uci", action="store_true",
@@ -123,21 +145,37 @@ def openings_main(argv) -> int:
 
 
 class _Progress:
-    """A tqdm bar on a terminal: input bytes against the file size, games, MB/s, ETA."""
+    """A tqdm bar on a terminal: how much of the input file is read (for the ETA); PGN MB, MB/s, games.
+
+    The bar's length is the compressed file, the one size known before the
+    end; the figures beside it are in the summary's unit, MB (10^6 bytes) of
+    decompressed PGN.
+    """
 
     def __init__(self, total: int | None) -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024,
-                        desc="fastpgn", dynamic_ncols=True, mininterval=0.25, file=sys.stderr)
+        # The figures go in tqdm's desc field: its postfix field comes with a leading comma.
+        fmt = ("fastpgn: {percentage:3.0f}%|{bar}| {desc} [{elapsed}<{remaining}]" if total
+               else "fastpgn: {desc} [{elapsed}]")
+        self.start = time.perf_counter()
+        self.bar = tqdm(total=total, desc="0 MB of PGN", bar_format=fmt, dynamic_ncols=True,
+                        mininterval=0.25, file=sys.stderr)
 
     def __call__(self, raw_read: int, offset: int, written: int, rejected: int) -> None:
+        seconds = time.perf_counter() - self.start
+        rate = offset / 1e6 / seconds if seconds > 0 else 0.0
+        self.bar.set_description_str(f"{offset / 1e6:,.0f} MB of PGN, {rate:,.1f} MB/s, {written:,} games, "
+                                     f"{rejected:,} rejected", refresh=False)
         self.bar.update(raw_read - self.bar.n)
-        self.bar.set_postfix_str(f"{written:,} games, {rejected:,} rejected, {offset / 1e6:,.0f} MB PGN",
-                                 refresh=False)
 
     def close(self) -> None:
         self.bar.close()
+
+
+def plural(count: int, noun: str) -> str:
+    """``plural(1, "chunk")`` -> '1 chunk'; ``plural(2_000, "game")`` -> '2,000 games'."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 def convert_main(argv) -> int:
@@ -153,8 +191,12 @@ def convert_main(argv) -> int:
     args = convert_parser().parse_args(argv)
     opts = Options(input=args.input, chunk_size=args.chunk_size, output_dir=args.output_dir,
                    compression=args.compression, jobs=args.jobs, errors=args.errors, limit=args.limit,
-                   openings_map=args.openings_map, resume=args.resume,
+                   openings_map=args.openings_map, resume=args.resume, overwrite=args.overwrite,
                    validate=args.validate or args.uci, uci=args.uci)
+    if args.resume and args.overwrite:
+        print("fastpgn: --resume continues an earlier run and --overwrite removes it: give one of them",
+              file=sys.stderr)
+        return 2
     progress = None
     if not args.quiet and sys.stderr.isatty():
         try:
@@ -181,22 +223,28 @@ def convert_main(argv) -> int:
     finally:
         if progress is not None:
             progress.close()
-    if not args.quiet:
-        s = summary
-        print(f"fastpgn: {s.games_written:,} games written, {s.games_rejected:,} rejected "
-              f"(of {s.games_read:,} read), {s.chunks} chunks, {s.bytes_in / 1e6:,.1f} MB in, "
-              f"{s.seconds:.1f} s, {s.mb_per_s:,.1f} MB/s, backend {s.backend}, {s.workers} workers",
-              file=sys.stderr)
-        if s.games_rejected:
-            print(f"fastpgn: rejected games are in {converter.rejects_path}", file=sys.stderr)
-    if summary.damage:
-        print(f"fastpgn: {summary.damage}; every whole game before the damage was written",
-              file=sys.stderr)
-        return 1
-    if summary.games_read == 0 and summary.resumed_from_chunk == 0:
+    if summary.games_read == 0 and summary.resumed_from_chunk == 0 and not summary.damage:
         print(f"fastpgn: {args.input}: no PGN games found (empty or not PGN)", file=sys.stderr)
         return 2
-    return 1 if summary.games_rejected else 0
+    if summary.already_complete:
+        if not args.quiet:
+            print(f"fastpgn: nothing to resume: {args.input} was converted already ("
+                  f"{plural(summary.games_written, 'game')} written, {summary.games_rejected:,} rejected, "
+                  f"{plural(summary.chunks, 'chunk')}); --overwrite converts it again", file=sys.stderr)
+        return 0
+    if not args.quiet:
+        s = summary
+        print(f"fastpgn: {plural(s.games_written, 'game')} written, {s.games_rejected:,} rejected "
+              f"(of {s.games_read:,} read), {plural(s.chunks, 'chunk')}, {s.bytes_in / 1e6:,.1f} MB of PGN, "
+              f"{s.seconds:.1f} s, {s.mb_per_s:,.1f} MB/s, backend {s.backend}, "
+              f"{plural(s.workers, 'worker')}", file=sys.stderr)
+        if s.games_rejected:
+            print(f"fastpgn: rejected games, each with its reason: {converter.rejects_path}", file=sys.stderr)
+    if summary.damage:
+        print(f"fastpgn: {summary.damage}; every whole game before the damage was written "
+              "(rerun with --resume once the input is whole)", file=sys.stderr)
+        return 1
+    return 0
 
 
 def guarded(command) -> int:
@@ -212,8 +260,41 @@ def guarded(command) -> int:
         return 130
 
 
+USAGE = """\
+usage: python -m fastpgn INPUT CHUNK_SIZE [options]   a PGN dump -> chunks of 22-field lines
+       python -m fastpgn lichess-text INPUT ...        compact lichess strings <-> PGN
+       python -m fastpgn crypt encode|decode INPUT ... PGN Crypt
+       python -m fastpgn icn INPUT ...                 PGN <-> Infinite Chess Notation
+       python -m fastpgn openings DIR [-o FILE]        the openings map from the lichess list
+each command has --help; python -m fastpgn --help lists the converter's options"""
+
+
+def _not_a_command(word: str, rest: list[str]) -> str | None:
+    """The error for a first argument that looks like a mistyped command, not an input; else None."""
+    import difflib
+
+    commands = [*SUBCOMMANDS, "openings"]
+    if word == "-" or word.startswith("-") or os.path.exists(word) or _is_int(word):
+        return None
+    if not word.replace("-", "").isalpha() or not word.islower():
+        return None
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
+    positional = [a for a in rest if not a.startswith("-")]
+    if not close and positional and _is_int(positional[0]):
+        return None     # a missing input file named like a word: the converter says "no such file"
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"fastpgn: {word!r} is neither a command ({', '.join(commands)}) nor an existing file{hint}"
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:
+        print(USAGE, file=sys.stderr)
+        return 2
+    unknown = _not_a_command(argv[0], argv[1:])
+    if unknown:
+        print(unknown, file=sys.stderr)
+        return 2
     if argv and argv[0] in SUBCOMMANDS:
         module = importlib.import_module(SUBCOMMANDS[argv[0]])
         return module.main(argv[1:])

@@ -1,7 +1,8 @@
 """One exception hierarchy for fastpgn, raised alike by both backends.
 
 Messages are fixed text plus a position, e.g.
-``unterminated comment (byte 1048576, game 4211)`` or, for the line-oriented
+``unterminated comment (PGN byte 1048576, game 4211)``: the offset counts
+bytes of the decompressed PGN, whatever the input's compression; or, for the line-oriented
 notations, ``bad move number (line 3, column 14)``. Exceptions pickle, so they
 cross the worker pool, and never hold a whole buffer.
 """
@@ -31,7 +32,7 @@ class PGNError(ValueError):
     def _text(self) -> str:
         where = []
         if self.offset is not None:
-            where.append(f"byte {self.offset}")
+            where.append(f"PGN byte {self.offset}")     # in the decompressed PGN, not the .zst
         if self.game is not None:
             where.append(f"game {self.game}")
         if self.line is not None:

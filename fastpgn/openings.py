@@ -25,6 +25,8 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
+from fastpgn.errors import InputError
+
 SEP = "\u2502"
 _SEP_B = SEP.encode()
 UNKNOWN = b"?"
@@ -124,8 +126,20 @@ def load(path: str | Path | None = None) -> OpeningMap:
         # beside this module (importlib.resources would cost every process ~12 ms of imports)
         text = (Path(__file__).parent / "data" / "openings.tsv").read_text("utf-8")
         return OpeningMap.from_lines(text.splitlines(), fuzzy=True)
-    with open(path, encoding="utf-8") as f:
-        return OpeningMap.from_lines(f, fuzzy=False)
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not an openings map: not UTF-8 text") from None
+    except OSError as exc:
+        raise InputError(f"cannot read the openings map {path}: {exc.strerror or exc}") from None
+    for number, line in enumerate(lines, 1):
+        if line.strip() and not (len(line) > 11 and line[6] == SEP and line[10] == SEP):
+            raise InputError(f"{path} is not an openings map: line {number} is not CCCNNN{SEP}CCC{SEP}Name",
+                             line=number)
+    if not any(line.strip() for line in lines):
+        raise InputError(f"the openings map {path} is empty")
+    return OpeningMap.from_lines(lines, fuzzy=False)
 
 
 def build(source_dir: str | Path) -> list[str]:

@@ -22,9 +22,16 @@ Safety. A chunk is written as ``NAME.tmp`` and renamed when complete. After
 each complete chunk a small JSON state (``<input>.fastpgn-state.json``)
 records where its successor starts: the block that holds the boundary, the
 lines of that block already written, and the counters. ``--resume`` restarts
-from that block. Bad games are written, raw and with a ``%`` comment line
-naming byte, game number and reason, to ``<input>.rejected.pgn``, itself a
-PGN file; games read = games written + games rejected.
+from that block; a run that finishes replaces it by a hidden record
+(``.<input>.fastpgn-done.json``), so that ``--resume`` then does nothing. Bad games are written,
+raw and with a ``%`` comment line naming byte, game number and reason, to
+``<input>.rejected.pgn``, itself a PGN file; games read = games written +
+games rejected.
+
+Ownership. The chunks, state and rejected games of one input in one folder
+belong to one run: a run holds a lock file (``.<input>.fastpgn-lock``) while
+it writes, and refuses a folder that already holds that input's output
+unless told to continue it (``resume``) or replace it (``overwrite``).
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ from pathlib import Path
 
 from fastpgn import _scan, openings as _openings
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError
-from fastpgn.sources import BLOCK_SIZE, READ_SIZE, Source, check_pgn, cut_blocks, open_source
+from fastpgn.sources import BLOCK_SIZE, READ_SIZE, Source, check_pgn, cut_blocks, has_moves, open_source
 
 try:
     from isal import igzip as _gzip
@@ -78,6 +85,7 @@ class Options:
     limit: int | None = None
     openings_map: str | None = None
     resume: bool = False
+    overwrite: bool = False
     validate: bool = False
     uci: bool = False
     block_size: int = BLOCK_SIZE
@@ -96,6 +104,7 @@ class Summary:
     workers: int = 1
     resumed_from_chunk: int = 0
     damage: str | None = None
+    already_complete: bool = False      # --resume found the run finished: nothing was done
     outputs: list = field(default_factory=list)
 
     @property
@@ -386,12 +395,77 @@ class _ChunkWriter:
             self._thread.join()
 
 
+class _RunLock:
+    """A lock file held for a run, so that two runs never write one input's chunks at once.
+
+    ``flock`` is released by the kernel when the holder dies (kill -9
+    included), so a file left behind never blocks a later run; the holder
+    writes its pid in it for the message, and removes it when done.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise OutputError(f"cannot write to {self.path.parent}: {exc.strerror or exc}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                pid = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
+                os.close(fd)
+                raise OutputError(f"{self.path.parent} is in use by another fastpgn run (pid {pid}) "
+                                  f"writing {self.path.name[1:-len('.fastpgn-lock')]}") from None
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)        # the run that held it removed it meanwhile: lock the new one
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            os.unlink(self.path)    # while still held, so no other run locks a removed file
+        except OSError:
+            pass
+        os.close(self._fd)
+        self._fd = None
+
+
 def _is_stream(path: str) -> bool:
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _games_up_to_line(keep: int, read: int, raw: list) -> tuple[int, list]:
+    """The games of a block up to its ``keep``-th written line: how many, and the rejected among them.
+
+    A block's games are numbered from 1; ``raw`` holds the rejected ones
+    (their number third), every other game wrote one line, in order.
+    """
+    last = keep
+    for number in sorted(r[2] for r in raw):
+        if number > last:
+            break
+        last += 1
+    return min(last, read), [r for r in raw if r[2] <= last]
 
 
 def _split_lines(text: bytes, counts: list[int]) -> list[bytes]:
@@ -431,6 +505,8 @@ class Converter:
         else:
             self.folder = Path.cwd() if stdin else Path(opts.input).resolve().parent
         self.state_path = self.folder / f"{name}.fastpgn-state.json"
+        # A finished run's record, hidden (Spark and globs pass over dot files): --resume then has nothing to do.
+        self.done_path = self.folder / f".{name}.fastpgn-done.json"
         self.rejects_path = self.folder / f"{name}.rejected.pgn"
         self.summary = Summary(backend=_scan.BACKEND, workers=self.jobs)
 
@@ -443,23 +519,28 @@ class Converter:
                 "openings_map": o.openings_map, "validate": o.validate, "uci": o.uci,
                 "block_size": o.block_size, "gzip": f"{GZIP_LIBRARY}-{GZIP_LEVEL}"}
 
-    def _save_state(self, fingerprint: dict, progress: dict) -> None:
-        tmp = self.state_path.with_name(self.state_path.name + ".tmp")
+    def _save_state(self, fingerprint: dict, progress: dict, path: Path | None = None) -> None:
+        path = path or self.state_path
+        tmp = path.with_name(path.name + ".tmp")
         try:
             tmp.write_text(json.dumps({"options": fingerprint, "progress": progress}, indent=1), "utf-8")
-            os.replace(tmp, self.state_path)
+            os.replace(tmp, path)
         except BaseException:
             tmp.unlink(missing_ok=True)     # a full disk: no half-written state left beside the chunks
             raise
 
     def _load_state(self, fingerprint: dict) -> dict | None:
-        if not self.opts.resume or not self.state_path.exists():
+        """With --resume, where the interrupted (or finished) run of these options left off."""
+        if not self.opts.resume:
             return None
-        saved = json.loads(self.state_path.read_text("utf-8"))
-        if saved.get("options") != fingerprint:
-            raise InputError(f"{self.state_path} was written for other options or another input; "
-                             "run without --resume to start over")
-        return saved["progress"]
+        for path in (self.state_path, self.done_path):
+            if path.exists():
+                saved = json.loads(path.read_text("utf-8"))
+                if saved.get("options") != fingerprint:
+                    raise InputError(f"the run in {self.folder} was made with other options or from another "
+                                     "input; run with --overwrite instead of --resume to start over")
+                return saved["progress"]
+        return None
 
     # -- the run
 
@@ -503,24 +584,64 @@ class Converter:
         except OSError as exc:
             raise OutputError(f"cannot write to {self.folder}: {exc.strerror or exc}") from None
 
+    def _owned(self) -> list[Path]:
+        """This input's files in the output folder: chunks (and .tmp), resume state, rejected games."""
+        names = {self.state_path.name, self.state_path.name + ".tmp", self.rejects_path.name,
+                 self.done_path.name, self.done_path.name + ".tmp"}
+        parts = f"{self.prefix}.part_"
+        try:
+            entries = sorted(os.listdir(self.folder))
+        except OSError:
+            return []
+        return [self.folder / n for n in entries if n in names or n.startswith(parts)]
+
+    def _claim_output(self) -> None:
+        """Refuse to mix this run's chunks with another run's: --resume continues one, --overwrite replaces it."""
+        opts = self.opts
+        owned = self._owned()
+        if not owned:
+            return
+        if opts.overwrite:
+            for path in owned:
+                path.unlink(missing_ok=True)
+            return
+        shown = ", ".join(p.name for p in owned[:3]) + (f" and {len(owned) - 3:,} more" if len(owned) > 3 else "")
+        if not opts.resume:
+            raise OutputError(f"{self.folder} already holds output for {self.prefix} ({shown}): "
+                              "add --resume to continue an interrupted run, or --overwrite to replace it")
+        if not (self.state_path.exists() or self.done_path.exists()):
+            raise OutputError(f"nothing to resume in {self.folder}: it holds output for {self.prefix} "
+                              f"({shown}) but no record of the run that wrote it; add --overwrite to "
+                              "convert it again")
+
     def run(self) -> Summary:
         start_time = time.perf_counter()
+        table = _openings.load(self.opts.openings_map)     # a bad map is an input error, before any output
         self._check_output()
-        source = open_source(self.opts.input, threads=self.jobs)
+        lock = _RunLock(self.folder / f".{self.prefix}.fastpgn-lock")
+        lock.acquire()
         try:
-            return self._run(source, start_time)
+            self._claim_output()
+            source = open_source(self.opts.input, threads=self.jobs)
+            try:
+                return self._run(source, table, start_time)
+            finally:
+                self._close(source)
         finally:
-            reader, self._reader = self._reader, None
-            if reader is None or reader.stop(timeout=1.0):
-                source.close()
-            else:
-                # The reader is blocked on a stalled pipe, a read that may never return (Ctrl-C
-                # reaches the main thread only): leave it, a daemon, to close the input if it does.
-                reader.then(source.close)
+            lock.release()
 
-    def _run(self, source: Source, start_time: float) -> Summary:
+    def _close(self, source: Source) -> None:
+        """Close the input once the reader thread has let go of it."""
+        reader, self._reader = self._reader, None
+        if reader is None or reader.stop(timeout=1.0):
+            source.close()
+        else:
+            # The reader is blocked on a stalled pipe, a read that may never return (Ctrl-C
+            # reaches the main thread only): leave it, a daemon, to close the input if it does.
+            reader.then(source.close)
+
+    def _run(self, source: Source, table, start_time: float) -> Summary:
         opts = self.opts
-        table = _openings.load(opts.openings_map)
         fingerprint = self._fingerprint(source)
         saved = self._load_state(fingerprint)
         if saved and saved.get("complete"):
@@ -528,6 +649,7 @@ class Converter:
             s.games_read, s.games_written = saved["games_read"], saved["games_written"]
             s.games_rejected, s.chunks = saved["games_rejected"], saved["chunk"]
             s.resumed_from_chunk = saved["chunk"]
+            s.already_complete = True
             s.seconds = time.perf_counter() - start_time
             return s
         p = saved or {"chunk": 0, "block_offset": 0, "skip_lines": 0, "games_read": 0,
@@ -537,16 +659,15 @@ class Converter:
         games_read = p["games_read"]
         rejected = p["games_rejected"]
         skip_lines = p["skip_lines"]
-        if saved:
+        rejects_file = None
+        if saved and p["rejects_size"]:
             with open(self.rejects_path, "ab") as f:
                 f.truncate(p["rejects_size"])
             rejects_file = open(self.rejects_path, "ab")
         else:
-            rejects_file = None
-            if self.rejects_path.exists():
-                self.rejects_path.unlink()
+            self.rejects_path.unlink(missing_ok=True)   # a file appears with the first rejected game
 
-        head = self._first_bytes(source, p["block_offset"])
+        head, moves_seen = self._first_bytes(source, p["block_offset"])
         if p["block_offset"] == 0:
             check_pgn(head, source.name)
         # Buffers of blocks already delivered come back here and hold later blocks.
@@ -561,7 +682,7 @@ class Converter:
             pool = self._pool(table)
             writer = _ChunkWriter(lambda *item: self._deliver(chunks, fingerprint, *item))
             block_iter = self._reader = _BlockReader(
-                cut_blocks(source.readinto, opts.block_size, p["block_offset"], head, buffers))
+                cut_blocks(source.readinto, opts.block_size, p["block_offset"], head, buffers, moves_seen))
             blocks_left = True
             while not done:
                 while blocks_left and len(pending) < 2 * self.jobs + 1:
@@ -596,23 +717,25 @@ class Converter:
                 block.release()
                 before = {"games_read": games_read, "games_rejected": rejected,
                           "rejects_size": rejects_size}
-                for reason, error_offset, number, text in raw:
-                    rejected += 1
-                    if rejects_file is None:
-                        rejects_file = open(self.rejects_path, "ab")
-                    rejects_file.write(f"% fastpgn rejected game {games_read + number} at byte "
-                                       f"{error_offset}: {reason}\n".encode() + text.rstrip(b"\r\n")
-                                       + b"\n\n")
-                    if opts.errors == "raise":
-                        raise PGNSyntaxError(reason, error_offset, games_read + number)
-                games_read += read
                 if limit is not None and written + count - skip_lines >= limit:
+                    # The limit falls in this block: only the games up to the last one written count.
                     keep = limit - written + skip_lines
+                    read, raw = _games_up_to_line(keep, read, raw)
                     if keep < count:
                         text = decompress(member, opts.compression)
                         member = compress(_split_lines(text, [keep])[0], opts.compression)
                         count = keep
                     done = True
+                for reason, error_offset, number, text in raw:
+                    rejected += 1
+                    if rejects_file is None:
+                        rejects_file = open(self.rejects_path, "ab")
+                    rejects_file.write(f"% fastpgn rejected game {games_read + number} at PGN byte "
+                                       f"{error_offset}: {reason}\n".encode() + text.rstrip(b"\r\n")
+                                       + b"\n\n")
+                    if opts.errors == "raise":
+                        raise PGNSyntaxError(reason, error_offset, games_read + number)
+                games_read += read
                 if rejects_file is not None:
                     rejects_file.flush()
                 after = {"games_read": games_read, "games_rejected": rejected,
@@ -658,26 +781,45 @@ class Converter:
         s.outputs = [str(p) for p in chunks.finished]
         s.seconds = time.perf_counter() - start_time
         if damage is not None:
+            # The state stays: once the input is whole again (a download finished), --resume goes on.
             s.damage = str(damage)
         else:
-            self._save_state(fingerprint, {"complete": True, "chunk": chunks.index,
-                                           "games_read": games_read, "games_written": chunks.written,
-                                           "games_rejected": rejected})
+            # Finished: the state gives way to a hidden record, so --resume knows there is nothing to do.
+            self._save_state(fingerprint, {"complete": True, "chunk": chunks.index, "games_read": games_read,
+                                           "games_written": chunks.written, "games_rejected": rejected},
+                             self.done_path)
+            self.state_path.unlink(missing_ok=True)
         return s
 
-    def _first_bytes(self, source: Source, skip: int) -> bytes:
-        """The first decompressed bytes from absolute offset ``skip`` (resume reads and drops those before)."""
-        scratch = memoryview(bytearray(READ_SIZE))
+    def _first_bytes(self, source: Source, skip: int) -> tuple[bytes, bool]:
+        """The first decompressed bytes from absolute offset ``skip``, and whether movetext came before.
+
+        A resumed run reads and drops the bytes before ``skip``, noting on
+        the way whether they held movetext, as the interrupted run's cutter
+        did (see ``sources.cut_blocks``).
+        """
+        scratch = bytearray(READ_SIZE)
+        view = memoryview(scratch)
         seen = 0
+        moves_seen = False
+        partial = b""       # the line the last piece ended inside
         while True:
-            n = source.readinto(scratch)
+            n = source.readinto(view)
             if not n:
                 if seen < skip:
                     raise InputError(f"{source.name} is shorter than when the run was interrupted; "
                                      "run without --resume", seen)
-                return b""
+                return b"", moves_seen
             if seen + n > skip:
-                return bytes(scratch[skip - seen:n])
+                if not moves_seen and skip > seen:
+                    text = partial + bytes(view[:skip - seen])
+                    moves_seen = has_moves(text, len(text))
+                return bytes(view[skip - seen:n]), moves_seen
+            if not moves_seen:
+                text = partial + bytes(view[:n])
+                cut = text.rfind(b"\n") + 1
+                moves_seen = has_moves(text, cut)
+                partial = text[cut:]
             seen += n
 
     def _deliver(self, chunks: _Chunks, fingerprint: dict, member: bytes, count: int, skip: int,

@@ -42,6 +42,7 @@ from typing import BinaryIO, Iterator
 from fastpgn.errors import InputError
 
 READ_SIZE = 1 << 20
+FEED_SIZE = 64 << 10     # compressed bytes given to a bzip2/gzip decoder at a time
 BLOCK_SIZE = 4 << 20
 
 try:  # ISA-L inflates gzip several times faster than zlib.
@@ -166,27 +167,54 @@ class Source:
             return bz2.BZ2Decompressor()
         return _gzip_zlib.decompressobj(31)
 
+    def _decoded(self, decoder, data: bytes) -> Iterator[bytes]:
+        """What ``decoder`` makes of ``data``, bzip2 in pieces of at most FEED_SIZE bytes.
+
+        A bzip2 decoder hands out a block once the block is whole, and reads
+        on into the next block's header in the same call if there is room
+        left for output: when that header is damaged, the call fails and
+        the good block is lost with it. Capping each call's output bounds
+        that loss to less than FEED_SIZE bytes before the damage.
+        """
+        try:
+            if self.kind != "bz2":
+                out = decoder.decompress(data)
+                if out:
+                    yield out
+                return
+            out = decoder.decompress(data, FEED_SIZE)
+            while True:
+                if out:
+                    yield out
+                if decoder.eof or decoder.needs_input:
+                    return
+                out = decoder.decompress(b"", FEED_SIZE)
+        except (OSError, EOFError, zlib.error) as exc:  # bzip2's OSError, zlib's or ISA-L's error
+            raise InputError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
+        except Exception as exc:  # pragma: no cover - another decoder's own error class
+            raise InputError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
+
     def _frames(self) -> Iterator[bytes]:
         """Multi-stream/member decoding (bzip2, gzip) with damage detection."""
         decoder = None
         fed = False
-        for data in self._raw_chunks():
-            while data:
-                if decoder is None:
-                    decoder = self._new_decoder()
-                    fed = False
-                try:
-                    out = decoder.decompress(data)
-                except Exception as exc:  # OSError (bzip2), zlib.error, isal error
-                    raise InputError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
-                fed = True
-                data = b""
-                if out:
-                    self.offset += len(out)
-                    yield out
-                if getattr(decoder, "eof", False):
-                    data = decoder.unused_data
-                    decoder = None
+        for chunk in self._raw_chunks():
+            # Fed in small pieces: a decoder that fails loses the output of the call that failed,
+            # so this bounds what damage takes with it to the blocks of one piece.
+            for start in range(0, len(chunk), FEED_SIZE):
+                data = chunk[start:start + FEED_SIZE]
+                while data:
+                    if decoder is None:
+                        decoder = self._new_decoder()
+                        fed = False
+                    for out in self._decoded(decoder, data):
+                        self.offset += len(out)
+                        yield out
+                    fed = True
+                    data = b""
+                    if getattr(decoder, "eof", False):
+                        data = decoder.unused_data
+                        decoder = None
         if decoder is not None and fed:
             flush = getattr(decoder, "flush", None)
             if flush is not None and self.kind == "gz":
@@ -205,16 +233,23 @@ class Source:
 
         indexed_bzip2 reports damage less precisely than the stream decoder,
         so the stream decoder re-reads the file, drops what was already handed
-        out, and names the exact offset of the damage.
+        out, and names the exact offset of the damage. Its block finder also
+        passes over a block whose header is damaged where a block follows no
+        other (the first of the file, the first of a later stream) without a
+        word: ``_Bzip2Chain`` checks that no such block went missing before
+        the data after it is handed out, so every ``-j`` gives the same games
+        and the same damage.
         """
         handed_out = 0
         try:
             reader = _ibz2.open(self.path, parallelization=self._threads)
+            chain = _Bzip2Chain(self.path)
             try:
                 while True:
                     out = reader.read(4 * READ_SIZE)
                     if not out:
                         break
+                    chain.check(reader.available_block_offsets(), handed_out + len(out))
                     handed_out += len(out)
                     self.offset += len(out)
                     try:
@@ -224,6 +259,7 @@ class Source:
                     yield out
             finally:
                 reader.close()
+                chain.close()
             self.raw_read = self.size or self.raw_read
             return
         except Exception:
@@ -245,6 +281,54 @@ class Source:
     def close(self) -> None:
         if self._close_raw:
             self._raw.close()
+
+
+_BZ2_END_MAGIC = 0x177245385090
+
+
+class _Bzip2Chain:
+    """Checks that the blocks indexed_bzip2 decoded follow each other with none left out.
+
+    Within a stream the decoder itself checks that each block starts where
+    the one before it ended; what it does not check is where the first block
+    of a stream starts: right after the file's 4-byte ``BZh9`` header, and
+    after an end-of-stream marker (48-bit magic, 32-bit CRC, padding to a
+    byte) right after the next stream's header. ``check`` is given the
+    compressed bit offsets of the blocks and end markers found so far (with
+    their decompressed offsets) and raises where one is missing.
+    """
+
+    def __init__(self, path: str) -> None:
+        self._file = open(path, "rb")
+        self._size_bits = os.fstat(self._file.fileno()).st_size * 8
+        self._last: int | None = None      # bit offset of the last entry checked
+        self._last_ends_stream = False
+
+    def _magic(self, bit: int) -> int:
+        self._file.seek(bit // 8)
+        data = self._file.read(7)
+        if len(data) < 7:
+            return 0
+        return (int.from_bytes(data, "big") >> (8 - bit % 8)) & 0xFFFFFFFFFFFF
+
+    def check(self, offsets: dict, decoded: int) -> None:
+        """Raise ValueError if a block is missing among those holding the first ``decoded`` bytes."""
+        last = -1 if self._last is None else self._last
+        for bit in sorted(k for k, v in offsets.items() if k > last and v <= decoded):
+            if self._last is None:
+                expected = [32]
+            elif self._last_ends_stream:
+                after = (self._last + 80 + 7) // 8 * 8
+                expected = [after + 32, after]    # the next stream's first block, or the end of the file
+            else:
+                expected = None                   # the decoder checked this link itself
+            if expected is not None and bit not in expected:
+                raise ValueError(f"bzip2 block missing before bit {bit}")
+            self._last = bit
+            self._last_ends_stream = bit < self._size_bits and self._magic(bit) == _BZ2_END_MAGIC
+
+    def close(self) -> None:
+        self._file.close()
 
 
 class _ZstdStream:
@@ -491,13 +575,68 @@ def _last_cut(buf, hi: int) -> int:
     return 0
 
 
+def _line_starts_tag(buf, i: int, end: int) -> bool:
+    """Whether the line at ``buf[i:end]`` starts like a tag pair: ``[`` then a letter (not ``[%clk``)."""
+    while i < end and buf[i] in b" \t":
+        i += 1
+    if i + 1 >= end or buf[i] != 0x5B:
+        return False
+    letter = buf[i + 1] | 0x20          # ASCII lower case
+    return 0x61 <= letter <= 0x7A
+
+
+def has_moves(buf, end: int) -> bool:
+    """Whether ``buf[:end]`` has a line of movetext: not blank, and not a tag line (``[`` first)."""
+    i = 0
+    while i < end:
+        j = buf.find(b"\n", i, end)
+        j = end if j < 0 else j
+        line = bytes(buf[i:j]).strip(b" \t\r\xef\xbb\xbf")
+        if line and line[:1] != b"[":
+            return True
+        i = j + 1
+    return False
+
+
+def _cut_before_unfinished_tags(buf, end: int, moves_seen: bool) -> int:
+    """Where the last game starts if the input ends inside its tags, before any moves; else -1.
+
+    A lichess game always has movetext (at least its result): a dump cut
+    short at a bzip2 stream or zstd frame boundary still decodes cleanly,
+    and its last game would read as a game of no moves. That is damage when
+    the text ends inside a tag (no closing ``]``), or after complete tags
+    in an input whose other games have moves. An input of tags alone (a
+    lichess broadcast exported before its games began) is not.
+    """
+    hi = end
+    while hi > 0 and buf[hi - 1] in b" \t\r\n":
+        hi -= 1
+    first = -1
+    while hi > 0:
+        lo = buf.rfind(b"\n", 0, hi) + 1
+        if not _line_starts_tag(buf, lo, hi):
+            break
+        if first < 0:
+            first = lo
+            last_line = bytes(buf[lo:hi]).rstrip()
+        start = lo
+        hi = lo - 1 if lo > 0 else 0
+        if lo == 0:
+            break
+    if first < 0:
+        return -1
+    if not last_line.endswith(b"]") or moves_seen or has_moves(buf, start):
+        return start
+    return -1
+
+
 # Past the next block's target, the cutter reads this much at a time, so the
 # bytes after a cut, copied into the next block's buffer, stay few.
 _STEP = 64 << 10
 
 
 def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: bytes = b"",
-               pool: list | None = None) -> Iterator[Block]:
+               pool: list | None = None, moves_seen: bool | None = None) -> Iterator[Block]:
     """Cut a decompressed stream (that begins at absolute ``start``) into game-aligned blocks.
 
     ``readinto(view)`` fills a writable view and returns the byte count, 0
@@ -505,8 +644,12 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
     stream is read straight into the buffers the blocks are views of, so no
     byte is copied except the few after each cut. A caller that calls
     ``Block.release()`` lets its buffer come back through ``pool`` (a list)
-    instead of a new one being allocated.
+    instead of a new one being allocated. ``moves_seen`` says whether the
+    stream had movetext before ``start`` (it decides whether a last game of
+    tags alone is damage: see ``_cut_before_unfinished_tags``).
     """
+    if moves_seen is None:
+        moves_seen = start > 0
     step = min(_STEP, max(4096, block_size // 16))
     capacity = block_size + 2 * step
     if pool is None:
@@ -532,6 +675,7 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
         if filled > lo:
             q = find_cut(buf, max(lo, searched), filled)
             if q >= 0:
+                moves_seen = moves_seen or has_moves(buf, q)
                 yield Block(view[:q].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
                 rest = filled - q
                 nxt = new_buffer(max(capacity, rest + step))
@@ -557,8 +701,15 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
             break
         filled += got
     if damage is None:
-        if filled:
-            yield Block(view[:filled].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
+        cut = _cut_before_unfinished_tags(buf, filled, moves_seen)
+        if cut < 0:
+            if filled:
+                yield Block(view[:filled].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
+            return
+        damage = InputError("the input ends inside the tags of its last game, before any moves", base + filled)
+        if cut > 0:
+            yield Block(view[:cut].toreadonly(), base, base == 0)
+        yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
         return
     # Damaged input: the games before the last boundary are whole; the last
     # one is whole only if a blank line closed it before the damage.
