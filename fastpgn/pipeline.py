@@ -605,7 +605,8 @@ class Converter:
             for path in owned:
                 path.unlink(missing_ok=True)
             return
-        shown = ", ".join(p.name for p in owned[:3]) + (f" and {len(owned) - 3:,} more" if len(owned) > 3 else "")
+        named = [p.name for p in owned if not p.name.startswith(".")] or [owned[0].name]   # chunks first
+        shown = ", ".join(named[:3]) + (f" and {len(owned) - 3:,} more" if len(owned) > 3 else "")
         if not opts.resume:
             raise OutputError(f"{self.folder} already holds output for {self.prefix} ({shown}): "
                               "add --resume to continue an interrupted run, or --overwrite to replace it")

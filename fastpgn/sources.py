@@ -89,6 +89,7 @@ class Source:
         self.raw_read = 0           # raw bytes consumed so far (for progress)
         self.offset = 0             # decompressed bytes handed out so far
         self._fill = None           # readinto of the decoder, made on first use
+        self.fallback: str | None = None   # why the parallel bzip2 decoder gave way to the stream decoder
         head = self._peek(4)
         self.kind = detect(head)
 
@@ -248,6 +249,7 @@ class Source:
                 while True:
                     out = reader.read(4 * READ_SIZE)
                     if not out:
+                        chain.finish(reader.available_block_offsets(), handed_out)
                         break
                     chain.check(reader.available_block_offsets(), handed_out + len(out))
                     handed_out += len(out)
@@ -262,8 +264,8 @@ class Source:
                 chain.close()
             self.raw_read = self.size or self.raw_read
             return
-        except Exception:
-            pass
+        except Exception as exc:
+            self.fallback = str(exc)
         self._raw.close()
         self._raw = open(self.path, "rb")
         self.raw_read = 0
@@ -295,7 +297,8 @@ class _Bzip2Chain:
     after an end-of-stream marker (48-bit magic, 32-bit CRC, padding to a
     byte) right after the next stream's header. ``check`` is given the
     compressed bit offsets of the blocks and end markers found so far (with
-    their decompressed offsets) and raises where one is missing.
+    their decompressed offsets) and raises where one is missing; ``finish``
+    checks that the decoder's end is the file's.
     """
 
     def __init__(self, path: str) -> None:
@@ -326,6 +329,16 @@ class _Bzip2Chain:
                 raise ValueError(f"bzip2 block missing before bit {bit}")
             self._last = bit
             self._last_ends_stream = bit < self._size_bits and self._magic(bit) == _BZ2_END_MAGIC
+
+    def finish(self, offsets: dict, decoded: int) -> None:
+        """At the decoder's end: raise ValueError unless it went through the whole file.
+
+        A damaged stream header after the first stream ends the parallel
+        decoder's reading without an error, as if the file ended there.
+        """
+        self.check(offsets, decoded)
+        if self._last != self._size_bits:
+            raise ValueError(f"bzip2 data after bit {self._last} was not decoded")
 
     def close(self) -> None:
         self._file.close()
