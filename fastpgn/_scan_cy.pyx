@@ -169,9 +169,7 @@ DEF BAD_CLOCK = 4
 DEF BAD_EVAL = 5
 DEF BAD_VARIATION = 6
 DEF BAD_TOKEN = 7
-DEF BAD_AFTER_RESULT = 8
 DEF BAD_NAG = 9
-DEF BAD_PAREN = 10
 DEF BAD_BRACE = 11
 DEF BAD_HOOK = 12
 
@@ -190,8 +188,6 @@ cdef str _reason_of(const char *buf, int why, Py_ssize_t tok, Py_ssize_t n, list
         return "unterminated variation"
     if why == BAD_NAG:
         return "malformed NAG"
-    if why == BAD_PAREN:
-        return "unexpected ')'"
     if why == BAD_BRACE:
         return "unexpected '}'"
     quoted = _show(buf + tok, n)
@@ -199,8 +195,6 @@ cdef str _reason_of(const char *buf, int why, Py_ssize_t tok, Py_ssize_t n, list
         return "malformed clock '" + quoted + "'"
     if why == BAD_EVAL:
         return "malformed eval '" + quoted + "'"
-    if why == BAD_AFTER_RESULT:
-        return "move after the result '" + quoted + "'"
     return "invalid move token '" + quoted + "'"
 
 
@@ -225,6 +219,19 @@ cdef inline bint _is_tag_line(const char *buf, Py_ssize_t pos, Py_ssize_t end) n
     while pos < end and (buf[pos] == b' ' or buf[pos] == b'\t'):
         pos += 1
     return pos < end and buf[pos] == b'['
+
+
+cdef inline bint _starts_first_move(const char *buf, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
+    while pos < end and (buf[pos] == b' ' or buf[pos] == b'\t'):
+        pos += 1
+    return pos + 1 < end and buf[pos] == b'1' and buf[pos + 1] == b'.'
+
+
+cdef inline bint _ends_blank_line(const char *buf, Py_ssize_t nl) noexcept nogil:
+    cdef Py_ssize_t j = nl - 1
+    while j >= 0 and (buf[j] == b' ' or buf[j] == b'\t' or buf[j] == b'\r'):
+        j -= 1
+    return j >= 0 and buf[j] == b'\n'
 
 
 cdef Py_ssize_t _next_boundary(const char *buf, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
@@ -833,6 +840,7 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
     cdef char c
     cdef unsigned short cls
     cdef Py_ssize_t j, k, stop, n
+    cdef bint blank
     while pos < end:
         c = buf[pos]
         if c == b' ':
@@ -849,6 +857,8 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 while k < end and _is_digit(buf[k]):
                     k += 1
                 if k < end and buf[k] == b'.':
+                    if game.result_end != game.result_start:
+                        return pos      # a move number after the result starts the next game
                     k += 1
                     while k < end and buf[k] == b'.':
                         k += 1
@@ -878,6 +888,8 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 pos = j
                 continue
             if cls & C_DIGIT and not (n >= 3 and c == b'0' and buf[pos + 1] == b'-' and buf[pos + 2] == b'0'):
+                if game.result_end != game.result_start:
+                    return pos
                 k = pos + 1
                 while k < j and _is_digit(buf[k]):
                     k += 1
@@ -889,8 +901,11 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                     game.first_ply = _first_ply(buf, pos, k)
                 pos = k
                 continue
+            if n <= 2 and (c == b'!' or c == b'?') and (n == 1 or buf[pos + 1] == b'!' or buf[pos + 1] == b'?'):
+                pos = j                 # an annotation standing apart from its move: "e4 !?"
+                continue
             if game.result_end != game.result_start:
-                return game.fail(BAD_AFTER_RESULT, pos, pos, n)
+                return pos              # so does a move
             if not _san_ok(buf + pos, n):
                 return game.fail(BAD_TOKEN, pos, pos, n)
             if game.add_move(pos, j) < 0:
@@ -907,13 +922,17 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
         elif cls & C_WS:
             pos += 1
         elif c == b'\n':
+            blank = game.nmoves > 0 and _ends_blank_line(buf, pos)
             pos += 1
             stop = _line_end(buf, pos, end)
-            if _is_tag_line(buf, pos, stop):
+            if _is_tag_line(buf, pos, stop) or (blank and _starts_first_move(buf, pos, stop)):
                 return pos
             if pos < end and buf[pos] == b'%':
                 pos = stop
         elif c == b'(':
+            if game.nmoves == 0:
+                pos += 1                # stray: no move to vary yet
+                continue
             pos = _variation(buf, pos, end, game)
             if pos < 0:
                 return -1
@@ -927,7 +946,7 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 return game.fail(BAD_NAG, pos, 0, 0)
             pos = j
         elif c == b')':
-            return game.fail(BAD_PAREN, pos, 0, 0)
+            pos += 1                    # stray: no variation open
         else:  # '}'
             return game.fail(BAD_BRACE, pos, 0, 0)
     return end

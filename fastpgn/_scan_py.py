@@ -9,7 +9,10 @@ Grammar accepted, per game:
   line (first non-blank byte ``[``) that follows a blank line, or at a tag
   line that follows a movetext line outside a comment. A blank line followed
   by a tag line always starts a new game, even inside an open comment, so a
-  broken comment never swallows the games after it.
+  broken comment never swallows the games after it. Games without tags
+  (pasted, exported): a result token ends a game, so a move or move number
+  after it starts the next one, and so does a line starting ``1.`` after a
+  blank line in a game that has moves.
 * Tag section: ``[Name "value"]`` pairs, several per line allowed, ``\\"`` and
   ``\\\\`` escapes in values; text after the last pair on a line is movetext.
 * Movetext tokens: move numbers (``12.``, ``12...``), SAN moves (checked
@@ -18,7 +21,9 @@ Grammar accepted, per game:
   null moves), results (``1-0``, ``0-1``, ``1/2-1/2``, ``*``), brace comments
   (``[%eval ...]`` and ``[%clk H:MM:SS[.f]]`` are read, everything else is
   skipped), ``;`` comments, NAGs ``$n`` and variations ``( ... )`` (skipped,
-  nested). A ``%`` in the first column escapes the line.
+  nested; a ``(`` before the first move and a ``)`` with no variation open
+  are stray and ignored, as python-chess does). A ``%`` in the first column
+  escapes the line.
 * UTF-8 BOM at the start of the stream, CRLF line ends and a missing final
   newline are accepted.
 
@@ -113,6 +118,21 @@ def _is_tag_line(buf: bytes, pos: int, end: int) -> bool:
     while pos < end and (buf[pos] == 32 or buf[pos] == 9):
         pos += 1
     return pos < end and buf[pos] == 91
+
+
+def _starts_first_move(buf: bytes, pos: int, end: int) -> bool:
+    """Whether the line at ``pos`` starts (after spaces/tabs) with the move number ``1.``."""
+    while pos < end and (buf[pos] == 32 or buf[pos] == 9):
+        pos += 1
+    return pos + 1 < end and buf[pos] == 49 and buf[pos + 1] == 46
+
+
+def _ends_blank_line(buf: bytes, nl: int) -> bool:
+    """Whether the ``\n`` at ``nl`` ends a blank line (only spaces, tabs and CR since the ``\n`` before)."""
+    j = nl - 1
+    while j >= 0 and (buf[j] == 32 or buf[j] == 9 or buf[j] == 13):
+        j -= 1
+    return j >= 0 and buf[j] == 10
 
 
 def _next_boundary(buf: bytes, pos: int, end: int) -> int:
@@ -386,23 +406,30 @@ def _first_ply(buf: bytes, pos: int, stop: int) -> int:
 
 
 def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
-    """Scan movetext from ``pos``; return where the game ends (a tag line outside comments, or ``end``)."""
+    """Scan movetext from ``pos``; return where the game ends, or ``end``.
+
+    A game ends before a tag line outside comments; before a move or move
+    number after its result; and, once it has moves, before a line that
+    starts with ``1.`` after a blank line (games pasted without tags).
+    """
     moves = game.moves
     while pos < end:
         c = buf[pos]
         if c == 32 or c == 9 or c == 13:
             pos += 1
         elif c == 10:
+            blank = moves and _ends_blank_line(buf, pos)
             pos += 1
             stop = _line_end(buf, pos, end)
-            if _is_tag_line(buf, pos, stop):
+            if _is_tag_line(buf, pos, stop) or (blank and _starts_first_move(buf, pos, stop)):
                 return pos
             if pos < end and buf[pos] == 37:  # '%' escape line
                 pos = stop
         elif c == 123:
             pos = _comment(buf, pos, end, game)
         elif c == 40:
-            pos = _variation(buf, pos, end)
+            # A variation needs a move to vary; before the first, a '(' is stray, as a ')' with none open.
+            pos = _variation(buf, pos, end) if moves else pos + 1
         elif c == 59:
             pos = _line_end(buf, pos, end)
         elif c == 36:  # '$' NAG
@@ -413,7 +440,7 @@ def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
                 raise _Bad("malformed NAG", pos)
             pos = j
         elif c == 41:
-            raise _Bad("unexpected ')'", pos)
+            pos += 1
         elif c == 125:
             raise _Bad("unexpected '}'", pos)
         else:
@@ -429,6 +456,8 @@ def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
                 pos = j
                 continue
             if 48 <= c <= 57 and not tok.startswith(b"0-0"):
+                if game.result:
+                    return pos      # a move number after the result starts the next game
                 k = pos
                 while k < j and 48 <= buf[k] <= 57:
                     k += 1
@@ -440,8 +469,11 @@ def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
                     game.first_ply = _first_ply(buf, pos, k)
                 pos = k
                 continue
+            if tok.strip(b"!?") == b"" and len(tok) <= 2:
+                pos = j             # an annotation standing apart from its move: "e4 !?"
+                continue
             if game.result:
-                raise _Bad("move after the result '" + _show(tok) + "'", pos)
+                return pos          # so does a move
             if not _san_ok(tok):
                 raise _Bad("invalid move token '" + _show(tok) + "'", pos)
             moves.append(tok)
