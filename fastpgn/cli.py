@@ -39,6 +39,7 @@ SUBCOMMANDS = {
     "lichess-text": "fastpgn.formats.lichess_text",
     "crypt": "fastpgn.formats.crypt",
     "icn": "fastpgn.formats.icn_pgn",
+    "analyse": "fastpgn.analyse",
 }
 
 EXAMPLES = """\
@@ -54,6 +55,7 @@ other commands (each has --help):
   lichess-text   compact lichess game strings <-> PGN, with statistics (as pgn-transform)
   crypt          PGN Crypt: encode and decode
   icn            standard games between PGN and Infinite Chess Notation
+  analyse        add a UCI engine's [%eval] to every ply, as lichess writes it
   openings       build the openings map from the lichess chess-openings list
 
 Bad games are skipped, counted and appended with their byte offset and reason
@@ -274,7 +276,7 @@ def _not_a_command(word: str, rest: list[str]) -> str | None:
     import difflib
 
     commands = [*SUBCOMMANDS, "openings"]
-    if word == "-" or word.startswith("-") or os.path.exists(word) or _is_int(word):
+    if word in commands or word == "-" or word.startswith("-") or os.path.exists(word) or _is_int(word):
         return None
     if not word.replace("-", "").isalpha() or not word.islower():
         return None
@@ -301,3 +303,4 @@ def main(argv=None) -> int:
     if argv and argv[0] == "openings":
         return guarded(lambda: openings_main(argv[1:]))
     return guarded(lambda: convert_main(argv))
+       python -m fastpgn analyse INPUT [-o OUT]        a UCI engine's eval on every ply, as lichess writes it

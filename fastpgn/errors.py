@@ -88,3 +88,37 @@ class IllegalMoveError(BoardError):
 
 class AmbiguousMoveError(IllegalMoveError):
     """A SAN move matches more than one legal move."""
+
+
+class EngineError(PGNError):
+    """A UCI engine failed: it cannot start, died, broke the protocol or sent an illegal move.
+
+    ``lines`` holds the last lines the engine wrote (its stdout and stderr),
+    the same lines the message quotes.
+    """
+
+    def __init__(self, reason: str, offset: int | None = None, game: int | None = None, *,
+                 line: int | None = None, column: int | None = None, lines: tuple[str, ...] | list[str] = ()) -> None:
+        self.lines = tuple(lines)
+        super().__init__(reason, offset, game, line=line, column=column)
+
+    def at(self, offset: int | None = None, game: int | None = None):
+        copy = super().at(offset, game)
+        copy.lines = self.lines
+        return copy
+
+    def __reduce__(self):
+        return (_rebuild_engine_error, (type(self), self.reason, self.offset, self.game, self.line,
+                                        self.column, self.lines))
+
+
+def _rebuild_engine_error(cls, reason, offset, game, line, column, lines):
+    return cls(reason, offset, game, line=line, column=column, lines=lines)
+
+
+class EngineNotFoundError(EngineError):
+    """The engine's program does not exist (the message names the path tried)."""
+
+
+class EngineTimeoutError(EngineError):
+    """The engine did not answer in time; the search was stopped (or the engine killed)."""

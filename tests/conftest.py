@@ -31,6 +31,18 @@ def shared(*parts: str) -> Path:
     return path
 
 
+def missing_system_package(install: str):
+    """Skip a test whose system package is absent, naming the install line; on CI, fail instead.
+
+    The test command installs the system packages the tests need, so on CI
+    (``CI`` set, as ``.ci/run`` runs) an absent one is a broken setup, not a
+    reason to skip.
+    """
+    if os.environ.get("CI"):
+        pytest.fail(f"{install} (the test command installs it; CI must not skip these tests)")
+    pytest.skip(install)
+
+
 def kernel_params(name: str):
     return [pytest.param(mod, id=ident) for ident, mod in _backend.available(name)]
 

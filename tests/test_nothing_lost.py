@@ -257,11 +257,19 @@ def test_a_missing_or_wrong_openings_map_is_named(tmp_path, capsys):
 def test_usage_and_mistyped_commands(capsys):
     assert main([]) == 2
     err = capsys.readouterr().err
-    for command in ("lichess-text", "crypt", "icn", "openings", "INPUT CHUNK_SIZE"):
+    for command in ("lichess-text", "crypt", "icn", "analyse", "openings", "INPUT CHUNK_SIZE"):
         assert command in err
     assert main(["icnn", "foo.pgn"]) == 2
-    assert capsys.readouterr().err == ("fastpgn: 'icnn' is neither a command (lichess-text, crypt, icn, openings) "
+    assert capsys.readouterr().err == ("fastpgn: 'icnn' is neither a command (lichess-text, crypt, icn, analyse, openings) "
                                        "nor an existing file (did you mean icn?)\n")
+    # Every command is still a command, --help included.
+    for command in ("lichess-text", "crypt", "icn", "analyse", "openings"):
+        try:
+            code = main([command, "--help"])
+        except SystemExit as exit_:     # argparse's own exit, where a command lets it through
+            code = exit_.code
+        assert code in (0, None), command
+        assert f"python -m fastpgn {command}" in capsys.readouterr().out
     # A missing input named like a word is still a missing input.
     assert main(["games", "100"]) == 2
     assert capsys.readouterr().err == "fastpgn: games: no such file\n"
