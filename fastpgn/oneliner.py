@@ -1,4 +1,4 @@
-"""The 22-field line of seed 004, read back into records (the kernel writes it).
+"""The 22-field line of python-lichess-db-pgn-parser, read back into records (the kernel writes it).
 
 One game per line, fields separated by ``│`` (U+2502), ``\\n`` at the end:
 

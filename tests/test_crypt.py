@@ -1,7 +1,8 @@
-"""PGN Crypt (seed 002): golden cases, the extensions, round trips on real games, command line.
+"""PGN Crypt: golden cases, the extensions, round trips on real games, command line.
 
-Golden cases are read in place from ../shared/conformance/002-pgn-crypt/;
-real games from ../shared/data/lichess-db/. Both skip when absent.
+Golden cases (PGN Crypt's own outputs) are read in place from the shared
+conformance folder 002-pgn-crypt; real games from the shared lichess-db
+files. Both skip when absent.
 """
 
 from __future__ import annotations
@@ -295,32 +296,99 @@ def test_cli_encode_decode_files(tmp_path, capsys):
 def test_cli_reports_bad_lines_and_goes_on(tmp_path, capsys):
     (tmp_path / "x.crypt").write_text("e4,e5\ne4.e5\n\nd4,d5.1-0\n")
     code, out, err = run_main(["decode", str(tmp_path / "x.crypt")], capsys)
-    assert code == 1
+    assert code == 0  # a skipped line is reported and counted; it does not fail the run
     assert out == '[Result "*"]\n\n1. e4 e5 *\n\n[Result "1-0"]\n\n1. d4 d5 1-0\n'
     assert err.splitlines() == [
         f"{tmp_path / 'x.crypt'}: a round with White's move alone must be the last (line 2, column 1)",
         "crypt decode: 3 games read, 2 written, 1 rejected"]
-    assert crypt.main(["decode", str(tmp_path / "x.crypt"), "--strict", "-q"]) == 1
+    for stop in (["--errors", "raise"], ["--strict"]):
+        code, out, err = run_main(["decode", str(tmp_path / "x.crypt"), *stop], capsys)
+        assert code == 1
+        assert out == '[Result "*"]\n\n1. e4 e5 *\n'  # the game before the bad line
+        assert err.splitlines()[1:] == ["crypt decode: 2 games read, 1 written, 1 rejected; "
+                                        "stopped at the first bad game (--errors raise)"]
 
 
 def test_cli_encode_reports_games_the_reader_rejects(tmp_path, capsys):
     (tmp_path / "bad.pgn").write_text('[Event "a"]\n\n1. e4 e5 1-0\n\n[Event "b"]\n\n1. e4 {open\n\n'
                                       '[Event "c"]\n\n1. d4 0-1\n')
     code, out, err = run_main(["encode", str(tmp_path / "bad.pgn")], capsys)
-    assert code == 1
+    assert code == 0
     assert out == "e4,e5.1-0\nd4.0-1\n"
-    assert "game 2" in err and "2 written, 1 rejected" in err
+    [message, summary] = err.splitlines()
+    assert message.startswith(f"{tmp_path / 'bad.pgn'}: ") and "game 2" in message
+    assert summary == "crypt encode: 3 games read, 2 written, 1 rejected"
 
 
 def test_cli_usage_and_input_errors(tmp_path, capsys):
+    """Each failure is exit 2 and one line on stderr that names the file; OUT is left alone."""
+    g = tmp_path / "g.pgn"
+    g.write_text("1. e4 *\n")
+    (tmp_path / "empty").write_bytes(b"")
+    (tmp_path / "blank.crypt").write_text("\n \n")
+    (tmp_path / "zip.pgn").write_bytes(b"PK\x03\x04\x14\x00\x00\x00")
+    (tmp_path / "latin1.crypt").write_bytes("e4,e5\n[White \"caf\u00e9\"]e4\n".encode("latin-1"))
+    (tmp_path / "out.txt").write_text("kept\n")
     assert crypt.main([]) == 2
     assert crypt.main(["squash", "x"]) == 2
-    assert crypt.main(["encode", str(tmp_path / "missing.pgn")]) == 2
-    assert crypt.main(["decode", str(tmp_path / "missing.crypt")]) == 2
-    assert crypt.main(["encode", "-", "-o", str(tmp_path / "no" / "such")]) == 2
+    assert crypt.main(["encode", str(g), "--errors", "never"]) == 2
     capsys.readouterr()
+    for argv, message in [
+        (["encode", str(tmp_path / "missing.pgn")], f"{tmp_path / 'missing.pgn'}: no such file"),
+        (["decode", str(tmp_path / "missing.crypt")], f"{tmp_path / 'missing.crypt'}: no such file"),
+        (["encode", str(tmp_path)], f"{tmp_path} is a folder, not a PGN file"),
+        (["decode", str(tmp_path)], f"{tmp_path} is a folder, not a file"),
+        (["encode", str(tmp_path / "empty")], f"{tmp_path / 'empty'}: no games found (empty or not PGN)"),
+        (["decode", str(tmp_path / "empty")], f"{tmp_path / 'empty'}: no games found (the input is empty)"),
+        (["decode", str(tmp_path / "blank.crypt")], f"{tmp_path / 'blank.crypt'}: no games found"),
+        (["encode", str(tmp_path / "zip.pgn")], f"{tmp_path / 'zip.pgn'} is not PGN: binary data"),
+        (["decode", str(tmp_path / "latin1.crypt")],
+         f"{tmp_path / 'latin1.crypt'}: not UTF-8 text (line 2, column 12)"),
+        (["encode", str(g), "-o", str(g / "x")], f"cannot write {g / 'x'}: {g} is a file, not a folder"),
+        (["encode", str(g), "-o", str(tmp_path)], f"cannot write {tmp_path}: Is a directory"),
+        (["encode", str(g), "-o", str(g)], f"refusing to overwrite the input {g}"),
+    ]:
+        for out in ([], ["-o", str(tmp_path / "out.txt")]):
+            if "-o" in argv and out:
+                continue
+            code, stdout, err = run_main([*argv, *out], capsys)
+            assert code == 2, argv
+            assert err.startswith(message) and err.count("\n") == 1, (argv, err)
+            assert (tmp_path / "out.txt").read_text() == "kept\n"
+    assert g.read_text() == "1. e4 *\n"
     assert crypt.main(["--help"]) == 0
     assert "python -m fastpgn crypt" in capsys.readouterr().out
+    for command in ("encode", "decode"):
+        assert crypt.main([command, "--help"]) == 0
+        help_text = capsys.readouterr().out
+        assert "exit status:" in help_text and "deprecated: the same as --errors raise" in help_text
+
+
+def test_cli_makes_the_folder_of_its_output_and_counts_in_words(tmp_path, capsys):
+    (tmp_path / "g.pgn").write_text("1. e4 e5 1-0\n")
+    out = tmp_path / "new" / "deeper" / "g.crypt"
+    code, _, err = run_main(["encode", str(tmp_path / "g.pgn"), "-o", str(out)], capsys)
+    assert (code, err) == (0, "crypt encode: 1 game read, 1 written, 0 rejected\n")
+    assert out.read_text() == "e4,e5.1-0\n"
+    code, _, err = run_main(["decode", str(out), "-o", str(tmp_path / "back" / "g.pgn"), "-q"], capsys)
+    assert (code, err) == (0, "")
+    assert (tmp_path / "back" / "g.pgn").read_text() == "1. e4 e5 1-0\n"
+    (tmp_path / "bad.crypt").write_text("e4.e5\n")
+    code, out_text, err = run_main(["decode", str(tmp_path / "bad.crypt"), "-o", str(tmp_path / "none.pgn")], capsys)
+    assert code == 0 and err.endswith("crypt decode: 1 game read, 0 written, 1 rejected\n")
+    assert (tmp_path / "none.pgn").read_text() == ""  # the run finished: OUT holds its games, none
+
+
+def test_cli_damaged_input(tmp_path, capsys):
+    import gzip
+    import random
+
+    pgn = "".join(f'[Event "{random.random()}"]\n\n1. e4 e5 1-0\n\n' for _ in range(2000)).encode()
+    data = gzip.compress(pgn)
+    (tmp_path / "cut.pgn.gz").write_bytes(data[:len(data) // 2])
+    code, out, err = run_main(["encode", str(tmp_path / "cut.pgn.gz")], capsys)
+    assert code == 1 and 0 < out.count("\n") < 2000
+    assert "truncated gz data" in err and "the games after the damage are lost" in err
 
 
 def test_cli_names_the_line_of_bytes_that_are_not_utf8(tmp_path, capsys):
@@ -330,7 +398,7 @@ def test_cli_names_the_line_of_bytes_that_are_not_utf8(tmp_path, capsys):
     assert err == f"{tmp_path / 'x.crypt'}: not UTF-8 text (line 2, column 4)\n"
 
 
-@pytest.mark.parametrize("extra", [[], ["--strict"]])
+@pytest.mark.parametrize("extra", [[], ["--strict"], ["--errors", "raise"]])
 def test_cli_decode_gives_the_same_in_blocks_of_any_size(extra, tmp_path, capsys, monkeypatch):
     """Blocks cut anywhere (lines longer than a block too): the same PGN, messages and exit code."""
     (tmp_path / "x.crypt").write_bytes("\ufeffe4,e5.Nf3,Nc6.Bb5.1-0\r\n\n[White \"caf\u00e9\"]d4,d5.0-1\n"
@@ -346,9 +414,10 @@ def test_cli_decode_gives_the_same_in_blocks_of_any_size(extra, tmp_path, capsys
     code, err, pgn = outputs[0]
     assert code == (1 if extra else 2) and "(line 4, column 1)" in err
     assert ("not UTF-8 text (line 7, column 3)" in err) == (not extra)
-    # --strict stops at line 4 before the game of line 3 is written; else line 7 stops it all,
-    # before the game of line 6 (one game of lookahead) is written.
-    assert pgn.count("[Result ") == (1 if extra else 2) and ('[White "caf\u00e9"]' in pgn) == (not extra)
+    # --errors raise stops at line 4, after the games of lines 1 and 3; else line 7 stops it
+    # all, before the game of line 6 (one game of lookahead) is written.
+    assert pgn.count("[Result ") == (1 if extra else 2) and '[White "caf\u00e9"]' in pgn
+    assert ("1. e4 e5 2. Nf3 Nc6 3. Bb5 a6" in pgn) is False
 
 
 def test_cli_strict_encode_stops_at_the_first_game_the_reader_rejects(tmp_path, capsys):
@@ -366,6 +435,10 @@ def test_cli_stdin_to_stdout():
     proc = subprocess.run([sys.executable, "-c", code, "decode", "-", "-q"], input=proc.stdout,
                           capture_output=True, cwd=ROOT)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"1. e4 e5 2. Nf3 1-0\n", b"")
+    proc = subprocess.run([sys.executable, "-c", code, "encode", "-"], input=b"\x00\x01\x02",
+                          capture_output=True, cwd=ROOT)
+    assert (proc.returncode, proc.stdout) == (2, b"")
+    assert proc.stderr.decode().splitlines() == ["<stdin> is not PGN: binary data (PGN byte 0)"]
 
 
 def test_cli_is_quiet_on_a_closed_pipe(tmp_path):

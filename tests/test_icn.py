@@ -377,10 +377,13 @@ def test_long_to_short_rejects_unknown_pieces_and_bad_options():
 
 def test_numbers_are_written_as_javascript_writes_them():
     rules = {"a": 1.0, "b": 0.5, "c": 1e21, "d": 1e-7, "e": 0.000001, "f": -2.5e-10, "g": 1e20,
-             "h": float("inf"), "i": "é\n", "j": [True, None]}
+             "i": "é\n", "j": [True, None]}
     text = icn.long_to_short({"gameRules": rules})
     assert text == ('{"a":1,"b":0.5,"c":1e+21,"d":1e-7,"e":0.000001,"f":-2.5e-10,'
-                    '"g":100000000000000000000,"h":null,"i":"é\\n","j":[true,null]} ')
+                    '"g":100000000000000000000,"i":"é\\n","j":[true,null]} ')
+    # JSON has no Infinity: upstream would write null and read back something else.
+    with pytest.raises(FormatError, match=r"^gameRules\.h must be a finite number, not Infinity$"):
+        icn.long_to_short({"gameRules": {"h": float("inf")}})
 
 
 def test_module_examples_run():
@@ -478,3 +481,259 @@ def test_single_move_round_trip(coords, promotion):
         move["promotion"] = promotion
     text = icn.long_to_short_compact_move(move)
     assert icn.short_to_long_compact_move(text) == {"compact": text, **move}
+
+
+# --------------------------------------------------------------------------
+# Input that is not ICN at all: every reader fails with a FormatError that
+# says what and where, never another exception.
+
+def _nested(depth: int, kind: str):
+    """A list or object nested ``depth`` deep, built without recursion."""
+    value = None
+    for _ in range(depth):
+        value = [value] if kind == "[" else {"a": value}
+    return value
+
+
+# json.loads read the numbers (and later code met OverflowError) or failed with
+# RecursionError or ValueError; now each is a FormatError at the character.
+JSON_LINES = [
+    ('{"fullMove": 1e999}', "number too large", 14),
+    ('{"a": "1e999", "fullMove": 1e999}', "number too large", 28),  # not the text in the string
+    ('{"fullMove": Infinity}', "Infinity is not JSON (JSON has no NaN or Infinity)", 14),
+    ('{"fullMove": -Infinity}', "-Infinity is not JSON", 14),
+    ('{"fullMove": NaN}', "NaN is not JSON", 14),
+    ('{"enpassant": [3, 1e999]}', "number too large", 19),
+    ('{"a": "1e999", "fullMove": 1' + "0" * 600 + "}", "number of more than 500 digits", 28),
+    ("[" * 100_000, "JSON nested deeper than 64 levels", 65),
+    ('{"gameRules": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001, "JSON nested deeper than 64 levels", 393),
+    ('{"fullMove": 1} x', "not JSON: Extra data", 17),
+]
+
+
+@pytest.mark.parametrize("line, reason, column", JSON_LINES, ids=[r for _, r, _ in JSON_LINES])
+def test_json_lines_json_cannot_hold_are_format_errors(line, reason, column):
+    with pytest.raises(FormatError) as err:
+        icn._read_json(line)
+    assert err.value.reason.startswith(reason)
+    assert (err.value.line, err.value.column) == (1, column)
+
+
+def test_deeply_nested_extra_rules_in_the_short_form_are_a_format_error():
+    for opener in ("{", '{"a": ', '{"a": ['):
+        text = "w " + opener * 100_000 + " K5,1|k5,8"
+        for lenient in (False, True):
+            with pytest.raises(FormatError) as err:
+                icn.short_to_long(text, lenient=lenient)
+            assert err.value.line == 1 and err.value.column >= 3
+    with pytest.raises(FormatError, match=r"JSON nested deeper than 63 levels \(line 1, column 66\)"):
+        icn.short_to_long("w " + "{" * 64 + "}" * 64 + " K5,1")
+    inner = icn.short_to_long('w {"a": ' + "[" * 62 + "]" * 62 + "} K5,1")["gameRules"]["a"]
+    for _ in range(61):
+        [inner] = inner
+    assert inner == []  # 63 levels with the rules' own object: the most allowed
+
+
+def test_numbers_too_long_to_read_are_format_errors():
+    digits = "9" * 501
+    for text, column in ((f"K{digits},1", 2), (f"K1,1 1,1>{digits},2", 10), (f"{digits} K1,1", 1),
+                         (f"0/{digits} K1,1", 3), (f"({digits}|1) K1,1", 2)):
+        for lenient in (False, True):
+            with pytest.raises(FormatError, match=r"^number of more than 500 digits") as err:
+                icn.short_to_long(text, lenient=lenient)
+            assert err.value.column == column, (text[:12], lenient)
+    assert icn.short_to_long(f"K{'9' * 500},1")["startingPosition"] == {f"{'9' * 500},1": "kingsW"}
+
+
+WRONG_SHAPES = [
+    ([], "a long form must be an object, not a list"),
+    ({"gameRules": []}, "gameRules must be an object, not a list"),
+    ({"gameRules": {"promotionRanks": 8}}, "gameRules.promotionRanks must be a list, not 8"),
+    ({"gameRules": {"winConditions": {"white": [1]}}}, "gameRules.winConditions.white[0] must be text, not 1"),
+    ({"moves": [{"startCoords": [1, 2]}]}, "moves[0] has no endCoords"),
+    ({"moves": [{"startCoords": [1, 2], "endCoords": [3, float("inf")]}]},
+     "moves[0].endCoords[1] must be a whole number, not Infinity"),
+    ({"fullMove": float("inf"), "moves": []}, "fullMove must be a whole number, not Infinity"),
+    ({"fullMove": "12"}, "fullMove must be a whole number, not '12'"),
+    ({"enpassant": [10**600, 1]}, "enpassant[0] has more than 500 digits"),
+    ({"moveRule": 100}, 'moveRule must be text like "0/100", not 100'),
+    ({"turn": "w"}, 'turn must be "white" or "black", not \'w\''),
+    ({"metadata": {"Event": ["x"]}}, "metadata.Event must be text, not a list"),
+    ({"startingPosition": {"a1": "kingsW"}}, 'startingPosition has a key that is not a square like "3,4": \'a1\''),
+    ({"startingPosition": {"1,1": 5}}, "startingPosition.1,1 must be a piece name, not 5"),
+    ({"gameRules": {"extra": _nested(100, "[")}}, "gameRules.extra[0][0]"),
+    ({"gameRules": {"extra": {1: 2}}}, "gameRules.extra has a key that is not text: 1"),
+    ({"gameRules": {"extra": {1, 2}}}, "gameRules.extra must be a JSON value, not a set"),
+]
+
+
+@pytest.mark.parametrize("obj, reason", WRONG_SHAPES, ids=[r for _, r in WRONG_SHAPES])
+def test_a_wrong_shape_is_a_format_error_naming_the_field(obj, reason):
+    from fastpgn.formats import icn_pgn
+
+    with pytest.raises(FormatError) as err:
+        icn.long_to_short(obj)
+    assert err.value.reason.startswith(reason)
+    with pytest.raises(FormatError, match="^" + re.escape(reason)):
+        icn.game_to_position(obj, math.inf)
+    with pytest.raises(FormatError, match="^not an ICN long form: " + re.escape(reason)):
+        icn_pgn.long_to_pgn(obj)
+
+
+def test_replaying_huge_coordinates_keeps_them_exact():
+    far = 10**400
+    game = {"startingPosition": {f"1,{far}": "pawnsW"}, "turn": "white", "moves": [f"1,{far}>1,{far + 2}"]}
+    after = icn.game_to_position(game, math.inf)
+    assert after["enpassant"] == [1, far + 1] and after["startingPosition"] == {f"1,{far + 2}": "pawnsW"}
+
+
+_SHORT_BASE = ('[Event "x"] w 0/100 1 (8;Q,N|1) {"slideLimit": 16, "a": [1, {"b": null}]} '
+               "K5,1+|R8,1+|k5,8|P2,2+|p4,4 5,1>7,1|5,8>5,7 {note} 2,2>2,4|4,4x3,3")
+_LEGACY_BASE = {
+    "metadata": {"White": "A", "Round": 3}, "turn": "white", "moveRule": "0/100", "fullMove": 1,
+    "enpassant": [3, 3],
+    "gameRules": {"promotionRanks": [8, None], "promotionsAllowed": {"white": ["queens"], "black": []},
+                  "winConditions": {"white": ["checkmate"], "black": ["checkmate"]}, "slideLimit": 16},
+    "specialRights": {"5,1": True, "8,1": True},
+    "startingPosition": {"5,1": "kingsW", "8,1": "rooksW", "5,8": "kingsB", "2,7": "pawnsW"},
+    "moves": [{"type": "kingsW", "startCoords": [5, 1], "endCoords": [7, 1], "castle": {"dir": 1, "coord": [8, 1]}},
+              {"type": "kingsB", "startCoords": "5,8", "endCoords": [5, 7], "check": True},
+              {"startCoords": [2, 7], "endCoords": [2, 8], "promotion": "queensW", "captured": "pawnsB"}],
+}
+
+
+def _base_long_forms() -> list[dict]:
+    """Valid long forms: every one the conformance cases hold (when present), and two of ours."""
+    games = [icn.short_to_long(_SHORT_BASE), _LEGACY_BASE]
+    seen = set()
+    for case in CASES:
+        if isinstance(case["input"], dict) and ("Format" in case["fn"] or case["fn"] == "GameToPosition"):
+            text = json.dumps(case["input"], sort_keys=True)
+            if text not in seen:
+                seen.add(text)
+                games.append(case["input"])
+    return games
+
+
+BASE_LONG_FORMS = _base_long_forms()
+
+
+def _paths(value, prefix=()):
+    """Every place in a JSON value: the value itself, and every key or index below it."""
+    yield prefix
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _paths(inner, prefix + (key,))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from _paths(inner, prefix + (index,))
+
+
+def _replaced(value, path, new):
+    if not path:
+        return new
+    copy_ = list(value) if isinstance(value, list) else dict(value)
+    copy_[path[0]] = _replaced(value[path[0]], path[1:], new)
+    return copy_
+
+
+# Values that tripped readers before: huge and non-finite numbers, deep nesting, wrong types.
+WILD = st.one_of(
+    st.none(), st.booleans(), st.text(max_size=6), st.floats(),
+    st.integers(), st.integers(min_value=-(10**600), max_value=10**600), st.just(10**5000),
+    st.sampled_from(["3,4", "-1,0", "x,y", "1e999", "NaN", "5/100", "white", "kingsW", "K1,1", ""]),
+    st.tuples(st.sampled_from("[{"), st.integers(1, 3000)).map(lambda t: _nested(t[1], t[0])),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+                 max_leaves=5),
+)
+# The same as JSON text, including what Python's json.loads reads but JSON does not hold.
+WILD_TEXT = st.one_of(
+    st.sampled_from(["1e999", "-1e999", "NaN", "Infinity", "-Infinity", "1" * 5000, "-" + "9" * 501,
+                     "1.5", "[]", "{}", '"x"', "true", "null", "[1e999]", '{"a": NaN}', "1e-999", "0.0"]),
+    st.tuples(st.sampled_from(["[", '{"a":']), st.integers(1, 100_000)).map(
+        lambda t: t[0] * t[1] + "1" + ("]" if t[0] == "[" else "}") * t[1]),
+    st.integers(1, 100_000).map(lambda n: "[" * n),
+)
+_MARK = "\u0000mark"
+
+
+def _only_format_errors(call, *args, **kwargs):
+    try:
+        return call(*args, **kwargs)
+    except FormatError as exc:
+        assert exc.reason and "Error" not in exc.reason  # says what, not which Python exception
+        return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(BASE_LONG_FORMS), st.data(), WILD)
+def test_a_wrong_value_anywhere_in_a_long_form_is_a_format_error(base, data, value):
+    from fastpgn.formats import icn_pgn
+
+    path = data.draw(st.sampled_from(list(_paths(base))))
+    game = _replaced(base, path, value)
+    _only_format_errors(icn.long_to_short, game, data.draw(st.sampled_from([0, 1, 2])), data.draw(st.booleans()))
+    _only_format_errors(icn.game_to_position, game, data.draw(st.sampled_from([0, 1, 3, math.inf])))
+    _only_format_errors(icn_pgn.long_to_pgn, game)
+    if isinstance(game, dict) and isinstance(game.get("moves"), list):
+        for move in game["moves"]:
+            _only_format_errors(icn.long_to_short_compact_move, move)
+    for key in ("startingPosition", "specialRights"):
+        if isinstance(game, dict) and key in game:
+            _only_format_errors(icn.long_to_short_position, game[key])
+            _only_format_errors(icn.generate_special_rights, game[key], True, "rooks")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(BASE_LONG_FORMS), st.data(), WILD_TEXT)
+def test_a_wrong_token_anywhere_in_a_json_line_is_one_reported_line(base, data, token):
+    from fastpgn.formats import icn_pgn
+
+    path = data.draw(st.sampled_from(list(_paths(base))))
+    line = json.dumps(_replaced(base, path, _MARK)).replace(json.dumps(_MARK), token)
+    errors = []
+    lines = [line, json.dumps(base)]
+    out = list(icn_pgn.icn_to_pgn(lines, form="long", on_error=errors.append))
+    assert len(out) + len(errors) == 2
+    assert all((e.game, e.line) in ((1, 1), (2, 2)) for e in errors)
+    # Each line converts (or is refused) as it does alone: a bad line harms no other.
+    alone = [list(icn_pgn.icn_to_pgn([text], form="long", on_error=lambda e: None)) for text in lines]
+    assert out == alone[0] + alone[1]
+    game = _only_format_errors(icn._read_json, line)
+    if game is not None:
+        _only_format_errors(icn.long_to_short, game)
+
+
+SHORT_PIECES = st.sampled_from([
+    "[", "]", "{", "}", '"', ":", "(", ")", "|", ";", ",", ".", ">", "x", "=", "+", "#", "!", "?", "-", "/",
+    " ", "\n", "w", "b", "K", "q", "ha", "zz", "0", "7", "1,1", "3,3>4,4", "12.", "1e999", "NaN",
+    "[Event ", '"v"]', '{"a": ', "checkmate", "(8|1)", "0/100",
+])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 4),
+                          st.one_of(st.lists(SHORT_PIECES, max_size=6).map("".join),
+                                    st.sampled_from(["9" * 600, "{" * 5000, '{"a":' * 5000, "[" * 5000])),
+                ), max_size=4))
+def test_a_mangled_short_form_is_a_format_error_with_its_place(edits):
+    from fastpgn.formats import icn_pgn
+
+    text = _SHORT_BASE
+    for at, cut, piece in edits:
+        at %= len(text) + 1
+        text = text[:at] + piece + text[at + cut:]
+    for lenient in (False, True):
+        try:
+            game = icn.short_to_long(text, lenient=lenient)
+        except FormatError as exc:
+            assert exc.line is not None and exc.column is not None
+            assert 1 <= exc.line <= text.count("\n") + 1
+        else:
+            icn._check_long(game)  # what the reader makes has the shape (so the bridge skips the check)
+            _only_format_errors(icn.long_to_short, game)
+            _only_format_errors(icn.game_to_position, game, math.inf)
+    errors = []
+    list(icn_pgn.icn_to_pgn(text.splitlines() + ["w K5,1|k5,8 5,1>5,2"], on_error=errors.append))
+    assert all(isinstance(e, FormatError) for e in errors)

@@ -1,8 +1,9 @@
 """Standard games between PGN and ICN (fastpgn.formats.icn_pgn, ``python -m fastpgn icn``).
 
 python-chess is the oracle for squares, moves and positions; the upstream
-converter's own output (../shared/conformance/001-icn/) for the standard
-start; every game of ../shared/data/lichess-db/ for the round trip.
+converter's own output (FormatConverter.js, in the shared conformance folder
+001-icn) for the standard start; every game of the shared lichess-db files for
+the round trip.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pytest
 from conftest import DATA, ROOT, shared
 from fastpgn import cli
 from fastpgn.board import canonical_san
-from fastpgn.errors import FormatError, IllegalMoveError
+from fastpgn.errors import FormatError, IllegalMoveError, InputError
 from fastpgn.formats import icn, icn_pgn
 from fastpgn.reader import read_games
 
@@ -184,7 +185,7 @@ def test_games_that_have_no_icn_are_rejected_with_the_game_named():
     assert "'Atomic' is not standard chess" in str(errors[1])
     assert 'a quote followed by "]"' in str(errors[2])
     assert isinstance(errors[3], IllegalMoveError) and "Ke3" in str(errors[3])
-    with pytest.raises(FormatError, match=r"^no ICN: variant 'Chess960'.*\(byte 0, game 1\)$"):
+    with pytest.raises(FormatError, match=r"^no ICN: variant 'Chess960'.*\(PGN byte 0, game 1\)$"):
         list(icn_pgn.pgn_to_icn(read_games(pgn.encode())))
 
 
@@ -212,9 +213,18 @@ def _lichess_files() -> list:
 @pytest.mark.parametrize("name", _lichess_files())
 def test_round_trip_keeps_moves_and_tags_of_every_lichess_game(name):
     """Every file, every game, both forms. The file named 'truncated' is an intact
-    bzip2 stream whose last game has four tags and no moves; it is read in full."""
+    bzip2 stream whose last game was cut off inside its tags: the reader rejects
+    that game and reports the damage; every game before it takes part."""
     path = shared("data", "lichess-db", name)
-    games = list(read_games(path))  # errors="raise": no file here has a bad game
+    reader = read_games(path, errors="skip")
+    games = []
+    try:
+        games.extend(reader)
+    except InputError as exc:
+        assert "truncated" in name and "ends inside the tags of its last game" in str(exc)
+        assert [r.number for r in reader.rejected] == [len(games) + 1]
+    else:
+        assert not reader.rejected
     assert games
     moves = [canonical_san(" ".join(g.moves)).split() for g in games]
     for form in ("short", "long"):
@@ -417,48 +427,151 @@ def test_cli_reports_bad_games_and_goes_on(tmp_path, capsys):
     (tmp_path / "x.pgn").write_text('[Variant "Atomic"]\n\n1. e4 *\n\n[Event "ok"]\n\n1. e4 *\n\n'
                                     '[Event "broken"]\n\n1. e4 {open\n\n[Event "ok2"]\n\n1. d4 *\n')
     code, out, err = run_main([str(tmp_path / "x.pgn")], capsys)
-    assert code == 1
+    assert code == 0  # skipped games are reported and counted, and do not fail the run
     assert [icn.short_to_long(line)["metadata"]["Event"] for line in out.splitlines()] == ["ok", "ok2"]
     messages = err.splitlines()
+    assert len(messages) == 3
     assert "game 1" in messages[0] and "Atomic" in messages[0]
     assert "game 3" in messages[1]
     assert messages[-1] == "icn: 4 games read, 2 written, 2 rejected"
-    assert icn_pgn.main([str(tmp_path / "x.pgn"), "--strict", "-q"]) == 1
-    assert capsys.readouterr().out == ""
+    for stop in (["--errors", "raise"], ["--strict"]):
+        code, out, err = run_main([str(tmp_path / "x.pgn"), *stop], capsys)
+        assert (code, out) == (1, "")
+        assert err.splitlines()[1:] == ["icn: 1 game read, 0 written, 1 rejected; "
+                                        "stopped at the first bad game (--errors raise)"]
 
 
 def test_cli_to_pgn_reports_the_game_line_and_column(tmp_path, capsys):
     good = "w K5,1|k5,8 5,1>5,2"
     (tmp_path / "x.icn").write_text(f"{good}\n\nw K5,1|k5,8 5,1>5,2 %\nw K5,1|k5,8|HA1,1\n{good}\n")
     code, out, err = run_main(["--to-pgn", str(tmp_path / "x.icn")], capsys)
-    assert code == 1 and out.count("1. Ke2 *") == 2
+    assert code == 0 and out.count("1. Ke2 *") == 2
     assert err.splitlines() == [
         f"{tmp_path / 'x.icn'}: unexpected character '%' in the moves (game 2, line 3, column 21)",
         f"{tmp_path / 'x.icn'}: no PGN: piece HA on 1,1 (hawksW) is not a chess piece (game 3, line 4)",
         "icn --to-pgn: 4 games read, 2 written, 2 rejected"]
-    code, out, err = run_main(["--to-pgn", str(tmp_path / "x.icn"), "--strict"], capsys)
+    code, out, err = run_main(["--to-pgn", str(tmp_path / "x.icn"), "--errors", "raise"], capsys)
     assert code == 1 and out.count("1. Ke2 *") == 1 and "game 2" in err
     code, out, err = run_main(["--to-pgn", "--lenient", str(tmp_path / "x.icn"), "-q"], capsys)
-    assert code == 1 and out.count("1. Ke2 *") == 3  # upstream's habit: drop the '%'
+    assert code == 0 and out.count("1. Ke2 *") == 3  # upstream's habit: drop the '%'
+    assert err == f"{tmp_path / 'x.icn'}: no PGN: piece HA on 1,1 (hawksW) is not a chess piece (game 3, line 4)\n"
 
 
 def test_cli_usage_and_input_errors(tmp_path, capsys):
-    (tmp_path / "g.pgn").write_text("1. e4 *\n")
+    """Each failure is exit 2 and one line on stderr that names the file; OUT is left alone."""
+    g = tmp_path / "g.pgn"
+    g.write_text("1. e4 *\n")
+    (tmp_path / "empty.pgn").write_bytes(b"")
+    (tmp_path / "blank.icn").write_text("\n  \n")
+    (tmp_path / "image.pgn").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (tmp_path / "bad.icn").write_bytes(b"\nw K5,1|\xffk5,8\nw K5,1|k5,8\n")
+    (tmp_path / "out.icn").write_text("kept\n")
     assert icn_pgn.main([]) == 2
-    assert icn_pgn.main(["--frobnicate", str(tmp_path / "g.pgn")]) == 2
-    assert icn_pgn.main([str(tmp_path / "missing.pgn")]) == 2
-    assert icn_pgn.main(["--to-pgn", str(tmp_path / "missing.icn")]) == 2
-    assert icn_pgn.main([str(tmp_path)]) == 2
-    assert icn_pgn.main([str(tmp_path / "g.pgn"), "--lenient"]) == 2
-    assert icn_pgn.main([str(tmp_path / "g.pgn"), "-o", str(tmp_path / "no" / "such")]) == 2
-    assert icn_pgn.main([str(tmp_path / "g.pgn"), "-o", str(tmp_path / "g.pgn")]) == 2
-    assert (tmp_path / "g.pgn").read_text() == "1. e4 *\n"
-    (tmp_path / "bad.icn").write_bytes(b"w K5,1|k5,8\nw K5,1|\xffk5,8\n")
-    assert icn_pgn.main(["--to-pgn", str(tmp_path / "bad.icn")]) == 2
-    assert "not UTF-8 text (line 2, column 8)" in capsys.readouterr().err
+    assert icn_pgn.main(["--frobnicate", str(g)]) == 2
+    assert icn_pgn.main([str(g), "--lenient"]) == 2
+    assert icn_pgn.main([str(g), "--errors", "sometimes"]) == 2
+    capsys.readouterr()
+    for argv, message in [
+        ([str(tmp_path / "missing.pgn")], f"{tmp_path / 'missing.pgn'}: no such file"),
+        (["--to-pgn", str(tmp_path / "missing.icn")], f"{tmp_path / 'missing.icn'}: no such file"),
+        ([str(tmp_path)], f"{tmp_path} is a folder, not a PGN file"),
+        ([str(tmp_path / "empty.pgn")], f"{tmp_path / 'empty.pgn'}: no games found (empty or not PGN)"),
+        (["--to-pgn", str(tmp_path / "blank.icn")], f"{tmp_path / 'blank.icn'}: no games found (the input is empty)"),
+        ([str(tmp_path / "image.pgn")], f"{tmp_path / 'image.pgn'} is not PGN: binary data"),
+        (["--to-pgn", str(tmp_path / "bad.icn")], f"{tmp_path / 'bad.icn'}: not UTF-8 text (line 2, column 8)"),
+        ([str(g), "-o", str(g / "x.icn")], f"cannot write {g / 'x.icn'}: {g} is a file, not a folder"),
+        ([str(g), "-o", str(g / "x" / "y.icn")], f"cannot write {g / 'x' / 'y.icn'}: Not a directory"),
+        ([str(g), "-o", str(tmp_path)], f"cannot write {tmp_path}: Is a directory"),
+        ([str(g), "-o", str(g)], f"refusing to overwrite the input {g}"),
+    ]:
+        for out in ([], ["-o", str(tmp_path / "out.icn")]):
+            if "-o" in argv and out:
+                continue
+            code, stdout, err = run_main([*argv, *out], capsys)
+            assert (code, stdout) == (2, ""), argv
+            assert err.startswith(message) and err.count("\n") == 1, (argv, err)
+            assert (tmp_path / "out.icn").read_text() == "kept\n"
+    assert g.read_text() == "1. e4 *\n"
     assert icn_pgn.main(["--help"]) == 0
     help_text = capsys.readouterr().out
     assert "python -m fastpgn icn" in help_text and "one JSON object per line" in help_text
+    assert "exit status:" in help_text and "--errors raise stopped the run" in help_text
+    assert "deprecated: the same as --errors raise" in help_text
+
+
+def test_cli_makes_the_folder_of_its_output(tmp_path, capsys):
+    (tmp_path / "g.pgn").write_text("1. e4 *\n")
+    out = tmp_path / "new" / "deeper" / "g.icn"
+    assert icn_pgn.main([str(tmp_path / "g.pgn"), "-o", str(out)]) == 0
+    assert out.read_text().endswith("  5,2>5,4\n")
+    assert capsys.readouterr().err == "icn: 1 game read, 1 written, 0 rejected\n"
+    assert icn_pgn.main(["--to-pgn", str(out), "-o", str(tmp_path / "back" / "g.pgn"), "-q"]) == 0
+    assert (tmp_path / "back" / "g.pgn").read_text().endswith("1. e4 *\n\n")
+
+
+def test_cli_damaged_input_converts_the_games_before_the_damage(tmp_path, capsys):
+    games = [f'[Event "{random.random()}"]\n\n1. e4 e5 *\n\n' for _ in range(2000)]
+    data = gzip.compress("".join(games).encode())
+    (tmp_path / "cut.pgn.gz").write_bytes(data[:len(data) // 2])
+    code, out, err = run_main([str(tmp_path / "cut.pgn.gz")], capsys)
+    assert code == 1 and 0 < out.count("\n") < 2000
+    messages = err.splitlines()
+    assert "truncated gz data" in messages[-2] and messages[-2].endswith("the games after the damage are lost")
+    assert messages[-1].startswith("icn: ")
+    lines = [icn_pgn.game_to_short(one_game(game)) + "\n" for game in games]
+    data = gzip.compress("".join(lines).encode())
+    (tmp_path / "cut.icn.gz").write_bytes(data[:len(data) // 2])
+    code, out, err = run_main(["--to-pgn", str(tmp_path / "cut.icn.gz"), "-q"], capsys)
+    assert code == 1 and 0 < out.count("[Event ") < 2000
+    assert err.count("\n") == 1 and "truncated gz data" in err
+    (tmp_path / "tiny.pgn.gz").write_bytes(gzip.compress(games[0].encode())[:20])
+    code, out, err = run_main([str(tmp_path / "tiny.pgn.gz")], capsys)
+    assert (code, out) == (1, "") and "truncated gz data" in err  # damaged before its first game
+
+
+def test_cli_json_lines_that_crashed_are_one_line_each_and_the_next_converts(tmp_path, capsys):
+    """Numbers JSON cannot hold, deep nesting, wrong shapes: each bad line is one line on
+    stderr, and the line after it still converts (through the ``python -m fastpgn`` entry)."""
+    good = json.dumps(icn.short_to_long("w 0/100 1 K5,1|k5,8 5,1>5,2"))
+    bad = [
+        (good.replace('"fullMove": 1', '"fullMove": 1e999'), "number too large (game 1, line 1, column "),
+        (good.replace('"fullMove": 1', '"fullMove": Infinity'), "Infinity is not JSON"),
+        (good.replace('"fullMove": 1', '"fullMove": NaN'), "NaN is not JSON"),
+        (good.replace('"moves": ["5,1>5,2"]', '"moves": [{"startCoords": [5, 1], "endCoords": [5, 1e999]}]'),
+         "number too large"),
+        ("[" * 100_000, "JSON nested deeper than 64 levels"),
+        ('{"gameRules": ' + '{"a": ' * 100_000, "JSON nested deeper than 64 levels"),
+        (good.replace('"fullMove": 1', '"fullMove": "1"'),
+         "not an ICN long form: fullMove must be a whole number, not '1'"),
+        ("[1, 2]", "not an ICN long form: a long form must be an object, not a list"),
+    ]
+    lines = [line for text, _ in bad for line in (text, good)]
+    path = tmp_path / "games.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    code = cli.main(["icn", "--to-pgn", "--json", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert out.count("1. Ke2 *") == len(bad)
+    messages = err.splitlines()
+    assert len(messages) == len(bad) + 1
+    for k, ((_, reason), message) in enumerate(zip(bad, messages)):
+        assert message.startswith(f"{path}: ") and reason in message, message
+        assert f"(game {2 * k + 1}, line {2 * k + 1}" in message
+        assert len(message) < 200
+    assert messages[-1] == f"icn --to-pgn: {2 * len(bad)} games read, {len(bad)} written, {len(bad)} rejected"
+    assert cli.main(["icn", "--to-pgn", "--json", str(path), "--errors", "raise", "-q"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "number too large" in err
+
+
+def test_cli_short_form_with_deeply_nested_rules_goes_on(tmp_path, capsys):
+    good = "w K5,1|k5,8 5,1>5,2"
+    (tmp_path / "x.icn").write_text("w " + "{" * 100_000 + " K5,1|k5,8\n" + good + "\n")
+    code, out, err = run_main(["--to-pgn", str(tmp_path / "x.icn")], capsys)
+    assert code == 0 and out.count("1. Ke2 *") == 1
+    assert err.splitlines() == [
+        f"{tmp_path / 'x.icn'}: JSON nested deeper than 63 levels (game 1, line 1, column 66)",
+        "icn --to-pgn: 2 games read, 1 written, 1 rejected"]
 
 
 def test_cli_dispatches_the_icn_subcommand(tmp_path, capsys):
@@ -511,6 +624,6 @@ def test_to_pgn_whole_reads_one_game_in_upstreams_layout(tmp_path, capsys):
     assert back.headers["Event"] == "x" and back.headers["White"] == "a" and back.result == "1-0"
     # Line by line, the same file is several broken games; --whole needs --to-pgn.
     code, out, err = run_main(["--to-pgn", str(path), "-q"], capsys)
-    assert code == 1
+    assert code == 0 and "Qxf7#" not in out and f"{path}: " in err  # bad lines are skipped, each reported
     code, out, err = run_main(["--whole", str(path)], capsys)
     assert code == 2 and "--whole reads ICN, so it needs --to-pgn" in err

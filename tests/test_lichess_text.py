@@ -1,7 +1,9 @@
-"""Compact lichess strings (seed 000): scanner, PGN/CSV/table writers, reverse, command line.
+"""Compact lichess strings (the notation of pgn-transform): scanner, PGN/CSV/table writers,
+reverse, command line.
 
-Golden cases are read in place from ../shared/conformance/000-pgn-transform/;
-real games from ../shared/data/lichess-db/. Both skip when absent.
+Golden cases (pgn-transform's own outputs) are read in place from the shared
+conformance folder 000-pgn-transform; real games from the shared lichess-db
+files. Both skip when absent.
 """
 
 from __future__ import annotations
@@ -300,7 +302,7 @@ _AWKWARD = (
     "21.04.12B1/2-1/2}{\n1a4h52a5h43a6h34axb7hxg25bxa8=Qgxh1=Q+6Qb7Qxg1\n7Qd4\n")         # lines, errors
 
 
-@pytest.mark.parametrize("extra", [[], ["--strict"]])
+@pytest.mark.parametrize("extra", [[], ["--strict"], ["--errors", "raise"]])
 def test_cli_writes_what_the_one_by_one_reader_writes(extra, tmp_path, capsys, monkeypatch):
     """PGN, CSV, table, messages and exit code, on real games and on awkward input, with blocks
     of any size: as when every moves line goes to scan_moves."""
@@ -319,7 +321,7 @@ def test_cli_writes_what_the_one_by_one_reader_writes(extra, tmp_path, capsys, m
             slow = _cli_outputs([str(source), *extra], tmp_path, capsys, f"slow-{source.stem}")
         assert fast == small == slow
         if source == sources[0]:
-            assert fast[0] == 1 and "no month '13' (line 9, column 4)" in fast[2]
+            assert fast[0] == (1 if extra else 0) and "no month '13' (line 9, column 4)" in fast[2]
             assert ("expected move number 2, found '3' (line 12, column 6)" in fast[2]) == (not extra)
 
 
@@ -524,10 +526,12 @@ def test_cli_writes_pgn_csv_and_the_table(name, tmp_path, capsys):
     for row in table[2:-1]:
         if row.split()[0] in upstream_rows:
             assert row.split()[2:6] == upstream_rows[row.split()[0]]
-    assert f"{len(ours)} games read, {len(ours)} written, 0 rejected" in err
+    games = f"{len(ours)} game" + ("s" if len(ours) != 1 else "")
+    assert err.splitlines()[-1] == (f"lichess-text: {games} read, {len(ours)} written, 0 rejected; "
+                                    f"wrote {tmp_path / (name + '.pgn')} and {tmp_path / (name + '.csv')}")
 
 
-def test_the_seed_example_table(tmp_path, capsys):
+def test_the_example_table_of_pgn_transform(tmp_path, capsys):
     code, out, _ = run_main(lt.main, [str(shared(*CONF, "test.txt")), "-o", str(tmp_path)], capsys)
     assert code == 0
     assert out == (
@@ -600,7 +604,7 @@ def test_reverse_refuses_what_it_cannot_write(tmp_path, capsys):
                    '[White "Bob"][Black "Mike"][Date "2021.01.02"][Result "0-1"]\n\n1. Bb5d6 0-1\n\n'
                    '[White "Bob"][Black "Mike"][Date "2021.01.02"][Result "0-1"][Comment "1e4e5"]\n\n0-1\n')
     code, out, err = run_main(lt.main, ["--reverse", str(pgn), "--me", "Mike"], capsys)
-    assert code == 1
+    assert code == 0  # refused games are reported and counted; they do not fail the run
     assert out == "21.01.02W1-0\n1e4\n"
     messages = err.splitlines()
     assert "'Mike' is not exactly one of White 'Ann' and Black 'Bob'" in messages[0] and "game 2" in messages[0]
@@ -615,11 +619,19 @@ def test_reverse_writes_into_a_folder_but_never_over_its_input(tmp_path, capsys)
     pgn = tmp_path / "mine.txt"  # a PGN file with an unlucky name
     pgn.write_text('[White "Mike"][Black "Anon"][Date "2021.01.02"][Result "1-0"]\n\n1. e4 1-0\n')
     assert lt.main(["--reverse", str(pgn), "-o", str(tmp_path)]) == 2
-    assert "refusing to overwrite the input" in capsys.readouterr().err
-    assert lt.main(["--reverse", str(pgn), "-o", str(tmp_path / "out"), "-q"]) == 2  # no such folder
-    (tmp_path / "out").mkdir()
-    assert lt.main(["--reverse", str(pgn), "-o", str(tmp_path / "out"), "-q"]) == 0
-    assert (tmp_path / "out" / "mine.txt").read_text() == "21.01.02W1-0\n1e4\n"
+    assert capsys.readouterr().err == f"refusing to overwrite the input {pgn}\n"
+    assert lt.main(["--reverse", str(pgn), "-o", str(tmp_path / "out" / "back"), "-q"]) == 0  # made
+    assert (tmp_path / "out" / "back" / "mine.txt").read_text() == "21.01.02W1-0\n1e4\n"
+    assert lt.main([str(tmp_path / "out" / "back" / "mine.txt"), "-o", str(tmp_path / "more" / "deeper") + "/"]) == 0
+    assert (tmp_path / "more" / "deeper" / "mine.pgn").exists() and (tmp_path / "more" / "deeper" / "mine.csv").exists()
+    assert capsys.readouterr().err.endswith(
+        f"lichess-text: 1 game read, 1 written, 0 rejected; wrote {tmp_path / 'more' / 'deeper' / 'mine.pgn'} "
+        f"and {tmp_path / 'more' / 'deeper' / 'mine.csv'}\n")
+    # Forward, the PGN written beside a compact file named .pgn would be that file.
+    (tmp_path / "compact.pgn").write_text("21.01.02W1-0\n1e4\n")
+    assert lt.main([str(tmp_path / "compact.pgn")]) == 2
+    assert capsys.readouterr().err == f"refusing to overwrite the input {tmp_path / 'compact.pgn'}\n"
+    assert (tmp_path / "compact.pgn").read_text() == "21.01.02W1-0\n1e4\n"
 
 
 # ---------------------------------------------------------------- command line
@@ -628,7 +640,7 @@ def test_cli_defaults_names_and_rejections(tmp_path, capsys):
     source = tmp_path / "mine.txt"
     source.write_text("21.04.07W1-0\n1e4e52Qh5\n\n21.04.08B.5-.5\n1e4e53Nf3\n\n21.04.09B1-0\n1d4\n")
     code, out, err = run_main(lt.main, [str(source), "--me", "Zoe", "--opponent", "Max"], capsys)
-    assert code == 1
+    assert code == 0
     assert "mine.txt: expected move number 2, found '3' (line 5, column 6)\n" in err
     assert "3 games read, 2 written, 1 rejected" in err
     pgn = (tmp_path / "mine.pgn").read_text()  # beside the input, as the original writes it
@@ -636,16 +648,46 @@ def test_cli_defaults_names_and_rejections(tmp_path, capsys):
     assert [g.headers["Round"] for g in read_games(pgn.encode())] == ["1", "3"]
     assert out.splitlines()[-1].startswith("2 played, 1 won (50.0%)")
     assert lt.main([str(source), "--strict", "-q"]) == 1
+    assert lt.main([str(source), "--errors", "raise", "-q"]) == 1
+    assert capsys.readouterr().err == f"{source}: expected move number 2, found '3' (line 5, column 6)\n" * 2
 
 
 def test_cli_usage_and_input_errors(tmp_path, capsys):
+    """Each failure is exit 2 and one line on stderr that names the file; nothing is written."""
+    a = tmp_path / "a.txt"
+    a.write_text("21.04.07W1-0\n")
+    (tmp_path / "empty.txt").write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("# only a title\n\n")
+    (tmp_path / "empty.pgn.gz").write_bytes(b"")
+    (tmp_path / "image.pgn").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (tmp_path / "latin1.txt").write_bytes("21.04.07W1-0 caf\u00e9\n".encode("latin-1"))
     assert lt.main([]) == 2
-    assert lt.main([str(tmp_path / "missing.txt")]) == 2
-    assert "cannot read" in capsys.readouterr().err
+    assert lt.main([str(a), "--errors", "maybe"]) == 2
+    capsys.readouterr()
+    out = tmp_path / "out"
+    for argv, message in [
+        ([str(tmp_path / "missing.txt")], f"{tmp_path / 'missing.txt'}: no such file"),
+        (["--reverse", str(tmp_path / "missing.pgn")], f"{tmp_path / 'missing.pgn'}: no such file"),
+        ([str(tmp_path)], f"{tmp_path} is a folder, not a file"),
+        (["--reverse", str(tmp_path)], f"{tmp_path} is a folder, not a PGN file"),
+        ([str(tmp_path / "empty.txt")], f"{tmp_path / 'empty.txt'}: no games found (empty, or no details line"),
+        ([str(tmp_path / "notes.txt")], f"{tmp_path / 'notes.txt'}: no games found"),
+        (["--reverse", str(tmp_path / "empty.pgn.gz")],
+         f"{tmp_path / 'empty.pgn.gz'}: no games found (empty or not PGN)"),
+        (["--reverse", str(tmp_path / "image.pgn")], f"{tmp_path / 'image.pgn'} is not PGN: it starts with"),
+        ([str(tmp_path / "latin1.txt")], f"{tmp_path / 'latin1.txt'}: not UTF-8 text (line 1, column 17)"),
+        ([str(a), "-o", str(a)], f"cannot write {a / 'a.pgn'}: {a} is a file, not a folder"),
+        ([str(a), "-o", str(a / "b")], f"cannot write {a / 'b' / 'a.pgn'}: Not a directory"),
+    ]:
+        code, stdout, err = run_main(lt.main, [*argv, *(["-o", str(out)] if "-o" not in argv else [])], capsys)
+        assert (code, stdout) == (2, ""), argv
+        assert err.startswith(message) and err.count("\n") == 1, (argv, err)
+        assert not out.exists()
     assert lt.main(["--help"]) == 0
-    assert "python -m fastpgn lichess-text" in capsys.readouterr().out
-    (tmp_path / "a.txt").write_text("21.04.07W1-0\n")
-    assert lt.main([str(tmp_path / "a.txt"), "-o", str(tmp_path / "no" / "such")]) == 2
+    help_text = capsys.readouterr().out
+    assert "python -m fastpgn lichess-text" in help_text and "pgn-transform" in help_text
+    assert "exit status:" in help_text and "deprecated: the same as --errors raise" in help_text
+    assert "seed" not in help_text
 
 
 def test_cli_names_the_line_of_bytes_that_are_not_utf8(tmp_path, capsys):

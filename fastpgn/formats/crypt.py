@@ -1,4 +1,4 @@
-"""PGN Crypt (seed 002): movetext squeezed to ``e4,e5.Nf3,Nc6``, and back.
+"""PGN Crypt: movetext squeezed to ``e4,e5.Nf3,Nc6``, and back.
 
 This module owns the crypt notation: writing it from games that fastpgn's
 reader yields (so any PGN file of many games, compressed or not, line breaks
@@ -25,13 +25,13 @@ when the line holds something else. Blank lines are skipped.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from fastpgn.cli import guarded
-from fastpgn.errors import FormatError, InputError, PGNError
+from fastpgn.errors import FormatError, InputError
+from fastpgn._command import EXIT_RULE, Run, add_error_options
 from fastpgn.sources import line_blocks
 
 __all__ = ["CryptGame", "decode", "decode_games", "decode_line", "encode", "encode_game",
@@ -408,7 +408,8 @@ def decode_games(lines: Iterable[str], *, on_error=None) -> Iterator[str]:
 
     A single game is written as upstream writes it; when there are several,
     each is made ``separable`` (see ``CryptGame.to_pgn``). With ``on_error``
-    set, a bad line is passed to it and skipped; otherwise it raises.
+    set, a bad line is passed to it and skipped; otherwise it raises. When
+    ``on_error`` raises, to stop, the game held back is yielded first.
 
     >>> list(decode_games(["e4,e5.Nf3", "d4,d5.1-0"]))
     ['[Result "*"]\\n\\n1. e4 e5 2. Nf3 *', '[Result "1-0"]\\n\\n1. d4 d5 1-0']
@@ -426,7 +427,12 @@ def decode_games(lines: Iterable[str], *, on_error=None) -> Iterator[str]:
             except FormatError as exc:
                 if on_error is None:
                     raise
-                on_error(exc)
+                try:
+                    on_error(exc)
+                except Exception:
+                    if held is not None:  # the caller stops here: every game before is its
+                        yield held
+                    raise
                 continue
         if held is not None:
             several = True
@@ -490,15 +496,21 @@ def encode(pgn: str | bytes, *, headers: bool = False) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m fastpgn crypt",
-                                description="PGN Crypt (seed 002): movetext to 'e4,e5.Nf3,Nc6' and back.")
+                                description="PGN Crypt: movetext to 'e4,e5.Nf3,Nc6' and back.",
+                                epilog=EXIT_RULE, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True, metavar="encode|decode")
-    enc = sub.add_parser("encode", help="PGN (any file fastpgn reads) to crypt lines, one per game")
+    enc = sub.add_parser("encode", help="PGN (any file fastpgn reads) to crypt lines, one per game",
+                         description="PGN (any file fastpgn reads: plain, .gz, .bz2, .zst) to crypt lines, "
+                                     "one per game.",
+                         epilog=EXIT_RULE, formatter_class=argparse.RawDescriptionHelpFormatter)
     enc.add_argument("--headers", action="store_true", help="keep the tags, in a form decode restores")
-    dec = sub.add_parser("decode", help="crypt lines to PGN")
+    dec = sub.add_parser("decode", help="crypt lines to PGN", description="Crypt lines (one game a line) to PGN.",
+                         epilog=EXIT_RULE, formatter_class=argparse.RawDescriptionHelpFormatter)
     for q in (enc, dec):
         q.add_argument("input", metavar="INPUT", help="input file; '-' for stdin")
-        q.add_argument("-o", "--output", metavar="OUT", help="output file (default: stdout)")
-        q.add_argument("--strict", action="store_true", help="stop at the first bad game (exit 1)")
+        q.add_argument("-o", "--output", metavar="OUT",
+                       help="output file, its folder made if missing (default: stdout)")
+        add_error_options(q)
         q.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     return p
 
@@ -528,100 +540,65 @@ def _text_lines(data) -> Iterator[str]:
         number += len(lines)
 
 
-class _Stop(Exception):
-    """--strict: the first bad game ends the run."""
-
-
-def _run(args, err) -> int:
-    bad: list[PGNError] = []
-
-    def on_error(exc: PGNError) -> None:
-        bad.append(exc)
-        err(f"{args.input}: {exc}")
-        if args.strict:
-            raise _Stop
-
-    if args.output:
+def _encode(args, run: Run) -> None:
+    with run.open_pgn() as stream:
+        lines: list[str] = []
         try:
-            out = open(args.output, "w", encoding="utf-8", newline="\n")
-        except OSError as exc:
-            err(f"cannot write {args.output}: {exc.strerror}")
-            return 2
-    else:
-        out = contextlib.nullcontext(sys.stdout)
-    count = 0
-    with out as fh:
-        try:
-            if args.command == "encode":
-                from fastpgn.reader import read_games
+            for line in encode_games(None, headers=args.headers, on_error=run.bad, reader=run.pgn_games(stream)):
+                lines.append(line)
+                run.written += 1
+                if len(lines) == 512:
+                    run.out.write("\n".join(lines) + "\n")
+                    lines.clear()
+        finally:
+            if lines:
+                run.out.write("\n".join(lines) + "\n")
 
-                source = sys.stdin.buffer if args.input == "-" else args.input
-                reader = read_games(source, errors="raise" if args.strict else "skip")
-                lines: list[str] = []
-                try:
-                    for line in encode_games(None, headers=args.headers, on_error=on_error, reader=reader):
-                        lines.append(line)
-                        count += 1
-                        if len(lines) == 512:
-                            fh.write("\n".join(lines) + "\n")
-                            lines.clear()
-                finally:
-                    if lines:
-                        fh.write("\n".join(lines) + "\n")
-                for rejected in reader.rejected:
-                    on_error(rejected.error())
-            else:
-                # stdin is not closed on exit: it belongs to the caller.
-                data = contextlib.nullcontext(sys.stdin.buffer) if args.input == "-" else open(args.input, "rb")
-                with data as raw:
-                    texts: list[str] = []
-                    try:
-                        for pgn in decode_games(_text_lines(raw), on_error=on_error):
-                            texts.append(pgn)
-                            count += 1
-                            if len(texts) == 512:
-                                fh.write(("\n\n" if count > 512 else "") + "\n\n".join(texts))
-                                texts.clear()
-                    finally:
-                        if texts:
-                            fh.write(("\n\n" if count > len(texts) else "") + "\n\n".join(texts))
-                    if count:
-                        fh.write("\n")
-        except _Stop:
-            return 1
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            err(f"cannot read {args.input}: {exc.strerror}")
-            return 2
-        except InputError as exc:
-            # Unreadable input is 2; compressed input damaged after some games
-            # were written is 1, as for the dump converter.
-            err(f"{args.input}: {exc}")
-            return 1 if count and exc.line is None else 2
-        except PGNError as exc:  # --strict: the reader raises the first bad game
-            err(f"{args.input}: {exc}")
-            return 1
-    if not args.quiet:
-        err(f"crypt {args.command}: {count + len(bad)} games read, {count} written, {len(bad)} rejected")
-    return 1 if bad else 0
+
+def _decode(args, run: Run) -> None:
+    with run.open_binary() as raw:
+        texts: list[str] = []
+        try:
+            for pgn in decode_games(_text_lines(raw), on_error=run.bad):
+                texts.append(pgn)
+                run.written += 1
+                if len(texts) == 512:
+                    run.out.write(("\n\n" if run.written > 512 else "") + "\n\n".join(texts))
+                    texts.clear()
+        finally:
+            if texts:
+                run.out.write(("\n\n" if run.written > len(texts) else "") + "\n\n".join(texts) + "\n")
+            elif run.written:
+                run.out.write("\n")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The ``crypt`` command: ``main(["encode", "games.pgn", "-o", "games.crypt"])`` returns the exit code.
+    """The ``crypt`` command: ``main(["encode", "games.pgn", "-o", "games.crypt"])`` returns the exit status.
 
-    Exit 0: every game converted; 1: some rejected (each reported on stderr);
-    2: usage or input error.
+    0: the run finished, bad games skipped (each reported on stderr and
+    counted in the summary line); 1: the input is damaged, or ``--errors
+    raise`` stopped at the first bad game; 2: usage error, input missing,
+    unreadable, empty, not PGN or not UTF-8 text, output that cannot be
+    written; 130: interrupted (a closed stdout exits 0). The ``--help``
+    text says the same.
     """
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    if args.command == "encode":
+        run = Run("crypt encode", args, nothing="empty or not PGN", output=args.output)
+        work = _encode
+    else:
+        run = Run("crypt decode", args, nothing="the input is empty", output=args.output)
+        work = _decode
 
-    def err(message: str) -> None:
-        print(message, file=sys.stderr)
+    def checked() -> None:
+        if args.output:
+            run.refuse_to_overwrite(args.output)
+        work(args, run)
 
-    return guarded(lambda: _run(args, err))
+    return guarded(lambda: run.execute(checked))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -32,7 +32,8 @@ whitespace and may come in any order; the first move ends the header)::
     square     := int "," int                  (en passant square)
     promotions := "(" [side] "|" [side] ")"    side := int [";" code ("," code)*]
     winconds   := names | "(" names "|" names ")"     names := name ("," name)*
-    json       := a JSON object (may contain spaces)
+    json       := a JSON object (may contain spaces; numbers finite, nested
+                  at most 63 deep)
     pieces     := code square ["+"] ("|" code square ["+"])*
     moves      := (move | N "." | "." | "|" | "{" comment "}" | ws)*
     move       := [letters] square ws* (">" | "x") ws* square
@@ -41,7 +42,14 @@ whitespace and may come in any order; the first move ends the header)::
 Piece letters on a move are decoration and are not kept; the promotion
 letters are kept as written. A letter run directly followed by a square is
 always the piece of the next move. Errors are :class:`FormatError` with the
-1-based line and column of the offending character.
+1-based line and column of the offending character. A number has at most 500
+digits.
+
+A long form handed in (a caller's dict, a JSON line) is checked field by field
+before it is used: a wrong shape, a non-finite or too long number, nesting
+deeper than 64 levels is a :class:`FormatError` naming the field
+(``gameRules.promotionRanks[0] must be a whole number, not 'x'``). No input
+makes a reader fail another way.
 
 ``lenient=True`` reads like the upstream converter: tags are cut out of the
 whole string first (comments included), whitespace-separated tokens are
@@ -54,7 +62,7 @@ case upstream behaviour                            fastpgn (default; lenient)
 ==== ============================================ ==========================
 31   ``1,1>2,2 k3,3>4,4``: the next move's piece   fix: ``k`` starts the next
      letter after a space becomes a promotion      move; lenient reproduces
-     (unmarked in the data; named in issue 6)
+     (unmarked in the data, yet a quirk)
 55   ``{"a": [1, 2]}``: brackets inside the JSON   fix: the JSON is read
      are eaten as a tag, then the JSON fails       whole; lenient raises
 56   ``w b``: a second turn becomes a win          fix: error "turn given
@@ -137,11 +145,19 @@ _METADATA_ORDER = (
 )
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _DIGITS = frozenset("0123456789")
-_JSON = json.JSONDecoder()
+# Limits on what a game may hold, so that no input can make a reader fail any
+# other way than with a FormatError: a number's digits (Python refuses to read
+# an int of more than 4300 by default, 640 at the least), and how deep JSON
+# values nest (a long form needs 4 levels; a long form counts as the first).
+_MAX_DIGITS = 500
+_MAX_DEPTH = 64
+_TOO_BIG = 10 ** _MAX_DIGITS
+_SQUARE_KEY = re.compile(rf"-?[0-9]{{1,{_MAX_DIGITS}}},-?[0-9]{{1,{_MAX_DIGITS}}}\Z")
+_MOVE_RULE = re.compile(rf"[0-9]{{1,{_MAX_DIGITS}}}/[0-9]{{1,{_MAX_DIGITS}}}\Z")
 # Bare compact moves with canonical numbers (``4,2>4,4|2,7>1,8Q``), as the
 # PGN bridge writes them: read with one match and a split, to the same result
-# as the token walk.
-_INT = r"(?:0|-?[1-9][0-9]*)"
+# as the token walk (which also reports a number that is too long).
+_INT = rf"(?:0|-?[1-9][0-9]{{0,{_MAX_DIGITS - 1}}})"
 _COMPACT = rf"{_INT},{_INT}>{_INT},{_INT}[A-Za-z]*"
 _COMPACT_RUN = re.compile(rf"{_COMPACT}(?:\|{_COMPACT})*[ \t\r\n]*\Z")
 
@@ -192,6 +208,8 @@ def _int_at(text: str, i: int, end: int) -> tuple[int, int] | None:
         k += 1
     if k == j:
         return None
+    if k - j > _MAX_DIGITS:
+        raise _error(text, j, f"number of more than {_MAX_DIGITS} digits")
     return int(text[i:k]), k
 
 
@@ -246,6 +264,103 @@ def _move_starts_at(text: str, i: int, end: int) -> bool:
 
 
 # --------------------------------------------------------------------------
+# JSON (the extra rules of the short form, a long form on a line): read with
+# its nesting bounded before the decoder sees it, so the decoder's recursion
+# stays shallow, and without the numbers JSON cannot hold.
+
+class _BadNumber(Exception):
+    """A number token the decoder must not turn into a value: ``token`` and why."""
+
+    def __init__(self, token: str, reason: str) -> None:
+        super().__init__(reason)
+        self.token, self.reason = token, reason
+
+
+def _json_constant(token: str):
+    raise _BadNumber(token, f"{token} is not JSON (JSON has no NaN or Infinity)")
+
+
+def _json_float(token: str) -> float:
+    value = float(token)
+    if math.isinf(value):  # 1e999: JavaScript reads Infinity, which JSON cannot write back
+        raise _BadNumber(token, "number too large")
+    return value
+
+
+def _json_int(token: str) -> int:
+    if len(token) - (token[0] == "-") > _MAX_DIGITS:
+        raise _BadNumber(token, f"number of more than {_MAX_DIGITS} digits")
+    return int(token)
+
+
+_JSON = json.JSONDecoder(parse_constant=_json_constant, parse_float=_json_float, parse_int=_json_int)
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+# A string (to the end of the text when it is not closed) or a bracket.
+_JSON_NESTING = re.compile(r'"(?:[^"\\]|\\[\s\S])*"?|[\[\]{}]')
+
+
+def _too_deep(text: str, i: int, limit: int) -> int | None:
+    """Where the JSON value at ``i`` opens its ``limit + 1``-th nested level, else None."""
+    if text[i:i + 1] not in ("[", "{") or text.count("[", i) + text.count("{", i) <= limit:
+        return None
+    depth = 0
+    for match in _JSON_NESTING.finditer(text, i):
+        c = text[match.start()]
+        if c == "[" or c == "{":
+            depth += 1
+            if depth > limit:
+                return match.start()
+        elif c == "]" or c == "}":
+            depth -= 1
+            if depth == 0:
+                return None
+    return None
+
+
+def _number_at(text: str, i: int, token: str) -> int:
+    """Where the number ``token`` first stands outside a string from ``i`` on."""
+    pattern = re.compile(r'"(?:[^"\\]|\\[\s\S])*"?|(?<![0-9A-Za-z.+-])' + re.escape(token) + r"(?![0-9A-Za-z.])")
+    for match in pattern.finditer(text, i):
+        if text[match.start()] != '"':
+            return match.start()
+    return i  # pragma: no cover - the decoder read the token from the text
+
+
+def _json_at(text: str, i: int, not_json: str, limit: int) -> tuple[Any, int]:
+    """``(value, end)`` of the JSON value at ``i``, nested at most ``limit`` deep.
+
+    Errors name the character: ``not_json`` starts the reason of a syntax error.
+    """
+    deep = _too_deep(text, i, limit)
+    if deep is not None:
+        raise _error(text, deep, f"JSON nested deeper than {limit} levels")
+    try:
+        return _JSON.raw_decode(text, i)
+    except json.JSONDecodeError as exc:
+        raise _error(text, exc.pos, f"{not_json}: {exc.msg}") from None
+    except _BadNumber as exc:
+        raise _error(text, _number_at(text, i, exc.token), exc.reason) from None
+    except RecursionError:  # the caller itself runs deep in the stack
+        raise _error(text, i, "JSON nested too deep") from None
+
+
+def _read_json(text: str) -> Any:
+    """The JSON value that is the whole of ``text``; FormatError with the line and column.
+
+    >>> _read_json('{"fullMove": 1e999}')
+    Traceback (most recent call last):
+    ...
+    fastpgn.errors.FormatError: number too large (line 1, column 14)
+    """
+    i = _JSON_SPACE.match(text).end()
+    value, end = _json_at(text, i, "not JSON", _MAX_DEPTH)
+    end = _JSON_SPACE.match(text, end).end()
+    if end != len(text):
+        raise _error(text, end, "not JSON: Extra data")
+    return value
+
+
+# --------------------------------------------------------------------------
 # Header items, strict.
 
 def _read_tag(text: str, i: int) -> tuple[str, str, int]:
@@ -279,10 +394,8 @@ def _read_tag(text: str, i: int) -> tuple[str, str, int]:
 
 
 def _read_rules_json(text: str, i: int, rules: dict) -> int:
-    try:
-        value, end = _JSON.raw_decode(text, i)
-    except json.JSONDecodeError as exc:
-        raise _error(text, exc.pos, f"extra game rules are not valid JSON: {exc.msg}") from None
+    # The rules sit one level down in the long form (gameRules).
+    value, end = _json_at(text, i, "extra game rules are not valid JSON", _MAX_DEPTH - 1)
     if not isinstance(value, dict):
         raise _error(text, i, "extra game rules must be a JSON object")
     rules.update(value)
@@ -619,15 +732,24 @@ def _cut_tags_lenient(text: str, metadata: dict) -> str:
         text = text[:start] + " " * (close + 1 - start) + text[close + 1:]
 
 
-def _js_parse_int(s: str) -> int | None:
+def _js_parse_int(s: str, text: str, at: int) -> int | None:
+    """JavaScript's ``parseInt(s)``; ``s`` stands at ``text[at]``, for the error of a long number."""
     s = s.strip()
-    parsed = _int_at(s, 0, len(s))
-    return None if parsed is None else parsed[0]
+    j = 1 if s[:1] == "-" else 0
+    k = j
+    while k < len(s) and s[k] in _DIGITS:
+        k += 1
+    if k == j:
+        return None
+    if k - j > _MAX_DIGITS:
+        raise _error(text, at, f"number of more than {_MAX_DIGITS} digits")
+    return int(s[:k])
 
 
-def _is_square_token(token: str) -> bool:
-    square = _square_at(token, 0, len(token))
-    return square is not None and square[2] == len(token)
+def _whole_square(text: str, i: int, end: int) -> tuple[int, int, int] | None:
+    """The square that is all of ``text[i:end]``, else None."""
+    square = _square_at(text, i, end)
+    return square if square is not None and square[2] == end else None
 
 
 def _parse_lenient(text: str) -> dict:
@@ -651,13 +773,16 @@ def _parse_lenient(text: str) -> dict:
         token = text[start:i]
         if "turn" not in out and token in ("w", "b"):
             out["turn"] = "white" if token == "w" else "black"
-        elif "enpassant" not in out and _is_square_token(token):
-            x, y, _ = _square_at(token, 0, len(token))
-            out["enpassant"] = [x, y]
+        elif "enpassant" not in out and (square := _whole_square(text, start, i)) is not None:
+            out["enpassant"] = [square[0], square[1]]
         elif "moveRule" not in out and _is_move_rule(token):
+            if not _MOVE_RULE.match(token):
+                left = token.index("/")
+                at = start if left > _MAX_DIGITS else start + left + 1
+                raise _error(text, at, f"number of more than {_MAX_DIGITS} digits")
             out["moveRule"] = token
         elif "fullMove" not in out and token.isascii() and token.isdigit():
-            out["fullMove"] = int(token)
+            out["fullMove"] = _js_parse_int(token, text, start)
         elif _is_promotion_token(token):
             if "promotionRanks" not in rules:
                 _promotions_lenient(text, start, token, rules)
@@ -667,13 +792,13 @@ def _parse_lenient(text: str) -> dict:
                 if len(parts) == 1:
                     parts.append(parts[0])
                 rules["winConditions"] = {"white": parts[0].split(","), "black": parts[1].split(",")}
-        elif _move_starts_at(token, 0, len(token)):
+        elif _move_starts_at(text, start, i):
             moves = _read_moves(text, start, lenient=True)
             if moves:
                 out["moves"] = moves
             break
         elif "startingPosition" not in out and token[:1] in _LETTERS and _square_at(
-            token, _letters_end(token, 0, len(token)), len(token)
+            text, _letters_end(text, start, i), i
         ):
             out["specialRights"] = {}  # first: upstream's key order
             out["startingPosition"], out["specialRights"] = _pieces_lenient(text, start, i)
@@ -694,7 +819,8 @@ def _is_promotion_token(token: str) -> bool:
     if len(token) < 3 or token[0] != "(" or token[-1] != ")" or "|" not in token:
         return False
     white, _, black = token[1:-1].partition("|")
-    return any(_int_at(part, 0, len(part)) is not None for part in (white, black))
+    # Either side starts with an integer (checked without reading it).
+    return any((part[1:2] if part[:1] == "-" else part[:1]) in _DIGITS for part in (white, black) if part)
 
 
 def _is_win_token(token: str) -> bool:
@@ -715,7 +841,7 @@ def _promotions_lenient(text: str, start: int, token: str, rules: dict) -> None:
             allowed[side] = []
         else:
             rank, semi, codes = part.partition(";")
-            ranks.append(_js_parse_int(rank))
+            ranks.append(_js_parse_int(rank, text, offset + len(raw) - len(raw.lstrip("("))))
             allowed[side] = list(_DEFAULT_PROMOTIONS)
             if semi:
                 at = offset + raw.index(";") + 1
@@ -743,6 +869,273 @@ def _pieces_lenient(text: str, i: int, end: int) -> tuple[dict, dict]:
                 rights[key] = True
         i = stop + 1
     return position, rights
+
+
+# --------------------------------------------------------------------------
+# Long forms handed in (a JSON line, a caller's dict): their shape is checked
+# once, up front, so that the writers and the replay below can index them
+# without a guard. Fields that are absent or null are left alone; a wrong one
+# is a FormatError naming it (``gameRules.promotionRanks[0] must be ...``).
+
+def _what(value: Any) -> str:
+    """``value`` as an error message shows it: short, in JSON's words."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if -10**20 < value < 10**20 else "a number of more than 20 digits"
+    if isinstance(value, float):
+        return _js_number(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 24 else repr(value[:20]) + "..."
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _path(entry: tuple) -> str:
+    steps = []
+    while entry is not None:
+        steps.append(entry[3] if isinstance(entry[3], str) else f"[{entry[3]}]")
+        entry = entry[2]
+    text = "".join(reversed(steps))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_json(value: Any, where: str, level: int) -> None:
+    """A JSON value: null, true, false, a finite number, text, lists and objects with text
+    keys, at ``level`` (the long form is level 1) and at most ``_MAX_DEPTH`` deep."""
+    todo = [(value, level, None, where)]  # (value, level, parent entry, step from the parent)
+    while todo:
+        entry = todo.pop()
+        item, depth = entry[0], entry[1]
+        if item is None or isinstance(item, (str, bool)):
+            continue
+        if isinstance(item, int):
+            if not -_TOO_BIG < item < _TOO_BIG:
+                raise FormatError(f"{_path(entry)} has more than {_MAX_DIGITS} digits")
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise FormatError(f"{_path(entry)} must be a finite number, not {_what(item)}")
+        elif isinstance(item, Mapping):
+            if depth > _MAX_DEPTH:
+                raise FormatError(f"{_path(entry)} is nested deeper than {_MAX_DEPTH} levels")
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    raise FormatError(f"{_path(entry)} has a key that is not text: {_what(key)}")
+                todo.append((inner, depth + 1, entry, "." + key))
+        elif isinstance(item, (list, tuple)):
+            if depth > _MAX_DEPTH:
+                raise FormatError(f"{_path(entry)} is nested deeper than {_MAX_DEPTH} levels")
+            todo.extend((inner, depth + 1, entry, k) for k, inner in enumerate(item))
+        else:
+            raise FormatError(f"{_path(entry)} must be a JSON value, not {_what(item)}")
+
+
+def _check_object(value: Any, where: str) -> Mapping:
+    if type(value) is dict and all(type(key) is str for key in value):
+        return value  # as JSON loads it
+    if not isinstance(value, Mapping):
+        raise FormatError(f"{where} must be an object, not {_what(value)}")
+    for key in value:
+        if not isinstance(key, str):
+            raise FormatError(f"{where} has a key that is not text: {_what(key)}")
+    return value
+
+
+def _check_list(value: Any, where: str) -> Sequence:
+    if not isinstance(value, (list, tuple)):
+        raise FormatError(f"{where} must be a list, not {_what(value)}")
+    return value
+
+
+def _check_whole(value: Any, where: str) -> None:
+    """A whole number (``3``, or ``3.0`` as JSON may write it) of at most ``_MAX_DIGITS`` digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -_TOO_BIG < value < _TOO_BIG:
+            return
+        raise FormatError(f"{where} has more than {_MAX_DIGITS} digits")
+    if not (isinstance(value, float) and math.isfinite(value) and value.is_integer()):
+        raise FormatError(f"{where} must be a whole number, not {_what(value)}")
+
+
+def _check_coords(value: Any, where: str, text_too: bool = True) -> None:
+    """``[x, y]`` of whole numbers, or (where ``text_too``) the text ``"x,y"``."""
+    if text_too and isinstance(value, str):
+        if not _SQUARE_KEY.match(value):
+            raise FormatError(f'{where} must be a square like [3, 4] or "3,4", not {_what(value)}')
+        return
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise FormatError(f"{where} must be a square like [3, 4], not {_what(value)}")
+    _check_whole(value[0], f"{where}[0]")
+    _check_whole(value[1], f"{where}[1]")
+
+
+# Square keys already checked: games repeat the same few squares (bounded).
+_GOOD_SQUARES: set[str] = set()
+
+
+def _check_square_key(key: Any, where: str) -> None:
+    if key in _GOOD_SQUARES:
+        return
+    if not isinstance(key, str) or not _SQUARE_KEY.match(key):
+        raise FormatError(f'{where} has a key that is not a square like "3,4": {_what(key)}')
+    if len(_GOOD_SQUARES) < 4096:
+        _GOOD_SQUARES.add(key)
+
+
+def _check_position(value: Any, where: str) -> None:
+    """Squares (``"x,y"``) to piece names (text)."""
+    if not isinstance(value, Mapping):
+        raise FormatError(f"{where} must be an object, not {_what(value)}")
+    good = _GOOD_SQUARES
+    for key, name in value.items():
+        if key not in good:
+            _check_square_key(key, where)
+        if type(name) is not str and not isinstance(name, str):
+            raise FormatError(f"{where}.{key} must be a piece name, not {_what(name)}")
+
+
+def _check_rights(value: Any, where: str) -> None:
+    if not isinstance(value, Mapping):
+        raise FormatError(f"{where} must be an object, not {_what(value)}")
+    good = _GOOD_SQUARES
+    for key, mark in value.items():
+        if key not in good:
+            _check_square_key(key, where)
+        if mark is not True and mark is not False and mark is not None:
+            _check_json(mark, f"{where}.{key}", 3)
+
+
+def _check_names(value: Any, where: str) -> None:
+    """``{"white": [text, ...], "black": [...]}``, each side null or a list of text."""
+    for side, names in _check_object(value, where).items():
+        if names is not None and not (type(names) is list and all(type(name) is str for name in names)):
+            for k, name in enumerate(_check_list(names, f"{where}.{side}")):
+                if not isinstance(name, str):
+                    raise FormatError(f"{where}.{side}[{k}] must be text, not {_what(name)}")
+
+
+def _check_rules(value: Any, where: str) -> None:
+    for key, item in _check_object(value, where).items():
+        if item is None:
+            continue
+        if key == "promotionRanks":
+            for k, rank in enumerate(_check_list(item, f"{where}.{key}")):
+                if rank is not None:
+                    _check_whole(rank, f"{where}.{key}[{k}]")
+        elif key == "promotionsAllowed" or key == "winConditions":
+            _check_names(item, f"{where}.{key}")
+        else:
+            _check_json(item, f"{where}.{key}", 3)
+
+
+def _check_move(move: Any, where: str) -> None:
+    """A move object: start and end squares, piece names where given, any JSON beside."""
+    _check_object(move, where)
+    for key in ("startCoords", "endCoords"):
+        if move.get(key) is None:
+            raise FormatError(f"{where} has no {key}")
+    for key, item in move.items():
+        if item is None:
+            continue
+        if key == "startCoords" or key == "endCoords":
+            _check_coords(item, f"{where}.{key}")
+        elif key == "type" or key == "promotion":
+            if not isinstance(item, str):
+                raise FormatError(f"{where}.{key} must be a piece name, not {_what(item)}")
+        elif key == "castle":
+            _check_object(item, f"{where}.castle")
+            for part in ("dir", "coord"):
+                if item.get(part) is None:
+                    raise FormatError(f"{where}.castle has no {part}")
+            _check_whole(item["dir"], f"{where}.castle.dir")
+            _check_coords(item["coord"], f"{where}.castle.coord")
+            _check_json(item, f"{where}.castle", 4)
+        else:
+            _check_json(item, f"{where}.{key}", 4)
+
+
+def _check_moves(value: Any, where: str) -> None:
+    if type(value) is list and all(type(move) is str for move in value):
+        return  # compact moves: read when they are used
+    for k, move in enumerate(_check_list(value, where)):
+        if not isinstance(move, str):
+            _check_move(move, f"{where}[{k}]")
+
+
+def _check_metadata(value: Any, where: str) -> None:
+    for key, item in _check_object(value, where).items():
+        if type(item) is str or item is None or isinstance(item, (str, bool)):
+            continue
+        if isinstance(item, (int, float)):
+            if isinstance(item, float) and not math.isfinite(item):
+                raise FormatError(f"{where}.{key} must be a finite number, not {_what(item)}")
+            if isinstance(item, int) and not -_TOO_BIG < item < _TOO_BIG:
+                raise FormatError(f"{where}.{key} has more than {_MAX_DIGITS} digits")
+        else:
+            raise FormatError(f"{where}.{key} must be text, not {_what(item)}")
+
+
+def _check_turn(value: Any, where: str) -> None:
+    if value != "white" and value != "black":
+        raise FormatError(f'{where} must be "white" or "black", not {_what(value)}')
+
+
+def _check_move_rule(value: Any, where: str) -> None:
+    if not isinstance(value, str) or not _MOVE_RULE.match(value):
+        raise FormatError(f'{where} must be text like "0/100", not {_what(value)}')
+
+
+def _check_fullmove(value: Any, where: str) -> None:
+    _check_whole(value, where)
+    if value < 0:
+        raise FormatError(f"{where} must not be negative, not {_what(value)}")
+
+
+def _check_start(value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        _check_position(value, where)
+
+
+def _check_text(value: Any, where: str) -> None:
+    if not isinstance(value, str):
+        raise FormatError(f"{where} must be text, not {_what(value)}")
+
+
+_FIELD_CHECKS = {
+    "metadata": _check_metadata,
+    "turn": _check_turn,
+    "enpassant": lambda value, where: _check_coords(value, where, text_too=False),
+    "moveRule": _check_move_rule,
+    "fullMove": _check_fullmove,
+    "gameRules": _check_rules,
+    "specialRights": _check_rights,
+    "startingPosition": _check_start,
+    "shortposition": _check_text,
+    "moves": _check_moves,
+}
+
+
+def _check_long(obj: Any) -> None:
+    """Raise FormatError unless ``obj`` has the shape of a long form (see the module docstring).
+
+    What :func:`short_to_long` returns always has it.
+    """
+    if not isinstance(obj, Mapping):
+        raise FormatError(f"a long form must be an object, not {_what(obj)}")
+    for key, value in obj.items():
+        if value is not None:
+            check = _FIELD_CHECKS.get(key)
+            if check is not None:
+                check(value, key)
+            elif isinstance(key, str):
+                _check_json(value, key, 2)
+            else:
+                raise FormatError(f"a long form has a key that is not text: {_what(key)}")
 
 
 # --------------------------------------------------------------------------
@@ -781,7 +1174,9 @@ def long_to_short(
     piece letters, captures, ``=`` and checks but no spaces, 2 writes bare
     ``a,b>c,dX``. Moves given as strings are written as they are.
     ``make_new_lines=False`` puts everything on one line;
-    ``specify_position=False`` leaves out the piece list.
+    ``specify_position=False`` leaves out the piece list. A value of the
+    wrong shape (a list for ``gameRules``, ``1e999`` for ``fullMove``) raises
+    :class:`FormatError` naming it.
 
     >>> game = {"metadata": {"White": "Tom"}, "turn": "white", "fullMove": 1,
     ...         "startingPosition": {"5,1": "kingsW", "5,8": "kingsB"},
@@ -799,6 +1194,12 @@ def long_to_short(
     """
     if compact_moves not in (0, 1, 2):
         raise ValueError(f"compact_moves must be 0, 1 or 2, not {compact_moves!r}")
+    _check_long(obj)
+    return _write_short(obj, compact_moves, make_new_lines, specify_position)
+
+
+def _write_short(obj: Mapping, compact_moves: int, make_new_lines: bool, specify_position: bool) -> str:
+    """:func:`long_to_short` of a long form that has the shape (checked, or built by fastpgn)."""
     gap = "\n" if make_new_lines else " "
     out: list[str] = []
     metadata = obj.get("metadata")
@@ -920,6 +1321,9 @@ def long_to_short_position(position: Mapping[str, str], special_rights: Mapping 
     >>> long_to_short_position({"5,1": "kingsW", "-3,8": "hawksB"}, {"5,1": True})
     'K5,1+|ha-3,8'
     """
+    _check_position(position, "position")
+    if special_rights is not None:
+        _check_rights(special_rights, "special_rights")
     rights = special_rights or {}
     return "|".join(
         f"{_piece_code(name)}{key}{'+' if rights.get(key) else ''}" for key, name in position.items()
@@ -937,6 +1341,7 @@ def generate_special_rights(
     ...                          "1,2": "pawnsW"}, True, "rooks")
     {'5,1': True, '1,2': True, '1,1': True}
     """
+    _check_position(position, "position")
     rights: dict = {}
     kings: list[tuple[int, int, str]] = []
     partners: list[tuple[str, int, int, str]] = []
@@ -968,10 +1373,10 @@ def long_to_short_position_from_gamerules(
 
 
 def _parse_key(key: str) -> tuple[int, int]:
-    square = _square_at(key, 0, len(key))
-    if square is None or square[2] != len(key):
-        raise FormatError(f"not a square: {key!r}")
-    return square[0], square[1]
+    if not isinstance(key, str) or not _SQUARE_KEY.match(key):
+        raise FormatError(f"not a square: {_what(key)}")
+    x, _, y = key.partition(",")
+    return int(x), int(y)
 
 
 def _coords(value: Any) -> tuple[int, int]:
@@ -1019,6 +1424,7 @@ def long_to_short_compact_move(move: Mapping) -> str:
     >>> long_to_short_compact_move({"startCoords": [7, 7], "endCoords": [7, 8], "promotion": "queensW"})
     '7,7>7,8Q'
     """
+    _check_move(move, "the move")
     promotion = _piece_code(move["promotion"]) if move.get("promotion") else ""
     return f"{_js_text(move['startCoords'])}>{_js_text(move['endCoords'])}{promotion}"
 
@@ -1041,6 +1447,7 @@ def game_to_position(obj: Mapping, halfmoves: int | float = 0) -> dict:
     >>> game_to_position(game, math.inf)["fullMove"]
     2
     """
+    _check_long(obj)
     result = copy.deepcopy(dict(obj))
     moves = result.get("moves")
     if moves is None:
@@ -1140,7 +1547,7 @@ def _apply(game: dict, position: dict, rights: dict | None, move: Mapping) -> No
             rights.pop(victim, None)
 
     if kind[:-1] == "pawns" and abs(sy - ey) > 1:
-        game["enpassant"] = [ex, math.floor((sy + ey) / 2 + 0.5)]
+        game["enpassant"] = [ex, (sy + ey + 1) // 2]  # Math.round of the middle, in integers
     else:
         game.pop("enpassant", None)
 

@@ -34,9 +34,7 @@ Everything is a generator, so a file of any size converts in bounded memory.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -46,6 +44,7 @@ from fastpgn.board import Board, moves_to_pgn
 from fastpgn.cli import guarded
 from fastpgn.errors import FormatError, IllegalMoveError, InputError, InvalidFENError, PGNError
 from fastpgn.formats import icn
+from fastpgn._command import EXIT_RULE, Run, add_error_options
 
 __all__ = [
     "game_to_long",
@@ -206,7 +205,7 @@ def _long_to_line(long: Mapping) -> str:
     view["startingPosition"] = long["shortposition"]
     if not long["metadata"]:
         del view["metadata"]  # no tag section, no leading space
-    return icn.long_to_short(view, compact_moves=2, make_new_lines=False)
+    return icn._write_short(view, 2, False, True)  # built here: no need to check its shape
 
 
 def game_to_short(game) -> str:
@@ -269,12 +268,13 @@ def _position_of(obj: Mapping) -> tuple[Mapping, Mapping]:
     position = obj.get("startingPosition")
     rights = obj.get("specialRights") or {}
     if isinstance(position, str):
-        parsed = icn.short_to_long(position)
+        try:
+            parsed = icn.short_to_long(position)
+        except FormatError as exc:  # its column counts in the piece list, not in the input
+            raise FormatError(f"startingPosition: {exc}") from None
         position, rights = parsed.get("startingPosition"), parsed.get("specialRights") or {}
     if not position:
         raise FormatError("no piece list: a PGN needs the starting position")
-    if not isinstance(position, Mapping):
-        raise FormatError("startingPosition must be a piece list or an object of squares")
     return position, rights
 
 
@@ -427,8 +427,9 @@ def long_to_pgn(obj: Mapping) -> str:
 
     Metadata becomes tags; the piece list becomes ``SetUp``/``FEN`` when it
     is not the standard start. Raises :class:`FormatError` saying why a game
-    has no PGN (a fairy piece, a square off the 8x8 board, a move that is not
-    legal chess, a win condition other than checkmate).
+    has no PGN (``no PGN: `` a fairy piece, a square off the 8x8 board, a
+    move that is not legal chess, a win condition other than checkmate) or
+    which field is not what a long form holds (``not an ICN long form: ``).
 
     >>> print(long_to_pgn(icn.short_to_long('[White "Tom"] w K5,1|k5,8|Q4,1 4,1>4,7|5,8>6,8')), end="")
     [Event "?"]
@@ -443,17 +444,19 @@ def long_to_pgn(obj: Mapping) -> str:
     <BLANKLINE>
     1. Qd7+ Kf8 *
     """
-    if not isinstance(obj, Mapping):
-        raise FormatError(f"an ICN long form is a JSON object, not {type(obj).__name__}")
+    try:
+        icn._check_long(obj)
+    except FormatError as exc:
+        raise FormatError(f"not an ICN long form: {exc.reason}") from None
+    return _checked_to_pgn(obj)
+
+
+def _checked_to_pgn(obj: Mapping) -> str:
+    """:func:`long_to_pgn` of a long form that has the shape (checked, or read by ``short_to_long``)."""
     try:
         return _long_to_pgn(obj)
     except FormatError as exc:
-        raise FormatError(f"no PGN: {exc.reason}", line=exc.line, column=exc.column) from None
-    except PGNError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        # A JSON line can hold anything: a wrong shape is the input's fault.
-        raise FormatError(f"not an ICN long form: {type(exc).__name__} {exc}") from None
+        raise FormatError(f"no PGN: {exc.reason}") from None
 
 
 def _long_to_pgn(obj: Mapping) -> str:
@@ -504,8 +507,10 @@ def icn_to_pgn(lines: Iterable[str], *, form: str = "short", lenient: bool = Fal
     """PGN text for each game of ``lines`` (one game a line; blank lines skipped), lazily.
 
     ``form`` is ``"short"`` (ICN strings) or ``"long"`` (JSON objects). Errors
-    carry the game number, the line number in ``lines`` and, for a malformed
-    string, its column; they are raised, or go to ``on_error`` when given.
+    carry the game number, the line number in ``lines`` and, for malformed
+    ICN or JSON, its column (an item of ``lines`` that holds several lines is
+    one game, and its errors count lines from its first); they are raised, or
+    go to ``on_error`` when given.
 
     >>> list(icn_to_pgn(["", "w K5,1|k5,8 5,1>5,2"]))[0].splitlines()[-1]
     '1. Ke2 *'
@@ -523,15 +528,12 @@ def icn_to_pgn(lines: Iterable[str], *, form: str = "short", lenient: bool = Fal
         number += 1
         try:
             if form == "short":
-                obj = icn.short_to_long(line, lenient=lenient)
+                pgn = _checked_to_pgn(icn.short_to_long(line, lenient=lenient))
             else:
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise FormatError(f"not JSON: {exc.msg}", column=exc.colno) from None
-            pgn = long_to_pgn(obj)
+                pgn = long_to_pgn(icn._read_json(line))
         except PGNError as exc:
-            error = FormatError(exc.reason, game=number, line=line_number, column=exc.column)
+            at = line_number if exc.line is None else line_number + exc.line - 1
+            error = FormatError(exc.reason, game=number, line=at, column=exc.column)
             if on_error is None:
                 raise error from None
             on_error(error)
@@ -545,57 +547,53 @@ def icn_to_pgn(lines: Iterable[str], *, form: str = "short", lenient: bool = Fal
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m fastpgn icn",
-        description="Standard chess games between PGN and Infinite Chess Notation (seed 001).\n\n"
+        description="Standard chess games between PGN and Infinite Chess Notation (the notation of\n"
+                    "the infinite chess project; its converter is FormatConverter.js).\n\n"
                     "PGN to ICN writes one game per line: the ICN short form, or with --json the\n"
                     "long form as one JSON object per line (JSON Lines), so output streams.\n"
                     "--to-pgn reads the same one-game-a-line files back to PGN; a game that\n"
                     "leaves the 8x8 board, has fairy pieces or another win condition has no PGN\n"
-                    "and is reported with its game and line number (exit 1).",
+                    "and is reported with its game and line number, then skipped.",
         epilog="examples:\n"
                "  python -m fastpgn icn games.pgn.zst -o games.icn\n"
-               "  python -m fastpgn icn games.pgn --json -o games.jsonl\n"
+               "  python -m fastpgn icn games.pgn --json -o out/games.jsonl\n"
                "  python -m fastpgn icn --to-pgn games.icn -o back.pgn\n"
                "  python -m fastpgn icn --to-pgn --whole pasted.icn\n"
-               "  zstdcat games.pgn.zst | python -m fastpgn icn - | head\n",
+               "  zstdcat games.pgn.zst | python -m fastpgn icn - | head\n\n" + EXIT_RULE,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", metavar="INPUT",
                    help="PGN (any file fastpgn reads: plain, .gz, .bz2, .zst) or, with --to-pgn, "
                         "ICN lines (same compressions); '-' for stdin")
-    p.add_argument("-o", "--output", metavar="OUT", help="output file (default: stdout)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="output file, its folder made if missing (default: stdout)")
     p.add_argument("--json", action="store_true",
                    help="the long form: one JSON object per line (written, or read with --to-pgn)")
     p.add_argument("--to-pgn", action="store_true", help="ICN (one game a line) to PGN")
     p.add_argument("--whole", action="store_true",
                    help="with --to-pgn: the input is one game in any layout, e.g. upstream's "
                         "several lines with blank lines between the sections (as copied from "
-                        "infinitechess.org); columns in errors count from the start of the input")
+                        "infinitechess.org); lines and columns in errors are the input's")
     p.add_argument("--lenient", action="store_true",
                    help="with --to-pgn: read ICN as the upstream converter does, dropping what it "
                         "cannot read instead of reporting it")
-    p.add_argument("--strict", action="store_true", help="stop at the first bad game (exit 1)")
+    add_error_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     return p
 
 
 def _text_lines(source) -> Iterator[str]:
-    """The lines of ``source`` (any compression) as text, without line ends."""
-    from fastpgn.sources import open_source
-
-    src = open_source(source)
-    try:
-        rest = b""
-        number = 0
-        for chunk in src.chunks():
-            data = rest + chunk
-            lines = data.split(b"\n")
-            rest = lines.pop()
-            for raw in lines:
-                number += 1
-                yield _decode(raw, number)
-        if rest:
-            yield _decode(rest, number + 1)
-    finally:
-        src.close()
+    """The lines of an open ``source`` (any compression) as text, without line ends."""
+    rest = b""
+    number = 0
+    for chunk in source.chunks():
+        data = rest + chunk
+        lines = data.split(b"\n")
+        rest = lines.pop()
+        for raw in lines:
+            number += 1
+            yield _decode(raw, number)
+    if rest:
+        yield _decode(rest, number + 1)
 
 
 def _decode(raw: bytes, number: int) -> str:
@@ -606,100 +604,41 @@ def _decode(raw: bytes, number: int) -> str:
     return text[:-1] if text.endswith("\r") else text
 
 
-class _Stop(Exception):
-    """--strict: the first bad game ends the run."""
-
-
-def _run(args, err) -> int:
-    source = sys.stdin.buffer if args.input == "-" else args.input
-    if args.input != "-":
-        # Checked without reading: INPUT may be a pipe (``<(zstdcat ...)``).
-        if not os.path.exists(args.input):
-            err(f"{args.input}: no such file")
-            return 2
-        if os.path.isdir(args.input):
-            err(f"{args.input} is a folder, not a file")
-            return 2
-        if args.output and os.path.exists(args.output) and os.path.samefile(args.output, args.input):
-            err(f"refusing to overwrite the input {args.input}")
-            return 2
-    return _convert(args, source, err)
-
-
-def _convert(args, source, err) -> int:
-    from fastpgn.reader import read_games
-
-    bad = 0
-
-    def on_error(exc: PGNError) -> None:
-        nonlocal bad
-        bad += 1
-        err(f"{args.input}: {exc}")
-        if args.strict:
-            raise _Stop
-
+def _to_pgn(args, run: Run) -> None:
     if args.output:
-        try:
-            out = open(args.output, "w", encoding="utf-8", newline="\n")
-        except OSError as exc:
-            err(f"cannot write {args.output}: {exc.strerror}")
-            return 2
-    else:
-        out = contextlib.nullcontext(sys.stdout)
-    count = 0
+        run.refuse_to_overwrite(args.output)
+    source = run.open_source()
+    try:
+        lines = _text_lines(source)
+        if args.whole:
+            lines = ["\n".join(lines)]
+        form = "long" if args.json else "short"
+        for pgn in icn_to_pgn(lines, form=form, lenient=args.lenient, on_error=run.bad):
+            run.out.write(pgn + "\n")
+            run.written += 1
+    finally:
+        source.close()
+
+
+def _to_icn(args, run: Run) -> None:
+    if args.output:
+        run.refuse_to_overwrite(args.output)
     form = "long" if args.json else "short"
-    with out as fh:
-        try:
-            if args.to_pgn:
-                lines = _text_lines(source)
-                if args.whole:
-                    lines = ["\n".join(lines)]
-                for pgn in icn_to_pgn(lines, form=form, lenient=args.lenient, on_error=on_error):
-                    fh.write(pgn + "\n")
-                    count += 1
-            else:
-                reader = read_games(source, errors="raise" if args.strict else "skip")
-                reported = 0
-
-                def games():
-                    nonlocal reported
-                    for game in reader:
-                        while reported < len(reader.rejected):
-                            on_error(reader.rejected[reported].error())
-                            reported += 1
-                        yield game
-
-                for line in pgn_to_icn(games(), form=form, on_error=on_error):
-                    fh.write(line + "\n")
-                    count += 1
-                for rejected in reader.rejected[reported:]:
-                    on_error(rejected.error())
-        except _Stop:
-            return 1
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            err(f"cannot read {args.input}: {exc.strerror or exc}")
-            return 2
-        except InputError as exc:
-            # Unreadable input is 2; compressed input damaged after some games
-            # were written is 1, as for the dump converter.
-            err(f"{args.input}: {exc}")
-            return 1 if count and exc.line is None else 2
-        except PGNError as exc:  # --strict: the reader raises the first bad game
-            err(f"{args.input}: {exc}")
-            return 1
-    if not args.quiet:
-        direction = "icn --to-pgn" if args.to_pgn else "icn"
-        err(f"{direction}: {count + bad} games read, {count} written, {bad} rejected")
-    return 1 if bad else 0
+    with run.open_pgn() as stream:
+        for line in pgn_to_icn(run.pgn_games(stream), form=form, on_error=run.bad):
+            run.out.write(line + "\n")
+            run.written += 1
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The ``icn`` command: ``main(["games.pgn", "-o", "games.icn"])`` returns the exit code.
+    """The ``icn`` command: ``main(["games.pgn", "-o", "games.icn"])`` returns the exit status.
 
-    Exit 0: every game converted; 1: some rejected (each reported on stderr);
-    2: usage or input error.
+    0: the run finished, bad games skipped (each reported on stderr and
+    counted in the summary line); 1: the input is damaged, or ``--errors
+    raise`` stopped at the first bad game; 2: usage error, input missing,
+    unreadable, empty, not PGN or not UTF-8 text, output that cannot be
+    written; 130: interrupted (a closed stdout exits 0). The ``--help``
+    text says the same.
     """
     try:
         args = _parser().parse_args(argv)
@@ -709,11 +648,11 @@ def main(argv: list[str] | None = None) -> int:
         if given and not args.to_pgn:
             print(f"python -m fastpgn icn: {flag} reads ICN, so it needs --to-pgn", file=sys.stderr)
             return 2
-
-    def err(message: str) -> None:
-        print(message, file=sys.stderr)
-
-    return guarded(lambda: _run(args, err))
+    if args.to_pgn:
+        run = Run("icn --to-pgn", args, nothing="the input is empty", output=args.output)
+        return guarded(lambda: run.execute(lambda: _to_pgn(args, run)))
+    run = Run("icn", args, nothing="empty or not PGN", output=args.output)
+    return guarded(lambda: run.execute(lambda: _to_icn(args, run)))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,4 +1,4 @@
-"""Compact lichess game strings (seed 000, ``pgn-transform.pl``) to PGN, statistics and back.
+"""Compact lichess game strings (the notation of ``pgn-transform.pl``) to PGN, statistics and back.
 
 This module owns the compact notation: its hand-written move scanner, the
 PGN and statistics (CSV and table) it writes, the reverse direction (any PGN
@@ -32,7 +32,6 @@ the moves are taken from the comment, with a warning.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -41,7 +40,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from fastpgn.cli import guarded
-from fastpgn.errors import FormatError, InputError, PGNError
+from fastpgn.errors import FormatError, InputError
+from fastpgn._command import EXIT_RULE, Output, Run, add_error_options
 from fastpgn.formats._compact import kernel as _compact
 from fastpgn.formats._compact_py import scan_ply
 from fastpgn.sources import line_blocks
@@ -761,7 +761,7 @@ class Stats:
                 f"{lost} lost ({pc(lost)}%), {open_} open ({pc(open_)}%)")
 
     def table(self) -> str:
-        """The stdout table of seed 000 with Lost and Open columns, then the summary line."""
+        """The stdout table of ``pgn-transform.pl`` with Lost and Open columns, then the summary line."""
         out = ["Date        Played  Won  As White  As Black  Draws  Lost  Open",
                "==========  ======  ===  ========  ========  =====  ====  ===="]
         for d, played, won, ww, wb, drawn, lost, open_ in self.rows():
@@ -783,17 +783,18 @@ class Stats:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m fastpgn lichess-text",
-        description="Convert compact lichess game strings (seed 000) to PGN plus statistics, "
-                    "or PGN back to compact strings (--reverse).")
+        description="Convert compact lichess game strings (the notation of pgn-transform) to PGN plus "
+                    "statistics, or PGN back to compact strings (--reverse).",
+        epilog=EXIT_RULE, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", metavar="INPUT", help="compact strings (PGN with --reverse); '-' for stdin")
     p.add_argument("-o", "--output-dir", metavar="DIR",
                    help="where to write STEM.pgn and STEM.csv (default: beside INPUT); with --reverse, "
-                        "write DIR/STEM.txt instead of stdout")
+                        "write DIR/STEM.txt instead of stdout; DIR is made if missing")
     p.add_argument("--me", default=DEFAULT_ME, metavar="NAME", help=f"my name (default {DEFAULT_ME})")
     p.add_argument("--opponent", default=DEFAULT_OPPONENT, metavar="NAME",
                    help=f"the opponent's name (default {DEFAULT_OPPONENT})")
     p.add_argument("--reverse", action="store_true", help="PGN (any file fastpgn reads) to compact strings")
-    p.add_argument("--strict", action="store_true", help="stop at the first bad game (exit 1)")
+    add_error_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     return p
 
@@ -836,141 +837,90 @@ def _file_batches(data) -> Iterator[tuple[int, list[str], list[str] | None]]:
         number += len(lines)
 
 
-def _forward(args, err) -> int:
+def _forward(args, run: Run) -> None:
     source = args.input
-    out_dir = Path(args.output_dir) if args.output_dir else (
-        Path(source).parent if source != "-" else Path("."))
+    out_dir = Path(args.output_dir) if args.output_dir else (Path(source).parent if source != "-" else Path("."))
     stem = _stem(source)
-    pgn_path, csv_path = out_dir / f"{stem}.pgn", out_dir / f"{stem}.csv"
-    errors: list[FormatError] = []
-
-    def on_error(exc: FormatError) -> None:
-        errors.append(exc)
-        err(f"{source}: {exc}")
-        if args.strict:
-            raise exc
-
-    try:
-        # stdin is not closed on exit: it belongs to the caller.
-        fh = contextlib.nullcontext(sys.stdin.buffer) if source == "-" else open(source, "rb")
-    except OSError as exc:
-        err(f"cannot read {source}: {exc.strerror}")
-        return 2
+    pgn_path, csv_path = str(out_dir / f"{stem}.pgn"), str(out_dir / f"{stem}.csv")
+    run.refuse_to_overwrite(pgn_path, csv_path)
     stats = Stats()
     players = _player_tags(args.me, args.opponent)
-    try:
-        with fh as data, open(pgn_path, "w", encoding="utf-8", newline="\n") as pgn:
-            texts: list[str] = []
-            # (date, colour, result) of each game, counted in C a few hundred games at a time.
-            outcomes: list[tuple[str, str, str]] = []
-            tally: Counter = Counter()
-            try:
-                for (date, colour, result, comment, moves, number, _), movetext in _read(
-                        _file_batches(data), on_error, lambda m: err(f"{source}: {m}")):
-                    texts.append(_pgn_text(date, colour, result, comment, moves, number, movetext, players))
-                    outcomes.append((date, colour, result))
-                    if len(texts) == 256:
-                        pgn.write("".join(texts))
-                        texts.clear()
-                        tally.update(outcomes)
-                        outcomes.clear()
-            except InputError as exc:
-                err(f"{source}: {exc}")
-                return 2
-            except FormatError:
-                return 1  # --strict: already reported
-            finally:
-                pgn.write("".join(texts))
-        tally.update(outcomes)
-        for (date, colour, result), games in tally.items():
-            stats._add(date, colour, result, games)
-        written = tally.total()
-        csv_path.write_text(stats.csv(), encoding="utf-8")
-    except OSError as exc:
-        err(f"cannot write {exc.filename}: {exc.strerror}")
-        return 2
-    sys.stdout.write(stats.table())
-    sys.stdout.flush()
-    if not args.quiet:
-        err(f"lichess-text: {written + len(errors)} games read, {written} written, "
-            f"{len(errors)} rejected; wrote {pgn_path} and {csv_path}")
-    return 1 if errors else 0
-
-
-def _reverse(args, err) -> int:
-    from fastpgn.reader import read_games
-
-    source = args.input
-    out_path = None
-    if args.output_dir:
-        out_path = Path(args.output_dir) / f"{_stem(source)}.txt"
-        if source != "-" and out_path.resolve() == Path(source).resolve():
-            err(f"refusing to overwrite the input {source}")
-            return 2
-    reader = read_games(sys.stdin.buffer if source == "-" else source,
-                        errors="raise" if args.strict else "skip")
-    bad = 0
-    written = 0
-    try:
-        out = open(out_path, "w", encoding="utf-8", newline="\n") if out_path else sys.stdout
-    except OSError as exc:
-        err(f"cannot write {out_path}: {exc.strerror}")
-        return 2
-    texts: list[str] = []  # written a few hundred games at a time, and before any return
-    try:
-        for game in reader:
-            try:
-                texts.append(game_to_compact(game, me=args.me))
-            except FormatError as exc:
-                bad += 1
-                err(f"{source}: {exc.at(offset=game.offset)}")
-                if args.strict:
-                    return 1
-                continue
-            written += 1
-            if len(texts) == 256:
-                out.write(("\n" if written > 256 else "") + "\n\n".join(texts) + "\n")
-                texts.clear()
-        for rejected in reader.rejected:
-            err(f"{source}: {rejected.error()}")
-    except InputError as exc:
-        # Unreadable input is 2; compressed input damaged after some games
-        # were written is 1, as for the dump converter.
-        err(f"{source}: {exc}")
-        return 1 if written else 2
-    except PGNError as exc:  # --strict: the reader raises the first bad game
-        err(f"{source}: {exc}")
-        return 1
-    finally:
+    with run.open_binary() as data:
+        run.out = pgn = Output(pgn_path)  # DIR is made with the first game
+        texts: list[str] = []
+        # (date, colour, result) of each game, counted in C a few hundred games at a time.
+        outcomes: list[tuple[str, str, str]] = []
+        tally: Counter = Counter()
         try:
-            if texts:
-                out.write(("\n" if written > len(texts) else "") + "\n\n".join(texts) + "\n")
+            for (date, colour, result, comment, moves, number, _), movetext in _read(
+                    _file_batches(data), run.bad, run.warn):
+                texts.append(_pgn_text(date, colour, result, comment, moves, number, movetext, players))
+                outcomes.append((date, colour, result))
+                if len(texts) == 256:
+                    pgn.write("".join(texts))
+                    texts.clear()
+                    tally.update(outcomes)
+                    outcomes.clear()
         finally:
-            if out_path:
-                out.close()
-            else:
-                out.flush()
-    bad += len(reader.rejected)
-    if not args.quiet:
-        err(f"lichess-text --reverse: {written + bad} games read, {written} written, {bad} rejected")
-    return 1 if bad else 0
+            if texts:
+                pgn.write("".join(texts))
+            tally.update(outcomes)
+            run.written = tally.total()
+    if run.written + run.rejected == 0:
+        return  # no games: no statistics either (the run says so)
+    for (date, colour, result), games in tally.items():
+        stats._add(date, colour, result, games)
+    csv = Output(csv_path)
+    csv.write(stats.csv())
+    csv.close(create=True)
+    table = Output(None)
+    table.write(stats.table())
+    table.close(create=False)
+    run.note = f"wrote {pgn_path} and {csv_path}"
+
+
+def _reverse(args, run: Run) -> None:
+    if args.output_dir:
+        out_path = str(Path(args.output_dir) / f"{_stem(args.input)}.txt")
+        run.refuse_to_overwrite(out_path)
+        run.out = Output(out_path)
+    texts: list[str] = []  # written a few hundred games at a time, and before any return
+    with run.open_pgn() as stream:
+        try:
+            for game in run.pgn_games(stream):
+                try:
+                    texts.append(game_to_compact(game, me=args.me))
+                except FormatError as exc:
+                    run.bad(exc.at(offset=game.offset))
+                    continue
+                run.written += 1
+                if len(texts) == 256:
+                    run.out.write(("\n" if run.written > 256 else "") + "\n\n".join(texts) + "\n")
+                    texts.clear()
+        finally:
+            if texts:
+                run.out.write(("\n" if run.written > len(texts) else "") + "\n\n".join(texts) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The ``lichess-text`` command: ``main(["games.txt", "-o", "out"])`` returns the exit code.
+    """The ``lichess-text`` command: ``main(["games.txt", "-o", "out"])`` returns the exit status.
 
-    Exit 0: every game converted; 1: some games rejected (each reported on
-    stderr with its line and column); 2: usage or input error.
+    0: the run finished, bad games skipped (each reported on stderr with its
+    line and column, or byte offset and game number for PGN, and counted in
+    the summary line); 1: the input is damaged, or ``--errors raise``
+    stopped at the first bad game; 2: usage error, input missing, unreadable,
+    empty, not PGN or not UTF-8 text, output that cannot be written; 130:
+    interrupted (a closed stdout exits 0). The ``--help`` text says the same.
     """
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
-
-    def err(message: str) -> None:
-        print(message, file=sys.stderr)
-
-    return guarded(lambda: _reverse(args, err) if args.reverse else _forward(args, err))
+    if args.reverse:
+        run = Run("lichess-text --reverse", args, nothing="empty or not PGN")
+        return guarded(lambda: run.execute(lambda: _reverse(args, run)))
+    run = Run("lichess-text", args, nothing="empty, or no details line such as 21.04.07W1-0")
+    return guarded(lambda: run.execute(lambda: _forward(args, run)))
 
 
 if __name__ == "__main__":  # pragma: no cover

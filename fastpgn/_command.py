@@ -1,0 +1,329 @@
+"""What the commands share: for the format commands (``lichess-text``, ``crypt``, ``icn``) the
+exit rule and its help text, the ``--errors`` option, opening INPUT and OUT, reporting bad
+games and the summary line; for every command, ``plural``.
+
+A command builds a :class:`Run` and hands it the work as a function; the run turns
+how the work ended into one line on stderr and the exit status. Data goes to OUT or
+stdout; every bad game, warning, failure and the summary is one line on stderr.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from typing import Callable, Iterator
+
+from fastpgn.errors import InputError, PGNError
+
+EXIT_RULE = """\
+exit status:
+  0    the run finished; each bad game it skipped is reported on stderr (what
+       is wrong and where) and counted in the summary line
+  1    the input is damaged (a truncated or corrupt compressed stream: the
+       games after the damage are lost), or --errors raise stopped the run at
+       the first bad game
+  2    usage error; input that is missing, unreadable, empty, not PGN or
+       not UTF-8 text; output that cannot be written
+  130  interrupted (Ctrl-C); a closed stdout (| head) ends the run quietly
+       with 0
+"""
+
+
+def add_error_options(parser) -> None:
+    """``--errors {skip,raise}`` (the dump converter's spelling) and ``--strict``, its old name."""
+    parser.add_argument("--errors", choices=("skip", "raise"), default="skip",
+                        help="skip (default): report each bad game on stderr, count it and go on; "
+                             "raise: stop at the first one (exit 1)")
+    parser.add_argument("--strict", dest="errors", action="store_const", const="raise",
+                        help="deprecated: the same as --errors raise")
+
+
+def plural(count: int, noun: str) -> str:
+    """``plural(1, "game")`` -> '1 game'; ``plural(2_000, "game")`` -> '2,000 games'."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+class Stop(Exception):
+    """``--errors raise``: the first bad game ends the run."""
+
+
+class Unusable(Exception):
+    """INPUT or OUT cannot be used (exit 2); the message names the file."""
+
+
+class Output:
+    """OUT (a file; its missing folders are made) or stdout, opened at the first write.
+
+    A run that fails before its first game leaves OUT as it was. Errors
+    other than a closed pipe are :class:`Unusable`, naming OUT.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._fh = None
+
+    def write(self, text: str) -> None:
+        try:
+            if self._fh is None:
+                self._fh = self._open()
+            self._fh.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._error(exc) from None
+
+    def _open(self):
+        if self.path is None:
+            return sys.stdout
+        folder = os.path.dirname(self.path)
+        if folder:
+            make_folder(folder, f"cannot write {self.path}")
+        return open(self.path, "w", encoding="utf-8", newline="\n")
+
+    def _error(self, exc: OSError) -> Unusable:
+        name = self.path if self.path is not None else "stdout"
+        return Unusable(f"cannot write {name}: {exc.strerror or exc}")
+
+    def close(self, *, create: bool) -> None:
+        """Close OUT; ``create``: make it, empty, if nothing was written (the run found no game)."""
+        try:
+            if self._fh is None and create:
+                self._fh = self._open()
+            if self._fh is sys.stdout:
+                sys.stdout.flush()
+            elif self._fh is not None:
+                self._fh.close()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise self._error(exc) from None
+
+
+def make_folder(path: str, failure: str | None = None) -> None:
+    """Make the folder ``path`` and its parents where they are missing; Unusable if that fails."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:
+        raise Unusable(f"{failure or 'cannot make the folder ' + path}: {path} is a file, not a folder") from None
+    except OSError as exc:
+        raise Unusable(f"{failure or 'cannot make the folder ' + path}: {exc.strerror or exc}") from None
+
+
+class _Decompressed(io.RawIOBase):
+    """The decompressed bytes of an open source as a binary file, its first chunk already read.
+
+    A read returns at most what one chunk holds, so the bytes before damage
+    are all handed out before the read that meets the damage raises.
+    """
+
+    def __init__(self, head: bytes, chunks: Iterator[bytes], source) -> None:
+        self._chunk = head
+        self._at = 0
+        self._chunks = chunks
+        self._source = source
+
+    def readable(self) -> bool:
+        return True
+
+    def _next(self) -> bool:
+        while self._at >= len(self._chunk):
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return False
+            self._chunk, self._at = chunk, 0
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        if not self._next():
+            return b""
+        chunk, at = self._chunk, self._at
+        if at == 0 and (n < 0 or n >= len(chunk)):
+            self._at = len(chunk)
+            return chunk
+        end = len(chunk) if n < 0 else min(len(chunk), at + n)
+        self._at = end
+        return chunk[at:end]
+
+    def readinto(self, view) -> int:
+        data = self.read(len(view))
+        view[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._source.close()
+        super().close()
+
+
+class Run:
+    """One run of a format command: INPUT and OUT, the error policy, the counts, the exit status.
+
+    ``prog`` starts the summary line (``icn --to-pgn``); ``nothing`` says,
+    for the message about an input without games, what such an input is
+    (``empty or not PGN``).
+    """
+
+    def __init__(self, prog: str, args, *, nothing: str, output: str | None = None) -> None:
+        self.prog = prog
+        self.input = args.input
+        self.name = "<stdin>" if args.input == "-" else args.input
+        self.errors = args.errors
+        self.quiet = args.quiet
+        self.nothing = nothing
+        self.out = Output(output)
+        self.written = 0
+        self.rejected = 0
+        self.note = ""  # added to the summary line
+
+    def bad(self, exc: PGNError) -> None:
+        """A bad game: one line on stderr and counted; with ``--errors raise``, the end of the run."""
+        self.rejected += 1
+        _say(f"{self.name}: {exc}")
+        if self.errors == "raise":
+            raise Stop
+
+    def warn(self, message: str) -> None:
+        _say(f"{self.name}: {message}")
+
+    def _named(self, exc: Exception) -> str:
+        text = str(exc)
+        return text if self.name in text else f"{self.name}: {text}"
+
+    def refuse_to_overwrite(self, *paths: str) -> None:
+        """Unusable if one of ``paths`` is INPUT (which writing it would empty before it is read)."""
+        if self.input == "-":
+            return
+        for path in paths:
+            if os.path.exists(path) and os.path.exists(self.input) and os.path.samefile(path, self.input):
+                raise Unusable(f"refusing to overwrite the input {self.input}")
+
+    def open_binary(self):
+        """INPUT as a binary file, as it is (stdin stays open: it belongs to the caller)."""
+        if self.input == "-":
+            return _Unclosed(sys.stdin.buffer)
+        try:
+            return open(self.input, "rb")
+        except FileNotFoundError:
+            raise Unusable(f"{self.input}: no such file") from None
+        except IsADirectoryError:
+            raise Unusable(f"{self.input} is a folder, not a file") from None
+        except OSError as exc:
+            raise Unusable(f"cannot read {self.input}: {exc.strerror or exc}") from None
+
+    def open_source(self):
+        """INPUT opened by :func:`fastpgn.sources.open_source` (any compression)."""
+        from fastpgn.sources import open_source
+
+        try:
+            return open_source(sys.stdin.buffer if self.input == "-" else self.input)
+        except InputError as exc:
+            raise Unusable(self._named(exc)) from None
+
+    def open_pgn(self):
+        """INPUT for ``read_games`` (in a ``with``); Unusable when its first bytes cannot start PGN.
+
+        A file is looked at and then read again from its start; a pipe or
+        stdin is read once, its first chunk kept for the reader.
+        """
+        from fastpgn.sources import check_pgn
+
+        source = self.open_source()
+        try:
+            if source.path is not None:
+                head = bytearray(1 << 16)
+                head = bytes(head[:source.readinto(head)])  # damage already here is damage (exit 1)
+            else:
+                chunks = source.chunks()
+                head = next(chunks, b"")
+            try:
+                check_pgn(head, self.name)
+            except InputError as exc:
+                raise Unusable(self._named(exc)) from None
+        except BaseException:
+            source.close()
+            raise
+        if source.path is not None:
+            source.close()
+            return _Unclosed(source.path)
+        return _Decompressed(head, chunks, source)
+
+    def pgn_games(self, stream) -> Iterator:
+        """The games of ``stream`` (see :meth:`open_pgn`); the ones the reader rejects go to :meth:`bad`."""
+        from fastpgn.reader import read_games
+
+        reader = read_games(stream, errors=self.errors)
+        games = iter(reader)
+        reported = 0
+        while True:
+            try:
+                game = next(games)
+            except StopIteration:
+                break
+            except InputError:
+                # Damage: the game it cut short was rejected just before.
+                for rejected in reader.rejected[reported:]:
+                    self.bad(rejected.error())
+                raise
+            except PGNError as exc:  # --errors raise: the reader stops at the first bad game
+                self.bad(exc)
+                raise  # pragma: no cover - bad() stops the run
+            while reported < len(reader.rejected):
+                self.bad(reader.rejected[reported].error())
+                reported += 1
+            yield game
+        for rejected in reader.rejected[reported:]:
+            self.bad(rejected.error())
+
+    def execute(self, work: Callable[[], None]) -> int:
+        """Do ``work``; report how it ended on stderr and return the exit status (see EXIT_RULE)."""
+        status = 0
+        try:
+            try:
+                work()
+            except Stop:
+                status, self.note = 1, "stopped at the first bad game (--errors raise)"
+            except InputError as exc:
+                if exc.line is not None:  # text that is not UTF-8: not the notation at all
+                    raise Unusable(self._named(exc)) from None
+                _say(f"{self._named(exc)}; the games after the damage are lost")
+                status = 1
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                raise Unusable(f"cannot read {self.name}: {exc.strerror or exc}") from None
+            if status == 0 and self.written + self.rejected == 0:
+                raise Unusable(f"{self.name}: no games found ({self.nothing})")
+            self.out.close(create=True)
+        except Unusable as exc:
+            _say(str(exc))
+            try:
+                self.out.close(create=False)
+            except Unusable:
+                pass  # the one line on stderr is the first failure
+            return 2
+        if not self.quiet:
+            _say(self.summary())
+        return status
+
+    def summary(self) -> str:
+        line = (f"{self.prog}: {plural(self.written + self.rejected, 'game')} read, "
+                f"{self.written} written, {self.rejected} rejected")
+        return f"{line}; {self.note}" if self.note else line
+
+
+class _Unclosed:
+    """A file (or a path) that a ``with`` block leaves open."""
+
+    def __init__(self, fh) -> None:
+        self.fh = fh
+
+    def __enter__(self):
+        return self.fh
+
+    def __exit__(self, *exc) -> None:
+        return None
