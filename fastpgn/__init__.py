@@ -10,6 +10,7 @@ from fastpgn._scan import BACKEND as _SCAN_BACKEND
 from fastpgn.errors import (
     AmbiguousMoveError,
     BoardError,
+    EngineError,
     FormatError,
     IllegalMoveError,
     InputError,
@@ -18,13 +19,14 @@ from fastpgn.errors import (
     PGNSyntaxError,
 )
 from fastpgn.formats._compact import BACKEND as _COMPACT_BACKEND
-from fastpgn.reader import Game, Rejected, read_games, read_lines
+from fastpgn.reader import Game, Rejected, read_games, read_headers, read_lines
 
 # The board layer and the 22-field line reader load on first use: a program
 # that only reads games does not pay for importing them.
 _LAZY = {name: "fastpgn.board" for name in
          ("Board", "Move", "Outcome", "Termination", "game_to_pgn", "moves_to_pgn", "san_to_uci")}
 _LAZY.update({name: "fastpgn.oneliner" for name in ("Line", "format_line", "iter_lines", "parse_line")})
+_LAZY.update({"Where": "fastpgn.filters", "Engine": "fastpgn.engine"})
 
 
 def __getattr__(name: str):
@@ -63,9 +65,13 @@ __all__ = [
     "iter_lines",
     "parse_line",
     "read_games",
+    "read_headers",
     "read_lines",
+    "Where",
+    "Engine",
     "AmbiguousMoveError",
     "BoardError",
+    "EngineError",
     "FormatError",
     "IllegalMoveError",
     "InputError",

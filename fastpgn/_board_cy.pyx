@@ -12,16 +12,17 @@ the board when ``square & 0x88``), piece codes ``type | colour << 3``, an
 incremental Zobrist key, make/unmake with an undo record per ply. Internal
 moves are ints ``from | to << 7 | promotion << 14 | flag << 17``. Castling is
 stored as the king taking its own rook, so Chess960 needs no special case;
-only UCI writing looks at the ``chess960`` flag. Public squares are 0..63
-(a1 = 0, h8 = 63).
+only what is handed out (UCI, Move objects) looks at the ``chess960`` flag.
+Public squares are 0..63 (a1 = 0, h8 = 63).
 
 Accepted input:
 
 * FEN: six fields, or four (Chess.jl writes no clocks; they default to 0 1).
   Castling as ``KQkq``, X-FEN (``K``/``Q`` = outermost rook, a file letter
-  otherwise) or Shredder-FEN (file letters). An en passant square is accepted
-  whenever it follows a double pawn push; it is stored, written in FEN and
-  hashed only when an en passant capture is legal (python-chess's default).
+  otherwise) or Shredder-FEN (file letters). Any en passant square (``a1`` to
+  ``h8``) is accepted, as python-chess accepts it; it is stored,
+  written in FEN and hashed only when an en passant capture is legal
+  (python-chess's default ``fen()``), else dropped without a word.
 * SAN: ``[KQRBN][file][rank][x|-]<square>[[=]<piece>]`` (pawn moves have no
   piece letter; ``e2e4``-style long forms pass), ``O-O``/``O-O-O`` or with
   zeros; any trailing mix of ``+ # ! ?`` is ignored, so check marks and
@@ -319,13 +320,20 @@ def _quote(text):
 cdef class Move:
     """A move as squares 0..63 (a1 = 0) and a promotion letter.
 
-    Castling is the king taking its own rook (``e1h1``); Board.uci writes it
-    as ``e1g1`` unless the board is Chess960.
+    A board hands out castling as UCI writes it there: the king to the g or
+    c file (``e1g1``) on a standard board, the king taking its own rook
+    (``e1h1``) on a Chess960 board, as python-chess does; a board takes
+    either form back.
 
     >>> Move.from_uci("e7e8q")
     Move.from_uci('e7e8q')
     >>> Move.from_uci("g1f3").to_square
     21
+    >>> b = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
+    >>> b.parse_san("O-O").uci(), b.uci(b.parse_san("O-O"))
+    ('e1g1', 'e1g1')
+    >>> Board(b.fen(), chess960=True).parse_san("O-O").uci()
+    'e1h1'
     """
 
     cdef readonly int from_square
@@ -355,7 +363,11 @@ cdef class Move:
         raise IllegalMoveError(f"illegal move {text!r}: not a UCI move")
 
     def uci(self):
-        """The move in UCI, castling as king takes rook."""
+        """The move in UCI (castling as the board that made the move writes it).
+
+        >>> Move(12, 28).uci(), Move.from_uci("a7a8n").uci()
+        ('e2e4', 'a7a8n')
+        """
         f, t = self.from_square, self.to_square
         return (_FILES[f & 7] + str((f >> 3) + 1) + _FILES[t & 7] + str((t >> 3) + 1)
                 + (self.promotion or ""))
@@ -404,6 +416,8 @@ cdef class Board:
     ('e7e5', 'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2')
     >>> Board("4q1k1/8/8/8/8/8/5PPP/4r2K w - - 0 1").is_checkmate()
     True
+    >>> Board("4k3/8/8/8/8/8/8/4K3 w - e6 0 1").fen()   # an en passant square no capture explains
+    '4k3/8/8/8/8/8/8/4K3 w - - 0 1'
     """
 
     cdef signed char sq[128]
@@ -504,7 +518,7 @@ cdef class Board:
         """
         cdef int moves[MAX_MOVES]
         cdef int n = _gen_legal(self, moves)
-        return [_to_move(moves[i]) for i in range(n)]
+        return [_to_move(self, moves[i]) for i in range(n)]
 
     def is_legal(self, move):
         return _from_move(self, move) >= 0
@@ -521,7 +535,7 @@ cdef class Board:
         """Take back the last move and return it."""
         if not self.nstack:
             raise IllegalMoveError("no move to take back")
-        return _to_move(_pop(self))
+        return _to_move(self, _pop(self))
 
     def parse_san(self, san):
         """The legal move a SAN string names (annotations and check marks allowed).
@@ -529,23 +543,28 @@ cdef class Board:
         >>> Board().parse_san("Nf3!?")
         Move.from_uci('g1f3')
         """
-        return _to_move(_san_move(self, san))
+        return _to_move(self, _san_move(self, san))
 
     def push_san(self, san):
-        """Parse SAN, play it, return the move."""
+        """Parse SAN, play it, return the move (castling as ``uci`` writes it on this board).
+
+        >>> b = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
+        >>> b.push_san("O-O"), b.move_stack
+        (Move.from_uci('e1g1'), [Move.from_uci('e1g1')])
+        """
         mv = _san_move(self, san)
         _push(self, mv)
-        return _to_move(mv)
+        return _to_move(self, mv)
 
     def parse_uci(self, uci):
         """The legal move a UCI string names (castling as e1g1 or e1h1)."""
-        return _to_move(_uci_move(self, uci))
+        return _to_move(self, _uci_move(self, uci))
 
     def push_uci(self, uci):
         """Parse UCI, play it, return the move."""
         mv = _uci_move(self, uci)
         _push(self, mv)
-        return _to_move(mv)
+        return _to_move(self, mv)
 
     def san(self, move):
         """Canonical SAN of a legal move, with ``+``/``#``.
@@ -567,7 +586,7 @@ cdef class Board:
     @property
     def move_stack(self):
         """The moves pushed since set-up, oldest first."""
-        return [_to_move(self.stack[i].mv) for i in range(self.nstack)]
+        return [_to_move(self, self.stack[i].mv) for i in range(self.nstack)]
 
     # -- game end --------------------------------------------------------
     def is_check(self):
@@ -720,8 +739,8 @@ def _parse_count(text, what, fen):
 
 cdef enum:  # what _read_fen found wrong
     FEN_OK, FEN_RANKS, FEN_CHARACTER, FEN_RANK_LONG, FEN_PAWN_RANK, FEN_RANK_SHORT, FEN_KINGS,
-    FEN_PAWNS, FEN_PIECES, FEN_SIDE, FEN_CASTLING, FEN_EP_SQUARE, FEN_EP_RANK, FEN_EP_PUSH,
-    FEN_HALFMOVE, FEN_FULLMOVE, FEN_CHECK
+    FEN_PAWNS, FEN_PIECES, FEN_SIDE, FEN_CASTLING, FEN_EP_SQUARE, FEN_HALFMOVE, FEN_FULLMOVE,
+    FEN_CHECK
 
 
 cdef struct FenFault:
@@ -846,7 +865,11 @@ cdef int _read_fen(Board b, const char** field, int nfields, bint chess960, FenF
     fault.code = _read_castling(b, field[2], field[3] - 1, chess960, &fault.value)
     if fault.code != CASTLING_OK:
         return FEN_CASTLING
-    # en passant: a square the side to move could take on, else none
+    # en passant. Any square is read, as python-chess reads it, and kept only
+    # where a pawn can take now: behind an enemy pawn that has just made a double push (its
+    # square and the one it came from empty), the capture leaving the king safe. Other squares
+    # are dropped without a word (the FEN standard writes one after every double push; some
+    # writers, one no push explains).
     b.ep = -1
     p = field[3]
     if not (field[4] - p == 2 and p[0] == 45):  # -
@@ -854,11 +877,8 @@ cdef int _read_fen(Board b, const char** field, int nfields, bint chess960, FenF
             return FEN_EP_SQUARE
         ep = (p[1] - 49) * 16 + p[0] - 97
         fwd = _PAWN_FWD[us]
-        if ep >> 4 != (5 if us == WHITE else 2):
-            return FEN_EP_RANK
-        if b.sq[ep - fwd] != (PAWN | (us ^ 1) << 3) or b.sq[ep] or b.sq[ep + fwd]:
-            return FEN_EP_PUSH
-        if _has_legal_ep(b, ep):
+        if (ep >> 4 == (5 if us == WHITE else 2) and b.sq[ep - fwd] == (PAWN | (us ^ 1) << 3)
+                and not b.sq[ep] and not b.sq[ep + fwd] and _has_legal_ep(b, ep)):
             b.ep = ep
     if nfields == 6:
         if _count_field(field[4], field[5] - 1, &b.halfmove) < 0:
@@ -924,12 +944,6 @@ cdef _fen_fault(int found, FenFault* fault, fen, list fields, int stm):
     text = fields[3]
     if found == FEN_EP_SQUARE:
         raise InvalidFENError(f"bad en passant square {text!r} in FEN")
-    if found == FEN_EP_RANK:
-        raise InvalidFENError(f"en passant square {text} is not on the "
-                              f"{'sixth' if stm == WHITE else 'third'} rank with {_COLOURS[stm]} to move")
-    if found == FEN_EP_PUSH:
-        raise InvalidFENError(f"en passant square {text} does not follow a "
-                              f"{_COLOURS[stm ^ 1]} double pawn push")
     if found == FEN_HALFMOVE:
         _parse_count(fields[4], "halfmove clock", fen)
     if found == FEN_FULLMOVE:
@@ -1969,10 +1983,12 @@ def _uci_of(Board b, int mv):
     return buf[:n].decode("ascii")
 
 
-def _to_move(int mv):
+def _to_move(Board b, int mv):
     cdef int frm = mv & 127
     cdef int to = (mv >> 7) & 127
     cdef int promo = (mv >> 14) & 7
+    if mv >> 17 == FLAG_CASTLE and not b.chess960:
+        to = (frm & 0x70) | (6 if to > frm else 2)
     return Move((frm >> 4) * 8 + (frm & 7), (to >> 4) * 8 + (to & 7),
                 _PROMO_UCI[promo] if promo else None)
 

@@ -11,16 +11,17 @@ the board when ``square & 0x88``), piece codes ``type | colour << 3``, an
 incremental Zobrist key, make/unmake with an undo record per ply. Internal
 moves are ints ``from | to << 7 | promotion << 14 | flag << 17``. Castling is
 stored as the king taking its own rook, so Chess960 needs no special case;
-only UCI writing looks at the ``chess960`` flag. Public squares are 0..63
-(a1 = 0, h8 = 63).
+only what is handed out (UCI, Move objects) looks at the ``chess960`` flag.
+Public squares are 0..63 (a1 = 0, h8 = 63).
 
 Accepted input:
 
 * FEN: six fields, or four (Chess.jl writes no clocks; they default to 0 1).
   Castling as ``KQkq``, X-FEN (``K``/``Q`` = outermost rook, a file letter
-  otherwise) or Shredder-FEN (file letters). An en passant square is accepted
-  whenever it follows a double pawn push; it is stored, written in FEN and
-  hashed only when an en passant capture is legal (python-chess's default).
+  otherwise) or Shredder-FEN (file letters). Any en passant square (``a1`` to
+  ``h8``) is accepted, as python-chess accepts it; it is stored,
+  written in FEN and hashed only when an en passant capture is legal
+  (python-chess's default ``fen()``), else dropped without a word.
 * SAN: ``[KQRBN][file][rank][x|-]<square>[[=]<piece>]`` (pawn moves have no
   piece letter; ``e2e4``-style long forms pass), ``O-O``/``O-O-O`` or with
   zeros; any trailing mix of ``+ # ! ?`` is ignored, so check marks and
@@ -129,13 +130,20 @@ def _quote(text):
 class Move:
     """A move as squares 0..63 (a1 = 0) and a promotion letter.
 
-    Castling is the king taking its own rook (``e1h1``); Board.uci writes it
-    as ``e1g1`` unless the board is Chess960.
+    A board hands out castling as UCI writes it there: the king to the g or
+    c file (``e1g1``) on a standard board, the king taking its own rook
+    (``e1h1``) on a Chess960 board, as python-chess does; a board takes
+    either form back.
 
     >>> Move.from_uci("e7e8q")
     Move.from_uci('e7e8q')
     >>> Move.from_uci("g1f3").to_square
     21
+    >>> b = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
+    >>> b.parse_san("O-O").uci(), b.uci(b.parse_san("O-O"))
+    ('e1g1', 'e1g1')
+    >>> Board(b.fen(), chess960=True).parse_san("O-O").uci()
+    'e1h1'
     """
 
     __slots__ = ("from_square", "to_square", "promotion")
@@ -163,7 +171,11 @@ class Move:
         raise IllegalMoveError(f"illegal move {text!r}: not a UCI move")
 
     def uci(self):
-        """The move in UCI, castling as king takes rook."""
+        """The move in UCI (castling as the board that made the move writes it).
+
+        >>> Move(12, 28).uci(), Move.from_uci("a7a8n").uci()
+        ('e2e4', 'a7a8n')
+        """
         f, t = self.from_square, self.to_square
         return (_FILES[f & 7] + str((f >> 3) + 1) + _FILES[t & 7] + str((t >> 3) + 1)
                 + (self.promotion or ""))
@@ -201,6 +213,8 @@ class Board:
     ('e7e5', 'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2')
     >>> Board("4q1k1/8/8/8/8/8/5PPP/4r2K w - - 0 1").is_checkmate()
     True
+    >>> Board("4k3/8/8/8/8/8/8/4K3 w - e6 0 1").fen()   # an en passant square no capture explains
+    '4k3/8/8/8/8/8/8/4K3 w - - 0 1'
     """
 
     def __init__(self, fen=None, chess960=False):
@@ -283,7 +297,7 @@ class Board:
         >>> len(Board().legal_moves())
         20
         """
-        return [_to_move(mv) for mv in _gen_legal(self)]
+        return [_to_move(self, mv) for mv in _gen_legal(self)]
 
     def is_legal(self, move):
         return _from_move(self, move) >= 0
@@ -300,7 +314,7 @@ class Board:
         """Take back the last move and return it."""
         if not self.stack:
             raise IllegalMoveError("no move to take back")
-        return _to_move(_pop(self))
+        return _to_move(self, _pop(self))
 
     def parse_san(self, san):
         """The legal move a SAN string names (annotations and check marks allowed).
@@ -308,23 +322,28 @@ class Board:
         >>> Board().parse_san("Nf3!?")
         Move.from_uci('g1f3')
         """
-        return _to_move(_san_move(self, san))
+        return _to_move(self, _san_move(self, san))
 
     def push_san(self, san):
-        """Parse SAN, play it, return the move."""
+        """Parse SAN, play it, return the move (castling as ``uci`` writes it on this board).
+
+        >>> b = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
+        >>> b.push_san("O-O"), b.move_stack
+        (Move.from_uci('e1g1'), [Move.from_uci('e1g1')])
+        """
         mv = _san_move(self, san)
         _push(self, mv)
-        return _to_move(mv)
+        return _to_move(self, mv)
 
     def parse_uci(self, uci):
         """The legal move a UCI string names (castling as e1g1 or e1h1)."""
-        return _to_move(_uci_move(self, uci))
+        return _to_move(self, _uci_move(self, uci))
 
     def push_uci(self, uci):
         """Parse UCI, play it, return the move."""
         mv = _uci_move(self, uci)
         _push(self, mv)
-        return _to_move(mv)
+        return _to_move(self, mv)
 
     def san(self, move):
         """Canonical SAN of a legal move, with ``+``/``#``.
@@ -346,7 +365,7 @@ class Board:
     @property
     def move_stack(self):
         """The moves pushed since set-up, oldest first."""
-        return [_to_move(u[0]) for u in self.stack]
+        return [_to_move(self, u[0]) for u in self.stack]
 
     # -- game end --------------------------------------------------------
     def is_check(self):
@@ -620,14 +639,13 @@ def _set_ep_field(b, text):
         raise InvalidFENError(f"bad en passant square {text!r} in FEN")
     ep = (ord(text[1]) - 49) * 16 + ord(text[0]) - 97
     fwd = _PAWN_FWD[us]
-    if ep >> 4 != (5 if us == WHITE else 2):
-        raise InvalidFENError(f"en passant square {text} is not on the "
-                              f"{'sixth' if us == WHITE else 'third'} rank with "
-                              f"{_COLOURS[us]} to move")
-    if (b.sq[ep - fwd] != (PAWN | (us ^ 1) << 3) or b.sq[ep] or b.sq[ep + fwd]):
-        raise InvalidFENError(f"en passant square {text} does not follow a "
-                              f"{_COLOURS[us ^ 1]} double pawn push")
-    if _has_legal_ep(b, ep):
+    # Any square is read, as python-chess reads it, and kept only
+    # where a pawn can take now: behind an enemy pawn that has just made a
+    # double push (its square and the one it came from empty), the capture
+    # leaving the king safe. Other squares are dropped without a word (the FEN
+    # standard writes one after every double push; some writers, one no push explains).
+    if (ep >> 4 == (5 if us == WHITE else 2) and b.sq[ep - fwd] == (PAWN | (us ^ 1) << 3)
+            and not b.sq[ep] and not b.sq[ep + fwd] and _has_legal_ep(b, ep)):
         b.ep = ep
 
 
@@ -1419,10 +1437,12 @@ def _uci_of(b, mv):
     return _sq_name(frm) + _sq_name(to) + (_PROMO_UCI[promo] if promo else "")
 
 
-def _to_move(mv):
+def _to_move(b, mv):
     frm = mv & 127
     to = (mv >> 7) & 127
     promo = (mv >> 14) & 7
+    if mv >> 17 == FLAG_CASTLE and not b.chess960:
+        to = (frm & 0x70) | (6 if to > frm else 2)
     return Move((frm >> 4) * 8 + (frm & 7), (to >> 4) * 8 + (to & 7),
                 _PROMO_UCI[promo] if promo else None)
 

@@ -1,9 +1,10 @@
 """The board layer's public face: Board and Move from the live kernel, game outcomes, PGN writing.
 
-``Board``, ``Move`` and the per-game replay functions (``san_to_uci``,
-``validate_san``, ``replay``, ``replay_fens``) come from whichever board kernel is live
+``Board``, ``Move`` and the per-game replay functions (``validate_san``,
+``replay``, ``replay_fens``) come from whichever board kernel is live
 (fastpgn._board picks the Cython kernel or its pure-Python twin by
-FASTPGN_IMPLEMENTATION). This module adds what both kernels share and what is
+FASTPGN_IMPLEMENTATION); ``san_to_uci`` is the kernel's, taking a list of
+moves too. This module adds what both kernels share and what is
 not hot: the Outcome of a finished game and writing a game as PGN the way
 Chess.jl's ``gametopgn`` does (seven-tag roster first with ``?`` defaults,
 ``SetUp``/``FEN`` next when the game does not start from the standard
@@ -31,6 +32,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from fastpgn.errors import IllegalMoveError
 
 
 class Termination(enum.Enum):
@@ -65,7 +68,6 @@ from fastpgn._board import BACKEND, kernel  # noqa: E402
 
 Board = kernel.Board
 Move = kernel.Move
-san_to_uci = kernel.san_to_uci
 validate_san = kernel.validate_san
 replay = kernel.replay
 replay_fens = kernel.replay_fens
@@ -73,6 +75,53 @@ canonical_san = kernel.canonical_san
 
 STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 SEVEN_TAG_ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+
+
+def san_to_uci(sans, fen: str | None = None, chess960: bool = False):
+    """Validate a game's SAN moves and return them as UCI.
+
+    ``sans`` is one string of moves separated by whitespace (str, or UTF-8
+    bytes), as the movetext has them, check marks and annotations allowed:
+    the UCI comes back as one string of the same type. Or it is a list or
+    tuple of moves, one an item (``game.moves``): a list of UCI comes back.
+    ``fen`` is the starting position (standard start when None); with
+    ``chess960`` castling is written as king takes rook. An illegal or
+    ambiguous move raises IllegalMoveError or AmbiguousMoveError naming the
+    move number and the SAN.
+
+    >>> san_to_uci("e4 e5 Nf3 Nc6 Bc4 Nf6?? O-O")
+    'e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 e1g1'
+    >>> san_to_uci(["e4", "e5", "Nf3"])
+    ['e2e4', 'e7e5', 'g1f3']
+    >>> san_to_uci((b"e4", b"e5")), san_to_uci(b"e4 e5")
+    ([b'e2e4', b'e7e5'], b'e2e4 e7e5')
+    >>> san_to_uci("O-O", fen="4k3/8/8/8/8/8/8/4K2R w K - 0 1", chess960=True)
+    'e1h1'
+    >>> san_to_uci(["e4", "e5 Nf3"])
+    Traceback (most recent call last):
+    ...
+    fastpgn.errors.IllegalMoveError: illegal move 1... 'e5 Nf3': a list item must be one move
+    """
+    if not isinstance(sans, (list, tuple)):
+        return kernel.san_to_uci(sans, fen, chess960)
+    if not sans:
+        return []
+    sep = b" " if isinstance(sans[0], bytes) else " "
+    for i, san in enumerate(sans):
+        if not isinstance(san, type(sep)):
+            kinds = " and ".join(sorted({type(item).__name__ for item in sans}))
+            raise IllegalMoveError(f"moves must be a string of SAN or a list of SAN strings, "
+                                   f"not a list holding {kinds}")
+        if len(san.split()) != 1:   # the answer is a list of as many moves
+            # The moves before it first: an illegal one among them is the error to name.
+            before = replay(" ".join(_text(item) for item in sans[:i]), fen, chess960)
+            label = f"{before.fullmove_number}{'.' if before.turn == 'w' else '...'}"
+            raise IllegalMoveError(f"illegal move {label} {_text(san)!r}: a list item must be one move")
+    return kernel.san_to_uci(sep.join(sans), fen, chess960).split(sep)
+
+
+def _text(san) -> str:
+    return san.decode("utf-8", "replace") if isinstance(san, bytes) else san
 
 
 def escape_tag_value(value: str) -> str:
@@ -86,7 +135,7 @@ def escape_tag_value(value: str) -> str:
 
 def game_to_pgn(board, headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
                 *, result: str | None = None) -> str:
-    """The game that led to ``board`` (its moves since set-up) as PGN text.
+    """A game as PGN text: the game that led to ``board`` (its moves since set-up), or a ``Game`` from ``read_games``.
 
     ``headers`` is a mapping or ``(name, value)`` pairs; the seven-tag roster
     comes first (``?`` where missing), ``Result`` is ``result`` if given,
@@ -101,7 +150,34 @@ def game_to_pgn(board, headers: Mapping[str, str] | Iterable[tuple[str, str]] | 
     [White "a \\"quoted\\" name"]
     >>> game_to_pgn(b).splitlines()[-1]
     '7... Kd7 8. e4 *'
+
+    A ``Game`` is written as ``moves_to_pgn`` writes its moves: its headers
+    (unless ``headers`` is given), its moves replayed from its start (its
+    ``FEN`` and ``Variant`` tags) in canonical SAN, and its result; evals,
+    clocks and comments are not written (``game.to_python_chess()`` keeps
+    evals and clocks). ``game.to_pgn()`` says the same.
+
+    >>> from fastpgn import read_games
+    >>> game = next(read_games(b'[White "A"]\\n\\n1. e4 e5?! 2. Qh5 { [%clk 0:01:00] } Nc6 3. Bc4 Nf6?? 4. Qf7 1-0\\n'))
+    >>> print(game_to_pgn(game), end="")
+    [Event "?"]
+    [Site "?"]
+    [Date "?"]
+    [Round "?"]
+    [White "A"]
+    [Black "?"]
+    [Result "1-0"]
+    <BLANKLINE>
+    1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
     """
+    from fastpgn.reader import Game
+
+    if isinstance(board, Game):
+        fen, chess960 = board._start()
+        return moves_to_pgn(board.moves, board.headers if headers is None else headers,
+                            fen=fen, chess960=chess960, result=result or board.result)
+    if not hasattr(board, "move_stack"):
+        raise TypeError(f"game_to_pgn writes a Board or a Game from read_games, not {type(board).__name__}")
     root = board.root()
     sans = []
     for move in board.move_stack:

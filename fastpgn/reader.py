@@ -1,8 +1,11 @@
 """The reader API for Python programs: ``read_games`` and ``read_lines``.
 
-Both read any source ``fastpgn.sources`` opens, cut it into game-aligned
+Both read any source ``fastpgn.sources`` opens (a path, ``-``, bytes, a
+binary or text file, an iterable of lines), cut it into game-aligned
 blocks and hand each block to the live scanner kernel, so memory stays
-bounded whatever the input size. The error policy is the caller's:
+bounded whatever the input size. A reader is an iterator and a context
+manager: ``close()`` (or leaving the ``with`` block) closes the file it
+opened itself, never a file object it was given. The error policy is the caller's:
 ``errors="raise"`` (default) raises the first bad game's PGNSyntaxError after
 yielding every game before it; ``errors="skip"`` keeps going and collects
 each bad game, with its raw text, in ``reader.rejected``. Either way
@@ -42,7 +45,7 @@ class Game:
     short tokens and clock values come from its caches, so a ply costs little
     more than a pointer.
 
-    >>> g = next(iter(read_games(b'[Site "https://lichess.org/abc"]\\n\\n1. e4 { [%clk 0:01:00] } e5 *\\n')))
+    >>> g = next(read_games(b'[Site "https://lichess.org/abc"]\\n\\n1. e4 { [%clk 0:01:00] } e5 *\\n'))
     >>> g.id, g.moves, g.clocks, g.evals, g.result
     ('abc', ['e4', 'e5'], [60, None], [None, None], '*')
     """
@@ -99,12 +102,13 @@ class Game:
     def uci(self) -> list[str]:
         """The moves in UCI (``e2e4``), replayed and validated on a board (IllegalMoveError if not legal).
 
-        >>> next(iter(read_games(b"1. e4 e5 2. Qh5 *"))).uci()
+        >>> next(read_games(b"1. e4 e5 2. Qh5 *")).uci()
         ['e2e4', 'e7e5', 'd1h5']
         """
         from fastpgn.board import san_to_uci
 
         fen, chess960 = self._start()
+        # One string, not the list: the scanner's moves hold no whitespace, so nothing needs checking.
         text = san_to_uci(" ".join(self._moves), fen, chess960) if self._moves else ""
         return text.split(" ") if text else []
 
@@ -122,14 +126,108 @@ class Game:
         fen, chess960 = self._start()
         return replay(" ".join(self._moves), fen, chess960)
 
+    def to_pgn(self) -> str:
+        """The game as PGN text, moves in canonical SAN: ``fastpgn.game_to_pgn(game)``.
+
+        >>> print(next(read_games(b'[White "A"]\\n\\n1. e4 e5?! 2. Qh5 Nc6 3. Bc4 Nf6?? 4. Qf7 1-0')).to_pgn(), end="")
+        [Event "?"]
+        [Site "?"]
+        [Date "?"]
+        [Round "?"]
+        [White "A"]
+        [Black "?"]
+        [Result "1-0"]
+        <BLANKLINE>
+        1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
+        """
+        from fastpgn.board import game_to_pgn
+
+        return game_to_pgn(self)
+
+    def to_python_chess(self):
+        """The game as python-chess's ``chess.pgn.Game`` (``pip install chess``).
+
+        It holds what python-chess makes of the same PGN text: the headers
+        (python-chess's seven-tag roster defaults where missing; ``Result``
+        from the movetext when the tag is absent or ``*``), the mainline
+        moves, each move's annotation (``?!``) as its NAG, and each ply's
+        eval and clock as the comment ``[%eval ...] [%clk ...]``, so
+        ``node.eval()`` and ``node.clock()`` work. Other comments, NAGs
+        written as ``$2`` and variations are not kept by fastpgn's reader,
+        so they are not there. The moves
+        are replayed on fastpgn's board (IllegalMoveError if one is not
+        legal); a variant fastpgn's board does not play (the ``Variant`` tag
+        names neither standard chess nor Chess960) is replayed on
+        python-chess's board for it.
+
+        >>> game = next(read_games(b'[White "A"]\\n\\n1. e4 { [%eval 0.2] [%clk 0:01:00] } e5?! { [%clk 0:00:59.5] } *'))
+        >>> pc = game.to_python_chess()
+        >>> pc.headers["White"], [m.uci() for m in pc.mainline_moves()]
+        ('A', ['e2e4', 'e7e5'])
+        >>> [(n.eval() and str(n.eval().white()), n.clock(), n.nags) for n in pc.mainline()]
+        [('+20', 60.0, set()), (None, 59.5, {6})]
+        """
+        try:
+            import chess
+            import chess.pgn
+        except ImportError as exc:
+            raise ImportError("Game.to_python_chess() needs python-chess, which is not installed: "
+                              "pip install chess") from exc
+        game = chess.pgn.Game()
+        for name, value in self.headers.items():
+            game.headers[name] = value
+        if game.headers.get("Result", "*") == "*" and self._result_token:
+            game.headers["Result"] = self._result_token   # as python-chess's reader does
+        board = game.board()
+        if type(board) is chess.Board:
+            # Standard chess or Chess960 (as python-chess reads the Variant tag, so that castling
+            # is written the way its board takes it): fastpgn's board replays the moves.
+            from fastpgn.board import san_to_uci
+
+            text = san_to_uci(" ".join(self._moves), self.headers.get("FEN"), board.chess960)
+            moves = [chess.Move.from_uci(uci) for uci in text.split()]
+        else:
+            moves = []
+            for san in self._moves:
+                moves.append(board.parse_san(san.rstrip("!?")))
+                board.push(moves[-1])
+        node = game
+        for move, san, value, clock in zip(moves, self._moves, self._evals, self._clocks):
+            node = node.add_variation(move)
+            nag = _NAGS.get(san[len(san.rstrip("!?")):])
+            if nag:
+                node.nags.add(nag)
+            if value is not None or clock is not None:
+                node.comment = " ".join(
+                    ([f"[%eval {value}]"] if value is not None else [])
+                    + ([f"[%clk {_clock_text(clock)}]"] if clock is not None else []))
+        return game
+
     def __repr__(self) -> str:
         white = self.headers.get("White", "?")
         black = self.headers.get("Black", "?")
         return f"<Game {self.number} at byte {self.offset}: {white} - {black}, {self.plies} plies>"
 
 
+# The NAG each SAN suffix annotation stands for (PGN standard, section 10).
+_NAGS = {"!": 1, "?": 2, "!!": 3, "??": 4, "!?": 5, "?!": 6}
+
+
+def _clock_text(seconds) -> str:
+    """``%clk``'s ``H:MM:SS`` for a clock in seconds, with the fraction a float clock has (``0:00:59.5``)."""
+    whole, _, fraction = f"{seconds:.6f}".partition(".")
+    hours, rest = divmod(int(whole), 3600)
+    fraction = fraction.rstrip("0")
+    return f"{hours}:{rest // 60:02}:{rest % 60:02}" + (f".{fraction}" if fraction else "")
+
+
 class _BlockReader:
-    """Shared driver: blocks -> kernel -> records, with the error policy and counts."""
+    """Shared driver: blocks -> kernel -> records, with the error policy and counts.
+
+    An iterator over one pass of the source: the source is opened at the
+    first ``next()`` and closed at the end, at the first error raised, or by
+    ``close()``.
+    """
 
     def __init__(self, source, errors: str, block_size: int) -> None:
         if errors not in _POLICIES:
@@ -142,6 +240,31 @@ class _BlockReader:
         self.games_yielded = 0
         self.name = None
         self._buffers: list = []    # buffers of blocks already scanned, for later blocks
+        self._records = self._read()   # a generator: nothing is opened before the first next()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._records)
+
+    def close(self) -> None:
+        """Stop reading: close the file the reader opened (never a file object it was given).
+
+        >>> games = read_games(b"1. e4 *\\n\\n1. d4 *\\n")
+        >>> next(games).moves, games.close(), next(games, "no more")
+        (['e4'], None, 'no more')
+        """
+        self._records.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def _read(self):
+        raise NotImplementedError
 
     def _blocks(self) -> Iterator[Block]:
         source = open_source(self._source_arg)
@@ -185,77 +308,163 @@ class _BlockReader:
 
 
 class GameReader(_BlockReader):
-    """Iterate ``Game`` records; see ``read_games``."""
+    """Iterate ``Game`` records; see ``read_games``.
 
-    def __iter__(self) -> Iterator[Game]:
-        scan = _scan.kernel.games_from_block
+    ``games_filtered`` counts the games ``where`` dropped:
+    ``games_read == games_yielded + len(rejected) + games_filtered``.
+    """
+
+    def __init__(self, source, errors, block_size, headers_only: bool = False, where=None) -> None:
+        from fastpgn import filters
+
+        self.headers_only = headers_only
+        self.where = filters.as_where(where)
+        self._plan = filters.plan(self.where)
+        self.games_filtered = 0
+        super().__init__(source, errors, block_size)
+
+    def _read(self) -> Iterator[Game]:
+        scan = _scan.kernel.headers_from_block if self.headers_only else _scan.kernel.games_from_block
         stop = self.errors == "raise"
-        for block in self._blocks():
-            if self._truncated(block):
+        where = () if self._plan is None else (self._plan,)
+        blocks = self._blocks()
+        try:
+            for block in blocks:
+                if self._truncated(block):
+                    self._damage(block)
+                    continue
+                records, read, rejects, *filtered = scan(block.data, 0, len(block.data), block.offset,
+                                                         self.games_read, block.at_stream_start, stop, *where)
+                self.games_read += read
+                self.games_filtered += filtered[0] if filtered else 0
+                kept = self._kept(rejects, block)
+                block.release()
+                if self.headers_only:
+                    for offset, number, headers, result, _s, _e in records:
+                        self.games_yielded += 1
+                        yield Game(offset, number, headers, [], [], [], result, -1)
+                else:
+                    for offset, number, headers, moves, evals, clocks, result, first_ply, _s, _e in records:
+                        self.games_yielded += 1
+                        yield Game(offset, number, headers, moves, evals, clocks, result, first_ply)
+                self._finish(kept)
                 self._damage(block)
-                continue
-            records, read, rejects = scan(block.data, 0, len(block.data), block.offset,
-                                          self.games_read, block.at_stream_start, stop)
-            self.games_read += read
-            kept = self._kept(rejects, block)
-            block.release()
-            for offset, number, headers, moves, evals, clocks, result, first_ply, _s, _e in records:
-                self.games_yielded += 1
-                yield Game(offset, number, headers, moves, evals, clocks, result, first_ply)
-            self._finish(kept)
-            self._damage(block)
+        finally:
+            blocks.close()   # the source with it, now rather than when the generator is collected
 
 
 class LineReader(_BlockReader):
     """Iterate 22-field lines (str, without the newline); see ``read_lines``."""
 
-    def __init__(self, source, errors, block_size, openings_map) -> None:
+    def __init__(self, source, errors, block_size, openings_map, where=None) -> None:
+        from fastpgn import filters
+
+        self.where = filters.as_where(where)
+        self._plan = filters.plan(self.where)
+        self.games_filtered = 0   # games_read == games_yielded + len(rejected) + games_filtered
         super().__init__(source, errors, block_size)
         self.openings = _scan.kernel.opening_table(openings_map)
 
-    def __iter__(self) -> Iterator[str]:
+    def _read(self) -> Iterator[str]:
         scan = _scan.kernel.lines_from_block
         stop = self.errors == "raise"
-        for block in self._blocks():
-            if self._truncated(block):
+        where = () if self._plan is None else (None, self._plan)   # (no moves hook)
+        blocks = self._blocks()
+        try:
+            for block in blocks:
+                if self._truncated(block):
+                    self._damage(block)
+                    continue
+                out, read, rejects, *filtered = scan(block.data, 0, len(block.data), block.offset,
+                                                     self.games_read, block.at_stream_start, self.openings, stop,
+                                                     *where)
+                self.games_read += read
+                self.games_filtered += filtered[0] if filtered else 0
+                kept = self._kept(rejects, block)
+                block.release()
+                if out:
+                    lines = out.decode("utf-8", "replace").split("\n")
+                    lines.pop()
+                    self.games_yielded += len(lines)
+                    yield from lines
+                self._finish(kept)
                 self._damage(block)
-                continue
-            out, read, rejects = scan(block.data, 0, len(block.data), block.offset,
-                                      self.games_read, block.at_stream_start, self.openings, stop)
-            self.games_read += read
-            kept = self._kept(rejects, block)
-            block.release()
-            if out:
-                lines = out.decode("utf-8", "replace").split("\n")
-                lines.pop()
-                self.games_yielded += len(lines)
-                yield from lines
-            self._finish(kept)
-            self._damage(block)
+        finally:
+            blocks.close()
 
 
-def read_games(source, *, errors: str = "raise", block_size: int = 1 << 20) -> GameReader:
-    """Iterate the games of ``source`` (path, ``-``, bytes or binary file; any compression).
+def read_games(source, *, errors: str = "raise", block_size: int = 1 << 20, headers_only: bool = False,
+               where=None) -> GameReader:
+    """Iterate the games of ``source``: a path (str or ``os.PathLike``), ``-`` (stdin), bytes, a
+    binary or text file object, or an iterable of lines (str or bytes; one without its line break
+    gets one); compressed or not, told by the first bytes.
+
+    Text is read as UTF-8 as it goes (byte offsets count its UTF-8 bytes).
+    The reader is an iterator and a context manager that closes the file
+    it opened (a path's), never a file object it was given.
 
     >>> [g.moves for g in read_games(b"1. e4 e5 2. Nf3 *")]
     [['e4', 'e5', 'Nf3']]
+    >>> import io
+    >>> games = read_games(io.StringIO('[White "Ann"]\\n\\n1. e4 e5 *\\n\\n[White "Bob"]\\n\\n1. d4 *\\n'))
+    >>> next(games).headers["White"], [g.moves for g in games]
+    ('Ann', [['d4']])
+    >>> with read_games(['[White "Cy"]', '', '1. c4 *']) as games:
+    ...     [(g.headers["White"], g.moves, g.offset) for g in games]
+    [('Cy', ['c4'], 0)]
+
+    ``headers_only=True`` (or ``read_headers``) reads each game's tags and
+    skips its movetext: ``moves``, ``evals`` and ``clocks`` are empty lists
+    and ``first_ply`` is None; the games, numbers and offsets are the full
+    read's. Movetext is not checked then: a game the full read rejects for a
+    bad move, clock or eval is yielded (docs/filters.md).
+
+    ``where`` (a ``fastpgn.filters.Where`` or a dict of its keywords) keeps
+    only the games it passes; the others are counted in
+    ``reader.games_filtered``, so ``games_read == games_yielded +
+    len(rejected) + games_filtered``.
+
+    >>> pgn = b'[White "Ann"]\\n[WhiteElo "2100"]\\n\\n1. e4 *\\n\\n[White "Bob"]\\n[WhiteElo "1500"]\\n\\n1. d4 *\\n'
+    >>> [(g.headers["White"], g.moves) for g in read_games(pgn, headers_only=True)]
+    [('Ann', []), ('Bob', [])]
+    >>> games = read_games(pgn, where={"min_elo": 2000, "elo_of": "white"})
+    >>> [g.moves for g in games], games.games_read, games.games_filtered
+    ([['e4']], 2, 1)
     """
-    return GameReader(source, errors, block_size)
+    return GameReader(source, errors, block_size, headers_only, where)
 
 
-def read_lines(source, *, errors: str = "raise", openings=None, block_size: int = BLOCK_SIZE) -> LineReader:
+def read_headers(source, *, errors: str = "raise", block_size: int = 1 << 20, where=None) -> GameReader:
+    """``read_games(source, headers_only=True)``: each game's headers, offset and number, its movetext skipped.
+
+    >>> [g.headers for g in read_headers(b'[Event "A"]\\n\\n1. e4 { [%clk 0:01:00] } *\\n\\n[Event "B"]\\n\\n*\\n')]
+    [{'Event': 'A'}, {'Event': 'B'}]
+    """
+    return GameReader(source, errors, block_size, True, where)
+
+
+def read_lines(source, *, errors: str = "raise", openings=None, block_size: int = BLOCK_SIZE,
+               where=None) -> LineReader:
     """Iterate the 22-field lines (seed 004 format, without ``\\n``) of ``source``.
 
     ``openings`` is an ``fastpgn.openings.OpeningMap`` (default: the shipped
     map) or a path to a map in the original ``CCCNNN│CCC│Name`` format.
 
-    >>> line = next(iter(read_lines(b'[Result "1-0"]\\n\\n1. e4 1-0\\n')))
+    ``source`` is anything ``read_games`` reads; the reader is an iterator
+    and a context manager in the same way.
+
+    >>> line = next(read_lines(b'[Result "1-0"]\\n\\n1. e4 1-0\\n'))
     >>> line.split("\\u2502")[3], line.split("\\u2502")[19]
     ('W', 'e4')
+    >>> with read_lines(['[Result "0-1"]', '', '1. f3 e5 2. g4 Qh4# 0-1']) as lines:
+    ...     [line.split("\\u2502")[19] for line in lines]
+    ['f3 e5 g4 Qh4#']
+
+    ``where`` filters as in ``read_games`` (``reader.games_filtered``).
     """
     if openings is None or not isinstance(openings, dict):
         openings = _openings.load(openings)
-    return LineReader(source, errors, block_size, openings)
+    return LineReader(source, errors, block_size, openings, where)
 
 
-__all__ = ["Game", "GameReader", "InputError", "LineReader", "Rejected", "read_games", "read_lines"]
+__all__ = ["Game", "GameReader", "InputError", "LineReader", "Rejected", "read_games", "read_headers", "read_lines"]

@@ -489,26 +489,104 @@ class _Prefixed(io.RawIOBase):
 
 
 def open_source(source, threads: int = 1) -> Source:
-    """Open ``source`` (path, ``-``, bytes, or binary file object) for reading.
+    """Open ``source`` for reading: a path (str or ``os.PathLike``), ``-`` (stdin), bytes, a binary
+    or text file object, or an iterable of lines (str or bytes).
 
-    Raises InputError for a missing file, a folder, or an unreadable one.
+    Text (a text file, ``io.StringIO``, str lines) is encoded as UTF-8 as it
+    is read, a piece at a time (byte offsets count those bytes; a file read
+    with ``errors="surrogateescape"`` gives back its own bytes). An item of
+    an iterable is one line, and one that does not end in ``\\n`` gets one
+    (``text.splitlines()`` reads as the text does). A file object or
+    iterable given is never closed; a file opened here is closed by
+    ``Source.close``. Raises InputError for a missing file, a folder, or an
+    unreadable one; TypeError for what is none of these.
+
     >>> open_source(b"[Event \\"x\\"]\\n\\n*\\n").kind
     'pgn'
+    >>> import io
+    >>> b"".join(open_source(io.StringIO('[Event "\\u00e9"]\\n\\n*\\n')).chunks())
+    b'[Event "\\xc3\\xa9"]\\n\\n*\\n'
+    >>> b"".join(open_source(['[Event "x"]', "", b"*\\n"]).chunks())
+    b'[Event "x"]\\n\\n*\\n'
     """
+    # Helpers for text and lines, kept inside open_source, the one function of this module they serve.
+    def utf8(text: str) -> bytes:
+        try:
+            return text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate no decoder made
+            return text.encode("utf-8", "surrogatepass")
+
+    def pieces_of_reader(read) -> Iterator[bytes]:
+        while piece := read(READ_SIZE):
+            yield utf8(piece) if isinstance(piece, str) else bytes(piece)
+
+    def pieces_of_lines(lines) -> Iterator[bytes]:
+        batch, size = [], 0
+        for line in lines:
+            if isinstance(line, str):
+                line = utf8(line)
+            elif isinstance(line, (bytes, bytearray, memoryview)):
+                line = bytes(line)
+            else:
+                raise TypeError(f"cannot read PGN from an iterable holding {type(line).__name__}: "
+                                f"give lines as str or bytes")
+            if not line.endswith(b"\n"):
+                line += b"\n"
+            batch.append(line)
+            size += len(line)
+            if size >= READ_SIZE:   # lines a MiB at a time: a few Python calls per MiB, not per line
+                yield b"".join(batch)
+                batch, size = [], 0
+        if batch:
+            yield b"".join(batch)
+
+    class Pieces(io.RawIOBase):
+        """A binary stream of ``pieces`` (bytes), each copied once, into the caller's buffer."""
+
+        def __init__(self, pieces: Iterator[bytes]) -> None:
+            self._pieces = pieces
+            self._piece = memoryview(b"")
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, view) -> int:
+            while not self._piece:
+                piece = next(self._pieces, None)
+                if piece is None:
+                    return 0
+                self._piece = memoryview(piece)
+            n = min(len(view), len(self._piece))
+            view[:n] = self._piece[:n]
+            self._piece = self._piece[n:]
+            return n
+
+    def encoded(pieces: Iterator[bytes]) -> io.BufferedReader:
+        return io.BufferedReader(Pieces(pieces))
+
     if isinstance(source, (bytes, bytearray, memoryview)):
         return Source(io.BytesIO(bytes(source)), "<bytes>", len(source), None, True, threads)
     if isinstance(source, (str, os.PathLike)):
         text = os.fspath(source)
         if text == "-":
-            return Source(sys.stdin.buffer, "<stdin>", None, None, False, threads)
+            stdin = getattr(sys.stdin, "buffer", None)   # a program may have put a StringIO there
+            raw = stdin if stdin is not None else encoded(pieces_of_reader(sys.stdin.read))
+            return Source(raw, "<stdin>", None, None, False, threads)
         path = Path(text)
-        if path.is_dir():
+        try:
+            folder = path.is_dir()
+        except OSError:             # a name too long: PGN text given as a str, most likely
+            folder = False
+        if folder:
             raise InputError(f"{text} is a folder, not a PGN file")
         try:
             raw = open(path, "rb")
-        except FileNotFoundError:
-            raise InputError(f"{text}: no such file") from None
         except OSError as exc:
+            if "\n" in text:       # no path holds a line break; PGN text does
+                raise InputError(f"{text[:40]!r}...: no such file (a str is a path: give PGN text as "
+                                 f"io.StringIO(text) or as bytes)") from None
+            if isinstance(exc, FileNotFoundError):
+                raise InputError(f"{text}: no such file") from None
             raise InputError(f"{text}: cannot open ({exc.strerror or exc})") from None
         info = os.fstat(raw.fileno())
         if stat.S_ISREG(info.st_mode):
@@ -516,9 +594,18 @@ def open_source(source, threads: int = 1) -> Source:
         # A pipe or device (``<(zstdcat dump.pgn.zst)``): no size, and no path to open twice.
         return Source(raw, text, None, None, True, threads)
     if hasattr(source, "read"):
-        name = getattr(source, "name", "<stream>")
-        return Source(source, str(name), None, None, False, threads)
-    raise TypeError(f"cannot read PGN from {type(source).__name__}: give a path, bytes or a binary file")
+        name = str(getattr(source, "name", "<stream>"))
+        if isinstance(source, (io.RawIOBase, io.BufferedIOBase)):
+            return Source(source, name, None, None, False, threads)
+        # A text file, or a reader that may be one (io.TextIOBase is not the only kind: codecs.open's
+        # readers, a text-mode SpooledTemporaryFile): what a read returns says.
+        return Source(encoded(pieces_of_reader(source.read)), name, None, None, False, threads)
+    try:
+        lines = iter(source)
+    except TypeError:
+        raise TypeError(f"cannot read PGN from {type(source).__name__}: give a path, bytes, a file "
+                        f"or an iterable of lines") from None
+    return Source(encoded(pieces_of_lines(lines)), "<lines>", None, None, False, threads)
 
 
 def check_pgn(head: bytes, name: str) -> None:

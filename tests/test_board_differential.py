@@ -185,7 +185,7 @@ def test_fens_alike(fen, chess960, data):
 FIELD_POOLS = {
     1: ["w", "b", "W", "x", "wb"],
     2: ["-", "KQkq", "K", "Qk", "kq", "HAha", "HFhf", "GBgb", "B", "KK", "Ah", "X", "KQkqK", "-K", "\u00e9"],
-    3: ["-", "e3", "e6", "d6", "d3", "a9", "e4", "--", "e", "h6", "c6", "\u00e93"],
+    3: ["-", "e3", "e6", "d6", "d3", "a9", "e4", "--", "e", "h6", "c6", "\u00e93", "a1", "h8", "b3", "g6", "E6"],
     4: ["0", "1", "12", "98", "-1", "00", "1000000000", "1000000001", "99999999999", "x", "0x1", "\u0661"],
 }
 FIELD_POOLS[5] = FIELD_POOLS[4]
@@ -203,6 +203,19 @@ def test_fens_field_by_field_alike(fen, swaps, four_fields, gap, chess960):
     py, cy = both(lambda k: answer(lambda: summary(k.Board(fen, chess960))))
     assert py == cy
     native_agrees(fen, chess960)
+
+
+@pytest.mark.parametrize("fen", FENS + FENS_960)
+def test_every_en_passant_square_alike(fen):
+    """Any square is read (kept only where a capture is legal): both kernels, and the reader without the GIL."""
+    fields = fen.split()
+    for rank in "12345678":
+        for file in "abcdefgh":
+            for side in "wb":
+                text = " ".join(fields[:1] + [side, fields[2], file + rank] + fields[4:])
+                py, cy = both(lambda k: answer(lambda: summary(k.Board(text, True))))
+                assert py == cy, text
+                native_agrees(text, True)
 
 
 def native_agrees(fen, chess960):
