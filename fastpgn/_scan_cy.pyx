@@ -6,7 +6,10 @@ Same functions in the same order as _scan_py.py, same results, same errors
 the block with ``memchr`` skipping; a game's tags, moves, evals and clocks are
 kept as spans into the block in reusable C arrays, and the 22-field line is
 written straight into a growing C buffer: no Python object per move on the
-path that writes lines.
+path that writes lines. A filter (where_plan) is copied into C arrays and
+tested on the tag spans; a game it refuses, and every game read headers
+only, has its movetext skipped (_skip_movetext, with a memchr-style run to
+the next byte that can matter).
 """
 
 from libc.stdlib cimport calloc, malloc, realloc, free
@@ -76,6 +79,7 @@ DEF C_EVAL = 2048   # what an %eval value is made of: C_VALUE without ':'
 DEF C_TAG_NAME = 4096    # A-Z a-z 0-9 _: the tag names _plain_tag_line reads
 DEF C_TAG_STOP = 8192    # '"', backslash, LF: what ends a plain tag value, or makes it not plain
 DEF C_FIELD_CARE = 16384  # the separator's first byte (0xE2) and CR: _wfield must look at such a value
+DEF C_SKIP = 32768  # where _skip_movetext stops running: LF { } ( ; $ and the result bytes - / *
 
 cdef unsigned short _CLS[256]
 
@@ -113,6 +117,8 @@ cdef void _init_classes():
         _CLS[i] |= C_TAG_STOP
     for i in b"\xe2\r":
         _CLS[i] |= C_FIELD_CARE
+    for i in b"\n{}(;$-/*":
+        _CLS[i] |= C_SKIP
 
 
 _init_classes()
@@ -392,6 +398,7 @@ cdef class _Game:
                                    # the separator's first byte or CR: values are written as they are
     cdef const char *moves_text    # field 20 from a moves hook (NULL: the SAN as written);
     cdef Py_ssize_t moves_len      # the caller keeps the bytes object alive
+    cdef bint filtered             # a filter dropped it (a bad game is rejected instead)
 
     def __cinit__(self):
         self.cap_tags = 32
@@ -426,6 +433,7 @@ cdef class _Game:
         self.plain_values = True
         self.moves_text = NULL
         self.moves_len = 0
+        self.filtered = False
 
     cdef inline int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
         if self.ntags == self.cap_tags and self.grow_tags() < 0:
@@ -952,9 +960,138 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
     return end
 
 
-cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
-    """Scan the next game into ``game``; False if only blank lines remain."""
+cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    cdef char c
+    cdef Py_ssize_t j, k, stop, since
+    cdef bint moves = False, blank
+    while pos < end:
+        if moves and game.result_end == game.result_start:
+            # Compiled only: once the game has a move and no result, no token but a
+            # result changes where it ends, and every result holds '-', '/' or '*';
+            # run to the next such byte, or one that ends a line or opens a
+            # comment, variation or NAG, then back to the start of its token (after
+            # the last delimiter: a token boundary of the reading below).
+            since = pos
+            while pos < end and not (_CLS[<unsigned char>buf[pos]] & C_SKIP):
+                pos += 1
+            if pos >= end:
+                return end
+            c = buf[pos]
+            if c == b'-' or c == b'/' or c == b'*':
+                while pos > since and not (_CLS[<unsigned char>buf[pos - 1]] & C_DELIM):
+                    pos -= 1
+        c = buf[pos]
+        if c == b' ' or c == b'\t' or c == b'\r':
+            pos += 1
+        elif c == b'\n':
+            blank = moves and _ends_blank_line(buf, pos)
+            pos += 1
+            stop = _line_end(buf, pos, end)
+            if _is_tag_line(buf, pos, stop) or (blank and _starts_first_move(buf, pos, stop)):
+                return pos
+            if pos < end and buf[pos] == b'%':
+                pos = stop
+        elif c == b'{':
+            pos = _skip_comment(buf, pos, end, game)
+            if pos < 0:
+                return -1
+        elif c == b'(':
+            if not moves:
+                pos += 1
+                continue
+            pos = _variation(buf, pos, end, game)
+            if pos < 0:
+                return -1
+        elif c == b';':
+            pos = _line_end(buf, pos, end)
+        elif c == b'$':
+            pos += 1
+            while pos < end and _is_digit(buf[pos]):
+                pos += 1
+        elif c == b')':
+            pos += 1
+        elif c == b'}':
+            return game.fail(BAD_BRACE, pos, 0, 0)
+        else:
+            j = pos + 1
+            while j < end and not (_CLS[<unsigned char>buf[j]] & C_DELIM):
+                j += 1
+            if (j - pos == 1 and c == b'*') or (_is_digit(c) and _is_result(buf + pos, j - pos)):
+                if game.result_end == game.result_start:
+                    game.result_start = pos
+                    game.result_end = j
+                pos = j
+                continue
+            if _is_digit(c) and not (j - pos >= 3 and c == b'0' and buf[pos + 1] == b'-' and buf[pos + 2] == b'0'):
+                if game.result_end != game.result_start:
+                    return pos
+                k = pos
+                while k < j and _is_digit(buf[k]):
+                    k += 1
+                while k < j and buf[k] == b'.':
+                    k += 1
+                pos = k
+                continue
+            if j - pos <= 2 and (c == b'!' or c == b'?') and (j - pos == 1 or buf[pos + 1] == b'!' or buf[pos + 1] == b'?'):
+                pos = j
+                continue
+            if game.result_end != game.result_start:
+                return pos
+            moves = True
+            pos = j
+    return end
+
+
+cdef Py_ssize_t _skip_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    cdef const char *hit = <const char *>memchr(buf + pos + 1, b'}', end - pos - 1) if pos + 1 < end else NULL
+    cdef Py_ssize_t close = -1 if hit == NULL else hit - buf
+    cdef Py_ssize_t limit = end if close < 0 else close
+    if pos + 1 < limit and memchr(buf + pos + 1, b'\n', limit - pos - 1) != NULL:
+        if _next_boundary(buf, pos, limit) < limit:
+            return game.fail(BAD_COMMENT, pos, 0, 0)
+    if close < 0:
+        return game.fail(BAD_COMMENT, pos, 0, 0)
+    return close + 1
+
+
+# A filter as the kernel reads it (the filters section after _scan_game fills it).
+DEF TAG_EQUAL = 0
+DEF TAG_FOLD = 1
+DEF TAG_PREFIX = 2
+
+
+cdef struct TagTest:
+    int nnames                     # 1 or 2: the test passes if one of the tags does
+    const char *names[2]
+    Py_ssize_t name_lens[2]
+    int kind                       # TAG_*
+    Py_ssize_t nvalues
+    const char **values            # (lowered for TAG_FOLD)
+    Py_ssize_t *value_lens
+    const char *default_value      # the value of an absent tag; NULL: an absent tag fails
+    Py_ssize_t default_len
+
+
+cdef struct Where:
+    int elo_mode                   # -1: no rating test
+    long long min_elo, max_elo     # -1: no bound
+    int speeds                     # bits of SPEEDS; 0: no speed test
+    bint has_since, has_until
+    char since[10]
+    char until[10]
+    TagTest *tests
+    Py_ssize_t ntests
+    bint evals, clocks
+    long long min_plies, max_plies  # -1: no bound
+    bint needs_moves
+
+
+cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game, Where *where,
+                     bint headers) noexcept nogil:
+    """Scan the next game into ``game``; False if only blank lines remain (see the pure twin for ``where``
+    and ``headers``)."""
     cdef Py_ssize_t stop, rest, r
+    cdef bint skip
     while pos < end:
         stop = _line_end(buf, pos, end)
         if not _is_blank(buf, pos, stop):
@@ -989,12 +1126,277 @@ cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game
         if pos >= end:
             break
     if r == 0:
-        r = _movetext(buf, pos, end, game) if pos < end else end
+        skip = headers
+        if where != NULL:
+            if not _keep_tags(buf, game, where):
+                game.filtered = True
+                skip = True
+            elif where.needs_moves:
+                skip = False
+        if pos >= end:
+            r = end
+        elif skip:
+            r = _skip_movetext(buf, pos, end, game)
+        else:
+            r = _movetext(buf, pos, end, game)
+        if r >= 0 and not game.filtered and not skip and where != NULL and not _keep_moves(game, where):
+            game.filtered = True
     if r < 0:
         game.end = end if game.out_of_memory else _next_boundary(buf, game.bad_pos, end)
     else:
         game.end = r
     return True
+
+
+# ---------------------------------------------------------------- filters
+#
+# The pure twin's _Where, in C: where_plan copies a spec into a Where the
+# scanner reads without the GIL. Tag values are compared with their escapes
+# undone, as the twin compares the values _tags_on_line unescaped.
+
+ELO_WHITE, ELO_BLACK, ELO_BOTH, ELO_EITHER = range(4)
+SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
+SPEED_LIMITS = (30, 180, 480, 1500, 21600)
+
+
+cdef inline char _lower(char c) noexcept nogil:
+    return c + 32 if b'A' <= c <= b'Z' else c
+
+
+cdef long long _digits(const char *p, Py_ssize_t n) noexcept nogil:
+    """The number 1 to 9 ASCII digits say, else -1."""
+    cdef long long v = 0
+    cdef Py_ssize_t i
+    if n < 1 or n > 9:
+        return -1
+    for i in range(n):
+        if not _is_digit(p[i]):
+            return -1
+        v = v * 10 + (p[i] - 48)
+    return v
+
+
+cdef int _speed_bit(const char *p, Py_ssize_t n) noexcept nogil:
+    cdef const char *plus
+    cdef long long base, increment, seconds
+    if n == 1 and p[0] == b'-':
+        return 32
+    plus = <const char *>memchr(p, b'+', n) if n > 0 else NULL
+    if plus == NULL:
+        return 0
+    base = _digits(p, plus - p)
+    increment = _digits(plus + 1, n - (plus - p) - 1)
+    if base < 0 or increment < 0:
+        return 0
+    seconds = base + 40 * increment
+    if seconds < 30:
+        return 1
+    if seconds < 180:
+        return 2
+    if seconds < 480:
+        return 4
+    if seconds < 1500:
+        return 8
+    if seconds < 21600:
+        return 16
+    return 32
+
+
+def speed_bit(time_control):
+    """The bit (1 << index in SPEEDS) of lichess's speed for a TimeControl value (bytes or str); 0 if none."""
+    cdef bytes raw = time_control.encode() if isinstance(time_control, str) else bytes(time_control)
+    return _speed_bit(PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
+
+
+cdef bint _well_formed_date(const char *p, Py_ssize_t n) noexcept nogil:
+    cdef int i
+    if n != 10 or p[4] != b'.' or p[7] != b'.':
+        return False
+    for i in range(10):
+        if i != 4 and i != 7 and not _is_digit(p[i]):
+            return False
+    return True
+
+
+cdef Py_ssize_t _last_tag(const char *buf, _Game game, const char *name, Py_ssize_t n) noexcept nogil:
+    """The index of the game's last tag named ``name``, or -1 (the last of a name counts, as in a dict)."""
+    cdef Py_ssize_t t, found = -1
+    for t in range(game.ntags):
+        if game.tags[4 * t + 1] - game.tags[4 * t] == n and memcmp(buf + game.tags[4 * t], name, n) == 0:
+            found = t
+    return found
+
+
+cdef bint _value_is(const char *p, Py_ssize_t n, bint raw, const char *lit, Py_ssize_t m, int kind) noexcept nogil:
+    """Whether value ``p[:n]`` (escaped if ``raw``) equals ``lit`` (lowered first for TAG_FOLD) or, for
+    TAG_PREFIX, starts with it."""
+    cdef Py_ssize_t i = 0, k = 0
+    cdef char c
+    while i < n:
+        c = p[i]
+        if raw and c == b'\\' and i + 1 < n and (p[i + 1] == b'"' or p[i + 1] == b'\\'):
+            i += 1
+            c = p[i]
+        if k == m:
+            return kind == TAG_PREFIX
+        if kind == TAG_FOLD:
+            c = _lower(c)
+        if c != lit[k]:
+            return False
+        i += 1
+        k += 1
+    return k == m
+
+
+cdef bint _keep_tags(const char *buf, _Game game, Where *w) noexcept nogil:
+    """The pure twin's _Where.keep_tags on the game's tag spans."""
+    cdef Py_ssize_t t, i, k, v, n
+    cdef long long white, black
+    cdef bint ok_white, ok_black, ok, raw
+    cdef const char *p
+    cdef TagTest *test
+    if w.elo_mode >= 0:
+        t = _last_tag(buf, game, b"WhiteElo", 8)
+        white = -1 if t < 0 else _digits(buf + game.tags[4 * t + 2], game.tags[4 * t + 3] - game.tags[4 * t + 2])
+        t = _last_tag(buf, game, b"BlackElo", 8)
+        black = -1 if t < 0 else _digits(buf + game.tags[4 * t + 2], game.tags[4 * t + 3] - game.tags[4 * t + 2])
+        ok_white = white >= 0 and w.min_elo <= white and (w.max_elo < 0 or white <= w.max_elo)
+        ok_black = black >= 0 and w.min_elo <= black and (w.max_elo < 0 or black <= w.max_elo)
+        if w.elo_mode == 0:
+            ok = ok_white
+        elif w.elo_mode == 1:
+            ok = ok_black
+        elif w.elo_mode == 2:
+            ok = ok_white and ok_black
+        else:
+            ok = ok_white or ok_black
+        if not ok:
+            return False
+    if w.speeds:
+        t = _last_tag(buf, game, b"TimeControl", 11)
+        if t < 0 or not (_speed_bit(buf + game.tags[4 * t + 2], game.tags[4 * t + 3] - game.tags[4 * t + 2])
+                         & w.speeds):
+            return False
+    if w.has_since or w.has_until:
+        t = _last_tag(buf, game, b"UTCDate", 7)
+        if t < 0:
+            t = _last_tag(buf, game, b"Date", 4)
+        if t < 0:
+            return False
+        p = buf + game.tags[4 * t + 2]
+        if (not _well_formed_date(p, game.tags[4 * t + 3] - game.tags[4 * t + 2])
+                or (w.has_since and memcmp(p, w.since, 10) < 0) or (w.has_until and memcmp(p, w.until, 10) > 0)):
+            return False
+    for i in range(w.ntests):
+        test = &w.tests[i]
+        ok = False
+        for k in range(test.nnames):
+            t = _last_tag(buf, game, test.names[k], test.name_lens[k])
+            if t >= 0:
+                p = buf + game.tags[4 * t + 2]
+                n = game.tags[4 * t + 3] - game.tags[4 * t + 2]
+                raw = True
+            elif test.default_value != NULL:
+                p = test.default_value
+                n = test.default_len
+                raw = False
+            else:
+                continue
+            for v in range(test.nvalues):
+                if _value_is(p, n, raw, test.values[v], test.value_lens[v], test.kind):
+                    ok = True
+                    break
+            if ok:
+                break
+        if not ok:
+            return False
+    return True
+
+
+cdef inline bint _keep_moves(_Game game, Where *w) noexcept nogil:
+    """The pure twin's _Where.keep_moves on a game read in full."""
+    return ((not w.evals or game.nevals > 0) and (not w.clocks or game.nclocks > 0)
+            and game.nmoves >= w.min_plies and (w.max_plies < 0 or game.nmoves <= w.max_plies))
+
+
+cdef class _WherePlan:
+    """A where_spec copied into a C Where (the pure twin's _Where)."""
+    cdef Where c
+    cdef list keep                 # the bytes objects the C arrays point into
+    cdef readonly tuple spec
+
+    def __cinit__(self, tuple spec):
+        cdef Py_ssize_t i, k
+        cdef TagTest *test
+        cdef bytes b
+        self.c.tests = NULL
+        self.c.ntests = 0
+        self.keep = []
+        self.spec = spec
+        (elo_mode, min_elo, max_elo, speeds, since, until, tests, evals, clocks, min_plies, max_plies) = spec
+        self.c.elo_mode, self.c.min_elo, self.c.max_elo, self.c.speeds = elo_mode, min_elo, max_elo, speeds
+        self.c.has_since = since is not None
+        self.c.has_until = until is not None
+        for bound in (since, until):
+            if bound is not None and len(bound) != 10:
+                raise ValueError(f"a date bound is YYYY.MM.DD, not {bound!r}")
+        if since is not None:
+            memcpy(self.c.since, PyBytes_AS_STRING(since), 10)
+        if until is not None:
+            memcpy(self.c.until, PyBytes_AS_STRING(until), 10)
+        self.c.evals, self.c.clocks = evals, clocks
+        self.c.min_plies, self.c.max_plies = min_plies, max_plies
+        self.c.needs_moves = bool(evals or clocks or min_plies >= 0 or max_plies >= 0)
+        self.c.tests = <TagTest *>calloc(len(tests) + 1, sizeof(TagTest))
+        if self.c.tests == NULL:
+            raise MemoryError()
+        for i, (names, kind, values, default) in enumerate(tests):
+            if not 1 <= len(names) <= 2:
+                raise ValueError("a tag test names one or two tags")
+            test = &self.c.tests[i]
+            self.c.ntests = i + 1
+            test.nnames = len(names)
+            test.kind = kind
+            for k, b in enumerate(names):
+                self.keep.append(b)
+                test.names[k] = PyBytes_AS_STRING(b)
+                test.name_lens[k] = PyBytes_GET_SIZE(b)
+            test.values = <const char **>calloc(len(values) + 1, sizeof(char *))
+            test.value_lens = <Py_ssize_t *>calloc(len(values) + 1, sizeof(Py_ssize_t))
+            if test.values == NULL or test.value_lens == NULL:
+                raise MemoryError()
+            test.nvalues = len(values)
+            for k, b in enumerate(values):
+                self.keep.append(b)
+                test.values[k] = PyBytes_AS_STRING(b)
+                test.value_lens[k] = PyBytes_GET_SIZE(b)
+            if default is not None:
+                b = default
+                self.keep.append(b)
+                test.default_value = PyBytes_AS_STRING(b)
+                test.default_len = PyBytes_GET_SIZE(b)
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.c.tests != NULL:
+            for i in range(self.c.ntests):
+                free(self.c.tests[i].values)
+                free(self.c.tests[i].value_lens)
+            free(self.c.tests)
+
+    def __reduce__(self):
+        return (_WherePlan, (self.spec,))
+
+    @property
+    def needs_moves(self):
+        return self.c.needs_moves
+
+
+def where_plan(spec):
+    """A filter spec (fastpgn.filters.Where.spec()) as the kernel reads it; None stays None (see the pure twin)."""
+    if spec is None or isinstance(spec, _WherePlan):
+        return spec
+    return _WherePlan(spec)
 
 
 # ---------------------------------------------------------------- output buffer
@@ -1689,7 +2091,7 @@ DEF REPLAY_UCI = 3       # board.moves_hook(uci=True): field 20 becomes the UCI 
 cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game, Out *out,
                             Gaps *gaps, Bads *bads, Out *scratch, long long *number,
                             bint stop_on_error, int replay, bint board_starts, void *board, Out *uci,
-                            bint *held) noexcept nogil:
+                            bint *held, Where *where, long long *filtered) noexcept nogil:
     """Scan games from ``pos`` and write their lines, holding no Python object.
 
     With ``replay`` REPLAY_VALIDATE or REPLAY_UCI, each game from the
@@ -1707,7 +2109,7 @@ cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Ga
     cdef Py_ssize_t replayed, fenlen
     cdef const char *fen
     cdef bint chess960
-    while _scan_game(buf, pos, end, game):
+    while _scan_game(buf, pos, end, game, where, False):
         if game.out_of_memory:
             return -1
         number[0] += 1
@@ -1718,6 +2120,9 @@ cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Ga
                 return -1
             if stop_on_error:
                 break
+            continue
+        if game.filtered:
+            filtered[0] += 1
             continue
         if replay != REPLAY_NONE:
             if replay == REPLAY_HOOK:
@@ -1851,7 +2256,7 @@ def opening_table(object openings):
 
 def lines_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                      long long first_game, bint at_stream_start, object openings,
-                     bint stop_on_error, object moves_hook=None):
+                     bint stop_on_error, object moves_hook=None, object where=None):
     """Turn the whole games in ``data[start:end]`` into 22-field lines (see the pure twin).
 
     ``data`` is any bytes-like object (bytes, bytearray, memoryview). Without
@@ -1865,15 +2270,17 @@ def lines_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long ba
         if end > view.len:
             end = view.len
         return _lines_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                 openings, stop_on_error, moves_hook)
+                                 openings, stop_on_error, moves_hook, where_plan(where))
     finally:
         PyBuffer_Release(&view)
 
 
 cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                              long long first_game, bint at_stream_start, object openings,
-                             bint stop_on_error, object moves_hook):
+                             bint stop_on_error, object moves_hook, _WherePlan plan):
     cdef _Game game = _Game()
+    cdef Where *where = NULL if plan is None else &plan.c
+    cdef long long filtered = 0
     cdef list rejects
     cdef long long number = first_game
     cdef Py_ssize_t pos
@@ -1923,7 +2330,7 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
             held = False
             with nogil:
                 pos = _lines_pass(buf, pos, end, game, &out, use_gaps, &bads, &scratch, &number,
-                                  stop_on_error, replay, board_starts, <void *>board, &uci, &held)
+                                  stop_on_error, replay, board_starts, <void *>board, &uci, &held, where, &filtered)
             if not held:
                 break
             pos = game.end
@@ -1940,8 +2347,12 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
             raise MemoryError()
         rejects = _rejects(buf, &bads, base_offset, hook_reasons)
         if use_gaps == NULL:
-            return PyBytes_FromStringAndSize(out.data, out.size), number - first_game, rejects
-        return _fill_openings(buf, &out, &gaps, openings), number - first_game, rejects
+            lines = PyBytes_FromStringAndSize(out.data, out.size)
+        else:
+            lines = _fill_openings(buf, &out, &gaps, openings)
+        if plan is not None:
+            return lines, number - first_game, rejects, filtered
+        return lines, number - first_game, rejects
     finally:
         free(gaps.items)
         free(bads.items)
@@ -2216,7 +2627,7 @@ cdef list _ply_clocks(const char *buf, _Game game):
 
 
 def games_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
-                     long long first_game, bint at_stream_start, bint stop_on_error):
+                     long long first_game, bint at_stream_start, bint stop_on_error, object where=None):
     """Scan the whole games in ``data[start:end]`` (any bytes-like object) into record tuples (see the pure twin)."""
     cdef Py_buffer view
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
@@ -2224,25 +2635,55 @@ def games_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long ba
         if end > view.len:
             end = view.len
         return _games_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                 stop_on_error)
+                                 stop_on_error, where_plan(where), False)
     finally:
         PyBuffer_Release(&view)
 
 
+cdef dict _headers(const char *buf, _Game game, Out *scratch):
+    """The game's tags as a dict of str (the last of a name wins)."""
+    cdef dict headers = _sized_dict(game.ntags)
+    cdef Py_ssize_t t, vn, ns, nn
+    cdef const char *vp
+    cdef int slot
+    cdef bint repeats
+    cdef str name
+    for t in range(game.ntags):
+        ns = game.tags[4 * t]
+        nn = game.tags[4 * t + 1] - ns
+        # _header_name and _repeats, the name looked up once
+        slot = _slot_of(buf + ns, nn)
+        if slot >= 0:
+            name = <str>_SLOT_NAMES[slot]
+            repeats = not (slot == S_SITE or slot == S_WHITE or slot == S_BLACK or slot == S_UTCTIME
+                           or slot == S_TIME)
+        else:
+            name = _header_name(buf + ns, nn)
+            repeats = _repeats(buf + ns, nn)
+        if game.plain_values:
+            vp = buf + game.tags[4 * t + 2]
+            vn = game.tags[4 * t + 3] - game.tags[4 * t + 2]
+        elif _cspan(buf, game, t, scratch, &vp, &vn) < 0:
+            raise MemoryError()
+        headers[name] = _value_text(vp, vn) if repeats else _text(vp, vn)
+    return headers
+
+
 cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
-                             long long first_game, bint at_stream_start, bint stop_on_error):
+                             long long first_game, bint at_stream_start, bint stop_on_error, _WherePlan plan,
+                             bint headers_only):
+    """games_from_block, or with ``headers_only`` headers_from_block."""
     cdef _Game game = _Game()
     cdef list out = [], rejects = []
-    cdef long long number = first_game
-    cdef Py_ssize_t pos, t, vn, ns, nn
-    cdef const char *vp
-    cdef dict headers
+    cdef long long number = first_game, filtered = 0
+    cdef Py_ssize_t pos
     cdef tuple record
     cdef Out scratch
+    cdef Where *where = NULL if plan is None else &plan.c
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
     try:
         pos = _first(buf, start, end, at_stream_start)
-        while _scan_game(buf, pos, end, game):
+        while _scan_game(buf, pos, end, game, where, headers_only):
             number += 1
             pos = game.end
             if game.out_of_memory:
@@ -2253,19 +2694,37 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
                 if stop_on_error:
                     break
                 continue
-            headers = _sized_dict(game.ntags)
-            for t in range(game.ntags):
-                ns = game.tags[4 * t]
-                nn = game.tags[4 * t + 1] - ns
-                if _cspan(buf, game, t, &scratch, &vp, &vn) < 0:
-                    raise MemoryError()
-                headers[_header_name(buf + ns, nn)] = _value_text(vp, vn) if _repeats(buf + ns, nn) else _text(vp, vn)
-            record = (base_offset + game.start, number, headers,
-                      _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game), _ply_clocks(buf, game),
-                      _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
-                      game.first_ply, game.start, game.end)
+            if game.filtered:
+                filtered += 1
+                continue
+            if headers_only:
+                record = (base_offset + game.start, number, _headers(buf, game, &scratch),
+                          _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
+                          game.start, game.end)
+            else:
+                record = (base_offset + game.start, number, _headers(buf, game, &scratch),
+                          _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game),
+                          _ply_clocks(buf, game),
+                          _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
+                          game.first_ply, game.start, game.end)
             _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
             out.append(record)
+        if plan is not None:
+            return out, number - first_game, rejects, filtered
         return out, number - first_game, rejects
     finally:
         free(scratch.data)
+
+
+def headers_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
+                       long long first_game, bint at_stream_start, bint stop_on_error, object where=None):
+    """games_from_block without the moves: each game's tags, its movetext skipped (see the pure twin)."""
+    cdef Py_buffer view
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        if end > view.len:
+            end = view.len
+        return _games_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
+                                 stop_on_error, where_plan(where), True)
+    finally:
+        PyBuffer_Release(&view)

@@ -32,6 +32,16 @@ with the whole of its raw text between ``start`` and ``end``; the next game
 parses. The Cython twin mirrors every function below in the same order, up to
 the fast path.
 
+Headers only (headers_from_block) and filters (a where_plan passed to any
+front end): _scan_game reads the tag section as always, then, for a game
+whose tags a filter refuses or for every game when reading headers only,
+skips its movetext with _skip_movetext, which follows _movetext's game
+boundaries (comments, variations, results, ``1.`` after a blank line)
+without reading moves, clocks or evals: a refused game is never built. A
+bad tag still rejects a game; so do the movetext errors that decide where
+it ends (unterminated comment or variation, stray ``}``); other movetext
+errors go unnoticed in a skipped movetext.
+
 The fast path (the section after _scan_game; pure Python only) reads a game
 written the way lichess writes them (tag lines ``[Name "value"]``, a blank
 line, the movetext on one line, ``{ [%eval ...] [%clk ...] }`` comments)
@@ -248,7 +258,7 @@ class _Game:
     """Everything scanned from one game; the two front ends read what they need."""
 
     __slots__ = ("start", "end", "tags", "moves", "evals", "clocks", "result",
-                 "first_ply", "bad", "bad_pos", "moves_field")
+                 "first_ply", "bad", "bad_pos", "moves_field", "filtered")
 
     def __init__(self, start: int) -> None:
         self.start = start
@@ -262,6 +272,7 @@ class _Game:
         self.bad = ""
         self.bad_pos = -1
         self.moves_field = None       # replaces field 20 when a moves hook rewrote it
+        self.filtered = False         # a where_plan dropped it (a bad game is rejected instead)
 
 
 def _unescape(raw: bytes) -> bytes:
@@ -483,8 +494,92 @@ def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
     return end
 
 
-def _scan_game(buf: bytes, pos: int, end: int) -> _Game | None:
-    """Scan the game whose first line starts at or after ``pos``; None if only blank lines remain."""
+def _skip_movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
+    """_movetext without reading moves: return where the game ends, as _movetext does for a good game.
+
+    Tokens are classed (move number, result, annotation, anything else is a
+    move) but not checked; comments and variations are skipped with
+    _movetext's rules, so an unterminated comment or variation and a stray
+    ``}`` still end the game where the full read ends it, as a bad game.
+    """
+    moves = False
+    while pos < end:
+        c = buf[pos]
+        if c == 32 or c == 9 or c == 13:
+            pos += 1
+        elif c == 10:
+            blank = moves and _ends_blank_line(buf, pos)
+            pos += 1
+            stop = _line_end(buf, pos, end)
+            if _is_tag_line(buf, pos, stop) or (blank and _starts_first_move(buf, pos, stop)):
+                return pos
+            if pos < end and buf[pos] == 37:  # '%' escape line
+                pos = stop
+        elif c == 123:
+            pos = _skip_comment(buf, pos, end)
+        elif c == 40:
+            pos = _variation(buf, pos, end) if moves else pos + 1
+        elif c == 59:
+            pos = _line_end(buf, pos, end)
+        elif c == 36:  # '$' NAG, not checked
+            pos += 1
+            while pos < end and 48 <= buf[pos] <= 57:
+                pos += 1
+        elif c == 41:
+            pos += 1
+        elif c == 125:
+            raise _Bad("unexpected '}'", pos)
+        else:
+            j = pos
+            while j < end and buf[j] not in _DELIMS:
+                j += 1
+            tok = buf[pos:j]
+            if tok == b"*" or tok == b"1-0" or tok == b"0-1" or tok == b"1/2-1/2":
+                if not game.result:
+                    game.result = tok
+                pos = j
+                continue
+            if 48 <= c <= 57 and not tok.startswith(b"0-0"):
+                if game.result:
+                    return pos      # a move number after the result starts the next game
+                k = pos
+                while k < j and 48 <= buf[k] <= 57:
+                    k += 1
+                while k < j and buf[k] == 46:
+                    k += 1
+                pos = k
+                continue
+            if tok.strip(b"!?") == b"" and len(tok) <= 2:
+                pos = j
+                continue
+            if game.result:
+                return pos          # so does a move
+            moves = True
+            pos = j
+    return end
+
+
+def _skip_comment(buf: bytes, pos: int, end: int) -> int:
+    """_comment without reading its commands: the index after ``}``."""
+    close = buf.find(b"}", pos + 1, end)
+    limit = end if close < 0 else close
+    if buf.find(b"\n", pos + 1, limit) >= 0:
+        boundary = _next_boundary(buf, pos, limit)
+        if boundary < limit:
+            raise _Bad("unterminated comment", pos)
+    if close < 0:
+        raise _Bad("unterminated comment", pos)
+    return close + 1
+
+
+def _scan_game(buf: bytes, pos: int, end: int, where=None, headers: bool = False) -> _Game | None:
+    """Scan the game whose first line starts at or after ``pos``; None if only blank lines remain.
+
+    ``where`` (a where_plan) drops a game whose tags it refuses before its
+    movetext is read (``game.filtered``; the movetext is skipped by
+    _skip_movetext), and one whose moves it refuses after. ``headers``:
+    skip the movetext of every game (unless ``where`` needs it).
+    """
     while pos < end:
         stop = _line_end(buf, pos, end)
         if not _is_blank(buf, pos, stop):
@@ -505,12 +600,167 @@ def _scan_game(buf: bytes, pos: int, end: int) -> _Game | None:
             pos = stop + 1
             if pos >= end:
                 break
-        game.end = _movetext(buf, pos, end, game) if pos < end else end
+        skip = headers
+        if where is not None:
+            if not where.keep_tags(game.tags, False):
+                game.filtered = True
+                skip = True
+            elif where.needs_moves:
+                skip = False
+        if pos >= end:
+            game.end = end
+        elif skip:
+            game.end = _skip_movetext(buf, pos, end, game)
+        else:
+            game.end = _movetext(buf, pos, end, game)
+        if not game.filtered and not skip and where is not None and not where.keep_moves(
+                len(game.moves), game.evals.count(None) < len(game.evals), game.clocks.count(None) < len(game.clocks)):
+            game.filtered = True
     except _Bad as bad:
         game.bad = bad.reason
         game.bad_pos = bad.pos
         game.end = _next_boundary(buf, bad.pos, end)
     return game
+
+
+# ---------------------------------------------------------------- filters
+#
+# fastpgn.filters.Where compiles to a spec of plain values (where_spec);
+# where_plan turns the spec into what the kernel reads. A game's tags are
+# tested when its tag section is read, before its movetext: a game they
+# refuse is never built, its movetext only skipped (_skip_movetext).
+
+ELO_WHITE, ELO_BLACK, ELO_BOTH, ELO_EITHER = range(4)
+TAG_EQUAL, TAG_FOLD, TAG_PREFIX = range(3)
+SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
+# lichess (scalachess Speed): estimated seconds = base + 40 x increment; the
+# upper bounds, exclusive, of ultraBullet, bullet, blitz, rapid, classical.
+SPEED_LIMITS = (30, 180, 480, 1500, 21600)
+
+
+def _ascii_lower(value):
+    """``value`` (bytes or str) with A-Z lowered, nothing else."""
+    if isinstance(value, bytes):
+        return value.lower()
+    return value.lower() if value.isascii() else value.encode().lower().decode()
+
+
+def _digits(value) -> int:
+    """The number 1 to 9 ASCII digits say, else -1."""
+    if 0 < len(value) <= 9 and value.isdigit() and value.isascii():
+        return int(value)
+    return -1
+
+
+def speed_bit(time_control) -> int:
+    """The bit (1 << index in SPEEDS) of lichess's speed for a TimeControl value; 0 if it names none."""
+    if time_control == b"-" or time_control == "-":
+        return 32
+    plus = b"+" if isinstance(time_control, bytes) else "+"
+    parts = time_control.split(plus)
+    if len(parts) != 2:
+        return 0
+    base = _digits(parts[0])
+    increment = _digits(parts[1])
+    if base < 0 or increment < 0:
+        return 0
+    seconds = base + 40 * increment
+    bit = 1
+    for limit in SPEED_LIMITS:
+        if seconds < limit:
+            return bit
+        bit <<= 1
+    return bit
+
+
+def _well_formed_date(value) -> bool:
+    """``YYYY.MM.DD`` with ASCII digits (what a date range compares)."""
+    if len(value) != 10 or not value.isascii():
+        return False
+    for i in (0, 1, 2, 3, 5, 6, 8, 9):
+        if not value[i:i + 1].isdigit():
+            return False
+    return value[4:5] in (b".", ".") and value[7:8] in (b".", ".")
+
+
+class _Where:
+    """A where_spec as the pure kernel reads it: the same tests on bytes (lines) or str (records)."""
+
+    __slots__ = ("elo_mode", "min_elo", "max_elo", "speeds", "dates", "tests", "min_plies", "max_plies",
+                 "evals", "clocks", "needs_moves", "spec")
+
+    def __init__(self, spec: tuple) -> None:
+        (self.elo_mode, self.min_elo, self.max_elo, self.speeds, since, until, tests, self.evals, self.clocks,
+         self.min_plies, self.max_plies) = spec
+        self.spec = spec
+        self.dates = None
+        if since is not None or until is not None:
+            self.dates = ((since, until), (None if since is None else since.decode(),
+                                           None if until is None else until.decode()))
+        self.tests = (tests, tuple(
+            (tuple(n.decode() for n in names), kind, tuple(v.decode() for v in values),
+             None if default is None else default.decode())
+            for names, kind, values, default in tests))
+        self.needs_moves = bool(self.evals or self.clocks or self.min_plies >= 0 or self.max_plies >= 0)
+
+    def __reduce__(self):
+        return (_Where, (self.spec,))
+
+    def keep_tags(self, tags, text: bool) -> bool:
+        """Whether a game with these ``(name, value)`` pairs (the last of a name counts) passes the tag tests."""
+        d = dict(tags)
+        if self.elo_mode >= 0:
+            white = _digits(d.get("WhiteElo" if text else b"WhiteElo", ""))
+            black = _digits(d.get("BlackElo" if text else b"BlackElo", ""))
+            lo, hi = self.min_elo, self.max_elo
+            ok_white = white >= 0 and lo <= white and (hi < 0 or white <= hi)
+            ok_black = black >= 0 and lo <= black and (hi < 0 or black <= hi)
+            mode = self.elo_mode
+            if not (ok_white if mode == ELO_WHITE else ok_black if mode == ELO_BLACK
+                    else ok_white and ok_black if mode == ELO_BOTH else ok_white or ok_black):
+                return False
+        if self.speeds:
+            tc = d.get("TimeControl" if text else b"TimeControl")
+            if tc is None or not speed_bit(tc) & self.speeds:
+                return False
+        if self.dates is not None:
+            since, until = self.dates[text]
+            date = d.get("UTCDate" if text else b"UTCDate")
+            if date is None:
+                date = d.get("Date" if text else b"Date")
+            if (date is None or not _well_formed_date(date) or (since is not None and date < since)
+                    or (until is not None and date > until)):
+                return False
+        for names, kind, values, default in self.tests[text]:
+            for name in names:
+                value = d.get(name, default)
+                if value is None:
+                    continue
+                if kind == TAG_EQUAL:
+                    if value in values:
+                        break
+                elif kind == TAG_FOLD:
+                    if _ascii_lower(value) in values:
+                        break
+                elif value.startswith(values):
+                    break
+            else:
+                return False
+        return True
+
+    def keep_moves(self, plies: int, has_evals: bool, has_clocks: bool) -> bool:
+        """Whether a game read in full passes the movetext tests."""
+        return ((not self.evals or has_evals) and (not self.clocks or has_clocks)
+                and plies >= self.min_plies and (self.max_plies < 0 or plies <= self.max_plies))
+
+
+def where_plan(spec):
+    """A filter spec (fastpgn.filters.Where.spec()) as the kernel reads it; None stays None.
+
+    Make it once per run, as opening_table: the compiled kernel copies the
+    spec into C arrays it reads without the GIL.
+    """
+    return spec if spec is None or isinstance(spec, _Where) else _Where(spec)
 
 
 # ---------------------------------------------------------------- fast path (pure Python only)
@@ -812,15 +1062,12 @@ def _fast_any(toks: list, result: bytes):
     return None if first_ply is None else (moves, evals, clocks, result, first_ply, True)
 
 
-def _fast_game(buf: bytes, pos: int, end: int, text: bool):
-    """The game at ``pos`` (a ``[``) if it has lichess's shape, else None.
+def _fast_shape(buf: bytes, pos: int, end: int):
+    """``(blank, start, stop, game_end)`` of the game at ``pos`` if it has _fast_game's layout, else None.
 
-    Returns ``(end, tags_end, tags, scan)``: where the game ends (as
-    _scan_game's ``end``), where its tag section ends, and _fast_tags's and
-    _fast_movetext's answers.
-
-    The shape: tag lines, one blank line, one movetext line, then the end
-    of the block, or newlines and the next game's ``[``.
+    The layout: a tag section up to the first blank line (at ``blank``), one
+    movetext line ``buf[start:stop]``, then the end of the block, or
+    newlines and the next game's ``[`` (at ``game_end``).
     """
     blank = buf.find(b"\n\n", pos, end)
     if blank < 0:
@@ -837,6 +1084,23 @@ def _fast_game(buf: bytes, pos: int, end: int, text: bool):
             game_end += 1
         if game_end < end and buf[game_end] != 91:
             return None
+    return blank, start, stop, game_end
+
+
+def _fast_game(buf: bytes, pos: int, end: int, text: bool):
+    """The game at ``pos`` (a ``[``) if it has lichess's shape, else None.
+
+    Returns ``(end, tags_end, tags, scan)``: where the game ends (as
+    _scan_game's ``end``), where its tag section ends, and _fast_tags's and
+    _fast_movetext's answers.
+
+    The shape: tag lines, one blank line, one movetext line, then the end
+    of the block, or newlines and the next game's ``[``.
+    """
+    shape = _fast_shape(buf, pos, end)
+    if shape is None:
+        return None
+    blank, start, stop, game_end = shape
     tags = _fast_tags(buf[pos:blank], text)
     if tags is None:
         return None
@@ -844,6 +1108,85 @@ def _fast_game(buf: bytes, pos: int, end: int, text: bool):
     if scan is None:
         return None
     return game_end, blank, tags, scan
+
+
+_NOT_BRACES = bytes(c for c in range(256) if c not in b"{}")
+_BRACE_PAIRS = b"{}" * 4096
+
+
+def _fast_skips(buf: bytes, start: int, stop: int):
+    """The result token _skip_movetext reads on movetext line ``buf[start:stop]`` of _fast_shape's layout
+    (``b""`` for none), if it reads the line to its end without error; else None.
+
+    Certain when: the line does not start a tag line or an escape, its braces
+    pair up in order (no comment spans lines, no stray ``}``), it has no
+    variation or ``;`` comment, and no result token can stand before its last
+    token (no ``1-0``, ``0-1``, ``1/2``, ``*`` there).
+    """
+    m = buf[start:stop]
+    if not m or m[0] in b" \t[%\r" or b"(" in m or b")" in m or b";" in m:
+        return None
+    if b"{" in m or b"}" in m:
+        braces = m.translate(None, _NOT_BRACES)
+        if len(braces) & 1 or len(braces) > len(_BRACE_PAIRS) or braces != _BRACE_PAIRS[:len(braces)]:
+            return None
+    space = m.rfind(b" ")
+    last = m[space + 1:]
+    result = last in _RESULT_TOKENS
+    head = m[:max(space, 0)] if result else m
+    if b"1-0" in head or b"0-1" in head or b"1/2" in head or b"*" in head:
+        return None
+    return last if result else b""
+
+
+def _any_value(values, mixed: bool) -> bool:
+    """Whether a _fast_movetext eval or clock list holds a value for some ply."""
+    if values is None:
+        return False
+    return values.count(None) < len(values) if mixed else len(values) > 0
+
+
+def _fast_where(buf: bytes, pos: int, end: int, text: bool, where):
+    """_fast_game with a filter: its answer for a game ``where`` keeps, ``(end, tags_end, None, None)``
+    for one it drops, None where the byte walk must decide."""
+    shape = _fast_shape(buf, pos, end)
+    if shape is None:
+        return None
+    blank, start, stop, game_end = shape
+    tags = _fast_tags(buf[pos:blank], text)
+    if tags is None:
+        return None
+    pieces, _, names = tags
+    if not where.keep_tags(zip(names, pieces[1::2]), text):
+        return None if _fast_skips(buf, start, stop) is None else (game_end, blank, None, None)
+    scan = _fast_movetext(buf[start:stop])
+    if scan is None:
+        return None
+    if where.needs_moves and not where.keep_moves(len(scan[0]), _any_value(scan[1], scan[5]),
+                                                  _any_value(scan[2], scan[5])):
+        return game_end, blank, None, None
+    return game_end, blank, tags, scan
+
+
+def _fast_headers(buf: bytes, pos: int, end: int, where):
+    """headers_from_block's ``(end, headers, result)`` of the game at ``pos`` (a ``[``), ``(end, None, None)``
+    if ``where`` drops it, or None where the byte walk must decide."""
+    if where is not None and where.needs_moves:
+        return None
+    shape = _fast_shape(buf, pos, end)
+    if shape is None:
+        return None
+    blank, start, stop, game_end = shape
+    tags = _fast_tags(buf[pos:blank], True)
+    if tags is None:
+        return None
+    result = _fast_skips(buf, start, stop)
+    if result is None:
+        return None
+    pieces, _, names = tags
+    if where is not None and not where.keep_tags(zip(names, pieces[1::2]), True):
+        return game_end, None, None
+    return game_end, dict(zip(names, pieces[1::2])), result.decode("ascii")
 
 
 def _line_plan(names: tuple):
@@ -1088,7 +1431,7 @@ def _as_bytes(buf) -> bytes:
 
 
 def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
-                     openings, stop_on_error, moves_hook=None):
+                     openings, stop_on_error, moves_hook=None, where=None):
     """Turn the whole games in ``buf[start:end]`` into 22-field lines.
 
     Returns ``(lines, games_read, rejects)``; ``lines`` is bytes, one
@@ -1099,14 +1442,29 @@ def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
     itself after validation, or UCI moves) or raises PGNError to reject the
     game; ``tags`` is the list of ``(name, value)`` bytes pairs of the tags
     that say where the game starts (FEN, SetUp, Variant), in file order.
+    With ``where`` (a where_plan), games it refuses get no line, and the
+    answer is ``(lines, games_read, rejects, games_filtered)``; games_read
+    counts them too.
     """
     buf = _as_bytes(buf)
+    where = where_plan(where)
     out = []
     rejects = []
     number = first_game
+    filtered = 0
     pos = _first(buf, start, end, at_stream_start)
     while True:
-        fast = _fast_game(buf, pos, end, False) if pos < end and buf[pos] == 91 else None
+        fast = None
+        if pos < end and buf[pos] == 91:
+            if where is None:
+                fast = _fast_game(buf, pos, end, False)
+            else:
+                fast = _fast_where(buf, pos, end, False, where)
+                if fast is not None and fast[2] is None:
+                    number += 1
+                    filtered += 1
+                    pos = fast[0]
+                    continue
         # A separator in a tag value goes to _line, which removes it (b"\xe2" is its first byte).
         if fast is not None and moves_hook is None and (
                 buf.find(b"\xe2", pos, fast[1]) < 0 or buf.find(SEP, pos, fast[1]) < 0):
@@ -1114,11 +1472,14 @@ def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
             out.append(_fast_line(fast[2], fast[3], openings))
             pos = fast[0]
             continue
-        game = _scan_game(buf, pos, end) if fast is None else _fast_as_game(pos, fast)
+        game = _scan_game(buf, pos, end, where) if fast is None else _fast_as_game(pos, fast)
         if game is None:
             break
         number += 1
         pos = game.end
+        if game.filtered and not game.bad:
+            filtered += 1
+            continue
         if not game.bad and moves_hook is not None:
             try:
                 replaced = moves_hook(b" ".join(game.moves), [t for t in game.tags if t[0] in _START_TAGS])
@@ -1133,6 +1494,8 @@ def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
                 break
             continue
         out.append(_line(game, openings))
+    if where is not None:
+        return b"".join(out), number - first_game, rejects, filtered
     return b"".join(out), number - first_game, rejects
 
 
@@ -1140,7 +1503,7 @@ def _text(value: bytes) -> str:
     return value.decode("utf-8", "replace")
 
 
-def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error):
+def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None):
     """Scan the whole games in ``buf[start:end]`` into record tuples for the reader.
 
     Returns ``(games, games_read, rejects)``; each game is
@@ -1151,24 +1514,36 @@ def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, 
     has none; ``result`` the movetext's result token,
     ``first_ply`` the ply the move number before the first move names (``12...``
     is 23: Black's 12th move; -1 when no number precedes the first move).
+    With ``where`` (a where_plan), games it refuses get no record, and the
+    answer is ``(games, games_read, rejects, games_filtered)``.
     """
     buf = _as_bytes(buf)
+    where = where_plan(where)
     out = []
     rejects = []
     number = first_game
+    filtered = 0
     pos = _first(buf, start, end, at_stream_start)
     while True:
-        fast = _fast_game(buf, pos, end, True) if pos < end and buf[pos] == 91 else None
+        fast = None
+        if pos < end and buf[pos] == 91:
+            fast = _fast_game(buf, pos, end, True) if where is None else _fast_where(buf, pos, end, True, where)
         if fast is not None:
             number += 1
-            out.append(_fast_record(fast, pos, number, base_offset))
+            if fast[2] is None:
+                filtered += 1
+            else:
+                out.append(_fast_record(fast, pos, number, base_offset))
             pos = fast[0]
             continue
-        game = _scan_game(buf, pos, end)
+        game = _scan_game(buf, pos, end, where)
         if game is None:
             break
         number += 1
         pos = game.end
+        if game.filtered and not game.bad:
+            filtered += 1
+            continue
         if game.bad:
             rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
             if stop_on_error:
@@ -1189,4 +1564,56 @@ def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, 
             game.start,
             game.end,
         ))
+    if where is not None:
+        return out, number - first_game, rejects, filtered
+    return out, number - first_game, rejects
+
+
+def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None):
+    """games_from_block without the moves: each game's tags, its movetext skipped (_skip_movetext).
+
+    Returns ``(games, games_read, rejects)``, or with ``where``
+    ``(games, games_read, rejects, games_filtered)``; each game is
+    ``(offset, number, headers, result, start, end)``, cut at the same
+    boundaries as games_from_block's for every game the full read accepts.
+    Movetext is not checked: only a bad tag, an unterminated comment or
+    variation and a stray ``}`` reject a game (and, where ``where`` tests the
+    movetext, any error in the movetext of a game whose tags it keeps).
+    """
+    buf = _as_bytes(buf)
+    where = where_plan(where)
+    out = []
+    rejects = []
+    number = first_game
+    filtered = 0
+    pos = _first(buf, start, end, at_stream_start)
+    while True:
+        fast = _fast_headers(buf, pos, end, where) if pos < end and buf[pos] == 91 else None
+        if fast is not None:
+            number += 1
+            if fast[1] is None:
+                filtered += 1
+            else:
+                out.append((base_offset + pos, number, fast[1], fast[2], pos, fast[0]))
+            pos = fast[0]
+            continue
+        game = _scan_game(buf, pos, end, where, True)
+        if game is None:
+            break
+        number += 1
+        pos = game.end
+        if game.filtered and not game.bad:
+            filtered += 1
+            continue
+        if game.bad:
+            rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
+            if stop_on_error:
+                break
+            continue
+        headers = {}
+        for name, value in game.tags:
+            headers[_text(name)] = _text(value)
+        out.append((base_offset + game.start, number, headers, _text(game.result), game.start, game.end))
+    if where is not None:
+        return out, number - first_game, rejects, filtered
     return out, number - first_game, rejects

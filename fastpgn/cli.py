@@ -1,9 +1,10 @@
 """``python -m fastpgn``: the dump converter and the converters for the other notations.
 
     python -m fastpgn INPUT CHUNK_SIZE [options]      lichess PGN -> chunks of 22-field lines
-    python -m fastpgn lichess-text INPUT ...          compact lichess strings <-> PGN (seed 000)
-    python -m fastpgn crypt encode|decode INPUT ...   PGN Crypt (seed 002)
-    python -m fastpgn icn INPUT [--json] [--to-pgn]   standard games between PGN and ICN (seed 001)
+    python -m fastpgn lichess-text INPUT ...          compact lichess strings <-> PGN (pgn-transform)
+    python -m fastpgn crypt encode|decode INPUT ...   PGN Crypt
+    python -m fastpgn icn INPUT [--json] [--to-pgn]   standard games between PGN and ICN
+    python -m fastpgn analyse INPUT -o OUT            a UCI engine's eval on every ply
     python -m fastpgn openings DIR [-o FILE]          build the openings map from the lichess list
 
 Data goes to files or stdout; progress (on a terminal), warnings and the
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 import fastpgn
+from fastpgn._command import plural
 from fastpgn.errors import InputError, PGNError
 
 EXIT_CODES = """\
@@ -84,8 +86,71 @@ def _is_int(text: str) -> bool:
         return False
 
 
+# The converter's filter flags: flag -> fastpgn.filters.Where keyword (docs/filters.md).
+FILTER_FLAGS = {
+    "--min-elo": "min_elo", "--max-elo": "max_elo", "--elo-of": "elo_of", "--speed": "speed",
+    "--time-control": "time_control", "--since": "since", "--until": "until", "--variant": "variant",
+    "--player": "player", "--eco": "eco", "--termination": "termination", "--with-evals": "with_evals",
+    "--with-clocks": "with_clocks", "--min-plies": "min_plies", "--max-plies": "max_plies", "--tag": "tags",
+}
+
+
+def _filter_value(flag: str):
+    """An argparse type that checks one filter flag's value as fastpgn.filters.Where does."""
+    from fastpgn.filters import Where
+
+    field = FILTER_FLAGS[flag]
+
+    def check(text: str) -> str:
+        try:
+            Where(**{field: [text] if field == "tags" else text})
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(_flag_words(str(exc))) from None
+        return text
+
+    check.__name__ = flag
+    return check
+
+
+def _flag_words(message: str) -> str:
+    """A Where error worded with the flags' names: its leading keyword (``min_elo must ...``), and the one
+    it is compared with (``min_elo (2500) is above max_elo (2000)``)."""
+    for flag, field in FILTER_FLAGS.items():
+        if message.startswith(field + " "):
+            message = flag + message[len(field):]
+        for word in ("after", "above"):
+            message = message.replace(f" is {word} {field} (", f" is {word} {flag} (")
+    return message
+
+
+class _ConvertParser(argparse.ArgumentParser):
+    """The converter's parser: builds ``args.where`` from the filter flags; a bad filter value is one line."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        from fastpgn.filters import Where
+
+        args, extra = super().parse_known_args(args, namespace)
+        fields = {FILTER_FLAGS[f]: getattr(args, FILTER_FLAGS[f]) for f in FILTER_FLAGS}
+        fields = {k: v for k, v in fields.items() if v not in (None, False, [])}
+        if "speed" in fields:
+            fields["speed"] = ",".join(fields["speed"])
+        try:
+            args.where = Where(**fields) if fields else None
+        except ValueError as exc:
+            self.exit(2, f"fastpgn: {_flag_words(str(exc))}\n")
+        return args, extra
+
+    def error(self, message: str):
+        for flag in FILTER_FLAGS:
+            head = f"argument {flag}: "
+            if message.startswith(head):
+                rest = message[len(head):]
+                self.exit(2, f"fastpgn: {rest if rest.startswith(flag) else f'{flag}: {rest}'}\n")
+        super().error(message)
+
+
 def convert_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _ConvertParser(
         prog="python -m fastpgn",
         description="Turn a lichess PGN dump (.pgn.zst, .pgn.bz2, .pgn.gz, plain, or - for stdin; "
                     "recognised by content) into chunk files of one 22-field line per game, on every core.",
@@ -117,6 +182,35 @@ def convert_parser() -> argparse.ArgumentParser:
     parser.add_argument("--uci", action="store_true",
                         help="write UCI moves (e2e4) instead of SAN in field 20 (implies --validate)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    flt = parser.add_argument_group(
+        "filters", "write only the games that pass every filter given; the others are counted as filtered out "
+                   "(games read = written + rejected + filtered out). See docs/filters.md.")
+    flt.add_argument("--min-elo", type=_filter_value("--min-elo"), metavar="N",
+                     help="rating at least N (WhiteElo/BlackElo, per --elo-of)")
+    flt.add_argument("--max-elo", type=_filter_value("--max-elo"), metavar="N", help="rating at most N")
+    flt.add_argument("--elo-of", choices=("white", "black", "both", "either"), default=None,
+                     help="whose rating --min-elo/--max-elo test (default both)")
+    flt.add_argument("--speed", type=_filter_value("--speed"), action="append", metavar="SPEED",
+                     help="ultraBullet, bullet, blitz, rapid, classical or correspondence, by lichess's rule "
+                          "on TimeControl (base + 40 x increment seconds); repeat it or give a comma list")
+    flt.add_argument("--time-control", type=_filter_value("--time-control"), metavar="TC",
+                     help="TimeControl equal to TC (e.g. 180+2)")
+    flt.add_argument("--since", type=_filter_value("--since"), metavar="DATE",
+                     help="UTCDate (else Date) on or after DATE (YYYY.MM.DD or YYYY-MM-DD)")
+    flt.add_argument("--until", type=_filter_value("--until"), metavar="DATE", help="... on or before DATE")
+    flt.add_argument("--variant", type=_filter_value("--variant"), metavar="NAME",
+                     help="the Variant tag (Standard when absent), ignoring case")
+    flt.add_argument("--player", type=_filter_value("--player"), metavar="NAME",
+                     help="White or Black is NAME, ignoring case")
+    flt.add_argument("--eco", type=_filter_value("--eco"), metavar="PREFIX", help="ECO starts with PREFIX (B, B2, B20)")
+    flt.add_argument("--termination", type=_filter_value("--termination"), metavar="TEXT",
+                     help="Termination equal to TEXT (Normal, Time forfeit, ...)")
+    flt.add_argument("--with-evals", action="store_true", help="only games with a [%%eval] on some ply")
+    flt.add_argument("--with-clocks", action="store_true", help="only games with a [%%clk] on some ply")
+    flt.add_argument("--min-plies", type=_filter_value("--min-plies"), metavar="N", help="at least N plies")
+    flt.add_argument("--max-plies", type=_filter_value("--max-plies"), metavar="N", help="at most N plies")
+    flt.add_argument("--tag", type=_filter_value("--tag"), action="append", metavar="NAME=VALUE", dest="tags",
+                     help="tag NAME present and equal to VALUE; repeatable (all must hold)")
     parser.add_argument("--version", action="version",
                         version=f"fastpgn {fastpgn.__version__} (backend: {fastpgn.BACKEND})")
     return parser
@@ -175,26 +269,41 @@ class _Progress:
         self.bar.close()
 
 
-def plural(count: int, noun: str) -> str:
-    """``plural(1, "chunk")`` -> '1 chunk'; ``plural(2_000, "game")`` -> '2,000 games'."""
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+
+def _positional_indexes(parser: argparse.ArgumentParser, argv: list[str]) -> list[int]:
+    """Where in ``argv`` the positional arguments are: not options, nor the values options take."""
+    takes_value = {flag for action in parser._actions if action.nargs != 0 for flag in action.option_strings}
+    found, skip = [], False
+    for i, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg == "--":
+            return found + list(range(i + 1, len(argv)))
+        elif arg.startswith("-") and arg != "-":
+            skip = arg in takes_value          # "--min-elo 2000"; "--min-elo=2000" is one token
+        else:
+            found.append(i)
+    return found
 
 
 def convert_main(argv) -> int:
     from fastpgn.pipeline import Converter, Options, OutputError
 
     argv = list(argv)
+    parser = convert_parser()
     # The original takes CHUNK_SIZE first (main.py 100_000 file.pgn.bz2): accept that order too.
-    positional = [a for a in argv if not a.startswith("-") or a == "-"]
-    if len(positional) >= 2 and _is_int(positional[0]) and not _is_int(positional[1]) \
-            and not os.path.exists(positional[0]):
-        i, j = argv.index(positional[0]), argv.index(positional[1])
-        argv[i], argv[j] = argv[j], argv[i]
-    args = convert_parser().parse_args(argv)
+    positional = _positional_indexes(parser, argv)
+    if len(positional) >= 2:
+        i, j = positional[:2]
+        if _is_int(argv[i]) and not _is_int(argv[j]) and not os.path.exists(argv[i]):
+            argv[i], argv[j] = argv[j], argv[i]
+    args = parser.parse_args(argv)
     opts = Options(input=args.input, chunk_size=args.chunk_size, output_dir=args.output_dir,
                    compression=args.compression, jobs=args.jobs, errors=args.errors, limit=args.limit,
                    openings_map=args.openings_map, resume=args.resume, overwrite=args.overwrite,
-                   validate=args.validate or args.uci, uci=args.uci)
+                   validate=args.validate or args.uci, uci=args.uci, where=args.where)
     if args.resume and args.overwrite:
         print("fastpgn: --resume continues an earlier run and --overwrite removes it: give one of them",
               file=sys.stderr)
@@ -236,7 +345,8 @@ def convert_main(argv) -> int:
         return 0
     if not args.quiet:
         s = summary
-        print(f"fastpgn: {plural(s.games_written, 'game')} written, {s.games_rejected:,} rejected "
+        filtered = f", {s.games_filtered:,} filtered out" if args.where is not None else ""
+        print(f"fastpgn: {plural(s.games_written, 'game')} written, {s.games_rejected:,} rejected{filtered} "
               f"(of {s.games_read:,} read), {plural(s.chunks, 'chunk')}, {s.bytes_in / 1e6:,.1f} MB of PGN, "
               f"{s.seconds:.1f} s, {s.mb_per_s:,.1f} MB/s, backend {s.backend}, "
               f"{plural(s.workers, 'worker')}", file=sys.stderr)
@@ -267,6 +377,7 @@ usage: python -m fastpgn INPUT CHUNK_SIZE [options]   a PGN dump -> chunks of 22
        python -m fastpgn lichess-text INPUT ...        compact lichess strings <-> PGN
        python -m fastpgn crypt encode|decode INPUT ... PGN Crypt
        python -m fastpgn icn INPUT ...                 PGN <-> Infinite Chess Notation
+       python -m fastpgn analyse INPUT [-o OUT]        a UCI engine's eval on every ply, as lichess writes it
        python -m fastpgn openings DIR [-o FILE]        the openings map from the lichess list
 each command has --help; python -m fastpgn --help lists the converter's options"""
 
@@ -303,4 +414,3 @@ def main(argv=None) -> int:
     if argv and argv[0] == "openings":
         return guarded(lambda: openings_main(argv[1:]))
     return guarded(lambda: convert_main(argv))
-       python -m fastpgn analyse INPUT [-o OUT]        a UCI engine's eval on every ply, as lichess writes it

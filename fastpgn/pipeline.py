@@ -89,6 +89,9 @@ class Options:
     validate: bool = False
     uci: bool = False
     block_size: int = BLOCK_SIZE
+    # fastpgn.filters.Where (or a dict of its keywords): only the games it passes are written;
+    # the others are counted in Summary.games_filtered.
+    where: object = None
 
 
 @dataclass
@@ -96,6 +99,7 @@ class Summary:
     games_read: int = 0
     games_written: int = 0
     games_rejected: int = 0
+    games_filtered: int = 0             # dropped by Options.where: read = written + rejected + filtered
     chunks: int = 0
     bytes_in: int = 0
     raw_bytes_in: int = 0
@@ -140,7 +144,8 @@ def decompress(data: bytes, kind: str) -> bytes:
 _WORKER: dict = {}
 
 
-def _init_worker(openings_map, compression: str, validate: bool, uci: bool, in_pool: bool = True) -> None:
+def _init_worker(openings_map, compression: str, validate: bool, uci: bool, in_pool: bool = True,
+                 where=None) -> None:
     if in_pool:
         # Ctrl-C reaches the whole process group: the main process alone handles it.
         import signal
@@ -150,6 +155,8 @@ def _init_worker(openings_map, compression: str, validate: bool, uci: bool, in_p
     _WORKER["openings"] = _scan.kernel.opening_table(openings_map)
     _WORKER["compression"] = compression
     _WORKER["hook"] = _moves_hook(validate, uci)
+    # ``where`` is a Where's spec (a plain tuple): it crosses to worker processes pickled.
+    _WORKER["where"] = _scan.kernel.where_plan(where)
 
 
 def _exit_with_parent() -> None:
@@ -180,12 +187,35 @@ def _moves_hook(validate: bool, uci: bool):
 
 
 def _work(data: bytes, offset: int, at_stream_start: bool):
-    """Lines of one block, compressed: ``(member, lines, games_read, rejects)``."""
-    lines, read, rejects = _scan.kernel.lines_from_block(
-        data, 0, len(data), offset, 0, at_stream_start, _WORKER["openings"], False, _WORKER["hook"])
+    """Lines of one block, compressed: ``(member, lines, games_read, rejects, games_filtered)``."""
+    where = _WORKER.get("where")
+    filtered = 0
+    if where is None:
+        lines, read, rejects = _scan.kernel.lines_from_block(
+            data, 0, len(data), offset, 0, at_stream_start, _WORKER["openings"], False, _WORKER["hook"])
+    else:
+        lines, read, rejects, filtered = _scan.kernel.lines_from_block(
+            data, 0, len(data), offset, 0, at_stream_start, _WORKER["openings"], False, _WORKER["hook"], where)
     raw = [(reason, error_offset, number, bytes(data[start:end]))
            for reason, error_offset, number, start, end in rejects]
-    return compress(lines, _WORKER["compression"]), read - len(raw), read, raw
+    return compress(lines, _WORKER["compression"]), read - len(raw) - filtered, read, raw, filtered
+
+
+def _kept_up_to_line(keep: int, data, offset: int, at_stream_start: bool, raw: list, where) -> tuple[int, list, int]:
+    """_games_up_to_line for a filtered block: how many games up to its ``keep``-th written line, the
+    rejected among them, and the filtered out among them.
+
+    Which games a filter dropped is not in _work's answer, so the block is read
+    again (once a run, where --limit falls) for the numbers of the games it kept.
+    """
+    records = _scan.kernel.games_from_block(data, 0, len(data), offset, 0, at_stream_start, False, where)[0]
+    rejected = {r[2] for r in raw}    # a moves hook rejects games games_from_block keeps
+    written = [r[1] for r in records if r[1] not in rejected]
+    last = written[keep - 1] if 0 < keep <= len(written) else (0 if keep <= 0 else None)
+    if last is None:
+        raise AssertionError("the block holds fewer lines than --limit counts")
+    raw = [r for r in raw if r[2] <= last]
+    return last, raw, last - keep - len(raw)
 
 
 # ---------------------------------------------------------------- main side
@@ -509,6 +539,10 @@ class Converter:
         self.done_path = self.folder / f".{name}.fastpgn-done.json"
         self.rejects_path = self.folder / f"{name}.rejected.pgn"
         self.summary = Summary(backend=_scan.BACKEND, workers=self.jobs)
+        from fastpgn import filters
+
+        where = filters.as_where(opts.where)
+        self.where = where if where else None   # a Where that tests nothing filters nothing
 
     # -- state for --resume
 
@@ -517,7 +551,8 @@ class Converter:
         return {"version": STATE_VERSION, "input": self.prefix, "input_size": source.size,
                 "chunk_size": o.chunk_size, "compression": o.compression, "limit": o.limit,
                 "openings_map": o.openings_map, "validate": o.validate, "uci": o.uci,
-                "block_size": o.block_size, "gzip": f"{GZIP_LIBRARY}-{GZIP_LEVEL}"}
+                "block_size": o.block_size, "gzip": f"{GZIP_LIBRARY}-{GZIP_LEVEL}",
+                **({"where": self.where.as_dict()} if self.where is not None else {})}
 
     def _save_state(self, fingerprint: dict, progress: dict, path: Path | None = None) -> None:
         path = path or self.state_path
@@ -562,17 +597,18 @@ class Converter:
         """
         opts = self.opts
         args = (table, opts.compression, opts.validate, opts.uci)
+        spec = None if self.where is None else self.where.spec()
         kernel = _scan.kernel
         if getattr(kernel, "RELEASES_GIL", False) and (
                 not (opts.validate or opts.uci) or getattr(kernel, "REPLAYS_WITHOUT_GIL", False)):
-            _init_worker(*args, in_pool=False)
+            _init_worker(*args, in_pool=False, where=spec)
             return ThreadPoolExecutor(self.jobs, thread_name_prefix="fastpgn")
         if self.jobs > 1:
             # Started fresh, not forked: the main process may run threads by now (indexed_bzip2's
             # decoder, tqdm's monitor), and a fork copies their locks in whatever state they are.
             return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=_init_worker, initargs=args)
-        _init_worker(*args, in_pool=False)
+                                       initializer=_init_worker, initargs=(*args, True, spec))
+        _init_worker(*args, in_pool=False, where=spec)
         return None
 
     def _check_output(self) -> None:
@@ -649,6 +685,7 @@ class Converter:
             s = self.summary
             s.games_read, s.games_written = saved["games_read"], saved["games_written"]
             s.games_rejected, s.chunks = saved["games_rejected"], saved["chunk"]
+            s.games_filtered = saved.get("games_filtered", 0)
             s.resumed_from_chunk = saved["chunk"]
             s.already_complete = True
             s.seconds = time.perf_counter() - start_time
@@ -659,6 +696,7 @@ class Converter:
         chunks = _Chunks(self.folder, self.prefix, opts, p["chunk"], p["games_written"])
         games_read = p["games_read"]
         rejected = p["games_rejected"]
+        filtered = p.get("games_filtered", 0)
         skip_lines = p["skip_lines"]
         rejects_file = None
         if saved and p["rejects_size"]:
@@ -691,37 +729,44 @@ class Converter:
                     if block is None:
                         blocks_left = False
                         break
+                    # (a filtered run with --limit keeps each block's bytes: _kept_up_to_line reads them)
                     if block.truncated:
-                        pending.append((block, None))
+                        pending.append((block, None, None))
                     elif pool is None:
-                        pending.append((block, _work(block.data, block.offset, block.at_stream_start)))
+                        data = bytes(block.data) if self.where is not None and limit is not None else None
+                        pending.append((block, _work(block.data, block.offset, block.at_stream_start), data))
                         block.release()
                     elif isinstance(pool, ThreadPoolExecutor):  # threads read the block in place
                         pending.append((block, pool.submit(_work, block.data, block.offset,
-                                                           block.at_stream_start)))
+                                                           block.at_stream_start), None))
                     else:
-                        pending.append((block, pool.submit(_work, bytes(block.data), block.offset,
-                                                           block.at_stream_start)))
+                        data = bytes(block.data)
+                        pending.append((block, pool.submit(_work, data, block.offset,
+                                                           block.at_stream_start), data))
                         block.release()
                 if not pending:
                     break
-                block, job = pending.popleft()
+                block, job, data = pending.popleft()
                 rejects_size = rejects_file.tell() if rejects_file else 0
                 if job is None:
-                    member, count, read, raw = compress(b"", opts.compression), 0, 0, []
+                    member, count, read, raw, dropped = compress(b"", opts.compression), 0, 0, [], 0
                     text = bytes(block.data)
                     if text.strip():
                         raw = [(block.truncation_reason(), block.damage.offset, 1, text)]
                         read = 1
                 else:
-                    member, count, read, raw = job if pool is None else job.result()
-                block.release()
+                    member, count, read, raw, dropped = job if pool is None else job.result()
                 before = {"games_read": games_read, "games_rejected": rejected,
-                          "rejects_size": rejects_size}
+                          "rejects_size": rejects_size, "games_filtered": filtered}
                 if limit is not None and written + count - skip_lines >= limit:
                     # The limit falls in this block: only the games up to the last one written count.
                     keep = limit - written + skip_lines
-                    read, raw = _games_up_to_line(keep, read, raw)
+                    if dropped:
+                        read, raw, dropped = _kept_up_to_line(
+                            keep, block.data if data is None else data, block.offset, block.at_stream_start,
+                            raw, _scan.kernel.where_plan(self.where.spec()))
+                    else:
+                        read, raw = _games_up_to_line(keep, read, raw)
                     if keep < count:
                         text = decompress(member, opts.compression)
                         member = compress(_split_lines(text, [keep])[0], opts.compression)
@@ -736,11 +781,13 @@ class Converter:
                                        + b"\n\n")
                     if opts.errors == "raise":
                         raise PGNSyntaxError(reason, error_offset, games_read + number)
+                block.release()
                 games_read += read
+                filtered += dropped
                 if rejects_file is not None:
                     rejects_file.flush()
                 after = {"games_read": games_read, "games_rejected": rejected,
-                         "rejects_size": rejects_file.tell() if rejects_file else 0}
+                         "rejects_size": rejects_file.tell() if rejects_file else 0, "games_filtered": filtered}
                 writer.put(member, count, skip_lines, block.offset, block.offset + len(block.data),
                            before, after)
                 written += max(count - skip_lines, 0)
@@ -756,7 +803,7 @@ class Converter:
                 writer.stop()
             chunks.abandon()
             if pool is not None:
-                for _, job in pending:
+                for _, job, _ in pending:
                     if job is not None:
                         job.cancel()
                 # Workers finish the one block each has in hand (milliseconds; worker processes ignore
@@ -776,6 +823,7 @@ class Converter:
         s.games_read = games_read
         s.games_written = chunks.written
         s.games_rejected = rejected
+        s.games_filtered = filtered
         s.chunks = chunks.index
         s.bytes_in = source.offset
         s.raw_bytes_in = source.raw_read
@@ -787,7 +835,8 @@ class Converter:
         else:
             # Finished: the state gives way to a hidden record, so --resume knows there is nothing to do.
             self._save_state(fingerprint, {"complete": True, "chunk": chunks.index, "games_read": games_read,
-                                           "games_written": chunks.written, "games_rejected": rejected},
+                                           "games_written": chunks.written, "games_rejected": rejected,
+                                           "games_filtered": filtered},
                              self.done_path)
             self.state_path.unlink(missing_ok=True)
         return s

@@ -330,3 +330,13 @@ def test_whole_bzip2_files_stay_on_the_parallel_decoder(name, tmp_path):
         source = open_source(each, threads=2)
         assert b"".join(source.chunks()) == pgn
         assert source.fallback is None, source.fallback
+
+
+def test_chunk_size_first_with_options_before_it(tmp_path):
+    """The original's order (CHUNK_SIZE first) with options in front: their values are not the input."""
+    src = shared(*LICHESS, "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+    assert main(["-j", "2", "10", str(src), "-o", str(tmp_path / "a"), "-q"]) == 0
+    assert main(["--min-elo", "1000", "--limit", "3", "10", str(src), "-o", str(tmp_path / "b"), "-q"]) == 0
+    assert main([str(src), "10", "-o", str(tmp_path / "c"), "-q"]) == 0
+    assert all_lines(tmp_path / "a") == all_lines(tmp_path / "c") == list(read_lines(src))
+    assert len(all_lines(tmp_path / "b")) == 3

@@ -1,0 +1,154 @@
+"""Headers-only reading: the full read's games, numbers, offsets and headers, without the moves.
+
+``headers_from_block`` reads each game's tag section and skips its movetext
+(_skip_movetext) to where the full scanner ends the game. On every file of
+the real corpus it must give the full read's games exactly; on mutated
+games, both backends and the pure twin's fast path must agree with its byte
+walk, and wherever the full read accepts every game, with the full read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import CASES, DATA, shared
+from fastpgn import _backend, _scan_py
+from fastpgn.reader import read_games, read_headers
+from test_scan import decompressed
+
+BACKENDS = dict(_backend.available("_scan"))
+
+
+def corpus():
+    files = []
+    for folder in ("lichess-db", "lichess-other", "edge-cases-nonlichess"):
+        files += sorted(p for p in (DATA / folder).glob("*.pgn*"))
+    return files
+
+
+@pytest.fixture(scope="module")
+def corpus_data():
+    shared("data", "lichess-db")
+    return {p.name: decompressed(p) for p in corpus()}
+
+
+def projected(full):
+    """games_from_block's answer as headers_from_block gives it."""
+    records, read, rejects = full
+    return [(r[0], r[1], r[2], r[6], r[8], r[9]) for r in records], read, rejects
+
+
+@contextlib.contextmanager
+def byte_walk_only():
+    """Turn the pure twin's headers fast path off: every game goes through _scan_game."""
+    fast = _scan_py._fast_headers
+    _scan_py._fast_headers = lambda buf, pos, end, where: None
+    try:
+        yield
+    finally:
+        _scan_py._fast_headers = fast
+
+
+def test_every_corpus_file_gives_the_full_reads_games(scan, corpus_data):
+    games = 0
+    for name, data in corpus_data.items():
+        full = projected(scan.games_from_block(data, 0, len(data), 5, 7, True, False))
+        assert scan.headers_from_block(data, 0, len(data), 5, 7, True, False) == full, name
+        games += full[1]
+    assert games > 10_000
+
+
+def test_cut_blocks_anywhere_give_the_same_boundaries(scan, corpus_data):
+    data = corpus_data["lichess_db_standard_rated_2022-06.head2499.pgn.zst"]
+    for start, end in ((0, 100_000), (12_345, 400_000), (0, len(data))):
+        full = projected(scan.games_from_block(data, start, end, 0, 0, start == 0, False))
+        assert scan.headers_from_block(data, start, end, 0, 0, start == 0, False) == full
+
+
+def test_the_pure_fast_path_decides_as_the_byte_walk(corpus_data):
+    for name, data in corpus_data.items():
+        fast = _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False)
+        with byte_walk_only():
+            assert _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False) == fast, name
+
+
+def test_edge_case_files_keep_the_boundaries(scan):
+    """Named edge cases: every game starts and ends where the full read puts it; only bad movetext differs."""
+    for path in sorted(CASES.glob("*.pgn")):
+        data = path.read_bytes()
+        records, read, rejects = scan.games_from_block(data, 0, len(data), 0, 0, True, False)
+        h_records, h_read, h_rejects = scan.headers_from_block(data, 0, len(data), 0, 0, True, False)
+        assert h_read == read, path.name
+        spans = sorted([(r[1], r[8], r[9]) for r in records] + [(r[2], r[3], r[4]) for r in rejects])
+        h_spans = sorted([(r[1], r[4], r[5]) for r in h_records] + [(r[2], r[3], r[4]) for r in h_rejects])
+        assert h_spans == spans, path.name
+        # a game the full read accepts is a record here too, with the same headers
+        assert {r[1]: r[2] for r in records}.items() <= {r[1]: r[2] for r in h_records}.items(), path.name
+        # a game rejected here is rejected by the full read, for the same reason
+        assert set(h_rejects) <= set(rejects), path.name
+
+
+GAME = (b'[Event "Rated Blitz game"]\n[Site "https://lichess.org/abcd1234"]\n[Result "1-0"]\n'
+        b'[WhiteElo "1500"]\n[TimeControl "180+0"]\n\n'
+        b'1. e4 { [%eval 0.2] [%clk 0:03:00] } 1... e5 { [%eval 0.3] [%clk 0:02:59] } '
+        b'2. Nf3 { [%clk 0:02:58] } 2... Nc6 $1 (2... d6 3. d4) 3. Bb5 1-0\n\n')
+NOISE = b" \n\n{}()-/*;$%1.0[]\"e4O-1/2\t\r"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 3 * len(GAME)), st.sampled_from(sorted(set(NOISE))),
+                          st.booleans()), min_size=1, max_size=6))
+def test_mutated_games_decide_alike(edits):
+    """Bytes inserted or replaced anywhere in three games: both backends and both pure paths agree,
+    and where the full read accepts every game, so does the headers-only read, with the same boundaries."""
+    data = bytearray(GAME * 3)
+    for at, byte, replace in edits:
+        at = min(at, len(data) - 1)
+        if replace:
+            data[at] = byte
+        else:
+            data[at:at] = bytes([byte])
+    data = bytes(data)
+    answer = _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False)
+    with byte_walk_only():
+        assert _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False) == answer
+    if "cy" in BACKENDS:
+        assert BACKENDS["cy"].headers_from_block(data, 0, len(data), 0, 0, True, False) == answer
+    full = projected(_scan_py.games_from_block(data, 0, len(data), 0, 0, True, False))
+    if not full[2]:
+        assert answer == full
+
+
+def test_read_headers_and_headers_only(tmp_path):
+    path = shared("data", "lichess-db", "lichess_db_standard_rated_2021-10.head999.pgn.zst")
+    full = list(read_games(path))
+    for reader in (read_headers(path), read_games(path, headers_only=True)):
+        games = list(reader)
+        assert [(g.number, g.offset, g.headers, g.result, g.id) for g in games] == \
+               [(g.number, g.offset, g.headers, g.result, g.id) for g in full]
+        assert all(g.moves == [] and g.evals == [] and g.clocks == [] and g.first_ply is None for g in games)
+        assert reader.games_read == reader.games_yielded == 999
+
+
+def test_bad_tags_still_reject_bad_moves_do_not():
+    data = (b'[White "A"]\n\n1. e4 Zz9 *\n\n'          # a bad move: not checked
+            b'[White "B]\n\n1. e4 *\n\n'               # a bad tag: rejected as in the full read
+            b'[White "C"]\n\n1. e4 { open *\n\n'       # an unterminated comment: the boundary rule rejects it
+            b'[White "D"]\n\n1. d4 *\n')
+    reader = read_headers(data, errors="skip")
+    assert [g.headers["White"] for g in reader] == ["A", "D"]
+    assert [r.reason for r in reader.rejected] == ["unterminated tag value", "unterminated comment"]
+    full = read_games(data, errors="skip")
+    assert [g.headers["White"] for g in full] == ["D"]
+    assert [r.number for r in full.rejected] == [1, 2, 3]
+
+
+def test_tagless_games_split_as_in_the_full_read(scan):
+    data = b"1. e4 e5 1-0 1. d4 d5 0-1\n\n1. c4 *\n1. Nf3 *"
+    full = projected(scan.games_from_block(data, 0, len(data), 0, 0, True, False))
+    assert scan.headers_from_block(data, 0, len(data), 0, 0, True, False) == full
+    assert [r[3] for r in full[0]] == ["1-0", "0-1", "*", "*"]
