@@ -276,7 +276,7 @@ cdef inline bint _san_ok(const char *tok, Py_ssize_t n) noexcept nogil:
     return _san_full(tok, n)
 
 
-cdef bint _san_full(const char *tok, Py_ssize_t n) noexcept nogil:
+cdef inline bint _san_full(const char *tok, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i = 0, j, k, lim, m
     cdef char c
     if n == 2 and ((tok[0] == b'-' and tok[1] == b'-') or (tok[0] == b'Z' and tok[1] == b'0')):
@@ -848,7 +848,7 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
     cdef char c
     cdef unsigned short cls
     cdef Py_ssize_t j, k, stop, n
-    cdef bint blank
+    cdef bint blank, ended = game.result_end != game.result_start   # the game's result is read
     while pos < end:
         c = buf[pos]
         if c == b' ':
@@ -865,7 +865,7 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 while k < end and _is_digit(buf[k]):
                     k += 1
                 if k < end and buf[k] == b'.':
-                    if game.result_end != game.result_start:
+                    if ended:
                         return pos      # a move number after the result starts the next game
                     k += 1
                     while k < end and buf[k] == b'.':
@@ -874,7 +874,7 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                         game.first_ply = _first_ply(buf, pos, k)
                     pos = k + 1 if k < end and buf[k] == b' ' else k
                     continue
-            elif pos + 5 < end and game.result_end == game.result_start:
+            elif pos + 5 < end and not ended:
                 n = _quick_san(buf, pos, cls)
                 if n:
                     # a move of a common shape; the space after it taken too
@@ -890,13 +890,14 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
             if c == b'*' or (cls & C_DIGIT and _is_result(buf + pos, n)):
                 if c == b'*' and n != 1:
                     return game.fail(BAD_TOKEN, pos, pos, n)
-                if game.result_end == game.result_start:
+                if not ended:
                     game.result_start = pos
                     game.result_end = j
+                    ended = True
                 pos = j
                 continue
             if cls & C_DIGIT and not (n >= 3 and c == b'0' and buf[pos + 1] == b'-' and buf[pos + 2] == b'0'):
-                if game.result_end != game.result_start:
+                if ended:
                     return pos
                 k = pos + 1
                 while k < j and _is_digit(buf[k]):
@@ -912,7 +913,7 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
             if n <= 2 and (c == b'!' or c == b'?') and (n == 1 or buf[pos + 1] == b'!' or buf[pos + 1] == b'?'):
                 pos = j                 # an annotation standing apart from its move: "e4 !?"
                 continue
-            if game.result_end != game.result_start:
+            if ended:
                 return pos              # so does a move
             if not _san_ok(buf + pos, n):
                 return game.fail(BAD_TOKEN, pos, pos, n)
