@@ -293,6 +293,7 @@ examples:
   python -m fastpgn analyse games.pgn -o analysed.pgn --depth 18 -j 4 --hash 64
   python -m fastpgn analyse dump.pgn.zst -o dump-evals.pgn --only-missing --resume
   python -m fastpgn analyse games.pgn --engine /usr/games/stockfish --nodes 20000 | less
+  python -m fastpgn analyse dump.pgn.zst --format lines -o dump-evals.lines   the converter's 22-field lines
 
 Each move's comment gets [%eval x] from White's view (0.33, -1.5, #3 when White
 mates in 3, #-3 when Black does) beside its [%clk]; no eval after a mating
@@ -337,7 +338,10 @@ def parser() -> argparse.ArgumentParser:
                     "lichess's notation, clocks and tags kept) and write the games as lichess does.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", metavar="INPUT", help="PGN file (any compression) or - for stdin")
-    p.add_argument("-o", "--output", metavar="OUTPUT", help="PGN file to write (default: stdout)")
+    p.add_argument("-o", "--output", metavar="OUTPUT", help="file to write (default: stdout)")
+    p.add_argument("--format", choices=("pgn", "lines"), default="pgn",
+                   help="pgn (default): the games as lichess writes them; lines: the converter's 22-field "
+                        "line of each analysed game, evals in field 21")
     limit = p.add_mutually_exclusive_group()
     limit.add_argument("--nodes", type=_positive, metavar="N",
                        help=f"search each position to N nodes (default {DEFAULT_NODES:,})")
@@ -442,6 +446,8 @@ class _Run:
         self.workers: list[threading.Thread] = []
         self.feeder: threading.Thread | None = None
         self.resume_headers = None
+        self.resume_line_id: str | None = None     # --resume --format lines: the last line's game id
+        self._openings = None                      # --format lines: the kernel's openings table
         self.cache: EvalCache | None = None
 
     def say(self, text: str) -> None:
@@ -469,12 +475,20 @@ class _Run:
         if not args.resume:
             raise _Failed(f"{args.output} exists: --resume continues it, --overwrite replaces it", 2)
         with open(args.output, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            count, end, last = complete_games(data)
             size = len(data)
-            if count:
-                from fastpgn.reader import read_games
+            if args.format == "lines":
+                end = data.rfind(b"\n") + 1
+                count = data[:end].count(b"\n")
+                if count:
+                    # The last whole line's game id, to check the output continues this input.
+                    last_line = data[data.rfind(b"\n", 0, end - 1) + 1:end].decode("utf-8", "replace")
+                    self.resume_line_id = last_line.split("\u2502", 1)[0]
+            else:
+                count, end, last = complete_games(data)
+                if count:
+                    from fastpgn.reader import read_games
 
-                self.resume_headers = next(iter(read_games(data[last:end]))).headers
+                    self.resume_headers = next(iter(read_games(data[last:end]))).headers
         if end < size:
             with open(args.output, "r+b") as fh:
                 fh.truncate(end)     # a game cut short by the interruption: written again
@@ -686,6 +700,24 @@ class _Run:
                 return
             next_index += 1
 
+    def _continues(self, game) -> bool:
+        """Whether the last game OUTPUT holds (--resume) is ``game``, the input's game at that place."""
+        if self.args.format == "lines":
+            return self._line(lichess_pgn(game)).split("\u2502", 1)[0] == self.resume_line_id
+        return (game.headers or {"Result": game.result}) == self.resume_headers
+
+    def _line(self, text: str) -> str:
+        """The 22-field line of one game's PGN text: the converter's own kernel writes it."""
+        from fastpgn import _scan, openings
+
+        if self._openings is None:
+            self._openings = _scan.kernel.opening_table(openings.load())
+        data = text.encode("utf-8")
+        lines, _, rejects = _scan.kernel.lines_from_block(data, 0, len(data), 0, 0, True, self._openings, False)
+        if rejects:     # written by lichess_pgn from a game the reader read: not expected
+            raise _Failed(f"fastpgn analyse: no 22-field line for an analysed game: {rejects[0][0]}", 2)
+        return lines.decode("utf-8")
+
     def _write(self, message) -> bool:
         """Write one finished game; True when ``--errors raise`` must stop at it instead."""
         _, _index, game, text, status, note = message
@@ -694,6 +726,8 @@ class _Run:
                 self.say(f"fastpgn analyse: stopped at a bad game: {note}")
                 return True
             self.say(f"fastpgn analyse: {note}; written without new evals")
+        if self.args.format == "lines":
+            text = self._line(text)
         self.out.write(text)
         self.out.flush()
         self.stats.written += 1
@@ -725,7 +759,7 @@ class _Run:
                 if self.stop.is_set():
                     break
                 if index < skip:
-                    if index == skip - 1 and (game.headers or {"Result": game.result}) != self.resume_headers:
+                    if index == skip - 1 and not self._continues(game):
                         results.put(("crash", _Failed(
                             f"{args.output} does not continue {args.input}: its last game ({skip:,}) has other "
                             "tags than the input's game at that place; --overwrite starts again", 2)))

@@ -273,6 +273,30 @@ def test_resume_rewrites_a_game_cut_short(tmp_path, capsys):
         assert out.read_bytes() == data, cut
 
 
+def test_format_lines_gives_the_converters_lines_of_the_analysed_games(tmp_path, capsys):
+    """Straight into 22-field lines: the converter's line of each game the PGN output holds, evals in field 21."""
+    from fastpgn.reader import read_lines
+
+    src = first_games(shared(*G2023), 5, tmp_path)
+    engine, log = fake_engine(tmp_path)
+    pgn, lines = tmp_path / "out.pgn", tmp_path / "out.lines"
+    assert run([src, "-o", pgn, "--engine", engine, "-q"], capsys)[0] == 0
+    assert run([src, "-o", lines, "--engine", engine, "-q", "--format", "lines"], capsys)[0] == 0
+    got = lines.read_text("utf-8").splitlines()
+    assert got == list(read_lines(pgn)) and len(got) == 5
+    for line, game in zip(got, read_games(pgn)):
+        fields = line.split("\u2502")
+        assert fields[6] == "Y" and fields[20].split(" ")[:2] == game.evals[:2] == ["-0.12", "0.12"]
+    # --resume after a cut inside the third line: the whole lines stay, the rest is written again.
+    data = lines.read_bytes()
+    cut = data.index(b"\n", data.index(b"\n") + 1) + 30
+    lines.write_bytes(data[:cut])
+    code, err = run([src, "-o", lines, "--engine", engine, "--resume", "--format", "lines"], capsys)
+    assert code == 0, err
+    assert lines.read_bytes() == data and "2 kept from the interrupted run" in err
+    assert_no_leftovers(log)
+
+
 def test_resume_refuses_an_output_of_another_input(tmp_path, capsys):
     engine, _ = fake_engine(tmp_path)
     src = first_games(shared(*G2023), 3, tmp_path)
