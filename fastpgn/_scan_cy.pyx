@@ -1984,35 +1984,44 @@ cdef bint _has_start_tags(const char *buf, _Game game) noexcept nogil:
     return False
 
 
-cdef bint _names_chess960(const char *p, Py_ssize_t n) noexcept nogil:
-    """board.moves_hook's test of a Variant value: lowercased, spaces gone, it holds "960" or starts
-    "fischerandom" or "fischerrandom"."""
-    cdef char head[13]
+cdef int _variant_kind(const char *p, Py_ssize_t n) noexcept nogil:
+    """board.declared_start's reading of a Variant value (lowercased, without spaces, '-' or '_'):
+    1 Chess960 (it holds "960" or starts "fischerandom"/"fischerrandom"), 0 standard chess (empty,
+    "standard", "chess", "normal", "classical", "fromposition"), -1 any other variant."""
+    cdef char key[16]
     cdef int h = 0
     cdef char c, last = 0, before = 0
     cdef bint has_960 = False
     cdef Py_ssize_t i
     for i in range(n):
         c = p[i]
-        if c == b' ':
+        if c == b' ' or c == b'-' or c == b'_':
             continue
         if 65 <= c <= 90:
             c += 32
-        if h < 13:
-            head[h] = c
-            h += 1
+        if h < 16:
+            key[h] = c
+        h += 1
         if before == b'9' and last == b'6' and c == b'0':
             has_960 = True
         before, last = last, c
-    return (has_960 or (h >= 12 and memcmp(head, b"fischerandom", 12) == 0)
-            or (h >= 13 and memcmp(head, b"fischerrandom", 13) == 0))
+    if (has_960 or (h >= 12 and memcmp(key, b"fischerandom", 12) == 0)
+            or (h >= 13 and memcmp(key, b"fischerrandom", 13) == 0)):
+        return 1
+    if (h == 0 or (h == 8 and memcmp(key, b"standard", 8) == 0) or (h == 5 and memcmp(key, b"chess", 5) == 0)
+            or (h == 6 and memcmp(key, b"normal", 6) == 0) or (h == 9 and memcmp(key, b"classical", 9) == 0)
+            or (h == 12 and memcmp(key, b"fromposition", 12) == 0)):
+        return 0
+    return -1
 
 
 cdef int _start_of(const char *buf, _Game game, const char **fen, Py_ssize_t *fenlen, bint *chess960) noexcept nogil:
     """The start tags as board.moves_hook reads them: the last FEN's value and whether the last
-    Variant names Chess960; -1 when one of those values holds an escape (the hook reads it then).
+    Variant names Chess960; -1 when one of those values holds an escape or names a variant the
+    board does not play (the hook reads it then, and rejects the game).
     """
     cdef Py_ssize_t t, name, vs, ve
+    cdef int kind
     for t in range(game.ntags):
         name = game.tags[4 * t]
         vs, ve = game.tags[4 * t + 2], game.tags[4 * t + 3]
@@ -2023,7 +2032,10 @@ cdef int _start_of(const char *buf, _Game game, const char **fen, Py_ssize_t *fe
         elif game.tags[4 * t + 1] - name == 7 and memcmp(buf + name, b"Variant", 7) == 0:
             if memchr(buf + vs, b'\\', ve - vs) != NULL:
                 return -1
-            chess960[0] = _names_chess960(buf + vs, ve - vs)
+            kind = _variant_kind(buf + vs, ve - vs)
+            if kind < 0:
+                return -1           # a variant the board does not play: the hook names it
+            chess960[0] = kind == 1
     return 0
 
 

@@ -39,7 +39,6 @@ __all__ = ["EvalCache", "Limit", "analyse_game", "format_clock", "lichess_pgn", 
 
 DEFAULT_NODES = 100_000
 CACHE_ENTRIES = 1 << 20         # positions kept; past that, new ones are searched but not kept
-STANDARD_VARIANTS = ("", "standard", "chess960", "fromposition", "fischerandom", "fischerrandom")
 RESULTS = (b"1-0", b"0-1", b"1/2-1/2", b"*")
 
 
@@ -182,9 +181,12 @@ def lichess_pgn(game, evals: list[str | None] | None = None) -> str:
 
 def analysable(game) -> str | None:
     """Why fastpgn's board cannot replay ``game`` for an engine (a variant), or None."""
-    variant = game.headers.get("Variant", "")
-    if variant.lower().replace(" ", "").replace("-", "") not in STANDARD_VARIANTS:
-        return f"variant {variant}: fastpgn's board plays standard chess and Chess960 only"
+    from fastpgn.errors import BoardError
+
+    try:
+        game._start()               # the reader owns the rule for FEN and Variant tags
+    except BoardError as exc:
+        return exc.reason
     return None
 
 

@@ -33,7 +33,7 @@ import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from fastpgn.errors import IllegalMoveError
+from fastpgn.errors import BoardError, IllegalMoveError
 
 
 class Termination(enum.Enum):
@@ -202,7 +202,7 @@ def moves_to_pgn(sans: str | Iterable[str], headers: Mapping[str, str] | Iterabl
     if fen is None:
         fen = values.get("FEN")
     if chess960 is None:
-        chess960 = "960" in values.get("Variant", "") or "fischer" in values.get("Variant", "").lower()
+        chess960 = declared_start(fen, values.get("Variant"))[1]
     text = sans if isinstance(sans, str) else " ".join(sans)
     canonical = canonical_san(text, fen, chess960).split()
     return _layout(pairs, Board(fen, chess960), canonical, result)
@@ -266,6 +266,7 @@ __all__ = [
     "STARTING_FEN",
     "Termination",
     "canonical_san",
+    "declared_start",
     "escape_tag_value",
     "game_to_pgn",
     "moves_to_pgn",
@@ -276,6 +277,48 @@ __all__ = [
 ]
 
 
+# Variant tag values of games fastpgn's board plays as standard chess (keys: see variant_key).
+STANDARD_VARIANTS = frozenset({"", "standard", "chess", "normal", "classical", "fromposition"})
+
+
+def variant_key(variant: str | bytes | None) -> str:
+    """A Variant tag's value as the rules compare it: lower case, no spaces, ``-`` or ``_``.
+
+    >>> variant_key("Fischer-Random"), variant_key(b"From Position")
+    ('fischerrandom', 'fromposition')
+    """
+    if variant is None:
+        return ""
+    if isinstance(variant, bytes):
+        variant = variant.decode("utf-8", "replace")
+    return variant.lower().replace(" ", "").replace("-", "").replace("_", "")
+
+
+def declared_start(fen: str | None, variant: str | bytes | None) -> tuple[str | None, bool]:
+    """The start a game's ``FEN`` and ``Variant`` tags declare: ``(fen, chess960)``; the one owner of that rule.
+
+    A Variant holding "960" or starting "fischerandom"/"fischerrandom" (any
+    case, spaces, ``-``, ``_``) is Chess960; Standard, Chess, Normal,
+    Classical, From Position or none is standard chess; any other (Atomic,
+    Crazyhouse, Antichess, ...) raises BoardError naming it: fastpgn's board
+    plays neither, so no move of such a game is replayed.
+
+    >>> declared_start(None, "Fischer-Random"), declared_start("8/8/8/8/8/8/8/K1k5 w - - 0 1", "From Position")
+    ((None, True), ('8/8/8/8/8/8/8/K1k5 w - - 0 1', False))
+    >>> declared_start(None, "Atomic")
+    Traceback (most recent call last):
+    ...
+    fastpgn.errors.BoardError: unsupported variant: Atomic (fastpgn's board plays standard chess and Chess960)
+    """
+    key = variant_key(variant)
+    if "960" in key or key.startswith(("fischerandom", "fischerrandom")):
+        return fen, True
+    if key in STANDARD_VARIANTS:
+        return fen, False
+    name = variant.decode("utf-8", "replace") if isinstance(variant, bytes) else variant
+    raise BoardError(f"unsupported variant: {name} (fastpgn's board plays standard chess and Chess960)")
+
+
 def moves_hook(uci: bool = False, *, board_kernel=None):
     """A ``moves_hook`` for the scanner's line writer: replay each game, reject illegal ones.
 
@@ -283,7 +326,9 @@ def moves_hook(uci: bool = False, *, board_kernel=None):
     it returns the SAN unchanged (validation, through ``validate_san``: no
     text is built) or the UCI moves (``uci=True``), and raises
     IllegalMoveError naming the move number and SAN otherwise. A ``FEN`` tag
-    sets the start; a ``Variant`` naming Chess960 turns on 960 castling. The
+    sets the start; a ``Variant`` naming Chess960 turns on 960 castling, and
+    one naming a variant the board does not play rejects the game (both by
+    ``declared_start``). The
     kernel reads the bytes in place: nothing is decoded per game.
     ``board_kernel`` replays on another board kernel module than the live one
     (``fastpgn._board_py`` or ``_board_cy``: benchmarks compare the two).
@@ -297,15 +342,13 @@ def moves_hook(uci: bool = False, *, board_kernel=None):
     replay = board_kernel.san_to_uci if uci else board_kernel.validate_san
 
     def hook(moves: bytes, tags) -> bytes:
-        fen = None
-        chess960 = False
+        fen = variant = None
         for name, value in tags:
             if name == b"FEN":
                 fen = value.decode("utf-8", "replace")
             elif name == b"Variant":
-                variant = value.lower().replace(b" ", b"")
-                chess960 = b"960" in variant or variant.startswith(b"fischerandom") \
-                    or variant.startswith(b"fischerrandom")
+                variant = value
+        fen, chess960 = declared_start(fen, variant)
         out = replay(moves, fen, chess960)
         return out if uci else moves
 

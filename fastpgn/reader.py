@@ -95,9 +95,10 @@ class Game:
         return site[site.rfind("/") + 1:]
 
     def _start(self):
-        variant = self.headers.get("Variant", "").lower().replace(" ", "")
-        chess960 = "960" in variant or variant.startswith(("fischerandom", "fischerrandom"))
-        return self.headers.get("FEN"), chess960
+        """``(fen, chess960)`` from the game's tags; BoardError for a variant the board does not play."""
+        from fastpgn.board import declared_start
+
+        return declared_start(self.headers.get("FEN"), self.headers.get("Variant"))
 
     def uci(self) -> list[str]:
         """The moves in UCI (``e2e4``), replayed and validated on a board (IllegalMoveError if not legal).

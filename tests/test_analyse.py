@@ -324,7 +324,7 @@ def test_unreplayable_and_rejected_games(tmp_path, capsys):
     assert code == 0, err
     lines = err.splitlines()
     assert any("game 3 (PGN byte" in line and "not analysed: illegal move 2. Ke3" in line for line in lines)
-    assert any("game 4" in line and "not analysed: variant Atomic" in line for line in lines)
+    assert any("game 4" in line and "not analysed: unsupported variant: Atomic" in line for line in lines)
     assert any("invalid move token 'hello'" in line and "game 5" in line for line in lines)
     assert "6 games read, 5 written (3 analysed, 0 kept with their evals, 2 not analysable), 1 rejected" in err
     games = list(read_games(out))
