@@ -327,3 +327,16 @@ class _Unclosed:
 
     def __exit__(self, *exc) -> None:
         return None
+
+
+def guarded(command) -> int:
+    """Run ``command()`` for a command line: quiet exit on a closed stdout (0) and on Ctrl-C (130)."""
+    try:
+        return command()
+    except BrokenPipeError:
+        # The reader of stdout left early (``| head``): drop what is unsent, quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import fastpgn
-from fastpgn._command import plural
+from fastpgn._command import guarded, plural
 from fastpgn.errors import InputError, PGNError
 
 EXIT_CODES = """\
@@ -357,19 +357,6 @@ def convert_main(argv) -> int:
               "(rerun with --resume once the input is whole)", file=sys.stderr)
         return 1
     return 0
-
-
-def guarded(command) -> int:
-    """Run ``command()`` for a command line: quiet exit on a closed stdout (0) and on Ctrl-C (130)."""
-    try:
-        return command()
-    except BrokenPipeError:
-        # The reader of stdout left early (``| head``): drop what is unsent, quietly.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:
-        return 130
 
 
 USAGE = """\

@@ -29,9 +29,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from fastpgn.cli import guarded
 from fastpgn.errors import FormatError, InputError
-from fastpgn._command import EXIT_RULE, Run, add_error_options
+from fastpgn._command import EXIT_RULE, Run, add_error_options, guarded
 from fastpgn.sources import line_blocks
 
 __all__ = ["CryptGame", "decode", "decode_games", "decode_line", "encode", "encode_game",

@@ -40,11 +40,10 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Callable
 
-from fastpgn.board import Board, moves_to_pgn
-from fastpgn.cli import guarded
-from fastpgn.errors import FormatError, IllegalMoveError, InputError, InvalidFENError, PGNError
+from fastpgn.board import Board, declared_start, moves_to_pgn
+from fastpgn.errors import BoardError, FormatError, IllegalMoveError, InputError, InvalidFENError, PGNError
 from fastpgn.formats import icn
-from fastpgn._command import EXIT_RULE, Run, add_error_options
+from fastpgn._command import EXIT_RULE, Run, add_error_options, guarded
 
 __all__ = [
     "game_to_long",
@@ -67,7 +66,6 @@ _FAMILY_ORDER = {"pawns": 0, "rooks": 1, "knights": 2, "bishops": 3, "queens": 4
 # "5,2>5,4" -> "e2e4": every move between two squares of the board that is no promotion.
 _PLAIN_MOVES = {f"{a}>{b}": f"{sa}{sb}" for sa, a in _SQUARES.items() for sb, b in _SQUARES.items()}
 _PROMOTIONS = {"q": "q", "r": "r", "b": "b", "n": "n"}
-_STANDARD_VARIANTS = ("", "standard", "fromposition")
 _TAG_NAME = re.compile(r"[A-Za-z0-9_]+\Z")
 # A tag value ends at a quote followed by "]": such a value has no short form.
 _UNWRITABLE_VALUE = re.compile(r'"\s*\]')
@@ -118,13 +116,14 @@ _STANDARD_START = _start(Board())
 
 def _variant_error(headers: Mapping[str, str]) -> str | None:
     variant = headers.get("Variant", "")
-    name = variant.lower().replace(" ", "").replace("-", "")
-    if name in _STANDARD_VARIANTS:
-        return None
-    if "960" in name or name.startswith(("fischerandom", "fischerrandom")):
+    try:
+        _, chess960 = declared_start(None, variant)     # the board's one rule for Variant tags
+    except BoardError:
+        return f"no ICN: variant {variant!r} is not standard chess"
+    if chess960:
         return (f"no ICN: variant {variant!r} castles the king to the g or c file, and ICN castling "
                 f"is always the king's two-square move")
-    return f"no ICN: variant {variant!r} is not standard chess"
+    return None
 
 
 def _metadata(game) -> dict:

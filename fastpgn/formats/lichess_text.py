@@ -39,9 +39,8 @@ from itertools import chain, count, islice, repeat
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from fastpgn.cli import guarded
 from fastpgn.errors import FormatError, InputError
-from fastpgn._command import EXIT_RULE, Output, Run, add_error_options
+from fastpgn._command import EXIT_RULE, Output, Run, add_error_options, guarded
 from fastpgn.formats._compact import kernel as _compact
 from fastpgn.formats._compact_py import scan_ply
 from fastpgn.sources import line_blocks
