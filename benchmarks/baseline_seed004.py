@@ -1,4 +1,4 @@
-"""A plain str-split PGN -> 22-field line converter in the style of seed 004, as a baseline.
+"""A plain str-split PGN -> 22-field line converter in the style of python-lichess-db-pgn-parser, as a baseline.
 
 Our own code, written here to stand for the hand-written scripts users run
 on the lichess dumps: read the file line by line, ``str.split`` and

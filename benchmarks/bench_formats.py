@@ -1,4 +1,4 @@
-"""Speed of the two thin converters of issue 5 on real lichess games, all four directions.
+"""Speed of the lichess-text and crypt converters on real lichess games, all four directions.
 
 - ``lichess-text``: compact lichess strings -> PGN (+ statistics)
 - ``lichess-text --reverse``: PGN -> compact strings
@@ -19,7 +19,7 @@ interleaved and the table shows medians. MB/s is of the input the
 direction reads (MB = 10**6 bytes); ``PGN MB/s`` is of the PGN side (read
 or written), for comparison across directions. ``process`` includes the
 interpreter start-up and imports (the ``start-up`` row alone), ``in-process``
-is ``main()`` only. ``x target`` is in-process MB/s over the 20 MB/s of issue 5.
+is ``main()`` only. ``x target`` is in-process MB/s over the 20 MB/s target set for them.
 
     python -m benchmarks.bench_formats                       # 30 MB of games, both backends, 3 runs
     python -m benchmarks.bench_formats --backend cython --size 50 --json
@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("FASTPGN_SHARED", ROOT.parent / "shared"))
 DEFAULT_SOURCE = ROOT / "bench-data" / "lichess-100MB-seed0.pgn"
-TARGET = 20.0  # MB/s, issue 5
+TARGET = 20.0  # MB/s, the converters' target
 
 # Runs main() of the module named in argv[1] with the rest of argv, prints its time on stderr.
 LAUNCHER = """

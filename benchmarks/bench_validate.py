@@ -5,7 +5,7 @@ One core, the decompressed PGN in memory, cut into game-aligned blocks of
 ``lines_from_block`` call over the whole input). Three runs a round: the
 scanner without a hook; with ``contenders.validation_hook`` (each game's SAN
 replayed on the board, the SAN written); and with ``board.moves_hook(uci=True)``
-(replayed, the UCI moves written in field 20: issue 4's "lines with UCI
+(replayed, the UCI moves written in field 20: the board's target, "lines with UCI
 moves", the converter's ``--uci``). Rounds are interleaved so machine noise
 hits all alike; the table shows medians and best rounds, games/s, the ratio
 of the medians to the scanner's, and what the board and its hook add per

@@ -314,7 +314,7 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
                         f"python -m fastpgn ({backend}) -j {j} --uci, .pgn.zst -> .gz",
                         ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--compression", "gz", "-q", "--uci"),
                         backend, s, input_=src, post=_converter_post,
-                        note="as --validate, with the UCI moves written in field 20 (issue 4's lines with UCI moves)")
+                        note="as --validate, with the UCI moves written in field 20 (the board's target: lines with UCI moves)")
         else:
             notes.append("fastpgn converter with validation skipped: no --validate option yet")
 
@@ -342,7 +342,7 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
                 note="4 MiB game-aligned blocks already in memory; kernel calls timed inside the process")
 
     # peers
-    add("baseline-seed004", "str-split baseline (seed 004 style), .pgn",
+    add("baseline-seed004", "str-split baseline (python-lichess-db-pgn-parser style), .pgn",
         ("benchmarks.baseline_seed004", pgn, "-o", os.devnull),
         note="pure Python, line by line, str.split; same 22-field line")
 
