@@ -19,7 +19,7 @@ from typing import Iterator
 
 from fastpgn import _scan, openings as _openings
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError
-from fastpgn.sources import BLOCK_SIZE, Block, cut_blocks, open_source
+from fastpgn.sources import BLOCK_SIZE, Block, check_pgn, cut_blocks, open_source
 
 _POLICIES = ("raise", "skip")
 
@@ -273,7 +273,13 @@ class _BlockReader:
         try:
             if source.kind == "pgn" and source.size == 0:
                 return
-            yield from cut_blocks(source.readinto, self.block_size, pool=self._buffers)
+            first = True
+            for block in cut_blocks(source.readinto, self.block_size, pool=self._buffers):
+                if first:
+                    # Binary data is not a game to reject: the input is not PGN, as the converter says.
+                    check_pgn(bytes(block.data[:1 << 16]), source.name)
+                    first = False
+                yield block
         finally:
             source.close()
 

@@ -340,3 +340,16 @@ def test_chunk_size_first_with_options_before_it(tmp_path):
     assert main([str(src), "10", "-o", str(tmp_path / "c"), "-q"]) == 0
     assert all_lines(tmp_path / "a") == all_lines(tmp_path / "c") == list(read_lines(src))
     assert len(all_lines(tmp_path / "b")) == 3
+
+
+def test_readers_refuse_binary_input_as_the_converter_does(tmp_path):
+    """Binary data is not PGN: one InputError naming it, not a 'game' in the rejects."""
+    import os as _os
+
+    path = tmp_path / "photo.pgn"
+    path.write_bytes(_os.urandom(5000).replace(b"[", b"x") + b"\0")
+    for read in (read_games, read_lines):
+        reader = read(path, errors="skip")
+        with pytest.raises(InputError, match=f"^{path} is not PGN: binary data"):
+            list(reader)
+        assert reader.games_read == 0 and not reader.rejected
