@@ -1517,56 +1517,7 @@ def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, 
     With ``where`` (a where_plan), games it refuses get no record, and the
     answer is ``(games, games_read, rejects, games_filtered)``.
     """
-    buf = _as_bytes(buf)
-    where = where_plan(where)
-    out = []
-    rejects = []
-    number = first_game
-    filtered = 0
-    pos = _first(buf, start, end, at_stream_start)
-    while True:
-        fast = None
-        if pos < end and buf[pos] == 91:
-            fast = _fast_game(buf, pos, end, True) if where is None else _fast_where(buf, pos, end, True, where)
-        if fast is not None:
-            number += 1
-            if fast[2] is None:
-                filtered += 1
-            else:
-                out.append(_fast_record(fast, pos, number, base_offset))
-            pos = fast[0]
-            continue
-        game = _scan_game(buf, pos, end, where)
-        if game is None:
-            break
-        number += 1
-        pos = game.end
-        if game.filtered and not game.bad:
-            filtered += 1
-            continue
-        if game.bad:
-            rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
-            if stop_on_error:
-                break
-            continue
-        headers = {}
-        for name, value in game.tags:
-            headers[_text(name)] = _text(value)
-        out.append((
-            base_offset + game.start,
-            number,
-            headers,
-            _ply_moves(game.moves),
-            _ply_evals(game.evals, len(game.moves), True),
-            _ply_clocks(game.clocks, len(game.moves), True),
-            _text(game.result),
-            game.first_ply,
-            game.start,
-            game.end,
-        ))
-    if where is not None:
-        return out, number - first_game, rejects, filtered
-    return out, number - first_game, rejects
+    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, False)
 
 
 def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None):
@@ -1580,6 +1531,11 @@ def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start
     variation and a stray ``}`` reject a game (and, where ``where`` tests the
     movetext, any error in the movetext of a game whose tags it keeps).
     """
+    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, True)
+
+
+def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, headers):
+    """games_from_block's records, or with ``headers`` headers_from_block's (the compiled twin's shape)."""
     buf = _as_bytes(buf)
     where = where_plan(where)
     out = []
@@ -1588,16 +1544,23 @@ def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start
     filtered = 0
     pos = _first(buf, start, end, at_stream_start)
     while True:
-        fast = _fast_headers(buf, pos, end, where) if pos < end and buf[pos] == 91 else None
+        fast = None
+        if pos < end and buf[pos] == 91:
+            if headers:
+                fast = _fast_headers(buf, pos, end, where)
+            else:
+                fast = _fast_game(buf, pos, end, True) if where is None else _fast_where(buf, pos, end, True, where)
         if fast is not None:
             number += 1
-            if fast[1] is None:
+            if fast[1 if headers else 2] is None:
                 filtered += 1
-            else:
+            elif headers:
                 out.append((base_offset + pos, number, fast[1], fast[2], pos, fast[0]))
+            else:
+                out.append(_fast_record(fast, pos, number, base_offset))
             pos = fast[0]
             continue
-        game = _scan_game(buf, pos, end, where, True)
+        game = _scan_game(buf, pos, end, where, headers)
         if game is None:
             break
         number += 1
@@ -1610,10 +1573,26 @@ def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start
             if stop_on_error:
                 break
             continue
-        headers = {}
+        tags = {}
         for name, value in game.tags:
-            headers[_text(name)] = _text(value)
-        out.append((base_offset + game.start, number, headers, _text(game.result), game.start, game.end))
+            tags[_text(name)] = _text(value)
+        if headers:
+            out.append((base_offset + game.start, number, tags, _text(game.result), game.start, game.end))
+            continue
+        out.append((
+            base_offset + game.start,
+            number,
+            tags,
+            _ply_moves(game.moves),
+            _ply_evals(game.evals, len(game.moves), True),
+            _ply_clocks(game.clocks, len(game.moves), True),
+            _text(game.result),
+            game.first_ply,
+            game.start,
+            game.end,
+        ))
     if where is not None:
         return out, number - first_game, rejects, filtered
     return out, number - first_game, rejects
+
+

@@ -223,7 +223,7 @@ def openings_main(argv) -> int:
         prog="python -m fastpgn openings",
         description="Build the openings map (original CCCNNN\u2502CCC\u2502Name format) from the lichess "
                     "chess-openings TSV files (a.tsv ... e.tsv).",
-        epilog="example: python -m fastpgn openings ../shared/data/openings -o fastpgn/data/openings.tsv")
+        epilog="example: python -m fastpgn openings chess-openings/ -o fastpgn/data/openings.tsv")
     parser.add_argument("source", metavar="DIR", help="folder with the lichess chess-openings .tsv files")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     args = parser.parse_args(argv)

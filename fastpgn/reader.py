@@ -452,7 +452,7 @@ def read_headers(source, *, errors: str = "raise", block_size: int = 1 << 20, wh
 
 def read_lines(source, *, errors: str = "raise", openings=None, block_size: int = BLOCK_SIZE,
                where=None) -> LineReader:
-    """Iterate the 22-field lines (seed 004 format, without ``\\n``) of ``source``.
+    """Iterate the 22-field lines (python-lichess-db-pgn-parser's format, without ``\\n``) of ``source``.
 
     ``openings`` is an ``fastpgn.openings.OpeningMap`` (default: the shipped
     map) or a path to a map in the original ``CCCNNN│CCC│Name`` format.
