@@ -247,7 +247,9 @@ class Source:
             chain = _Bzip2Chain(self.path)
             try:
                 while True:
-                    out = reader.read(4 * READ_SIZE)
+                    # 16 MiB a read: each check asks for the whole block index (about 0.1 us a block,
+                    # 230,000 blocks in a 200 GB dump), so fewer, larger reads keep it a few percent.
+                    out = reader.read(16 * READ_SIZE)
                     if not out:
                         chain.finish(reader.available_block_offsets(), handed_out)
                         break
