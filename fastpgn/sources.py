@@ -1,4 +1,4 @@
-"""Open any input and cut it into game-aligned blocks.
+"""Open any input: a decompressed byte stream, whatever the compression, with its name and progress.
 
 Inputs: a path, ``-`` (stdin), ``bytes``, or a binary file object. The
 compression is recognised by the first bytes, never by the name: zstd
@@ -12,48 +12,43 @@ Damage (a truncated or corrupt compressed stream) surfaces as
 first hands out every whole game before it (see ``Block.damage``). zstd is
 decoded by python-zstandard's stream reader straight into the block
 buffers; that reader reports corrupt data but not a stream that stops early,
-so ``_ZstdFrames`` follows the frame headers on the way to tell the two apart.
+so ``fastpgn._zstd`` follows the frame headers on the way to tell the two
+apart. Parallel bzip2 decoding and its check that no block went missing
+live in ``fastpgn._bzip2``.
 
-Buffers: ``Source.readinto`` fills the cutter's buffers in place (zstd and
-plain files; gzip and bzip2 copy from their decoder), a block is a view of
-its buffer, and a released block's buffer holds a later one, so a run
-allocates a handful of buffers whatever the input size.
-
-Block cuts: a block always ends where a blank line is followed by a line
-starting with ``[`` (a game boundary for the scanner too), at the first such
-boundary at or after the next multiple of ``block_size`` in absolute
-decompressed offset. Cuts therefore depend only on the data, never on read
-sizes or on where reading started, which is what lets ``--resume`` and any
-``-j`` reproduce the same output bytes.
+``Source.readinto`` fills the cutter's buffers in place (zstd and plain
+files; gzip and bzip2 copy from their decoder). Cutting the stream into
+game-aligned blocks is ``fastpgn._blocks``'s (``cut_blocks``, re-exported
+here with the rest of its public names).
 """
 
 from __future__ import annotations
 
 import bz2
+import contextlib
 import io
 import os
 import stat
 import sys
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from fastpgn._blocks import BLOCK_SIZE, Block, _ChunkFiller, blocks, cut_blocks, find_cut, has_moves, line_blocks
+from fastpgn._bzip2 import _ibz2, parallel_decode
+from fastpgn._zstd import _ZstdStream
 from fastpgn.errors import InputError
+
+__all__ = ["BLOCK_SIZE", "Block", "READ_SIZE", "Source", "blocks", "check_pgn", "cut_blocks", "detect",
+           "find_cut", "has_moves", "line_blocks", "open_source"]
 
 READ_SIZE = 1 << 20
 FEED_SIZE = 64 << 10     # compressed bytes given to a bzip2/gzip decoder at a time
-BLOCK_SIZE = 4 << 20
 
 try:  # ISA-L inflates gzip several times faster than zlib.
     from isal import isal_zlib as _gzip_zlib
 except ImportError:  # pragma: no cover - optional speed-up
     _gzip_zlib = zlib
-
-try:
-    import indexed_bzip2 as _ibz2
-except ImportError:  # pragma: no cover - optional speed-up
-    _ibz2 = None
 
 MAGIC_ZSTD = b"\x28\xb5\x2f\xfd"
 MAGIC_BZ2 = b"BZh"
@@ -132,7 +127,7 @@ class Source:
         """
         if self._fill is None:
             if self.kind == "zst":
-                self._fill = _ZstdStream(self).readinto
+                self._fill = _ZstdStream(self, READ_SIZE).readinto
             elif self.kind == "pgn" and isinstance(self._raw, (io.BufferedReader, io.FileIO, io.BytesIO)):
                 self._fill = self._plain_readinto
             else:
@@ -152,7 +147,7 @@ class Source:
                 self.offset += len(data)
                 yield data
         elif self.kind == "zst":
-            stream = _ZstdStream(self)
+            stream = _ZstdStream(self, READ_SIZE)
             while True:
                 data = stream.read(4 * READ_SIZE)
                 if not data:
@@ -232,38 +227,20 @@ class Source:
     def _indexed_bzip2(self) -> Iterator[bytes]:
         """Parallel bzip2 decoding; on any failure, the standard decoder takes over where it stopped.
 
-        indexed_bzip2 reports damage less precisely than the stream decoder,
-        so the stream decoder re-reads the file, drops what was already handed
-        out, and names the exact offset of the damage. Its block finder also
-        passes over a block whose header is damaged where a block follows no
-        other (the first of the file, the first of a later stream) without a
-        word: ``_Bzip2Chain`` checks that no such block went missing before
-        the data after it is handed out, so every ``-j`` gives the same games
-        and the same damage.
+        indexed_bzip2 reports damage less precisely than the stream decoder
+        (and may pass over a damaged block: see ``fastpgn._bzip2``), so the
+        stream decoder re-reads the file, drops what was already handed out,
+        and names the exact offset of the damage.
         """
         handed_out = 0
         try:
-            reader = _ibz2.open(self.path, parallelization=self._threads)
-            chain = _Bzip2Chain(self.path)
-            try:
-                while True:
-                    # 16 MiB a read: each check asks for the whole block index (about 0.1 us a block,
-                    # 230,000 blocks in a 200 GB dump), so fewer, larger reads keep it a few percent.
-                    out = reader.read(16 * READ_SIZE)
-                    if not out:
-                        chain.finish(reader.available_block_offsets(), handed_out)
-                        break
-                    chain.check(reader.available_block_offsets(), handed_out + len(out))
+            with contextlib.closing(parallel_decode(self.path, self._threads)) as pieces:
+                for out, compressed in pieces:
                     handed_out += len(out)
                     self.offset += len(out)
-                    try:
-                        self.raw_read = min(self.size or 0, reader.tell_compressed() // 8)
-                    except Exception:  # pragma: no cover - older indexed_bzip2
-                        pass
+                    if compressed is not None:
+                        self.raw_read = min(self.size or 0, compressed)
                     yield out
-            finally:
-                reader.close()
-                chain.close()
             self.raw_read = self.size or self.raw_read
             return
         except Exception as exc:
@@ -285,185 +262,6 @@ class Source:
     def close(self) -> None:
         if self._close_raw:
             self._raw.close()
-
-
-_BZ2_END_MAGIC = 0x177245385090
-
-
-class _Bzip2Chain:
-    """Checks that the blocks indexed_bzip2 decoded follow each other with none left out.
-
-    Within a stream the decoder itself checks that each block starts where
-    the one before it ended; what it does not check is where the first block
-    of a stream starts: right after the file's 4-byte ``BZh9`` header, and
-    after an end-of-stream marker (48-bit magic, 32-bit CRC, padding to a
-    byte) right after the next stream's header. ``check`` is given the
-    compressed bit offsets of the blocks and end markers found so far (with
-    their decompressed offsets) and raises where one is missing; ``finish``
-    checks that the decoder's end is the file's.
-    """
-
-    def __init__(self, path: str) -> None:
-        self._file = open(path, "rb")
-        self._size_bits = os.fstat(self._file.fileno()).st_size * 8
-        self._last: int | None = None      # bit offset of the last entry checked
-        self._last_ends_stream = False
-
-    def _magic(self, bit: int) -> int:
-        self._file.seek(bit // 8)
-        data = self._file.read(7)
-        if len(data) < 7:
-            return 0
-        return (int.from_bytes(data, "big") >> (8 - bit % 8)) & 0xFFFFFFFFFFFF
-
-    def check(self, offsets: dict, decoded: int) -> None:
-        """Raise ValueError if a block is missing among those holding the first ``decoded`` bytes."""
-        last = -1 if self._last is None else self._last
-        for bit in sorted(k for k, v in offsets.items() if k > last and v <= decoded):
-            if self._last is None:
-                expected = [32]
-            elif self._last_ends_stream:
-                after = (self._last + 80 + 7) // 8 * 8
-                expected = [after + 32, after]    # the next stream's first block, or the end of the file
-            else:
-                expected = None                   # the decoder checked this link itself
-            if expected is not None and bit not in expected:
-                raise ValueError(f"bzip2 block missing before bit {bit}")
-            self._last = bit
-            self._last_ends_stream = bit < self._size_bits and self._magic(bit) == _BZ2_END_MAGIC
-
-    def finish(self, offsets: dict, decoded: int) -> None:
-        """At the decoder's end: raise ValueError unless it went through the whole file.
-
-        A damaged stream header after the first stream ends the parallel
-        decoder's reading without an error, as if the file ended there.
-        """
-        self.check(offsets, decoded)
-        if self._last != self._size_bits:
-            raise ValueError(f"bzip2 data after bit {self._last} was not decoded")
-
-    def close(self) -> None:
-        self._file.close()
-
-
-class _ZstdStream:
-    """zstd frames decoded straight into the caller's buffer (``readinto``), or as bytes (``read``)."""
-
-    def __init__(self, source: Source) -> None:
-        import zstandard
-
-        self._source = source
-        self._frames = _ZstdFrames(source)
-        self._reader = zstandard.ZstdDecompressor().stream_reader(
-            self._frames, read_size=READ_SIZE, read_across_frames=True, closefd=False)
-        self._error = zstandard.ZstdError
-
-    def _checked(self, n: int) -> int:
-        source = self._source
-        if n == 0 and not self._frames.complete:
-            raise InputError(f"truncated zst data in {source.name}: the input ends mid-stream", source.offset)
-        source.offset += n
-        return n
-
-    def _decoded(self, call, arg):
-        """``call(arg)`` on the stream reader, its errors as InputError at the offset reached."""
-        try:
-            return call(arg)
-        except self._error as exc:
-            raise InputError(f"corrupt zst data in {self._source.name}: {exc}", self._source.offset) from None
-
-    def readinto(self, view) -> int:
-        return self._checked(self._decoded(self._reader.readinto, view))
-
-    def read(self, size: int) -> bytes:
-        data = self._decoded(self._reader.read, size)
-        self._checked(len(data))
-        return data
-
-
-_ZSTD_FRAME = 0xFD2FB528
-_ZSTD_SKIPPABLE = 0x184D2A50    # ... to 0x184D2A5F
-_DICT_ID_SIZE = (0, 1, 2, 4)
-_CONTENT_SIZE_SIZE = (0, 2, 4, 8)
-
-
-class _ZstdFrames:
-    """The compressed stream on its way to the decoder, its frame layout followed (RFC 8878, section 3.1).
-
-    The decoder reports corrupt data, but not a stream that simply stops
-    (a cut download): that shows here as an end of input anywhere but
-    between two frames. Only headers are read: a frame header, then each
-    block's three-byte header (its size says how far the next one is),
-    then the checksum if the frame has one; skippable frames are skipped.
-    """
-
-    def __init__(self, source: Source) -> None:
-        self._source = source
-        self._state = "magic"
-        self._need = 4              # header bytes the state waits for
-        self._head = b""            # those gathered so far (a header may straddle two reads)
-        self._skip = 0              # payload bytes to pass before the next header
-        self._checksum = False
-
-    @property
-    def complete(self) -> bool:
-        """Whether the input read so far ends between frames."""
-        return self._state in ("magic", "unknown") and not self._head and not self._skip
-
-    def read(self, n: int) -> bytes:
-        data = self._source._read_raw(n)
-        pos, size = 0, len(data)
-        while pos < size and self._state != "unknown":
-            if self._skip:
-                take = min(self._skip, size - pos)
-                self._skip -= take
-                pos += take
-                continue
-            take = self._need - len(self._head)
-            self._head += data[pos:pos + take]
-            pos += take
-            if len(self._head) == self._need:
-                head, self._head = self._head, b""
-                self._header(head)
-        return data
-
-    def _expect(self, state: str, need: int) -> None:
-        self._state, self._need = state, need
-
-    def _header(self, head: bytes) -> None:
-        state = self._state
-        if state == "magic":
-            magic = int.from_bytes(head, "little")
-            if magic == _ZSTD_FRAME:
-                self._expect("descriptor", 1)
-            elif magic & ~0xF == _ZSTD_SKIPPABLE:
-                self._expect("skippable", 4)
-            else:
-                self._state = "unknown"     # not a frame: the decoder names the damage
-        elif state == "descriptor":
-            d = head[0]
-            single_segment = (d >> 5) & 1
-            self._checksum = bool(d & 4)
-            content_size = _CONTENT_SIZE_SIZE[d >> 6] or single_segment
-            rest = (1 - single_segment) + _DICT_ID_SIZE[d & 3] + content_size
-            if rest:
-                self._expect("header", rest)
-            else:
-                self._expect("block", 3)
-        elif state == "header":
-            self._expect("block", 3)
-        elif state == "block":
-            h = int.from_bytes(head, "little")
-            self._skip = 1 if (h >> 1) & 3 == 1 else h >> 3     # an RLE block holds one byte
-            if h & 1 and self._checksum:                        # the frame's last block
-                self._expect("checksum", 4)
-            elif h & 1:
-                self._expect("magic", 4)
-        elif state == "checksum":
-            self._expect("magic", 4)
-        elif state == "skippable":
-            self._skip = int.from_bytes(head, "little")
-            self._expect("magic", 4)
 
 
 class _Prefixed(io.RawIOBase):
@@ -619,248 +417,3 @@ def check_pgn(head: bytes, name: str) -> None:
     text = text.lstrip(b" \t\r\n")
     if text and text[:1] not in b"[{;%(*0123456789" and not text[:1].isalpha():
         raise InputError(f"{name} is not PGN: it starts with {text[:16]!r}", head.find(text[:1]))
-
-
-@dataclass
-class Block:
-    """Whole games: ``data`` starts at decompressed ``offset`` of the stream.
-
-    ``data`` is a read-only view of a buffer the cutter may fill again once
-    ``release()`` is called: keep a copy (``bytes(...)``) of anything needed
-    after that.
-    """
-
-    data: memoryview
-    offset: int
-    at_stream_start: bool
-    damage: InputError | None = None   # set on the last block when the input is damaged
-    truncated: bool = False            # the data is the start of a game the damage cut short
-    _buffer: bytearray | None = None
-    _pool: list | None = None
-
-    def truncation_reason(self) -> str:
-        return f"input ends inside this game ({self.damage.reason})"
-
-    def release(self) -> None:
-        """The block's data is no longer needed: its buffer may hold a later block."""
-        if self._pool is not None and self._buffer is not None:
-            self._pool.append(self._buffer)
-        self._buffer = self._pool = None
-
-
-def _blank_line_ends_at(byte_at, i: int) -> bool:
-    """Whether the ``\\n`` at index ``i`` ends a blank line (only spaces, tabs and CR since the one before)."""
-    j = i - 1
-    while j >= 0 and byte_at(j) in b" \t\r":
-        j -= 1
-    return j >= 0 and byte_at(j) == 10
-
-
-def find_cut(buf, lo: int, hi: int | None = None) -> int:
-    """First index ``q`` in ``[lo, hi]`` where a blank line is followed by a line starting with ``[``; -1 if none."""
-    hi = len(buf) if hi is None else hi
-    i = buf.find(b"\n[", max(lo, 1) - 1, hi)
-    while i >= 0:
-        if _blank_line_ends_at(buf.__getitem__, i):
-            return i + 1
-        i = buf.find(b"\n[", i + 1, hi)
-    return -1
-
-
-def _last_cut(buf, hi: int) -> int:
-    """Last game boundary in ``buf[:hi]``; 0 if none."""
-    i = buf.rfind(b"\n[", 0, hi)
-    while i > 0:
-        if _blank_line_ends_at(buf.__getitem__, i):
-            return i + 1
-        i = buf.rfind(b"\n[", 0, i)
-    return 0
-
-
-def _line_starts_tag(buf, i: int, end: int) -> bool:
-    """Whether the line at ``buf[i:end]`` starts like a tag pair: ``[`` then a letter (not ``[%clk``)."""
-    while i < end and buf[i] in b" \t":
-        i += 1
-    if i + 1 >= end or buf[i] != 0x5B:
-        return False
-    letter = buf[i + 1] | 0x20          # ASCII lower case
-    return 0x61 <= letter <= 0x7A
-
-
-def has_moves(buf, end: int) -> bool:
-    """Whether ``buf[:end]`` has a line of movetext: not blank, and not a tag line (``[`` first)."""
-    i = 0
-    while i < end:
-        j = buf.find(b"\n", i, end)
-        j = end if j < 0 else j
-        line = bytes(buf[i:j]).strip(b" \t\r\xef\xbb\xbf")
-        if line and line[:1] != b"[":
-            return True
-        i = j + 1
-    return False
-
-
-def _cut_before_unfinished_tags(buf, end: int, moves_seen: bool) -> int:
-    """Where the last game starts if the input ends inside its tags, before any moves; else -1.
-
-    A lichess game always has movetext (at least its result): a dump cut
-    short at a bzip2 stream or zstd frame boundary still decodes cleanly,
-    and its last game would read as a game of no moves. That is damage when
-    the text ends inside a tag (no closing ``]``), or after complete tags
-    in an input whose other games have moves. An input of tags alone (a
-    lichess broadcast exported before its games began) is not.
-    """
-    hi = end
-    while hi > 0 and buf[hi - 1] in b" \t\r\n":
-        hi -= 1
-    first = -1
-    while hi > 0:
-        lo = buf.rfind(b"\n", 0, hi) + 1
-        if not _line_starts_tag(buf, lo, hi):
-            break
-        if first < 0:
-            first = lo
-            last_line = bytes(buf[lo:hi]).rstrip()
-        start = lo
-        hi = lo - 1 if lo > 0 else 0
-        if lo == 0:
-            break
-    if first < 0:
-        return -1
-    if not last_line.endswith(b"]") or moves_seen or has_moves(buf, start):
-        return start
-    return -1
-
-
-# Past the next block's target, the cutter reads this much at a time, so the
-# bytes after a cut, copied into the next block's buffer, stay few.
-_STEP = 64 << 10
-
-
-def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: bytes = b"",
-               pool: list | None = None, moves_seen: bool | None = None) -> Iterator[Block]:
-    """Cut a decompressed stream (that begins at absolute ``start``) into game-aligned blocks.
-
-    ``readinto(view)`` fills a writable view and returns the byte count, 0
-    at the end; ``head`` holds bytes already read from the stream. The
-    stream is read straight into the buffers the blocks are views of, so no
-    byte is copied except the few after each cut. A caller that calls
-    ``Block.release()`` lets its buffer come back through ``pool`` (a list)
-    instead of a new one being allocated. ``moves_seen`` says whether the
-    stream had movetext before ``start`` (it decides whether a last game of
-    tags alone is damage: see ``_cut_before_unfinished_tags``).
-    """
-    if moves_seen is None:
-        moves_seen = start > 0
-    step = min(_STEP, max(4096, block_size // 16))
-    capacity = block_size + 2 * step
-    if pool is None:
-        pool = []
-
-    def new_buffer(size: int) -> bytearray:
-        while pool:
-            buf = pool.pop()
-            if len(buf) >= size:
-                return buf
-        return bytearray(size)
-
-    buf = new_buffer(max(capacity, len(head)))
-    buf[:len(head)] = head
-    filled = len(head)          # bytes of buf holding the stream
-    searched = 0                # no cut starts before this index (searched already)
-    base = start                # absolute offset of buf[0]
-    damage = None
-    view = memoryview(buf)
-    while True:
-        target = (base // block_size + 1) * block_size
-        lo = max(target - base, 1)
-        if filled > lo:
-            q = find_cut(buf, max(lo, searched), filled)
-            if q >= 0:
-                moves_seen = moves_seen or has_moves(buf, q)
-                yield Block(view[:q].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
-                rest = filled - q
-                nxt = new_buffer(max(capacity, rest + step))
-                nxt[:rest] = view[q:filled]
-                view.release()
-                buf, view = nxt, memoryview(nxt)
-                base += q
-                filled, searched = rest, 0
-                continue
-            searched = filled
-        want = lo + step - filled if filled < lo else step
-        if filled + want > len(buf):  # a game longer than a block: a bigger buffer
-            bigger = bytearray(2 * (filled + want))
-            bigger[:filled] = view[:filled]
-            view.release()
-            buf, view = bigger, memoryview(bigger)
-        try:
-            got = readinto(view[filled:filled + want])
-        except InputError as exc:
-            damage = exc
-            break
-        if not got:
-            break
-        filled += got
-    if damage is None:
-        cut = _cut_before_unfinished_tags(buf, filled, moves_seen)
-        if cut < 0:
-            if filled:
-                yield Block(view[:filled].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
-            return
-        damage = InputError("the input ends inside the tags of its last game, before any moves", base + filled)
-        if cut > 0:
-            yield Block(view[:cut].toreadonly(), base, base == 0)
-        yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
-        return
-    # Damaged input: the games before the last boundary are whole; the last
-    # one is whole only if a blank line closed it before the damage.
-    if buf.endswith(b"\n\n", 0, filled) or buf.endswith(b"\n\r\n", 0, filled):
-        yield Block(view[:filled].toreadonly(), base, base == 0, damage)
-        return
-    cut = _last_cut(buf, filled)
-    if cut > 0:
-        yield Block(view[:cut].toreadonly(), base, base == 0)
-    yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
-
-
-class _ChunkFiller:
-    """``readinto`` over an iterator of byte strings (one copy per byte, into the caller's buffer)."""
-
-    def __init__(self, chunks: Iterator[bytes]) -> None:
-        self._chunks = chunks
-        self._piece = memoryview(b"")
-
-    def readinto(self, view) -> int:
-        while not self._piece:
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                return 0
-            self._piece = memoryview(chunk)
-        n = min(len(view), len(self._piece))
-        view[:n] = self._piece[:n]
-        self._piece = self._piece[n:]
-        return n
-
-
-def blocks(chunks: Iterator[bytes], block_size: int = BLOCK_SIZE, start: int = 0) -> Iterator[Block]:
-    """``cut_blocks`` over a stream given as an iterator of byte strings."""
-    return cut_blocks(_ChunkFiller(chunks).readinto, block_size, start)
-
-
-def line_blocks(data: BinaryIO, size: int) -> Iterator[bytes]:
-    """A binary file in blocks of about ``size`` bytes of whole lines (each without its last line break)."""
-    rest: list[bytes] = []  # a line longer than a block is gathered here
-    while True:
-        chunk = data.read(size)
-        if not chunk:
-            if rest:
-                yield b"".join(rest)
-            return
-        cut = chunk.rfind(b"\n")
-        if cut < 0:
-            rest.append(chunk)
-            continue
-        rest.append(chunk[:cut])
-        yield b"".join(rest)
-        rest = [chunk[cut + 1:]] if cut + 1 < len(chunk) else []

@@ -1,0 +1,275 @@
+"""Game-aligned blocks: a decompressed stream cut where one game ends and the next begins.
+
+A block always ends where a blank line is followed by a line starting with
+``[`` (a game boundary for the scanner too), at the first such boundary at or
+after the next multiple of ``block_size`` in absolute decompressed offset.
+Cuts therefore depend only on the data, never on read sizes or on where
+reading started, which is what lets ``--resume`` and any ``-j`` reproduce the
+same output bytes.
+
+Buffers: the stream is read straight into the buffers the blocks are views
+of (``Source.readinto`` fills them in place for zstd and plain files), and a
+released block's buffer holds a later one, so a run allocates a handful of
+buffers whatever the input size.
+
+Damage: a stream that ends in an ``InputError`` (or inside the tags of its
+last game) yields every whole game before it, then the cut-short game as a
+block marked ``truncated``, the error on it (``Block.damage``).
+
+The line-based notations (compact strings, PGN Crypt) read a file in blocks
+of whole lines instead: ``line_blocks``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+from fastpgn.errors import InputError
+
+BLOCK_SIZE = 4 << 20
+
+
+@dataclass
+class Block:
+    """Whole games: ``data`` starts at decompressed ``offset`` of the stream.
+
+    ``data`` is a read-only view of a buffer the cutter may fill again once
+    ``release()`` is called: keep a copy (``bytes(...)``) of anything needed
+    after that.
+    """
+
+    data: memoryview
+    offset: int
+    at_stream_start: bool
+    damage: InputError | None = None   # set on the last block when the input is damaged
+    truncated: bool = False            # the data is the start of a game the damage cut short
+    _buffer: bytearray | None = None
+    _pool: list | None = None
+
+    def truncation_reason(self) -> str:
+        return f"input ends inside this game ({self.damage.reason})"
+
+    def release(self) -> None:
+        """The block's data is no longer needed: its buffer may hold a later block."""
+        if self._pool is not None and self._buffer is not None:
+            self._pool.append(self._buffer)
+        self._buffer = self._pool = None
+
+
+def _blank_line_ends_at(byte_at, i: int) -> bool:
+    """Whether the ``\\n`` at index ``i`` ends a blank line (only spaces, tabs and CR since the one before)."""
+    j = i - 1
+    while j >= 0 and byte_at(j) in b" \t\r":
+        j -= 1
+    return j >= 0 and byte_at(j) == 10
+
+
+def find_cut(buf, lo: int, hi: int | None = None) -> int:
+    """First index ``q`` in ``[lo, hi]`` where a blank line is followed by a line starting with ``[``; -1 if none."""
+    hi = len(buf) if hi is None else hi
+    i = buf.find(b"\n[", max(lo, 1) - 1, hi)
+    while i >= 0:
+        if _blank_line_ends_at(buf.__getitem__, i):
+            return i + 1
+        i = buf.find(b"\n[", i + 1, hi)
+    return -1
+
+
+def _last_cut(buf, hi: int) -> int:
+    """Last game boundary in ``buf[:hi]``; 0 if none."""
+    i = buf.rfind(b"\n[", 0, hi)
+    while i > 0:
+        if _blank_line_ends_at(buf.__getitem__, i):
+            return i + 1
+        i = buf.rfind(b"\n[", 0, i)
+    return 0
+
+
+def _line_starts_tag(buf, i: int, end: int) -> bool:
+    """Whether the line at ``buf[i:end]`` starts like a tag pair: ``[`` then a letter (not ``[%clk``)."""
+    while i < end and buf[i] in b" \t":
+        i += 1
+    if i + 1 >= end or buf[i] != 0x5B:
+        return False
+    letter = buf[i + 1] | 0x20          # ASCII lower case
+    return 0x61 <= letter <= 0x7A
+
+
+def has_moves(buf, end: int) -> bool:
+    """Whether ``buf[:end]`` has a line of movetext: not blank, and not a tag line (``[`` first)."""
+    i = 0
+    while i < end:
+        j = buf.find(b"\n", i, end)
+        j = end if j < 0 else j
+        line = bytes(buf[i:j]).strip(b" \t\r\xef\xbb\xbf")
+        if line and line[:1] != b"[":
+            return True
+        i = j + 1
+    return False
+
+
+def _cut_before_unfinished_tags(buf, end: int, moves_seen: bool) -> int:
+    """Where the last game starts if the input ends inside its tags, before any moves; else -1.
+
+    A lichess game always has movetext (at least its result): a dump cut
+    short at a bzip2 stream or zstd frame boundary still decodes cleanly,
+    and its last game would read as a game of no moves. That is damage when
+    the text ends inside a tag (no closing ``]``), or after complete tags
+    in an input whose other games have moves. An input of tags alone (a
+    lichess broadcast exported before its games began) is not.
+    """
+    hi = end
+    while hi > 0 and buf[hi - 1] in b" \t\r\n":
+        hi -= 1
+    first = -1
+    while hi > 0:
+        lo = buf.rfind(b"\n", 0, hi) + 1
+        if not _line_starts_tag(buf, lo, hi):
+            break
+        if first < 0:
+            first = lo
+            last_line = bytes(buf[lo:hi]).rstrip()
+        start = lo
+        hi = lo - 1 if lo > 0 else 0
+        if lo == 0:
+            break
+    if first < 0:
+        return -1
+    if not last_line.endswith(b"]") or moves_seen or has_moves(buf, start):
+        return start
+    return -1
+
+
+# Past the next block's target, the cutter reads this much at a time, so the
+# bytes after a cut, copied into the next block's buffer, stay few.
+_STEP = 64 << 10
+
+
+def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: bytes = b"",
+               pool: list | None = None, moves_seen: bool | None = None) -> Iterator[Block]:
+    """Cut a decompressed stream (that begins at absolute ``start``) into game-aligned blocks.
+
+    ``readinto(view)`` fills a writable view and returns the byte count, 0
+    at the end; ``head`` holds bytes already read from the stream. The
+    stream is read straight into the buffers the blocks are views of, so no
+    byte is copied except the few after each cut. A caller that calls
+    ``Block.release()`` lets its buffer come back through ``pool`` (a list)
+    instead of a new one being allocated. ``moves_seen`` says whether the
+    stream had movetext before ``start`` (it decides whether a last game of
+    tags alone is damage: see ``_cut_before_unfinished_tags``).
+    """
+    if moves_seen is None:
+        moves_seen = start > 0
+    step = min(_STEP, max(4096, block_size // 16))
+    capacity = block_size + 2 * step
+    if pool is None:
+        pool = []
+
+    def new_buffer(size: int) -> bytearray:
+        while pool:
+            buf = pool.pop()
+            if len(buf) >= size:
+                return buf
+        return bytearray(size)
+
+    buf = new_buffer(max(capacity, len(head)))
+    buf[:len(head)] = head
+    filled = len(head)          # bytes of buf holding the stream
+    searched = 0                # no cut starts before this index (searched already)
+    base = start                # absolute offset of buf[0]
+    damage = None
+    view = memoryview(buf)
+    while True:
+        target = (base // block_size + 1) * block_size
+        lo = max(target - base, 1)
+        if filled > lo:
+            q = find_cut(buf, max(lo, searched), filled)
+            if q >= 0:
+                moves_seen = moves_seen or has_moves(buf, q)
+                yield Block(view[:q].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
+                rest = filled - q
+                nxt = new_buffer(max(capacity, rest + step))
+                nxt[:rest] = view[q:filled]
+                view.release()
+                buf, view = nxt, memoryview(nxt)
+                base += q
+                filled, searched = rest, 0
+                continue
+            searched = filled
+        want = lo + step - filled if filled < lo else step
+        if filled + want > len(buf):  # a game longer than a block: a bigger buffer
+            bigger = bytearray(2 * (filled + want))
+            bigger[:filled] = view[:filled]
+            view.release()
+            buf, view = bigger, memoryview(bigger)
+        try:
+            got = readinto(view[filled:filled + want])
+        except InputError as exc:
+            damage = exc
+            break
+        if not got:
+            break
+        filled += got
+    if damage is None:
+        cut = _cut_before_unfinished_tags(buf, filled, moves_seen)
+        if cut < 0:
+            if filled:
+                yield Block(view[:filled].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
+            return
+        damage = InputError("the input ends inside the tags of its last game, before any moves", base + filled)
+        if cut > 0:
+            yield Block(view[:cut].toreadonly(), base, base == 0)
+        yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
+        return
+    # Damaged input: the games before the last boundary are whole; the last
+    # one is whole only if a blank line closed it before the damage.
+    if buf.endswith(b"\n\n", 0, filled) or buf.endswith(b"\n\r\n", 0, filled):
+        yield Block(view[:filled].toreadonly(), base, base == 0, damage)
+        return
+    cut = _last_cut(buf, filled)
+    if cut > 0:
+        yield Block(view[:cut].toreadonly(), base, base == 0)
+    yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
+
+
+class _ChunkFiller:
+    """``readinto`` over an iterator of byte strings (one copy per byte, into the caller's buffer)."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._piece = memoryview(b"")
+
+    def readinto(self, view) -> int:
+        while not self._piece:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._piece = memoryview(chunk)
+        n = min(len(view), len(self._piece))
+        view[:n] = self._piece[:n]
+        self._piece = self._piece[n:]
+        return n
+
+
+def blocks(chunks: Iterator[bytes], block_size: int = BLOCK_SIZE, start: int = 0) -> Iterator[Block]:
+    """``cut_blocks`` over a stream given as an iterator of byte strings."""
+    return cut_blocks(_ChunkFiller(chunks).readinto, block_size, start)
+
+
+def line_blocks(data: BinaryIO, size: int) -> Iterator[bytes]:
+    """A binary file in blocks of about ``size`` bytes of whole lines (each without its last line break)."""
+    rest: list[bytes] = []  # a line longer than a block is gathered here
+    while True:
+        chunk = data.read(size)
+        if not chunk:
+            if rest:
+                yield b"".join(rest)
+            return
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            rest.append(chunk)
+            continue
+        rest.append(chunk[:cut])
+        yield b"".join(rest)
+        rest = [chunk[cut + 1:]] if cut + 1 < len(chunk) else []
