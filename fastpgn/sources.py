@@ -344,22 +344,13 @@ def open_source(source, threads: int = 1) -> Source:
         """A binary stream of ``pieces`` (bytes), each copied once, into the caller's buffer."""
 
         def __init__(self, pieces: Iterator[bytes]) -> None:
-            self._pieces = pieces
-            self._piece = memoryview(b"")
+            self._filler = _ChunkFiller(pieces)
 
         def readable(self) -> bool:
             return True
 
         def readinto(self, view) -> int:
-            while not self._piece:
-                piece = next(self._pieces, None)
-                if piece is None:
-                    return 0
-                self._piece = memoryview(piece)
-            n = min(len(view), len(self._piece))
-            view[:n] = self._piece[:n]
-            self._piece = self._piece[n:]
-            return n
+            return self._filler.readinto(view)
 
     def encoded(pieces: Iterator[bytes]) -> io.BufferedReader:
         return io.BufferedReader(Pieces(pieces))
