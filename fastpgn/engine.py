@@ -12,17 +12,14 @@ The Python counterpart of the UCI part of Chess.jl's tutorial (``runengine``,
         result = sf.search("go depth 12", info=print)        # prints every info line
         result.best, result.best_san, result.white_score.lichess()   # ('a1a8', 'Ra8#', '#1')
 
-This module owns the conversation: the engine runs as a child process with
-pipes; one reader thread per engine turns its output into lines. Commands
-are sent by the caller's thread, which waits for the answer with a deadline.
-Lines the protocol does not know are ignored. Every way a conversation can
-end (``quit``, a crash, a deadline, Ctrl-C) leaves no process and no thread
-behind: the engine runs in its own process group, which is killed when it
-does not leave when asked.
-
-Scores are kept as the engine sends them, from the side to move's view
-(``Info.score``), and turned to White's view on request (``Info.white_score``);
-``Score.lichess()`` writes lichess's ``%eval`` notation.
+This module owns the conversation (``Engine``): commands are sent by the
+caller's thread, which waits for the answer with a deadline. Lines the
+protocol does not know are ignored. Every way a conversation can end
+(``quit``, a crash, a deadline, Ctrl-C) leaves no process and no thread
+behind. The parts it is made of each have a module: the process and its
+reader thread (``fastpgn._engine_process``), options (``fastpgn._engine_options``),
+what a search reports (``fastpgn._engine_info``: ``Info``, ``Score``,
+``SearchResult``); their public names are importable from here.
 """
 
 from __future__ import annotations
@@ -30,360 +27,27 @@ from __future__ import annotations
 import collections
 import os
 import queue
-import re
-import shutil
-import signal
 import subprocess
 import threading
 import time
 import weakref
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping, Sequence
 
+from fastpgn._engine_info import STARTING_FEN, Info, Score, SearchResult
+from fastpgn._engine_options import Option, _option_value, _parse_option
+from fastpgn._engine_process import _EOF, _argv, _exit_text, _pump, _reap, find_engine
+from fastpgn._engine_process import GAME_DIRS  # noqa: F401 - re-exported: it was defined here
 from fastpgn.errors import EngineError, EngineNotFoundError, EngineTimeoutError
 
 __all__ = ["Engine", "EngineError", "EngineNotFoundError", "EngineTimeoutError", "Info", "Option",
            "Score", "SearchResult", "find_engine"]
 
-STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 TAIL_LINES = 10          # lines of the engine's output kept for error messages
-# Debian installs its engines (stockfish among them) in /usr/games, which is often not on PATH.
-GAME_DIRS = ("/usr/games", "/usr/local/games")
-_UCI_MOVE = re.compile(r"[a-h][1-8][a-h][1-8][nbrq]?\Z")
-_EOF = object()
 
+# The examples of the parts run with this module's (``doctest.testmod(fastpgn.engine)``).
+__test__ = {"Score": Score, "Score.lichess": Score.lichess, "Info": Info, "find_engine": find_engine}
 
-# ------------------------------------------------------------------ errors
-
-# ------------------------------------------------------------------ values
-
-@dataclass(frozen=True)
-class Score:
-    """An evaluation: centipawns (``cp``) or moves to mate (``mate``), from one side's view.
-
-    ``mate`` > 0: that side mates in so many moves; < 0: it is mated; 0: it is
-    checkmated now (the engine's ``score mate 0``).
-
-    >>> Score(cp=-33).white("b").lichess(), Score(mate=3).white("b").lichess()
-    ('0.33', '#-3')
-    """
-
-    cp: int | None = None
-    mate: int | None = None
-
-    def white(self, turn: str) -> Score:
-        """This score, taken from the side to move ``turn`` (``"w"``/``"b"``), from White's view."""
-        if turn == "w":
-            return self
-        if self.mate is not None:
-            return Score(mate=-self.mate)
-        return Score(cp=-self.cp if self.cp is not None else None)
-
-    def lichess(self) -> str:
-        """The score in lichess's ``%eval`` notation: pawns with one or two decimals, or ``#N``.
-
-        Lichess writes ``0.3`` for 30 centipawns and ``0.0`` for 0, never
-        ``0.30`` (as in its database dumps).
-
-        >>> [Score(cp=c).lichess() for c in (33, 30, 0, -5, -250, 5465)]
-        ['0.33', '0.3', '0.0', '-0.05', '-2.5', '54.65']
-        >>> Score(mate=-3).lichess()
-        '#-3'
-        """
-        if self.mate is not None:
-            return f"#{self.mate}"
-        cp = self.cp or 0
-        whole, cents = divmod(abs(cp), 100)
-        text = f"{whole}.{cents:02d}"
-        if text.endswith("0"):
-            text = text[:-1]
-        return f"-{text}" if cp < 0 else text
-
-    def __str__(self) -> str:
-        return f"mate {self.mate}" if self.mate is not None else f"cp {self.cp}"
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option as the engine declared it after ``uci``.
-
-    ``default``, ``min`` and ``max`` are ints for a ``spin``, ``default`` a bool
-    for a ``check``, text otherwise (None where the engine gave none);
-    ``vars`` are a ``combo``'s choices.
-    """
-
-    name: str
-    type: str
-    default: object = None
-    min: int | None = None
-    max: int | None = None
-    vars: tuple[str, ...] = ()
-
-
-_INT_FIELDS = frozenset(("depth", "seldepth", "multipv", "nodes", "nps", "time", "hashfull", "tbhits",
-                         "cpuload", "currmovenumber"))
-_INFO_WORDS = _INT_FIELDS | {"score", "pv", "currmove", "wdl", "string", "refutation", "currline",
-                             "lowerbound", "upperbound", "cp", "mate"}
-
-
-class Info:
-    """One ``info`` line, parsed: what the engine reported during a search.
-
-    Missing fields are None. ``score`` is from the side to move's view
-    (``turn``), ``white_score`` from White's; ``bound`` is ``"lowerbound"`` or
-    ``"upperbound"`` when the score is one; ``pv`` is in UCI, ``pv_san`` in SAN
-    (computed with fastpgn's board on first use; it stops at the first move
-    that is not legal). ``str(info)`` is the line as the engine wrote it, so
-    ``search(..., info=print)`` prints the engine's lines, as Chess.jl's
-    ``infoaction=println`` does.
-
-    >>> i = Info.parse("info depth 3 score cp 25 nodes 80 pv e2e4 e7e5", "w", STARTING_FEN)
-    >>> i.depth, i.score, i.pv, i.pv_san
-    (3, Score(cp=25, mate=None), ('e2e4', 'e7e5'), ('e4', 'e5'))
-    """
-
-    __slots__ = ("line", "turn", "depth", "seldepth", "multipv", "score", "bound", "nodes", "nps", "time",
-                 "hashfull", "tbhits", "cpuload", "currmove", "currmovenumber", "pv", "wdl", "string",
-                 "_fen", "_chess960", "_pv_san")
-
-    def __init__(self, line: str, turn: str = "w", fen: str | None = None, chess960: bool = False) -> None:
-        self.line = line
-        self.turn = turn
-        self.depth = self.seldepth = self.multipv = self.nodes = self.nps = self.time = None
-        self.hashfull = self.tbhits = self.cpuload = self.currmovenumber = None
-        self.score = self.bound = self.currmove = self.wdl = self.string = None
-        self.pv: tuple[str, ...] = ()
-        self._fen = fen
-        self._chess960 = chess960
-        self._pv_san = None
-
-    @classmethod
-    def parse(cls, line: str, turn: str = "w", fen: str | None = None, chess960: bool = False) -> Info:
-        """Parse an ``info ...`` line; tokens it cannot read are skipped, never raised on."""
-        info = cls(line, turn, fen, chess960)
-        tokens = line.split()
-        n = len(tokens)
-        i = 1
-        while i < n:
-            word = tokens[i]
-            if word in _INT_FIELDS:
-                value = _int(tokens[i + 1]) if i + 1 < n else None
-                if value is not None:
-                    setattr(info, word, value)
-                    i += 2
-                else:
-                    i += 1
-            elif word == "score":
-                kind = tokens[i + 1] if i + 1 < n else ""
-                value = _int(tokens[i + 2]) if i + 2 < n else None
-                if kind in ("cp", "mate") and value is not None:
-                    info.score = Score(cp=value) if kind == "cp" else Score(mate=value)
-                    i += 3
-                    if i < n and tokens[i] in ("lowerbound", "upperbound"):
-                        info.bound = tokens[i]
-                        i += 1
-                else:
-                    i += 1
-            elif word == "pv":
-                j = i + 1
-                while j < n and _UCI_MOVE.match(tokens[j]):
-                    j += 1
-                info.pv = tuple(tokens[i + 1:j])
-                i = j
-            elif word == "currmove":
-                if i + 1 < n and _UCI_MOVE.match(tokens[i + 1]):
-                    info.currmove = tokens[i + 1]
-                    i += 2
-                else:
-                    i += 1
-            elif word == "wdl":
-                values = [_int(t) for t in tokens[i + 1:i + 4]]
-                if len(values) == 3 and None not in values:
-                    info.wdl = tuple(values)
-                    i += 4
-                else:
-                    i += 1
-            elif word == "string":
-                info.string = line.split("string", 1)[1].strip()
-                break
-            else:
-                i += 1
-        return info
-
-    @property
-    def white_score(self) -> Score | None:
-        """``score`` from White's view."""
-        return self.score.white(self.turn) if self.score is not None else None
-
-    @property
-    def pv_san(self) -> tuple[str, ...]:
-        if self._pv_san is None:
-            self._pv_san = tuple(_san_line(self._fen, self._chess960, self.pv)) if self.pv else ()
-        return self._pv_san
-
-    def __str__(self) -> str:
-        return self.line
-
-    def __repr__(self) -> str:
-        return f"Info({self.line!r})"
-
-
-def _int(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
-        return None
-
-
-def _san_line(fen: str | None, chess960: bool, ucis: Iterable[str]) -> list[str]:
-    from fastpgn.board import Board
-    from fastpgn.errors import BoardError
-
-    board = Board(fen, chess960)
-    out = []
-    for uci in ucis:
-        try:
-            move = board.parse_uci(uci)
-        except BoardError:
-            break
-        out.append(board.san(move))
-        board.push(move)
-    return out
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """What ``Engine.search`` returns: the best move, the ponder move and the last info.
-
-    ``best`` and ``ponder`` are UCI (``best`` is None when the position has
-    no legal move: the engine's ``bestmove (none)``); ``info`` is the last
-    ``info`` line that carried a score for the main line (None if none did).
-    """
-
-    best: str | None
-    ponder: str | None
-    info: Info | None
-    fen: str
-    chess960: bool = False
-
-    @property
-    def score(self) -> Score | None:
-        """The last score, from the side to move's view."""
-        return self.info.score if self.info is not None else None
-
-    @property
-    def white_score(self) -> Score | None:
-        """The last score, from White's view."""
-        return self.info.white_score if self.info is not None else None
-
-    @property
-    def best_san(self) -> str | None:
-        if self.best is None:
-            return None
-        line = _san_line(self.fen, self.chess960, [self.best])
-        return line[0] if line else None
-
-    @property
-    def pv(self) -> tuple[str, ...]:
-        return self.info.pv if self.info is not None else ()
-
-    @property
-    def pv_san(self) -> tuple[str, ...]:
-        return self.info.pv_san if self.info is not None else ()
-
-
-# ------------------------------------------------------------------ finding and starting
-
-def find_engine(path: str = "stockfish") -> str | None:
-    """The program ``path`` names: itself when it holds a ``/``, else found on PATH, then in /usr/games.
-
-    >>> find_engine("/no/such/engine") is None
-    True
-    """
-    if os.sep in path or (os.altsep and os.altsep in path):
-        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-    return shutil.which(path) or shutil.which(path, path=os.pathsep.join(GAME_DIRS))
-
-
-def _argv(path) -> list[str]:
-    if isinstance(path, (list, tuple)):
-        if not path:
-            raise EngineNotFoundError("engine not found: an empty command")
-        argv = [os.fspath(p) for p in path]
-    else:
-        argv = [os.fspath(path)]
-    found = find_engine(argv[0])
-    if found is None and os.path.isfile(argv[0]):
-        raise EngineError(f"cannot start engine {argv[0]}: not an executable program")
-    if found is None:
-        where = "" if os.sep in argv[0] else f" (not on PATH nor in {', '.join(GAME_DIRS)})"
-        hint = "; Debian and Ubuntu: apt-get install stockfish" if "stockfish" in argv[0] else ""
-        raise EngineNotFoundError(f"engine not found: {argv[0]}{where}{hint}")
-    argv[0] = found
-    return argv
-
-
-def _pump(stream, lines: queue.SimpleQueue, tail: collections.deque) -> None:
-    """The reader thread: the engine's output, line by line, until it closes."""
-    try:
-        while True:
-            raw = stream.readline(1 << 16)
-            if not raw:
-                break
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            tail.append(line)
-            lines.put(line)
-    except (OSError, ValueError):
-        pass
-    finally:
-        lines.put(_EOF)
-
-
-def _reap(proc: subprocess.Popen, grace: float = 0.0) -> None:
-    """End ``proc`` and its process group: wait up to ``grace`` seconds for it to exit, kill, reap."""
-    if proc.returncode is not None:
-        return
-    deadline = time.monotonic() + grace
-    while grace > 0 and not _exited(proc) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    if os.name == "posix":
-        # The engine runs in a session of its own: whatever it started goes with it (such a process
-        # could hold the output pipe open). Until the engine is reaped, its pid names only its group.
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-    try:
-        proc.kill()
-    except OSError:
-        pass
-    proc.wait()
-
-
-def _exited(proc: subprocess.Popen) -> bool:
-    """Whether ``proc`` has exited, without reaping it (its pid stays its own until ``wait``)."""
-    if not hasattr(os, "waitid"):  # pragma: no cover
-        return proc.poll() is not None
-    try:
-        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-    except ChildProcessError:
-        return True
-
-
-def _exit_text(code: int | None) -> str:
-    if code is None:
-        return "stopped answering"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"was killed by {name}"
-    return f"exited with code {code}"
-
-
-# ------------------------------------------------------------------ the engine
 
 class Engine:
     """A running UCI engine. Start one with ``Engine.run``; end it with ``quit()`` or ``with``.
@@ -798,67 +462,3 @@ class Engine:
                     return
         except EngineError:
             pass
-
-
-def _parse_option(rest: str) -> Option | None:
-    """``name Hash type spin default 16 min 1 max 33554432`` -> Option; None if unreadable."""
-    tokens = rest.split()
-    keys = ("name", "type", "default", "min", "max", "var")
-    fields: dict[str, list[str]] = {}
-    vars_: list[str] = []
-    current = None
-    for token in tokens:
-        if token in keys and not (current == "name" and token != "type"):
-            if current == "var":
-                vars_.append(" ".join(fields.pop("var", [])))
-            current = token
-            fields.setdefault(token, [])
-            if token == "var":
-                fields["var"] = []
-        elif current is not None:
-            fields[current].append(token)
-    if current == "var":
-        vars_.append(" ".join(fields.pop("var", [])))
-    name = " ".join(fields.get("name", []))
-    kind = " ".join(fields.get("type", [])).lower()
-    if not name or not kind:
-        return None
-    default: object = " ".join(fields["default"]) if "default" in fields else None
-    low = _int(" ".join(fields.get("min", []))) if "min" in fields else None
-    high = _int(" ".join(fields.get("max", []))) if "max" in fields else None
-    if kind == "spin" and default is not None:
-        default = _int(default)
-    elif kind == "check" and default is not None:
-        default = default.lower() == "true"
-    return Option(name, kind, default, low, high, tuple(vars_))
-
-
-def _option_value(option: Option, value: object, engine: str) -> str | None:
-    where = f"option {option.name} of engine {engine}"
-    if option.type == "button":
-        if value not in (None, True):
-            raise EngineError(f"{where} is a button: it takes no value")
-        return None
-    if option.type == "check":
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower()
-        raise EngineError(f"{where} takes true or false, not {value!r}")
-    if option.type == "spin":
-        try:
-            number = int(value)
-        except (TypeError, ValueError):
-            raise EngineError(f"{where} takes a whole number, not {value!r}") from None
-        if (option.min is not None and number < option.min) or (option.max is not None and number > option.max):
-            raise EngineError(f"{where} takes {option.min}..{option.max}, not {number}")
-        return str(number)
-    text = "" if value is None else str(value)
-    if "\n" in text or "\r" in text:
-        raise EngineError(f"{where}: a value cannot hold a line break")
-    if option.type == "combo" and option.vars:
-        for choice in option.vars:
-            if choice.lower() == text.lower():
-                return choice
-        raise EngineError(f"{where} takes one of {', '.join(option.vars)}, not {text!r}")
-    return text
