@@ -50,8 +50,8 @@ from fastpgn.formats._lichess_text_write import (DEFAULT_ME, DEFAULT_OPPONENT, _
 from fastpgn.sources import line_blocks
 
 # Re-exported: they were defined here, and tests reach them through this module.
-from fastpgn.formats._lichess_text_read import _is_details, _movetext_plies, _split_round  # noqa: F401, E402
-from fastpgn.formats._lichess_text_write import _compact_moves  # noqa: F401, E402
+from fastpgn.formats._lichess_text_read import _is_details, _movetext_plies, _split_round  # noqa: F401
+from fastpgn.formats._lichess_text_write import _compact_moves  # noqa: F401
 
 __all__ = [
     "CompactGame",
