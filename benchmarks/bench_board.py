@@ -1,6 +1,6 @@
 """Board kernel speed beside python-chess, in one run: validated SAN -> UCI replay and perft.
 
-Replay: every game of ``../shared/data/lichess-db/*.pgn.zst`` (the movetext's
+Replay: every game of the shared corpus's ``data/lichess-db/*.pgn.zst`` (the movetext's
 SAN tokens, annotations and check marks included, exactly what the dump
 converter hands the kernel) through ``san_to_uci`` of each backend, and
 through python-chess's ``push_san`` + ``Move.uci`` (every move validated in
@@ -158,7 +158,8 @@ def table(report: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_board", description=__doc__.split("\n")[0])
     parser.add_argument("--source", type=Path, default=SHARED / "data" / "lichess-db",
-                        help="folder of *.pgn.zst lichess games (default: ../shared/data/lichess-db)")
+                        help="folder of *.pgn.zst lichess games (default: data/lichess-db of the shared corpus, "
+                             "$FASTPGN_SHARED or shared/ beside the checkout)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians are shown")
     parser.add_argument("--depth", type=int, default=5, choices=range(1, 7), help="perft depth for Cython")
     parser.add_argument("--slow-depth", type=int, default=4, choices=range(1, 7),

@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     p.add_argument("--source", type=Path, help="real-games PGN (.pgn or .pgn.zst); default "
-                   "bench-data/lichess-100MB-seed0.pgn, else ../shared/data/lichess-db/*.pgn.zst")
+                   "bench-data/lichess-100MB-seed0.pgn, else the shared corpus's data/lichess-db/*.pgn.zst")
     p.add_argument("--size", type=float, default=30, help="MB of PGN games for the compiled backend (default 30)")
     p.add_argument("--py-size", type=float, default=5,
                    help="MB of PGN games for the pure-Python backend (default 5)")

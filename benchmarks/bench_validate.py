@@ -1,4 +1,4 @@
-"""Issue 4's validated point in memory: the scanner alone beside the scanner with every move replayed.
+"""The validated conversion (``--validate``) in memory: the scanner alone beside the scanner with every move replayed.
 
 One core, the decompressed PGN in memory, cut into game-aligned blocks of
 4 MiB as the converter cuts a stream (``--block-size 0``: one

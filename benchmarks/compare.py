@@ -342,8 +342,8 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
                 note="4 MiB game-aligned blocks already in memory; kernel calls timed inside the process")
 
     # peers
-    add("baseline-seed004", "str-split baseline (python-lichess-db-pgn-parser style), .pgn",
-        ("benchmarks.baseline_seed004", pgn, "-o", os.devnull),
+    add("baseline-lichess-db-parser", "str-split baseline (python-lichess-db-pgn-parser style), .pgn",
+        ("benchmarks.baseline_lichess_db_parser", pgn, "-o", os.devnull),
         note="pure Python, line by line, str.split; same 22-field line")
 
     chess_ok, chess_why = _importable("chess.pgn")

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LICHESS_DB = Path(os.environ.get("FASTPGN_SHARED", ROOT.parent / "shared")) / "data" / "lichess-db"
 BLOCK = 2 << 20   # bytes of real games per benchmarked block (cut at a game boundary)
 
-# name -> file of ../shared/data/lichess-db: an old dump (no clocks) and a recent one (clocks, evals)
+# name -> file of the shared corpus's data/lichess-db: an old dump (no clocks) and a recent one (clocks, evals)
 DATASETS = {
     "2013-01": "lichess_db_standard_rated_2013-01.slice5000.pgn.zst",
     "2022-06": "lichess_db_standard_rated_2022-06.head2499.pgn.zst",

@@ -1,7 +1,8 @@
 """Build benchmark inputs of a chosen size from the real lichess dump games.
 
-The games of ``../shared/data/lichess-db/`` (read in place, never copied into
-the repository) are deduplicated, then laid out in passes: each pass is a
+The games of ``data/lichess-db/`` in the shared corpus (``$FASTPGN_SHARED``,
+else ``shared`` beside the checkout; read in place, never copied into the
+repository) are deduplicated, then laid out in passes: each pass is a
 fresh seeded permutation of every distinct game, so two copies of a game are
 about a whole pass (12 MB) apart and a compressor's window rarely sees both,
 which keeps compression ratios close to the real dumps'. Every copy gets a

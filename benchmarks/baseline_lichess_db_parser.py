@@ -7,7 +7,7 @@ the lichess dump layout (tags, a blank line, movetext, a blank line) and
 makes no effort beyond it; it is a speed baseline, not a reference. The
 opening code (field 10) comes from fastpgn's shipped map file.
 
-    python -m benchmarks.baseline_seed004 INPUT.pgn[.bz2|.zst] [-o OUT]
+    python -m benchmarks.baseline_lichess_db_parser INPUT.pgn[.bz2|.zst] [-o OUT]
 
 It prints one ``RESULT {json}`` line with its counts on stderr.
 """
@@ -138,9 +138,9 @@ def convert(lines, out, openings: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.baseline_seed004",
+    p = argparse.ArgumentParser(prog="python -m benchmarks.baseline_lichess_db_parser",
                                 description=__doc__.split("\n\n")[0])
-    p.add_argument("input", help=".pgn, .pgn.bz2 or .pgn.zst (by name, as the seed does)")
+    p.add_argument("input", help=".pgn, .pgn.bz2 or .pgn.zst (by name, as python-lichess-db-pgn-parser does)")
     p.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     args = p.parse_args(argv)
     openings = load_openings()
