@@ -336,9 +336,7 @@ cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Ga
     when memory is short (-1; ``game.out_of_memory`` says so). Returns the
     position after the last game read.
     """
-    cdef Py_ssize_t replayed, fenlen
-    cdef const char *fen
-    cdef bint chess960
+    cdef int replayed
     while _scan_game(buf, pos, end, game, where, False):
         if game.out_of_memory:
             return -1
@@ -355,25 +353,10 @@ cdef Py_ssize_t _lines_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Ga
             filtered[0] += 1
             continue
         if replay != REPLAY_NONE:
-            if replay == REPLAY_HOOK:
-                held[0] = True
-                return pos
-            fen, fenlen, chess960 = NULL, 0, False
-            if _has_start_tags(buf, game) and (not board_starts
-                                               or _start_of(buf, game, &fen, &fenlen, &chess960) < 0):
-                held[0] = True
-                return pos
-            if replay == REPLAY_UCI:
-                if _uci_room(uci, game) < 0:
-                    game.out_of_memory = True
-                    return -1
-                replayed = play_from(board, buf, end, game.moves, game.nmoves, uci.data, fen, fenlen, chess960)
-                game.moves_text = uci.data
-                game.moves_len = replayed
-            else:
-                replayed = play_from(board, buf, end, game.moves, game.nmoves, NULL, fen, fenlen, chess960)
+            replayed = _replay_game(buf, end, game, replay, board_starts, board, uci)
             if replayed < 0:
-                game.moves_text = NULL
+                return -1
+            if replayed > 0:
                 held[0] = True
                 return pos
         if _line(out, buf, game, gaps, scratch) < 0:

@@ -109,6 +109,39 @@ DEF REPLAY_VALIDATE = 2  # board.moves_hook(): every move checked, field 20 stay
 DEF REPLAY_UCI = 3       # board.moves_hook(uci=True): field 20 becomes the UCI moves
 
 
+cdef int _replay_game(const char *buf, Py_ssize_t end, _Game game, int replay, bint board_starts, void *board,
+                      Out *uci) noexcept nogil:
+    """Replay good game ``game`` on ``board`` without the GIL, as ``replay`` asks (not REPLAY_NONE).
+
+    With REPLAY_UCI the UCI moves are left in ``uci`` and ``game.moves_text``
+    points at them. Returns 0 when done, 1 when the game needs Python (a hook
+    of one's own; start tags not read here (``board_starts`` False, or an
+    unusual value); a move that does not resolve: the caller finishes it with
+    _hook_game, for the answer or the error), -1 when memory is short
+    (``game.out_of_memory`` set).
+    """
+    cdef Py_ssize_t replayed, fenlen = 0
+    cdef const char *fen = NULL
+    cdef bint chess960 = False
+    if replay == REPLAY_HOOK:
+        return 1
+    if _has_start_tags(buf, game) and (not board_starts or _start_of(buf, game, &fen, &fenlen, &chess960) < 0):
+        return 1
+    if replay == REPLAY_UCI:
+        if _uci_room(uci, game) < 0:
+            game.out_of_memory = True
+            return -1
+        replayed = play_from(board, buf, end, game.moves, game.nmoves, uci.data, fen, fenlen, chess960)
+        game.moves_text = uci.data
+        game.moves_len = replayed
+    else:
+        replayed = play_from(board, buf, end, game.moves, game.nmoves, NULL, fen, fenlen, chess960)
+    if replayed < 0:
+        game.moves_text = NULL
+        return 1
+    return 0
+
+
 cdef object _hook_game(const char *buf, Py_ssize_t end, _Game game, object moves_hook, int replay, Out *uci,
                        list hook_reasons):
     """Finish good game ``game`` with the GIL: field 20 from the moves hook, or from the compiled board

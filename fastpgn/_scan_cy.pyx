@@ -1,3 +1,4 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Cython scanner kernel; the pure-Python twin fastpgn._scan_py is its specification.
 
 One compiled module built from a grammar and its sinks, each part in its own
@@ -12,6 +13,7 @@ inlines across them), each beside its pure twin (see fastpgn._scan_py's table):
 * _replay_cy.pxi: which start a game declares (FEN, Variant) and its replay
   on the compiled board, without the GIL.
 * _lines_cy.pxi: the 22-field line sink (openings table, moves hooks).
+* _columns_cy.pxi: the column sink (the analysis schema in Arrow buffers).
 * _records_cy.pxi: the record sink (headers, SAN, evals, clocks; headers
   only), with the str and int caches.
 
@@ -19,17 +21,6 @@ Everything works on a ``const char*`` over the block with ``memchr``
 skipping. A game a filter refuses, and every game read headers only, has its
 movetext skipped (_skip_movetext, a memchr-style run to the next byte that
 can matter).
-"""Cython scanner kernel; the pure-Python twin fastpgn._scan_py is its specification.
-
-Same functions in the same order as _scan_py.py, same results, same errors
-(the differential tests prove it). Everything works on a ``const char*`` over
-the block with ``memchr`` skipping; a game's tags, moves, evals and clocks are
-kept as spans into the block in reusable C arrays, and the 22-field line is
-written straight into a growing C buffer: no Python object per move on the
-path that writes lines. A filter (where_plan) is copied into C arrays and
-tested on the tag spans; a game it refuses, and every game read headers
-only, has its movetext skipped (_skip_movetext, with a memchr-style run to
-the next byte that can matter).
 """
 
 from libc.stdlib cimport calloc, malloc, realloc, free
@@ -86,3 +77,4 @@ include "_output_cy.pxi"
 include "_replay_cy.pxi"
 include "_lines_cy.pxi"
 include "_records_cy.pxi"
+include "_columns_cy.pxi"
