@@ -7,9 +7,11 @@
 # Python object per game or per move; fastpgn.arrow wraps them as Arrow
 # arrays without copying. Rules for each value: docs/schema.md.
 
+cimport cython
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t
 from libc.stdlib cimport strtod
 from libc.limits cimport LLONG_MIN
+from cpython.buffer cimport PyBUF_WRITABLE, PyBUF_FORMAT, PyBUF_ND
 from libc.string cimport memset, strlen
 from libc.stdio cimport snprintf
 
@@ -32,14 +34,31 @@ cdef int _bit(Out *bits, Py_ssize_t i, bint value) noexcept nogil:
     return 0
 
 
-cdef inline int _item(Col *c, bint valid) noexcept nogil:
-    """Count one more item of ``c``, valid or null."""
+cdef int _item_slow(Col *c, bint valid) noexcept nogil:
+    cdef Py_ssize_t full
+    if c.nulls == 0:  # the first null: the bitmap starts, every item so far valid
+        full = c.n >> 3
+        if _reserve(&c.valid, full + 1) < 0:
+            return -1
+        memset(c.valid.data, 0xFF, full)
+        c.valid.size = full
+        if c.n & 7:
+            c.valid.data[full] = <char>((1 << (c.n & 7)) - 1)
+            c.valid.size = full + 1
     if _bit(&c.valid, c.n, valid) < 0:
         return -1
     if not valid:
         c.nulls += 1
     c.n += 1
     return 0
+
+
+cdef inline int _item(Col *c, bint valid) noexcept nogil:
+    """Count one more item of ``c``, valid or null (a bitmap only once a null has come)."""
+    if valid and c.nulls == 0:
+        c.n += 1
+        return 0
+    return _item_slow(c, valid)
 
 
 cdef inline int _offset(Col *c, Py_ssize_t at) noexcept nogil:
@@ -62,9 +81,36 @@ cdef int _string(Col *c, const char *p, Py_ssize_t n) noexcept nogil:
     return _item(c, p != NULL)
 
 
-cdef int _fixed(Col *c, const void *value, int width, bint valid) noexcept nogil:
+cdef int _span_strings(Col *c, const char *buf, const Py_ssize_t *spans, Py_ssize_t n,
+                       Py_ssize_t limit) noexcept nogil:
+    """Append the ``n`` strings ``buf[spans[2i]:spans[2i+1]]`` (never null) to ``c``: room taken once."""
+    cdef Py_ssize_t i, total = 0, size
+    cdef int32_t *off
+    cdef char *d
+    for i in range(n):
+        total += spans[2 * i + 1] - spans[2 * i]
+    if _reserve(&c.data, total + 8) < 0 or _reserve(&c.off, 4 * n) < 0:
+        return -1
+    if c.nulls and _reserve(&c.valid, (n >> 3) + 2) < 0:
+        return -1
+    off = <int32_t *>(c.off.data + c.off.size)
+    d = c.data.data
+    size = c.data.size
+    for i in range(n):
+        _w(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i])
+        off[i] = <int32_t>c.data.size
+    c.off.size += 4 * n
+    if c.nulls:
+        for i in range(n):
+            _item_slow(c, True)
+    else:
+        c.n += n
+    return 0
+
+
+cdef inline int _fixed(Col *c, const void *value, int width, bint valid) noexcept nogil:
     """Append a fixed-width value (zeros when null)."""
-    if _reserve(&c.data, width) < 0:
+    if c.data.size + width > c.data.cap and _reserve(&c.data, width) < 0:
         return -1
     if valid:
         memcpy(c.data.data + c.data.size, value, width)
@@ -402,9 +448,8 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
     cdef Col *cps = &c.cols[K_EVAL_CP_ITEM]
     cdef Col *mates = &c.cols[K_EVAL_MATE_ITEM]
     cdef Col *clocks = &c.cols[K_CLOCK_ITEM]
-    for i in range(game.nmoves):
-        if _string(moves, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i]) < 0:
-            return -1
+    if _span_strings(moves, buf, game.moves, game.nmoves, game.end) < 0:
+        return -1
     if _list_end(&c.cols[K_MOVES], moves, True) < 0:
         return -1
     for i in range(game.nmoves if game.nevals else 0):
@@ -592,8 +637,53 @@ cdef Py_ssize_t _columns_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _
     return pos
 
 
-cdef bytes _out_bytes(Out *out):
-    return PyBytes_FromStringAndSize(out.data, out.size)
+@cython.auto_pickle(False)
+cdef class _Buffer:
+    """A column buffer handed to Arrow without a copy: the C memory the sink filled, freed with this object."""
+    cdef char *data
+    cdef Py_ssize_t size
+    cdef Py_ssize_t shape[1]
+
+    def __dealloc__(self):
+        free(self.data)
+
+    def __len__(self):
+        return self.size
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        if flags & PyBUF_WRITABLE:
+            raise BufferError("a column buffer is read-only")
+        self.shape[0] = self.size
+        view.buf = self.data
+        view.obj = self
+        view.len = self.size
+        view.readonly = 1
+        view.itemsize = 1
+        view.format = NULL
+        if flags & PyBUF_FORMAT:
+            view.format = b"B"
+        view.ndim = 1
+        view.shape = self.shape if flags & PyBUF_ND else NULL
+        view.strides = NULL
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+
+cdef _Buffer _out_bytes(Out *out):
+    """``out``'s memory, now owned by a _Buffer (``out`` is left empty)."""
+    cdef _Buffer b = _Buffer.__new__(_Buffer)
+    if out.data == NULL:  # (Arrow wants an address even for no bytes)
+        out.data = <char *>malloc(1)
+        if out.data == NULL:
+            raise MemoryError()
+    b.data = out.data
+    b.size = out.size
+    out.data = NULL
+    out.size = out.cap = 0
+    return b
 
 
 cdef tuple _col_spec(Col *c, int kind, tuple children):
