@@ -242,43 +242,41 @@ cdef inline int _tag_string(Col *col, const char *buf, _Game game, Py_ssize_t t,
     return _string(col, p, n)
 
 
-cdef long long _small_int(const char *p, Py_ssize_t n, bint signed, long long limit) noexcept nogil:
-    """The integer ``p[:n]`` says (ASCII digits, with ``+``/``-`` first when ``signed``), if its size is at most
-    ``limit``; else LLONG_MIN, meaning null."""
+cdef long long _small_int(const char *p, Py_ssize_t n, long long low, long long high) noexcept nogil:
+    """The integer ``p[:n]`` says (``+`` or ``-``, then 1 to 10 ASCII digits) if it lies in ``[low, high]``;
+    else LLONG_MIN, meaning null."""
     cdef long long v = 0
     cdef bint negative = False
     cdef Py_ssize_t i = 0
-    if signed and n > 0 and (p[0] == b'+' or p[0] == b'-'):
+    if n > 0 and (p[0] == b'+' or p[0] == b'-'):
         negative = p[0] == b'-'
         i = 1
-    if n - i < 1 or n - i > 9:
+    if n - i < 1 or n - i > 10:
         return LLONG_MIN
     while i < n:
         if not _is_digit(p[i]):
             return LLONG_MIN
         v = v * 10 + (p[i] - 48)
         i += 1
-    if v > limit:
+    if negative:
+        v = -v
+    if v < low or v > high:
         return LLONG_MIN
-    return -v if negative else v
+    return v
 
 
-cdef int _tag_int(Col *col, const char *buf, _Game game, Py_ssize_t t, Out *scratch, bint signed, int width,
-                  long long limit) noexcept nogil:
+cdef int _tag_int(Col *col, const char *buf, _Game game, Py_ssize_t t, Out *scratch) noexcept nogil:
+    """An int16 tag value (a rating, a rating change): null if absent, not an integer, or outside int16."""
     cdef const char *p
     cdef Py_ssize_t n
     cdef long long v = LLONG_MIN
     cdef int16_t v16
-    cdef int32_t v32
     if t >= 0:
         if _cspan(buf, game, t, scratch, &p, &n) < 0:
             return -1
-        v = _small_int(p, n, signed, limit)
-    if width == 2:
-        v16 = <int16_t>v
-        return _fixed(col, &v16, 2, v != LLONG_MIN)
-    v32 = <int32_t>v
-    return _fixed(col, &v32, 4, v != LLONG_MIN)
+        v = _small_int(p, n, -32768, 32767)
+    v16 = <int16_t>v
+    return _fixed(col, &v16, 2, v != LLONG_MIN)
 
 
 cdef long long _days(const char *p, Py_ssize_t n) noexcept nogil:
@@ -349,14 +347,15 @@ cdef int _time_control(Columns *c, const char *buf, _Game game, Py_ssize_t t, Ou
         if plus != NULL:
             base = _digits(p, plus - p)
             increment = _digits(plus + 1, n - (plus - p) - 1)
-            if base < 0 or increment < 0 or increment > 32767:
+            if base < 0 or increment < 0:
                 base = increment = -1
         bit = _speed_bit(p, n)
     if _string(&c.cols[K_TIME_CONTROL], p, n) < 0:
         return -1
     base32 = <int32_t>base
     inc16 = <int16_t>increment
-    if _fixed(&c.cols[K_BASE], &base32, 4, base >= 0) < 0 or _fixed(&c.cols[K_INCREMENT], &inc16, 2, base >= 0) < 0:
+    if (_fixed(&c.cols[K_BASE], &base32, 4, base >= 0) < 0
+            or _fixed(&c.cols[K_INCREMENT], &inc16, 2, 0 <= increment <= 32767) < 0):
         return -1
     for i in range(6):
         if bit == (1 << i):
@@ -396,41 +395,59 @@ cdef int _opening_code(Columns *c, const char *buf, _Game game, Py_ssize_t eco_t
 
 
 cdef int _eval_value(const char *p, Py_ssize_t n, long long *value) noexcept nogil:
-    """An %eval value: 1 centipawns (``-1.5`` -> -150; digits past the hundredths dropped), 2 mate in N
-    (``#-3`` -> -3), 0 neither (then it is null in both columns)."""
-    cdef Py_ssize_t i = 0, k
-    cdef bint negative = False, mate = False, digits = False
+    """An %eval value: 1 centipawns (``-1.5`` -> -150: the pawns' text shifted two places, half a centipawn
+    rounded away from zero, clamped to int16), 2 mate in N (``#-3`` -> -3, clamped to int8), 0 neither (then
+    it is null in both columns). fastpgn.schema.eval_value is the rule."""
+    cdef Py_ssize_t i = 0, k = 0, whole_digits = 0
+    cdef bint negative = False
     cdef long long whole = 0, frac = 0
     if n > 0 and p[0] == b'#':
-        mate = True
-        i = 1
-    if i < n and (p[i] == b'+' or p[i] == b'-'):
-        negative = p[i] == b'-'
-        i += 1
-    while i < n and _is_digit(p[i]):
-        if whole < 100000000:
-            whole = whole * 10 + (p[i] - 48)
-        digits = True
-        i += 1
-    if mate:
-        if not digits or i != n:
+        if n > 1 and (p[1] == b'+' or p[1] == b'-'):
+            negative = p[1] == b'-'
+            i = 2
+        else:
+            i = 1
+        if n - i < 1 or n - i > 10:
             return 0
+        while i < n:
+            if not _is_digit(p[i]):
+                return 0
+            whole = whole * 10 + (p[i] - 48)
+            i += 1
+        if whole > 127:
+            whole = 127
         value[0] = -whole if negative else whole
         return 2
-    if i < n and p[i] == b'.':
+    if n > 0 and (p[0] == b'+' or p[0] == b'-'):
+        negative = p[0] == b'-'
+        i = 1
+    while i < n and _is_digit(p[i]):
+        if whole < 1000:        # past 1,000 pawns the value is clamped anyway
+            whole = whole * 10 + (p[i] - 48)
+        whole_digits += 1
         i += 1
-        k = 0
-        while i < n and _is_digit(p[i]):
+    if whole_digits == 0:
+        return 0
+    if i < n:
+        if p[i] != b'.':
+            return 0
+        i += 1
+        if i == n:
+            return 0            # "5." is no number here
+        while i < n:
+            if not _is_digit(p[i]):
+                return 0
             if k < 2:
                 frac = frac * 10 + (p[i] - 48)
+            elif k == 2 and p[i] >= b'5':
+                frac += 1       # half a centipawn, away from zero
             k += 1
-            digits = True
             i += 1
         if k == 1:
             frac *= 10
-    if not digits or i != n:
-        return 0
     whole = whole * 100 + frac
+    if whole > 32767:
+        whole = 32767
     value[0] = -whole if negative else whole
     return 1
 
@@ -457,9 +474,9 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
         if game.evals[2 * i] >= 0:
             kind = _eval_value(buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i], &v)
         if kind == 1:
-            cp = <int16_t>(32767 if v > 32767 else -32767 if v < -32767 else v)
+            cp = <int16_t>v
         elif kind == 2:
-            mate = <int8_t>(127 if v > 127 else -127 if v < -127 else v)
+            mate = <int8_t>v
         if _fixed(cps, &cp, 2, kind == 1) < 0 or _fixed(mates, &mate, 1, kind == 2) < 0:
             return -1
     if (_list_end(&c.cols[K_EVAL_CP], cps, game.nevals > 0) < 0
@@ -563,10 +580,10 @@ cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_of
         return -1
     if (_tag_string(&c.cols[K_WHITE], buf, game, slots[S_WHITE], scratch) < 0
             or _tag_string(&c.cols[K_BLACK], buf, game, slots[S_BLACK], scratch) < 0
-            or _tag_int(&c.cols[K_WHITE_ELO], buf, game, slots[S_WELO], scratch, False, 2, 32767) < 0
-            or _tag_int(&c.cols[K_BLACK_ELO], buf, game, slots[S_BELO], scratch, False, 2, 32767) < 0
-            or _tag_int(&c.cols[K_WHITE_DIFF], buf, game, slots[S_WDIFF], scratch, True, 2, 32767) < 0
-            or _tag_int(&c.cols[K_BLACK_DIFF], buf, game, slots[S_BDIFF], scratch, True, 2, 32767) < 0
+            or _tag_int(&c.cols[K_WHITE_ELO], buf, game, slots[S_WELO], scratch) < 0
+            or _tag_int(&c.cols[K_BLACK_ELO], buf, game, slots[S_BELO], scratch) < 0
+            or _tag_int(&c.cols[K_WHITE_DIFF], buf, game, slots[S_WDIFF], scratch) < 0
+            or _tag_int(&c.cols[K_BLACK_DIFF], buf, game, slots[S_BDIFF], scratch) < 0
             or _tag_string(&c.cols[K_WHITE_TITLE], buf, game, slots[S_WTITLE], scratch) < 0
             or _tag_string(&c.cols[K_BLACK_TITLE], buf, game, slots[S_BTITLE], scratch) < 0):
         return -1
@@ -589,8 +606,8 @@ cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_of
             or _tag_string(&c.cols[K_FEN], buf, game, fen, scratch) < 0):
         return -1
     n = game.nmoves
-    plies = <int16_t>(n if n < 32767 else 32767)
-    if _fixed(&c.cols[K_PLIES], &plies, 2, True) < 0:
+    plies = <int16_t>n
+    if _fixed(&c.cols[K_PLIES], &plies, 2, n <= 32767) < 0:
         return -1
     if _flag(&c.cols[K_MATE], n > 0 and memchr(buf + game.moves[2 * n - 2], b'#',
                                                game.moves[2 * n - 1] - game.moves[2 * n - 2]) != NULL) < 0:
@@ -755,15 +772,23 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
     return out
 
 
+cdef object _uci_hook():
+    """board.moves_hook(uci=True): what finishes, with the GIL, a game the compiled replay hands back."""
+    from fastpgn.board import moves_hook
+    return moves_hook(uci=True)
+
+
 def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                        long long first_game, bint at_stream_start, bint stop_on_error, object where=None,
-                       object openings=None, object uci_hook=None):
+                       object openings=None, bint uci=False):
     """The whole games in ``data[start:end]`` as the analysis schema's columns (see the pure twin).
 
     Returns ``(columns, games_read, rejects, filtered)``; ``columns`` maps each
     column's name to ``(length, null_count, buffers, children)``, the Arrow
     layout fastpgn.arrow wraps. ``openings`` is a map or opening_table's C
-    copy; ``uci_hook`` is board.moves_hook(uci=True) to add the ``uci`` column.
+    copy (None: opening_code is null); ``uci`` adds the ``uci`` column, the moves
+    replayed as the converter's ``--uci`` replays them (a game that does not
+    replay is rejected).
     """
     cdef Py_buffer view
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
@@ -771,7 +796,7 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long 
         if end > view.len:
             end = view.len
         return _columns_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                   stop_on_error, where_plan(where), openings, uci_hook)
+                                   stop_on_error, where_plan(where), openings, _uci_hook() if uci else None)
     finally:
         PyBuffer_Release(&view)
 
