@@ -81,9 +81,10 @@ DICTIONARY_COLUMNS = ("event", "white_title", "black_title", "result", "terminat
 
 RESULTS = frozenset(("1-0", "0-1", "1/2-1/2", "*"))
 
-INT8 = (-128, 127)
 INT16 = (-32768, 32767)
 INT32 = (-(1 << 31), (1 << 31) - 1)
+CP_LIMIT = 32767    # eval_cp is clamped to +-CP_LIMIT
+MATE_LIMIT = 127    # eval_mate to +-MATE_LIMIT
 
 
 def columns(uci: bool = False) -> tuple[Column, ...]:
@@ -279,7 +280,7 @@ def result(tag: str | None, token: str) -> str:
 def _eval(text: str) -> tuple[int | None, int | None]:
     if text.startswith("#"):
         mate = integer(text[1:], (-(1 << 40), 1 << 40))
-        return (None, None) if mate is None else (None, max(INT8[0], min(INT8[1], mate)))
+        return (None, None) if mate is None else (None, max(-MATE_LIMIT, min(MATE_LIMIT, mate)))
     sign = 1
     if text[:1] in ("+", "-"):
         sign = -1 if text[0] == "-" else 1
@@ -288,12 +289,12 @@ def _eval(text: str) -> tuple[int | None, int | None]:
     if not (whole.isascii() and whole.isdigit()) or (dot and not (fraction.isascii() and fraction.isdigit())):
         return None, None
     if len(whole) > 12:
-        return sign * INT16[1], None
+        return sign * CP_LIMIT, None
     # Exact decimal: the pawns' text shifted two places, half a centipawn rounded away from zero.
     cp = int(whole + (fraction + "00")[:2])
     if fraction[2:3] >= "5":
         cp += 1
-    return max(INT16[0], min(INT16[1], sign * cp)), None
+    return sign * min(CP_LIMIT, cp), None
 
 
 def eval_value(text: str | None) -> tuple[int | None, int | None]:
@@ -304,6 +305,8 @@ def eval_value(text: str | None) -> tuple[int | None, int | None]:
 
     >>> eval_value("0.33"), eval_value("-1.5"), eval_value("#3"), eval_value("1,5"), eval_value(None)
     ((33, None), (-150, None), (None, 3), (None, None), (None, None))
+    >>> eval_value("-400"), eval_value("#-200"), eval_value("0.335"), eval_value("+0.3")
+    ((-32767, None), (None, -127), (34, None), (30, None))
     """
     if text is None:
         return None, None
