@@ -333,6 +333,38 @@ def test_to_parquet_leaves_no_half_file(tmp_path):
     assert pq.read_table(out).column("white").to_pylist() == ["Ann", "Alice"] and len(reader.rejected) == 1
 
 
+def test_read_arrow_is_a_reader_like_the_others(tmp_path):
+    import os
+
+    path = shared("data", *SAMPLE)
+    whole, _ = table_of(path)
+    text = read_all(read_lines(path))[0]
+    assert whole.num_rows == len(text) == 999
+    plain = tmp_path / "games.pgn"
+    from test_scan import decompressed
+
+    plain.write_bytes(decompressed(path))
+    # Every kind of source read_games takes: the same table.
+    for source in (str(path), plain.read_bytes(), open(plain, "rb"), open(plain, encoding="utf-8"),
+                   plain.read_text(encoding="utf-8").splitlines()):
+        assert pa.Table.from_batches(list(arrow.read_arrow(source))).equals(whole)
+        if hasattr(source, "close"):
+            assert not source.closed       # a file given is left open
+            source.close()
+    fds = lambda: len(os.listdir("/proc/self/fd"))  # noqa: E731
+    if not os.path.isdir("/proc/self/fd"):
+        return
+    before = fds()
+    reader = arrow.read_arrow(path, batch_size=100)
+    assert iter(reader) is reader and fds() == before        # nothing opened before the first batch
+    with reader:
+        assert next(reader).num_rows == 100 and fds() == before + 1
+    assert fds() == before and next(reader, None) is None     # closed on leaving the block, one pass
+    with pytest.raises(PGNError):
+        list(arrow.read_arrow(CASES / "invalid-move-token.pgn"))
+    assert fds() == before                                   # an error closes it too
+
+
 # ------------------------------------------------------------ UCI
 
 UCI_FILES = (("lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst"),
@@ -380,6 +412,11 @@ def test_uci_stop_on_error_counts_as_the_converter():
         assert (read, rejects, filtered) == (line_read, line_rejects, line_filtered)
         assert len(cols["uci"]) == read - len(rejects) - filtered
     assert (read, filtered, len(cols["uci"])) == (4, 1, 2)
+    seen = []
+    with pytest.raises(PGNSyntaxError, match=r"illegal move 1\.\.\. Ke7") as info:
+        for batch in arrow.read_arrow(data, uci=True):
+            seen += batch.column("uci").to_pylist()
+    assert seen == [["e2e4", "e7e5"]] and info.value.game == 2 and info.value.offset == data.index(b"[", 5)
 
 
 # ------------------------------------------------------------ Parquet read back as users read it
