@@ -61,7 +61,7 @@ def _replayed(records: list) -> tuple[list, list, list]:
 
 
 def columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
-                       where=None, openings=None, uci=False):
+                       where=None, openings=None, uci=False, scan=None):
     """The columns of the whole games in ``data[start:end]``: ``(columns, games_read, rejects, filtered)``.
 
     ``columns`` maps each column name of ``fastpgn.schema.names(uci)`` to a
@@ -69,7 +69,9 @@ def columns_from_block(data, start, end, base_offset, first_game, at_stream_star
     ``games_from_block(..., where)`` answers (a reject is ``(reason,
     error_offset, game_number, start, end)``; ``filtered`` is 0 without
     ``where``, a where_plan). ``openings`` is the map of ``opening_code``
-    (default: the shipped one). With ``uci``, a game whose moves do not
+    (None: the column is null; ``default_openings()`` is the shipped map).
+    ``scan`` is the ``games_from_block`` to read records with (default: the
+    live kernel's; the pure kernel passes its own). With ``uci``, a game whose moves do not
     replay is rejected, as the converter's ``--uci`` rejects it, and with
     ``stop_on_error`` reading stops there.
 
@@ -78,8 +80,9 @@ def columns_from_block(data, start, end, base_offset, first_game, at_stream_star
     >>> cols["white_elo"], cols["moves"], cols["eval_cp"], cols["tags"], read
     ([1500], [['e4']], [[20]], [[]], 1)
     """
-    answer = _scan.kernel.games_from_block(data, start, end, base_offset, first_game, at_stream_start,
-                                           stop_on_error, *(() if where is None else (where,)))
+    games = _scan.kernel.games_from_block if scan is None else scan
+    answer = games(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
+                   *(() if where is None else (where,)))
     records, read, rejects = answer[0], answer[1], answer[2]
     filtered = answer[3] if where is not None else 0
     uci_lists = None
@@ -100,7 +103,7 @@ def columns_from_block(data, start, end, base_offset, first_game, at_stream_star
                 read = last - first_game
             else:
                 rejects = sorted(rejects + bad, key=lambda r: r[2])
-    columns = _columns(records, openings if openings is not None else default_openings())
+    columns = _columns(records, openings)
     if uci:
         columns["uci"] = uci_lists
     return columns, read, rejects, filtered
@@ -143,7 +146,7 @@ def _columns(records: list, openings) -> dict:
         "speed": list(map(schema.speed, time_controls)),
         "eco": tag("ECO"),
         "opening": tag("Opening"),
-        "opening_code": _opening_codes(headers, openings),
+        "opening_code": _opening_codes(headers, openings) if openings is not None else [None] * len(headers),
         "variant": tag("Variant"),
         "fen": tag("FEN"),
         "plies": [len(m) if len(m) <= schema.INT16[1] else None for m in moves],

@@ -16,6 +16,8 @@ pure Python                 Cython                        owns
 (``fastpgn.board``)         ``_replay_cy.pxi``            the declared start (FEN, Variant) and the
                                                           replay on the compiled board without the GIL
 ``_records_py.py``          ``_records_cy.pxi``           game records and headers only, with caches
+``_columns_py.py``          ``_columns_cy.pxi``           the analysis schema's columns (lists here,
+                                                          Arrow buffers there)
 ==========================  ============================  =========================================
 
 The contract between the grammar and a sink: the grammar reads one game into
@@ -37,10 +39,18 @@ from fastpgn._grammar_py import (
 from fastpgn._fastpath_py import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
 from fastpgn._lines_py import lines_from_block, opening_table
 from fastpgn._records_py import games_from_block, headers_from_block
+from fastpgn import _columns_py
+
+
+def columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
+                       openings=None, uci=False):
+    """The analysis schema's columns of the whole games in ``data[start:end]``, as Python lists (see _columns_py)."""
+    return _columns_py.columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
+                                          where, openings, uci, scan=games_from_block)
 
 __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
-    "SPEED_LIMITS", "SPEEDS", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
+    "SPEED_LIMITS", "SPEEDS", "columns_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
     "speed_bit", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other
     "_CLOCKS", "_SAN", "_fast_game", "_fast_headers", "_fast_where", "_scan_game",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
-from fastpgn import _columns_py, openings as _openings, schema
+from fastpgn import _columns_py, _scan, openings as _openings, schema
 from fastpgn.errors import PGNError
 from fastpgn.reader import _BlockReader
 
@@ -42,16 +42,22 @@ def _column_list(columns, uci: bool) -> tuple[str, ...]:
 
 
 class ColumnReader(_BlockReader):
-    """Iterate the columns of each block: dicts of Python lists (needs no pyarrow); see ``read_arrow``.
+    """Iterate the columns of each block; see ``read_arrow``.
+
+    With ``lists`` (CSV output: needs no pyarrow) each column is a Python
+    list; else each is what the live kernel's ``columns_from_block`` gives
+    (Arrow buffers from the compiled kernel, lists from the pure one), for
+    ``record_batch``.
 
     Counts as the other readers: ``games_read == games_yielded +
     len(rejected) + games_filtered``.
     """
 
     def __init__(self, source, errors: str = "raise", block_size: int = BLOCK_SIZE, where=None, uci: bool = False,
-                 openings=None, columns=None) -> None:
+                 openings=None, columns=None, lists: bool = False) -> None:
         from fastpgn import filters
 
+        self.lists = lists
         self.uci = bool(uci)
         self.columns = _column_list(columns, self.uci)
         self.where = filters.as_where(where)
@@ -62,6 +68,8 @@ class ColumnReader(_BlockReader):
         elif not isinstance(openings, dict):
             openings = _openings.load(openings)
         self.openings = openings
+        # the map as the kernel reads it fastest (the compiled one: a C copy), made once a reader
+        self._table = openings if lists else _scan.kernel.opening_table(openings)
         super().__init__(source, errors, block_size)
 
     def _read(self) -> Iterator[dict]:
@@ -79,14 +87,16 @@ class ColumnReader(_BlockReader):
                 if self._truncated(block):
                     self._damage(block)
                     continue
-                columns, read, rejects, filtered = _columns_py.columns_from_block(
+                sink = _columns_py.columns_from_block if self.lists else _scan.kernel.columns_from_block
+                columns, read, rejects, filtered = sink(
                     block.data, 0, len(block.data), block.offset, self.games_read, block.at_stream_start, stop,
-                    self._plan, self.openings, self.uci)
+                    self._plan, self._table, self.uci)
                 self.games_read += read
                 self.games_filtered += filtered
                 kept = self._kept(rejects, block)
                 block.release()
-                rows = len(columns["offset"])
+                offsets = columns["offset"]
+                rows = len(offsets) if isinstance(offsets, list) else offsets[0]
                 if rows:
                     yield {name: columns[name] for name in names}, rows
                 self._finish(kept)
@@ -123,10 +133,21 @@ def _column_array(pa, field, values):
         if values.type != field.type:
             raise TypeError(f"column {field.name} is {values.type}, the schema says {field.type}")
         return values
-    # Branch point, column given as Arrow buffers: the compiled column sink fills
-    # validity/offset/value buffers directly; build them here with
-    # pa.Array.from_buffers(field.type, length, buffers, children=...).
+    if isinstance(values, tuple):
+        return _from_buffers(pa, field.type, values)
     raise TypeError(f"column {field.name} must be a list or a pyarrow Array, not {type(values).__name__}")
+
+
+def _from_buffers(pa, kind, spec):
+    """An array from the compiled column sink's ``(length, null_count, buffers, children)``, without a copy."""
+    length, nulls, buffers, children = spec
+    wrapped = [None if b is None else pa.py_buffer(b) for b in buffers]
+    if pa.types.is_map(kind):
+        offsets = pa.Array.from_buffers(pa.int32(), length + 1, [None, wrapped[1]])
+        return pa.MapArray.from_arrays(offsets, _from_buffers(pa, kind.key_type, children[0]),
+                                       _from_buffers(pa, kind.item_type, children[1]))
+    kids = [_from_buffers(pa, kind.value_type, children[0])] if pa.types.is_list(kind) else None
+    return pa.Array.from_buffers(kind, length, wrapped, null_count=nulls, children=kids)
 
 
 class ArrowReader(ColumnReader):

@@ -131,7 +131,7 @@ def to_csv(source, path, **options):
     """
     from fastpgn.arrow import ColumnReader
 
-    reader = ColumnReader(source, **options)
+    reader = ColumnReader(source, lists=True, **options)
     is_path = isinstance(path, (str, os.PathLike))
     stream = open(path, "wb") if is_path else path
     try:
