@@ -27,6 +27,8 @@ _LAZY = {name: "fastpgn.board" for name in
          ("Board", "Move", "Outcome", "Termination", "game_to_pgn", "moves_to_pgn", "san_to_uci")}
 _LAZY.update({name: "fastpgn.oneliner" for name in ("Line", "format_line", "iter_lines", "parse_line")})
 _LAZY.update({"Where": "fastpgn.filters", "Engine": "fastpgn.engine"})
+# Arrow and Parquet output; pyarrow itself is imported only when they run.
+_LAZY.update({name: "fastpgn.arrow" for name in ("read_arrow", "to_parquet")})
 
 
 def __getattr__(name: str):
@@ -67,6 +69,8 @@ __all__ = [
     "read_games",
     "read_headers",
     "read_lines",
+    "read_arrow",
+    "to_parquet",
     "Where",
     "Engine",
     "AmbiguousMoveError",

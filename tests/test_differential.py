@@ -81,7 +81,15 @@ NOISE = st.sampled_from([b"{", b"}", b"(", b")", b"[", b"]", b"\n", b"\n\n", b"\
                 min_size=1, max_size=4),
        st.integers(0, 10_000), st.integers(1, 3))
 def test_backends_agree_on_mutated_real_games(mutations, first, count):
-    data = b"".join(real_game(first + k) for k in range(count))
+    data = mutated(b"".join(real_game(first + k) for k in range(count)), mutations)
+    py, cy = both(data)
+    assert py == cy
+    py, cy = both(data, stop=True)
+    assert py == cy
+
+
+def mutated(data: bytes, mutations) -> bytes:
+    """``data`` with each of Hypothesis' ``(_, kind, where, noise)`` mutations done in turn."""
     for _, kind, where, noise in mutations:
         at = where % (len(data) + 1)
         if kind == "cut":
@@ -96,10 +104,7 @@ def test_backends_agree_on_mutated_real_games(mutations, first, count):
             data = data[:at] + noise + data[at:]
         elif kind == "swap":
             data = data[:at] + data[at:at + 40][::-1] + data[at + 40:]
-    py, cy = both(data)
-    assert py == cy
-    py, cy = both(data, stop=True)
-    assert py == cy
+    return data
 
 
 @settings(max_examples=300, deadline=None)

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CASES, DATA, shared, typed
-from fastpgn import _backend, _scan_py, openings
+from fastpgn import _backend, _fastpath_py, _lines_py, _records_py, _scan_py, openings
 from test_scan import decompressed
 
 OPENINGS = openings.load()
@@ -27,12 +27,15 @@ BACKENDS = dict(_backend.available("_scan"))
 @contextlib.contextmanager
 def exact_path_only():
     """Turn the fast path off: every game goes through _scan_game."""
-    fast = _scan_py._fast_game
-    _scan_py._fast_game = lambda buf, pos, end, text: None
+    fast = _fastpath_py._fast_game
+    parts = (_fastpath_py, _lines_py, _records_py)  # each looks the fast path up in its own globals
+    for part in parts:
+        part._fast_game = lambda buf, pos, end, text: None
     try:
         yield
     finally:
-        _scan_py._fast_game = fast
+        for part in parts:
+            part._fast_game = fast
 
 
 def scan_all(mod, data: bytes, start: int = 0, end: int | None = None, stop: bool = False,
@@ -79,7 +82,8 @@ def test_fast_path_reads_every_lichess_game(monkeypatch):
     """The speed of the pure twin rests on this: lichess's own games never need the byte walk."""
     calls = []
     exact = _scan_py._scan_game
-    monkeypatch.setattr(_scan_py, "_scan_game", lambda *a: calls.append(a[1]) or exact(*a))
+    for sink in (_lines_py, _records_py):  # where the front ends look the byte walk up
+        monkeypatch.setattr(sink, "_scan_game", lambda *a: calls.append(a[1]) or exact(*a))
     for name in ("lichess_db_standard_rated_2013-01.slice5000.pgn.zst",
                  "lichess_db_standard_rated_2021-10.head999.pgn.zst",
                  "lichess_db_standard_rated_2022-06.head2499.pgn.zst"):
@@ -97,14 +101,15 @@ def test_fast_path_reads_every_lichess_game(monkeypatch):
 def test_caches_that_start_again_change_nothing(monkeypatch):
     """The token caches are bounded (hostile input): emptied every few entries, answers stay the same."""
     data = _lichess("lichess_db_standard_rated_2022-06.head2499.pgn.zst")[:400_000]
-    monkeypatch.setattr(_scan_py, "_CACHE_LIMIT", 3)
+    monkeypatch.setattr(_fastpath_py, "_CACHE_LIMIT", 3)
     for name in ("_SAN", "_NUMBER_SET"):
-        monkeypatch.setattr(_scan_py, name, set())
-    for name in ("_NUMBERS", "_EVALS", "_CLOCKS", "_DAY_SECONDS", "_TAG_LAYOUTS", "_TAG_LAYOUTS_TEXT",
-                 "_LINE_PLANS", "_ECO_FIELDS"):
-        monkeypatch.setattr(_scan_py, name, {})
+        monkeypatch.setattr(_fastpath_py, name, set())
+    for name in ("_NUMBERS", "_EVALS", "_CLOCKS", "_TAG_LAYOUTS", "_TAG_LAYOUTS_TEXT"):
+        monkeypatch.setattr(_fastpath_py, name, {})
+    for name in ("_DAY_SECONDS", "_LINE_PLANS", "_ECO_FIELDS"):
+        monkeypatch.setattr(_lines_py, name, {})
     assert_same(data)
-    assert len(_scan_py._SAN) <= 4 and len(_scan_py._CLOCKS) <= 4
+    assert len(_fastpath_py._SAN) <= 4 and len(_fastpath_py._CLOCKS) <= 4
 
 
 def test_moves_hook_sees_the_same_games_on_both_paths():

@@ -1,0 +1,154 @@
+"""The record sink, pure Python: twin of fastpgn/_records_cy.pxi.
+
+Games as record tuples (offset, number, headers, SAN moves, evals, clocks,
+result token, first ply, start, end) and headers only, for fastpgn.reader.
+"""
+
+from __future__ import annotations
+
+from fastpgn._grammar_py import _as_bytes, _first, _scan_game, where_plan
+from fastpgn._fastpath_py import _fast_game, _fast_headers, _fast_where
+
+def _ply_moves(moves: list) -> list:
+    """games_from_block's moves: the SAN tokens as str (ASCII: _san_ok allows nothing else)."""
+    return b" ".join(moves).decode("ascii").split(" ") if moves else []
+
+
+def _ply_evals(values, plies: int, mixed: bool) -> list:
+    """games_from_block's evals: per ply, the value as str or None."""
+    if values is None:
+        return [None] * plies
+    if mixed:
+        return [None if v is None else v.decode("ascii") for v in values]
+    return b" ".join(values).decode("ascii").split(" ")
+
+
+def _clock(seconds: bytes):
+    """A clock's seconds text (``b"180"``, ``b"177.7"``) as the reader gives it: int, float with tenths."""
+    return float(seconds) if b"." in seconds else int(seconds)
+
+
+def _ply_clocks(values, plies: int, mixed: bool) -> list:
+    """games_from_block's clocks: per ply, the seconds (int, or float with tenths) or None."""
+    if values is None:
+        return [None] * plies
+    if mixed:
+        return [None if v is None else _clock(v) for v in values]
+    if b"." in b"".join(values):
+        return list(map(_clock, values))
+    return list(map(int, values))
+
+
+def _fast_record(fast, start: int, number: int, base_offset: int) -> tuple:
+    """games_from_block's record of a game _fast_game read (with ``text``)."""
+    end, _, (pieces, _, names), (moves, evals, clocks, result, first_ply, mixed) = fast
+    plies = len(moves)
+    return (
+        base_offset + start,
+        number,
+        dict(zip(names, pieces[1::2])),
+        _ply_moves(moves),
+        _ply_evals(evals, plies, mixed),
+        _ply_clocks(clocks, plies, mixed),
+        result.decode("ascii"),
+        first_ply,
+        start,
+        end,
+    )
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
+def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None):
+    """Scan the whole games in ``buf[start:end]`` into record tuples for the reader.
+
+    Returns ``(games, games_read, rejects)``; each game is
+    ``(offset, number, headers, moves, evals, clocks, result, first_ply, start, end)``
+    where ``headers`` is a dict of str, ``moves`` the list of SAN tokens (str),
+    ``evals`` and ``clocks`` lists with one entry per ply: the eval as str, the
+    clock in seconds (int; float when the source has tenths), None where a ply
+    has none; ``result`` the movetext's result token,
+    ``first_ply`` the ply the move number before the first move names (``12...``
+    is 23: Black's 12th move; -1 when no number precedes the first move).
+    With ``where`` (a where_plan), games it refuses get no record, and the
+    answer is ``(games, games_read, rejects, games_filtered)``.
+    """
+    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, False)
+
+
+def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None):
+    """games_from_block without the moves: each game's tags, its movetext skipped (_skip_movetext).
+
+    Returns ``(games, games_read, rejects)``, or with ``where``
+    ``(games, games_read, rejects, games_filtered)``; each game is
+    ``(offset, number, headers, result, start, end)``, cut at the same
+    boundaries as games_from_block's for every game the full read accepts.
+    Movetext is not checked: only a bad tag, an unterminated comment or
+    variation and a stray ``}`` reject a game (and, where ``where`` tests the
+    movetext, any error in the movetext of a game whose tags it keeps).
+    """
+    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, True)
+
+
+def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, headers):
+    """games_from_block's records, or with ``headers`` headers_from_block's (the compiled twin's shape)."""
+    buf = _as_bytes(buf)
+    where = where_plan(where)
+    out = []
+    rejects = []
+    number = first_game
+    filtered = 0
+    pos = _first(buf, start, end, at_stream_start)
+    while True:
+        fast = None
+        if pos < end and buf[pos] == 91:
+            if headers:
+                fast = _fast_headers(buf, pos, end, where)
+            else:
+                fast = _fast_game(buf, pos, end, True) if where is None else _fast_where(buf, pos, end, True, where)
+        if fast is not None:
+            number += 1
+            if fast[1 if headers else 2] is None:
+                filtered += 1
+            elif headers:
+                out.append((base_offset + pos, number, fast[1], fast[2], pos, fast[0]))
+            else:
+                out.append(_fast_record(fast, pos, number, base_offset))
+            pos = fast[0]
+            continue
+        game = _scan_game(buf, pos, end, where, headers)
+        if game is None:
+            break
+        number += 1
+        pos = game.end
+        if game.filtered and not game.bad:
+            filtered += 1
+            continue
+        if game.bad:
+            rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
+            if stop_on_error:
+                break
+            continue
+        tags = {}
+        for name, value in game.tags:
+            tags[_text(name)] = _text(value)
+        if headers:
+            out.append((base_offset + game.start, number, tags, _text(game.result), game.start, game.end))
+            continue
+        out.append((
+            base_offset + game.start,
+            number,
+            tags,
+            _ply_moves(game.moves),
+            _ply_evals(game.evals, len(game.moves), True),
+            _ply_clocks(game.clocks, len(game.moves), True),
+            _text(game.result),
+            game.first_ply,
+            game.start,
+            game.end,
+        ))
+    if where is not None:
+        return out, number - first_game, rejects, filtered
+    return out, number - first_game, rejects

@@ -1,0 +1,273 @@
+"""Games as Arrow record batches and Parquet files, in the analysis schema (``fastpgn.schema``).
+
+``read_arrow`` reads any source the other readers read, block by block (the
+readers' block machinery and error policy, ``fastpgn.reader``), turns each
+block into columns with the column sink, and yields ``pyarrow.RecordBatch``
+objects of ``batch_size`` rows: memory stays bounded whatever the input
+size. ``to_parquet`` writes those batches to one Parquet file. pyarrow is
+imported on first use (``pip install "fastpgn[arrow]"``): ``import
+fastpgn`` does not need it, nor does CSV output (``fastpgn.csv_text``),
+which reads the same column dicts through ``ColumnReader``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+from fastpgn import _columns_py, _scan, openings as _openings, schema
+from fastpgn.errors import PGNError
+from fastpgn.reader import _BlockReader
+
+BATCH_SIZE = 65_536
+BLOCK_SIZE = 1 << 20
+
+
+def _column_list(columns, uci: bool) -> tuple[str, ...]:
+    """The column names a reader gives: all of the schema's, or those asked for, checked."""
+    every = schema.names(uci)
+    if columns is None:
+        return every
+    if isinstance(columns, str):
+        raise TypeError("columns must be a list of column names, not a string")
+    chosen = tuple(columns)
+    for name in chosen:
+        if name not in every:
+            if name == "uci":
+                raise ValueError("the uci column needs uci=True")
+            raise ValueError(f"no column {name!r}; the columns are {', '.join(every)}")
+    if len(set(chosen)) != len(chosen):
+        raise ValueError("a column is named twice in columns")
+    return chosen
+
+
+class ColumnReader(_BlockReader):
+    """Iterate the columns of each block; see ``read_arrow``.
+
+    With ``lists`` (CSV output: needs no pyarrow) each column is a Python
+    list; else each is what the live kernel's ``columns_from_block`` gives
+    (Arrow buffers from the compiled kernel, lists from the pure one), for
+    ``record_batch``.
+
+    Counts as the other readers: ``games_read == games_yielded +
+    len(rejected) + games_filtered``.
+    """
+
+    def __init__(self, source, errors: str = "raise", block_size: int = BLOCK_SIZE, where=None, uci: bool = False,
+                 openings=None, columns=None, lists: bool = False) -> None:
+        from fastpgn import filters
+
+        self.lists = lists
+        self.uci = bool(uci)
+        self.columns = _column_list(columns, self.uci)
+        self.where = filters.as_where(where)
+        self._plan = filters.plan(self.where)
+        self.games_filtered = 0
+        if openings is None:
+            openings = _columns_py.default_openings()
+        elif not isinstance(openings, dict):
+            openings = _openings.load(openings)
+        self.openings = openings
+        # the map as the kernel reads it fastest (the compiled one: a C copy), made once a reader
+        self._table = openings if lists else _scan.kernel.opening_table(openings)
+        super().__init__(source, errors, block_size)
+
+    def _read(self) -> Iterator[dict]:
+        for columns, rows in self._column_blocks():
+            self.games_yielded += rows
+            yield columns
+
+    def _column_blocks(self) -> Iterator[tuple[dict, int]]:
+        """``(columns, rows)`` per block with games; the policy's error after the block's good games."""
+        stop = self.errors == "raise"
+        names = self.columns
+        blocks = self._blocks()
+        try:
+            for block in blocks:
+                if self._truncated(block):
+                    self._damage(block)
+                    continue
+                sink = _columns_py.columns_from_block if self.lists else _scan.kernel.columns_from_block
+                columns, read, rejects, filtered = sink(
+                    block.data, 0, len(block.data), block.offset, self.games_read, block.at_stream_start, stop,
+                    self._plan, self._table, self.uci)
+                self.games_read += read
+                self.games_filtered += filtered
+                kept = self._kept(rejects, block)
+                block.release()
+                offsets = columns["offset"]
+                rows = len(offsets) if isinstance(offsets, list) else offsets[0]
+                if rows:
+                    yield {name: columns[name] for name in names}, rows
+                self._finish(kept)
+                self._damage(block)
+        finally:
+            blocks.close()
+
+
+def record_batch(columns: dict, uci: bool = False):
+    """A ``pyarrow.RecordBatch`` of a column dict (the schema's names; their order is kept).
+
+    >>> batch = record_batch({"white": ["Ann", None], "white_elo": [1500, None]})
+    >>> batch.schema.field("white_elo").type, batch.column(0).to_pylist()
+    (DataType(int16), ['Ann', None])
+    """
+    pa = schema.require_pyarrow("fastpgn.arrow.record_batch()")
+    full = schema.arrow_schema(uci)
+    fields = []
+    arrays = []
+    for name, values in columns.items():
+        if full.get_field_index(name) < 0:
+            raise ValueError(f"no column {name!r} in the schema" + ("" if uci else " (uci needs uci=True)"))
+        field = full.field(name)
+        fields.append(field)
+        arrays.append(_column_array(pa, field, values))
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields, metadata=full.metadata))
+
+
+def _column_array(pa, field, values):
+    """One column as an Arrow array of the field's type."""
+    if isinstance(values, list):
+        return pa.array(values, type=field.type)
+    if isinstance(values, pa.Array):
+        if values.type != field.type:
+            raise TypeError(f"column {field.name} is {values.type}, the schema says {field.type}")
+        return values
+    if isinstance(values, tuple):
+        return _from_buffers(pa, field.type, values)
+    raise TypeError(f"column {field.name} must be a list or a pyarrow Array, not {type(values).__name__}")
+
+
+def _from_buffers(pa, kind, spec):
+    """An array from the compiled column sink's ``(length, null_count, buffers, children)``, without a copy."""
+    length, nulls, buffers, children = spec
+    wrapped = [None if b is None else pa.py_buffer(b) for b in buffers]
+    if pa.types.is_map(kind):
+        offsets = pa.Array.from_buffers(pa.int32(), length + 1, [None, wrapped[1]])
+        return pa.MapArray.from_arrays(offsets, _from_buffers(pa, kind.key_type, children[0]),
+                                       _from_buffers(pa, kind.item_type, children[1]))
+    kids = [_from_buffers(pa, kind.value_type, children[0])] if pa.types.is_list(kind) else None
+    return pa.Array.from_buffers(kind, length, wrapped, null_count=nulls, children=kids)
+
+
+class ArrowReader(ColumnReader):
+    """Iterate ``pyarrow.RecordBatch`` objects of ``batch_size`` rows (the last one may be shorter); see ``read_arrow``."""
+
+    def __init__(self, source, batch_size: int = BATCH_SIZE, **options) -> None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number of rows, at least 1, not {batch_size!r}")
+        self.batch_size = batch_size
+        self._pa = schema.require_pyarrow("fastpgn.read_arrow()")
+        super().__init__(source, **options)
+        self.schema = self._selected_schema()
+
+    def _selected_schema(self):
+        full = schema.arrow_schema(self.uci)
+        return self._pa.schema([full.field(name) for name in self.columns], metadata=full.metadata)
+
+    def _read(self) -> Iterator:
+        pa = self._pa
+        pending = []    # batches of whole blocks, not yet batch_size rows together
+        rows = 0
+        try:
+            for columns, n in self._column_blocks():
+                # Arrow arrays hold a block's games in far less memory than Python lists.
+                pending.append(record_batch(columns, self.uci))
+                rows += n
+                while rows >= self.batch_size:
+                    batch, pending, rows = self._cut(pending, self.batch_size)
+                    self.games_yielded += batch.num_rows
+                    yield batch
+        except PGNError:
+            # The games before the error are yielded first, as read_games does.
+            if rows:
+                batch, pending, rows = self._cut(pending, rows)
+                self.games_yielded += batch.num_rows
+                yield batch
+            raise
+        if rows:
+            batch, pending, rows = self._cut(pending, rows)
+            self.games_yielded += batch.num_rows
+            yield batch
+
+    def _cut(self, pending: list, size: int):
+        """The first ``size`` rows of ``pending`` as one batch, and what is left."""
+        table = self._pa.Table.from_batches(pending, schema=self.schema)
+        head = table.slice(0, size).combine_chunks().to_batches()
+        batch = head[0] if head else self._pa.RecordBatch.from_pylist([], schema=self.schema)
+        rest = table.slice(size)
+        return batch, rest.to_batches(), rest.num_rows
+
+
+def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: str = "raise", where=None,
+               uci: bool = False, openings=None, block_size: int = BLOCK_SIZE) -> ArrowReader:
+    """Iterate the games of ``source`` as ``pyarrow.RecordBatch`` objects in the analysis schema.
+
+    ``source`` is anything ``read_games`` reads (a path, ``-``, bytes, a file
+    object, an iterable of lines; compressed or not). Each batch holds
+    ``batch_size`` games (rows), the last one fewer; the columns are those of
+    ``fastpgn.schema`` (docs/schema.md), or ``columns`` (a list of names, in
+    that order). ``errors``, ``where`` and the counts (``reader.games_read``,
+    ``games_yielded``, ``games_filtered``, ``rejected``) are read_games'.
+    ``uci=True`` adds the ``uci`` column: the moves replayed on fastpgn's
+    board, and a game whose moves do not replay is rejected, as the
+    converter's ``--uci`` rejects it. ``openings`` is the map of
+    ``opening_code`` (default: the shipped map; or a path, as ``read_lines``).
+    The reader is an iterator and a context manager; ``reader.schema`` is the
+    batches' schema.
+
+    >>> pgn = b'[Site "https://lichess.org/abc"]\\n[WhiteElo "1500"]\\n\\n1. e4 { [%eval 0.33] } e5 { [%eval #-3] } 0-1\\n'
+    >>> batch = next(read_arrow(pgn))
+    >>> row = batch.to_pylist()[0]
+    >>> row["game_id"], row["white_elo"], row["result"], row["moves"], row["eval_cp"], row["eval_mate"]
+    ('abc', 1500, '0-1', ['e4', 'e5'], [33, None], [None, -3])
+    >>> with read_arrow(pgn, columns=["moves", "plies"], uci=True) as batches:
+    ...     [b.to_pydict() for b in batches]
+    [{'moves': [['e4', 'e5']], 'plies': [2]}]
+    """
+    return ArrowReader(source, batch_size, errors=errors, block_size=block_size, where=where, uci=uci,
+                       openings=openings, columns=columns)
+
+
+def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
+    """Write the games of ``source`` to one Parquet file at ``path`` (a path or a binary file object).
+
+    Takes ``read_arrow``'s options. zstd compression; the low-cardinality
+    string columns (event, titles, result, termination, time control, speed,
+    ECO, opening, opening code, variant) are dictionary-encoded; one row
+    group per batch. A path is written in full or not at all: on an error
+    the unfinished file is removed. Returns the finished reader, for its
+    counts (``games_read``, ``games_yielded``, ``rejected``, ...).
+
+    >>> import io, pyarrow.parquet as pq
+    >>> out = io.BytesIO()
+    >>> to_parquet(b'[White "Ann"]\\n\\n1. e4 *\\n', out).games_yielded
+    1
+    >>> pq.read_table(out).column("white").to_pylist()
+    ['Ann']
+    """
+    reader = read_arrow(source, **read_arrow_options)
+    import pyarrow.parquet as pq
+
+    dictionary = [name for name in reader.columns if name in schema.DICTIONARY_COLUMNS]
+    is_path = isinstance(path, (str, os.PathLike))
+    writer = None
+    try:
+        with reader:
+            writer = pq.ParquetWriter(path, reader.schema, compression="zstd", use_dictionary=dictionary)
+            for batch in reader:
+                writer.write_batch(batch)
+        writer.close()
+    except BaseException:
+        if writer is not None:
+            writer.close()
+            if is_path:
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
+        raise
+    return reader
+
+
+__all__ = ["ArrowReader", "ColumnReader", "read_arrow", "record_batch", "to_parquet"]
