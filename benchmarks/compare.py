@@ -282,6 +282,9 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
         add(f"fastpgn-games-{tag}", f"fastpgn read_games ({backend}), .pgn",
             ("benchmarks.contenders", "fastpgn-games", sample_pgn(s)), backend, s,
             note="Game records: all headers, SAN, evals, clocks")
+        add(f"fastpgn-arrow-{tag}", f"fastpgn read_arrow ({backend}), .pgn",
+            ("benchmarks.contenders", "fastpgn-arrow", sample_pgn(s)), backend, s,
+            note="record batches of the analysis schema (typed columns, per-ply lists)")
         if tag == "cy" and zst:
             add("fastpgn-games-cy-zst", "fastpgn read_games (cython), .pgn.zst",
                 ("benchmarks.contenders", "fastpgn-games", zst), backend, None, input_=zst,
@@ -336,7 +339,7 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
 
     # in-memory kernel, timed inside the process
     for tag, backend, s in backends:
-        for kind in ("lines", "games"):
+        for kind in ("lines", "games", "columns"):
             add(f"kernel-{kind}-{tag}", f"kernel {kind}_from_block ({backend}), in memory",
                 ("benchmarks.contenders", f"kernel-{kind}", sample_pgn(s)), backend, s, section="kernel",
                 note="4 MiB game-aligned blocks already in memory; kernel calls timed inside the process")
@@ -352,6 +355,13 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
         add("chess-games", f"python-chess {v} read_game + eval()/clock()",
             ("benchmarks.contenders", "chess-games", chess_sample.pgn), None, chess_sample,
             note="validates every move; builds a game tree")
+        pandas_ok, pandas_why = _importable("pandas")
+        if pandas_ok:
+            add("chess-parquet", f"python-chess {v} -> pandas -> to_parquet",
+                ("benchmarks.contenders", "chess-parquet", chess_sample.pgn), None, chess_sample,
+                note="the usual script: a row per game (headers, SAN, evals, clocks), DataFrame.to_parquet")
+        else:
+            notes.append(f"python-chess -> pandas -> Parquet skipped: {pandas_why} (pip install pandas)")
         add("chess-headers", f"python-chess {v} read_headers",
             ("benchmarks.contenders", "chess-headers", pgn), claims=frozenset({"games"}),
             note="headers only, movetext skipped")
