@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Callable, Iterator
 
-from fastpgn.errors import InputError, PGNError
+from fastpgn.errors import InputError, PGNError, Rejected
 
 EXIT_RULE = """\
 exit status:
@@ -180,10 +180,11 @@ class Run:
         self.rejected = 0
         self.note = ""  # added to the summary line
 
-    def bad(self, exc: PGNError) -> None:
-        """A bad game: one line on stderr and counted; with ``--errors raise``, the end of the run."""
+    def bad(self, game: Rejected | PGNError) -> None:
+        """A bad game (one the reader rejected, or the error a notation raised for one): one line on
+        stderr and counted; with ``--errors raise``, the end of the run."""
         self.rejected += 1
-        _say(f"{self.name}: {exc}")
+        _say(f"{self.name}: {game.error() if isinstance(game, Rejected) else game}")
         if self.errors == "raise":
             raise Stop
 
@@ -267,17 +268,17 @@ class Run:
             except InputError:
                 # Damage: the game it cut short was rejected just before.
                 for rejected in reader.rejected[reported:]:
-                    self.bad(rejected.error())
+                    self.bad(rejected)
                 raise
             except PGNError as exc:  # --errors raise: the reader stops at the first bad game
                 self.bad(exc)
                 raise  # pragma: no cover - bad() stops the run
             while reported < len(reader.rejected):
-                self.bad(reader.rejected[reported].error())
+                self.bad(reader.rejected[reported])
                 reported += 1
             yield game
         for rejected in reader.rejected[reported:]:
-            self.bad(rejected.error())
+            self.bad(rejected)
 
     def execute(self, work: Callable[[], None]) -> int:
         """Do ``work``; report how it ended on stderr and return the exit status (see EXIT_RULE)."""

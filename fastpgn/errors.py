@@ -5,9 +5,17 @@ Messages are fixed text plus a position, e.g.
 bytes of the decompressed PGN, whatever the input's compression; or, for the line-oriented
 notations, ``bad move number (line 3, column 14)``. Exceptions pickle, so they
 cross the worker pool, and never hold a whole buffer.
+
+A game the caller chose to skip (``errors="skip"``) is a :class:`Rejected`
+record instead: the same reason and position, and the game's raw text. The
+reader, the dump converter and the format commands all hand rejected games
+around in that one shape; the scanner kernels' own 5-tuples become records in
+:func:`rejected_games`.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 class PGNError(ValueError):
@@ -122,3 +130,41 @@ class EngineNotFoundError(EngineError):
 
 class EngineTimeoutError(EngineError):
     """The engine did not answer in time; the search was stopped (or the engine killed)."""
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A game that was not read: where, why, and its raw text (bytes).
+
+    ``offset`` is where the game starts and ``error_offset`` where it goes
+    wrong, both in bytes of the decompressed PGN; ``number`` counts games
+    from 1, rejected ones included.
+
+    >>> r = Rejected(0, 3, "unterminated comment", 42, b"1. e4 { *")
+    >>> r.error()
+    PGNSyntaxError('unterminated comment (PGN byte 42, game 3)')
+    """
+
+    offset: int
+    number: int
+    reason: str
+    error_offset: int
+    text: bytes
+
+    def error(self) -> PGNError:
+        return PGNSyntaxError(self.reason, self.error_offset, self.number)
+
+
+def rejected_games(rejects, data, offset: int) -> list[Rejected]:
+    """The scanner kernel's rejects of one block as records, their text copied out of ``data``.
+
+    A kernel reports a rejected game as ``(reason, error_offset, number,
+    start, end)``, ``start``/``end`` indexing ``data``, the block that begins
+    at absolute ``offset``; the copy outlives the block's buffer, which
+    later blocks reuse.
+
+    >>> rejected_games([("bad", 7, 2, 4, 9)], b"....1. e4 *", 100)
+    [Rejected(offset=104, number=2, reason='bad', error_offset=7, text=b'1. e4')]
+    """
+    return [Rejected(offset + start, number, reason, error_offset, bytes(data[start:end]))
+            for reason, error_offset, number, start, end in rejects]

@@ -7,16 +7,17 @@ into lines and compress them as one independent gzip member or zstd frame,
 and passes the results on in input order to a writer thread, which appends
 them to the chunk files. With the compiled kernel the workers are threads: the
 kernel, zstd and ISA-L all run without the GIL, so no block is copied
-between processes (``Converter._pool`` says when processes are used
+between processes (``_schedule.start_workers`` says when processes are used
 instead). One zstd stream cannot be decoded by more than one thread, so on
 a machine of many cores that decoding bounds the run: the reader thread
-(``_BlockReader``) does nothing else, and the appends, fsyncs, renames and
-checkpoints of the chunk files are the writer thread's (``_ChunkWriter``).
-A chunk holds exactly CHUNK_SIZE written games: when a block's lines
-straddle a chunk boundary, the writer thread inflates that block's member,
-splits its lines and compresses each piece on its own (once per chunk, so
-cheap at dump-sized chunks). Every output byte is a pure function of the
-input and the options, so any ``-j`` and a ``--resume`` give identical files.
+(``_schedule.ReadAheadThread``) does nothing else, and the appends, fsyncs,
+renames and checkpoints of the chunk files are the writer thread's
+(``_chunks.ChunkWriter``). A chunk holds exactly CHUNK_SIZE written games:
+when a block's lines straddle a chunk boundary, the writer thread inflates
+that block's member, splits its lines and compresses each piece on its own
+(once per chunk, so cheap at dump-sized chunks). Every output byte is a pure
+function of the input and the options, so any ``-j`` and a ``--resume`` give
+identical files.
 
 Safety. A chunk is written as ``NAME.tmp`` and renamed when complete. After
 each complete chunk a small JSON state (``<input>.fastpgn-state.json``)
@@ -32,42 +33,44 @@ Ownership. The chunks, state and rejected games of one input in one folder
 belong to one run: a run holds a lock file (``.<input>.fastpgn-lock``) while
 it writes, and refuses a folder that already holds that input's output
 unless told to continue it (``resume``) or replace it (``overwrite``).
+
+Parts. This module tells the story of a run (``Converter``) and owns the
+output folder; each part has a module of its own:
+
+- ``_schedule``: the reader thread, the workers, and the ordered scheduler
+  that hands blocks out and takes their results back in input order;
+- ``_chunks``: the output: a ``ChunkFormat`` (what a worker makes of a
+  block, how it is cut; the 22-field lines are ``LinesFormat``), the chunk
+  files, and the writer thread;
+- ``_resume``: the resume state (``ResumeState``), loaded, checkpointed and saved;
+- ``_rejects``: the rejected games' file;
+- ``_limit``: the ``--limit`` rule, which cuts the run's last block.
 """
 
 from __future__ import annotations
 
-import json
-import multiprocessing
+import dataclasses
 import os
-import queue
 import stat
-import threading
 import time
-from collections import deque
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from fastpgn import _scan, openings as _openings
-from fastpgn.errors import InputError, PGNError, PGNSyntaxError
-from fastpgn.sources import BLOCK_SIZE, READ_SIZE, Source, check_pgn, cut_blocks, has_moves, open_source
+from fastpgn._chunks import (GZIP_LEVEL, GZIP_LIBRARY, SUFFIX, ZSTD_LEVEL, BlockResult, ChunkFiles, ChunkFormat,
+                             ChunkWriter, LinesFormat, compress, decompress)
+from fastpgn._limit import Limit
+from fastpgn._rejects import RejectsFile
+from fastpgn._resume import STATE_VERSION, ResumeState, Tally
+from fastpgn._schedule import OrderedScheduler, ReadAheadThread, start_workers
+from fastpgn.errors import InputError, PGNError
+from fastpgn.sources import BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn, cut_blocks, has_moves, open_source
 
-try:
-    from isal import igzip as _gzip
-
-    GZIP_LIBRARY = "isal"
-    # ISA-L level 2 is both faster and smaller than level 1 on 22-field lines
-    # (2026-11-22, 37 MB of lines from the 100 MB corpus: 340 vs 300 MB/s, ratio 2.21 vs 2.15).
-    GZIP_LEVEL = 2
-except ImportError:  # pragma: no cover - exercised where isal is absent
-    import gzip as _gzip
-
-    GZIP_LIBRARY = "zlib"
-    GZIP_LEVEL = 1
-
-ZSTD_LEVEL = 3
-SUFFIX = {"gz": ".cri.gz", "zst": ".cri.zst", "none": ".cri"}
-STATE_VERSION = 1
+__all__ = ["Converter", "Options", "OutputError", "Summary",
+           # the chunk output's settings and codec, for code written against them here
+           "GZIP_LEVEL", "GZIP_LIBRARY", "STATE_VERSION", "SUFFIX", "ZSTD_LEVEL", "compress", "decompress"]
 
 
 class OutputError(PGNError):
@@ -116,313 +119,21 @@ class Summary:
         return self.bytes_in / 1e6 / self.seconds if self.seconds > 0 else 0.0
 
 
-# ---------------------------------------------------------------- compression (pure functions)
+class Delivery(NamedTuple):
+    """A block's result on its way to the writer thread, with what a checkpoint after it records.
 
-def compress(data: bytes, kind: str) -> bytes:
-    """One gzip member / zstd frame / plain bytes; deterministic (gzip mtime 0)."""
-    if kind == "gz":
-        return _gzip.compress(data, GZIP_LEVEL, mtime=0)
-    if kind == "zst":
-        import zstandard
-
-        return zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data)
-    return data
-
-
-def decompress(data: bytes, kind: str) -> bytes:
-    if kind == "gz":
-        return _gzip.decompress(data)
-    if kind == "zst":
-        import zstandard
-
-        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    return data
-
-
-# ---------------------------------------------------------------- worker side
-
-_WORKER: dict = {}
-
-
-def _init_worker(openings_map, compression: str, validate: bool, uci: bool, in_pool: bool = True,
-                 where=None) -> None:
-    if in_pool:
-        # Ctrl-C reaches the whole process group: the main process alone handles it.
-        import signal
-
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _exit_with_parent()
-    _WORKER["openings"] = _scan.kernel.opening_table(openings_map)
-    _WORKER["compression"] = compression
-    _WORKER["hook"] = _moves_hook(validate, uci)
-    # ``where`` is a Where's spec (a plain tuple): it crosses to worker processes pickled.
-    _WORKER["where"] = _scan.kernel.where_plan(where)
-
-
-def _exit_with_parent() -> None:
-    """End this worker process when the converter that started it is gone.
-
-    A killed converter (SIGKILL, OOM) cannot shut its pool down, and the
-    workers would wait on their queue forever; a daemon thread notices the
-    new parent and leaves.
-    """
-    import threading
-
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="fastpgn-parent-watch", daemon=True).start()
-
-
-def _moves_hook(validate: bool, uci: bool):
-    if not (validate or uci):
-        return None
-    from fastpgn.board import moves_hook
-
-    return moves_hook(uci=uci)
-
-
-def _work(data: bytes, offset: int, at_stream_start: bool):
-    """Lines of one block, compressed: ``(member, lines, games_read, rejects, games_filtered)``."""
-    where = _WORKER.get("where")
-    filtered = 0
-    if where is None:
-        lines, read, rejects = _scan.kernel.lines_from_block(
-            data, 0, len(data), offset, 0, at_stream_start, _WORKER["openings"], False, _WORKER["hook"])
-    else:
-        lines, read, rejects, filtered = _scan.kernel.lines_from_block(
-            data, 0, len(data), offset, 0, at_stream_start, _WORKER["openings"], False, _WORKER["hook"], where)
-    raw = [(reason, error_offset, number, bytes(data[start:end]))
-           for reason, error_offset, number, start, end in rejects]
-    return compress(lines, _WORKER["compression"]), read - len(raw) - filtered, read, raw, filtered
-
-
-def _kept_up_to_line(keep: int, data, offset: int, at_stream_start: bool, raw: list, where) -> tuple[int, list, int]:
-    """_games_up_to_line for a filtered block: how many games up to its ``keep``-th written line, the
-    rejected among them, and the filtered out among them.
-
-    Which games a filter dropped is not in _work's answer, so the block is read
-    again (once a run, where --limit falls) for the numbers of the games it kept.
-    """
-    records = _scan.kernel.games_from_block(data, 0, len(data), offset, 0, at_stream_start, False, where)[0]
-    rejected = {r[2] for r in raw}    # a moves hook rejects games games_from_block keeps
-    written = [r[1] for r in records if r[1] not in rejected]
-    last = written[keep - 1] if 0 < keep <= len(written) else (0 if keep <= 0 else None)
-    if last is None:
-        raise AssertionError("the block holds fewer lines than --limit counts")
-    raw = [r for r in raw if r[2] <= last]
-    return last, raw, last - keep - len(raw)
-
-
-# ---------------------------------------------------------------- main side
-
-class _Chunks:
-    """Chunk files: exactly ``chunk_size`` lines each, written under .tmp and renamed when complete."""
-
-    def __init__(self, folder: Path, prefix: str, opts: Options, index: int, written: int) -> None:
-        self.folder = folder
-        self.prefix = prefix
-        self.kind = opts.compression
-        self.size = opts.chunk_size
-        self.index = index
-        self.lines = 0              # lines in the open chunk
-        self.written = written      # lines written in all chunks
-        self.file = None
-        self.finished: list[Path] = []
-
-    def path(self, index: int) -> Path:
-        return self.folder / f"{self.prefix}.part_{index:06d}{SUFFIX[self.kind]}"
-
-    def _tmp(self) -> Path:
-        return self.path(self.index).with_name(self.path(self.index).name + ".tmp")
-
-    def room(self) -> int:
-        return self.size - self.lines
-
-    def append(self, member: bytes, count: int) -> bool:
-        """Append ``count`` lines compressed as ``member``; True when that completed a chunk."""
-        if count == 0:
-            return False
-        if self.file is None:
-            self.file = open(self._tmp(), "wb")
-        self.file.write(member)
-        self.lines += count
-        self.written += count
-        if self.lines == self.size:
-            self.close()
-            return True
-        return False
-
-    def close(self) -> None:
-        if self.file is None:
-            return
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.file.close()
-        final = self.path(self.index)
-        os.replace(self._tmp(), final)
-        self.file = None            # only now: until renamed, abandon() still removes the .tmp
-        self.finished.append(final)
-        self.index += 1
-        self.lines = 0
-
-    def abandon(self) -> None:
-        """Drop the open chunk's temporary file (after an error: a full disk may fail the close too)."""
-        if self.file is not None:
-            file, self.file = self.file, None
-            try:
-                file.close()
-            except OSError:
-                pass
-            try:
-                os.unlink(self._tmp())
-            except OSError:
-                pass
-
-
-class _BlockReader:
-    """The input's own thread: decompresses and cuts blocks ahead of the main thread.
-
-    Iterating it gives the blocks of ``blocks`` (an iterator run on the
-    thread) in order; an exception raised there is raised here. At most
-    ``depth`` blocks wait, so memory stays bounded by the blocks in flight.
-    ``cancel`` asks the thread to end early: it does at once if it waits on
-    the main thread, else once the block it is cutting is whole (a few
-    milliseconds from a file). From a stalled pipe that may be never, so
-    ``stop`` waits a limited time, and ``then`` leaves what must follow the
-    thread (closing the input) to the thread itself.
+    ``skip`` games of it are in chunks already (a resumed run's first
+    block); it spans input bytes ``start``..``end``; ``before``/``after``
+    are the run's counts before and after it.
     """
 
-    def __init__(self, blocks, depth: int = 2) -> None:
-        self._blocks = blocks
-        self._queue: queue.Queue = queue.Queue(depth)
-        self._stopping = False
-        self._ended = False
-        self._lock = threading.Lock()
-        self._exited = False
-        self._on_exit = None
-        self._thread = threading.Thread(target=self._loop, name="fastpgn-reader", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        try:
-            self._produce()
-        finally:
-            with self._lock:
-                self._exited = True
-                on_exit, self._on_exit = self._on_exit, None
-            if on_exit is not None:
-                on_exit()
-
-    def _produce(self) -> None:
-        try:
-            for block in self._blocks:
-                if not self._offer((block, None)):
-                    return
-        except BaseException as exc:  # noqa: B036 - handed to the main thread, which re-raises it
-            self._offer((None, exc))
-            return
-        self._offer((None, None))
-
-    def _offer(self, item) -> bool:
-        while not self._stopping:
-            try:
-                self._queue.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if self._ended:
-            raise StopIteration
-        block, error = self._queue.get()
-        if block is not None:
-            return block
-        self._ended = True
-        if error is not None:
-            raise error
-        raise StopIteration
-
-    def cancel(self) -> None:
-        self._stopping = True
-
-    def stop(self, timeout: float | None = None) -> bool:
-        """Cancel and wait up to ``timeout`` seconds; whether the thread has ended."""
-        self.cancel()
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def then(self, action) -> None:
-        """Run ``action`` once the thread has ended: now if it has, else on the thread as it ends."""
-        with self._lock:
-            if not self._exited:
-                self._on_exit = action
-                return
-        action()
-
-
-class _ChunkWriter:
-    """The chunk files' own thread: appends, fsyncs, renames and checkpoints, in order.
-
-    Only one thread can decode the input's one zstd stream, and it waits
-    while the main thread cannot take its blocks; on a machine of many
-    cores every moment the main thread spends elsewhere (a chunk's fsync,
-    its writes, a straddling block split and compressed again) idles the
-    reader and all the workers at once. Deliveries come through a bounded queue
-    and are made in the order they came; the first error (a full disk, say)
-    is kept, later deliveries are dropped, and ``check``/``finish`` raise it
-    on the main thread, which owns the error handling.
-    """
-
-    def __init__(self, deliver, depth: int = 8) -> None:
-        self._deliver = deliver
-        self._queue: queue.Queue = queue.Queue(depth)
-        self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._loop, name="fastpgn-writer", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            if self.error is None:
-                try:
-                    self._deliver(*item)
-                except BaseException as exc:  # noqa: B036 - handed to the main thread, which re-raises it
-                    self.error = exc
-
-    def check(self) -> None:
-        if self.error is not None:
-            raise self.error
-
-    def put(self, *item) -> None:
-        self.check()
-        self._queue.put(item)
-
-    def finish(self) -> None:
-        """Wait until every delivery is made; raise the first error."""
-        self.stop()
-        self.check()
-
-    def stop(self) -> None:
-        """Make the deliveries already queued and end (the thread drains the queue, so this returns).
-
-        After an error on the main thread too: what was queued lies before
-        it in the input (a bad game under ``--errors raise``, Ctrl-C), so
-        the chunks it completes are kept, as when the main thread appended.
-        """
-        if self._thread.is_alive():
-            self._queue.put(None)
-            self._thread.join()
+    payload: object
+    count: int
+    skip: int
+    start: int
+    end: int
+    before: Tally
+    after: Tally
 
 
 class _RunLock:
@@ -484,34 +195,6 @@ def _is_stream(path: str) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-def _games_up_to_line(keep: int, read: int, raw: list) -> tuple[int, list]:
-    """The games of a block up to its ``keep``-th written line: how many, and the rejected among them.
-
-    A block's games are numbered from 1; ``raw`` holds the rejected ones
-    (their number third), every other game wrote one line, in order.
-    """
-    last = keep
-    for number in sorted(r[2] for r in raw):
-        if number > last:
-            break
-        last += 1
-    return min(last, read), [r for r in raw if r[2] <= last]
-
-
-def _split_lines(text: bytes, counts: list[int]) -> list[bytes]:
-    pieces = []
-    pos = 0
-    for count in counts:
-        end = pos
-        for _ in range(count):
-            end = text.index(b"\n", end) + 1
-        pieces.append(text[pos:end])
-        pos = end
-    if pos != len(text):
-        pieces.append(text[pos:])
-    return pieces
-
-
 class Converter:
     """One run of the dump converter; ``run()`` returns a Summary or raises."""
 
@@ -524,7 +207,8 @@ class Converter:
             raise ValueError("errors must be skip or raise")
         self.opts = opts
         self.progress = progress
-        self._reader: _BlockReader | None = None     # the run's reader thread, while one runs
+        self._reader: ReadAheadThread | None = None     # the run's reader thread, while one runs
+        self.format: ChunkFormat = LinesFormat(opts.compression)
         self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
         # stdin, or a pipe such as <(zstdcat dump.pgn.zst): no folder of its own to write beside.
         stdin = opts.input == "-" or _is_stream(opts.input)
@@ -543,8 +227,9 @@ class Converter:
 
         where = filters.as_where(opts.where)
         self.where = where if where else None   # a Where that tests nothing filters nothing
+        self.limit = None if opts.limit is None else Limit(opts.limit, self.format, self.where)
 
-    # -- state for --resume
+    # -- the resume state's options
 
     def _fingerprint(self, source: Source) -> dict:
         o = self.opts
@@ -554,62 +239,7 @@ class Converter:
                 "block_size": o.block_size, "gzip": f"{GZIP_LIBRARY}-{GZIP_LEVEL}",
                 **({"where": self.where.as_dict()} if self.where is not None else {})}
 
-    def _save_state(self, fingerprint: dict, progress: dict, path: Path | None = None) -> None:
-        path = path or self.state_path
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            tmp.write_text(json.dumps({"options": fingerprint, "progress": progress}, indent=1), "utf-8")
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)     # a full disk: no half-written state left beside the chunks
-            raise
-
-    def _load_state(self, fingerprint: dict) -> dict | None:
-        """With --resume, where the interrupted (or finished) run of these options left off."""
-        if not self.opts.resume:
-            return None
-        for path in (self.state_path, self.done_path):
-            if path.exists():
-                saved = json.loads(path.read_text("utf-8"))
-                if saved.get("options") != fingerprint:
-                    raise InputError(f"the run in {self.folder} was made with other options or from another "
-                                     "input; run with --overwrite instead of --resume to start over")
-                return saved["progress"]
-        return None
-
-    # -- the run
-
-    def _pool(self, table) -> Executor | None:
-        """Where blocks are turned into compressed lines: threads, processes, or inline (None).
-
-        The compiled kernel reads and writes without the GIL, and zstd and
-        gzip release it too, so threads share the work with no copying
-        between processes; the reader thread decompresses and cuts blocks
-        meanwhile, which is why even ``-j 1`` gets a worker thread. With
-        --validate and --uci the compiled kernel replays the games on the
-        compiled board without the GIL too, those set up from a plain FEN
-        included; a game with an illegal move, or a FEN with other
-        whitespace or escapes, is finished with the GIL.
-        The pure backend holds the GIL throughout: it gets worker processes
-        (or, with one job, the main process), spawned, so a script of one's
-        own that runs a Converter on the pure backend needs the usual
-        ``if __name__ == "__main__":`` guard.
-        """
-        opts = self.opts
-        args = (table, opts.compression, opts.validate, opts.uci)
-        spec = None if self.where is None else self.where.spec()
-        kernel = _scan.kernel
-        if getattr(kernel, "RELEASES_GIL", False) and (
-                not (opts.validate or opts.uci) or getattr(kernel, "REPLAYS_WITHOUT_GIL", False)):
-            _init_worker(*args, in_pool=False, where=spec)
-            return ThreadPoolExecutor(self.jobs, thread_name_prefix="fastpgn")
-        if self.jobs > 1:
-            # Started fresh, not forked: the main process may run threads by now (indexed_bzip2's
-            # decoder, tqdm's monitor), and a fork copies their locks in whatever state they are.
-            return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=_init_worker, initargs=(*args, True, spec))
-        _init_worker(*args, in_pool=False, where=spec)
-        return None
+    # -- the output folder and the run
 
     def _check_output(self) -> None:
         try:
@@ -678,167 +308,114 @@ class Converter:
             reader.then(source.close)
 
     def _run(self, source: Source, table, start_time: float) -> Summary:
-        opts = self.opts
+        """Go on where the last run left off, convert block by block in input order, record the end."""
         fingerprint = self._fingerprint(source)
-        saved = self._load_state(fingerprint)
-        if saved and saved.get("complete"):
-            s = self.summary
-            s.games_read, s.games_written = saved["games_read"], saved["games_written"]
-            s.games_rejected, s.chunks = saved["games_rejected"], saved["chunk"]
-            s.games_filtered = saved.get("games_filtered", 0)
-            s.resumed_from_chunk = saved["chunk"]
-            s.already_complete = True
-            s.seconds = time.perf_counter() - start_time
-            return s
-        p = saved or {"chunk": 0, "block_offset": 0, "skip_lines": 0, "games_read": 0,
-                      "games_written": 0, "games_rejected": 0, "rejects_size": 0}
-        self.summary.resumed_from_chunk = p["chunk"]
-        chunks = _Chunks(self.folder, self.prefix, opts, p["chunk"], p["games_written"])
-        games_read = p["games_read"]
-        rejected = p["games_rejected"]
-        filtered = p.get("games_filtered", 0)
-        skip_lines = p["skip_lines"]
-        rejects_file = None
-        if saved and p["rejects_size"]:
-            with open(self.rejects_path, "ab") as f:
-                f.truncate(p["rejects_size"])
-            rejects_file = open(self.rejects_path, "ab")
-        else:
-            self.rejects_path.unlink(missing_ok=True)   # a file appears with the first rejected game
-
-        head, moves_seen = self._first_bytes(source, p["block_offset"])
-        if p["block_offset"] == 0:
+        saved = ResumeState.load(fingerprint, self.state_path, self.done_path) if self.opts.resume else None
+        self.summary.resumed_from_chunk = saved.chunk if saved else 0
+        if saved is not None and saved.complete:
+            return self._summarise(saved, start_time, already_complete=True)
+        # The main thread's count; its games_written are those handed to the writer (which may lag behind).
+        count = saved or ResumeState()
+        chunks = ChunkFiles(self.folder, self.prefix, self.format, self.opts.chunk_size, count.chunk,
+                            count.games_written)
+        rejects = RejectsFile(self.rejects_path, keep=count.rejects_size)
+        head, moves_seen = self._first_bytes(source, count.block_offset)
+        if count.block_offset == 0:
             check_pgn(head, source.name)
-        # Buffers of blocks already delivered come back here and hold later blocks.
-        buffers: list = []
-        pool = writer = block_iter = None
-        pending: deque = deque()
-        damage = None
-        done = False
-        limit = opts.limit
-        written = p["games_written"]    # lines handed to the writer (it may lag behind)
+        scheduler = writer = damage = None
         try:
-            pool = self._pool(table)
-            writer = _ChunkWriter(lambda *item: self._deliver(chunks, fingerprint, *item))
-            block_iter = self._reader = _BlockReader(
-                cut_blocks(source.readinto, opts.block_size, p["block_offset"], head, buffers, moves_seen))
-            blocks_left = True
-            while not done:
-                while blocks_left and len(pending) < 2 * self.jobs + 1:
-                    block = next(block_iter, None)
-                    if block is None:
-                        blocks_left = False
-                        break
-                    # (a filtered run with --limit keeps each block's bytes: _kept_up_to_line reads them)
-                    if block.truncated:
-                        pending.append((block, None, None))
-                    elif pool is None:
-                        data = bytes(block.data) if self.where is not None and limit is not None else None
-                        pending.append((block, _work(block.data, block.offset, block.at_stream_start), data))
-                        block.release()
-                    elif isinstance(pool, ThreadPoolExecutor):  # threads read the block in place
-                        pending.append((block, pool.submit(_work, block.data, block.offset,
-                                                           block.at_stream_start), None))
-                    else:
-                        data = bytes(block.data)
-                        pending.append((block, pool.submit(_work, data, block.offset,
-                                                           block.at_stream_start), data))
-                        block.release()
-                if not pending:
-                    break
-                block, job, data = pending.popleft()
-                rejects_size = rejects_file.tell() if rejects_file else 0
-                if job is None:
-                    member, count, read, raw, dropped = compress(b"", opts.compression), 0, 0, [], 0
-                    text = bytes(block.data)
-                    if text.strip():
-                        raw = [(block.truncation_reason(), block.damage.offset, 1, text)]
-                        read = 1
-                else:
-                    member, count, read, raw, dropped = job if pool is None else job.result()
-                before = {"games_read": games_read, "games_rejected": rejected,
-                          "rejects_size": rejects_size, "games_filtered": filtered}
-                if limit is not None and written + count - skip_lines >= limit:
-                    # The limit falls in this block: only the games up to the last one written count.
-                    keep = limit - written + skip_lines
-                    if dropped:
-                        read, raw, dropped = _kept_up_to_line(
-                            keep, block.data if data is None else data, block.offset, block.at_stream_start,
-                            raw, _scan.kernel.where_plan(self.where.spec()))
-                    else:
-                        read, raw = _games_up_to_line(keep, read, raw)
-                    if keep < count:
-                        text = decompress(member, opts.compression)
-                        member = compress(_split_lines(text, [keep])[0], opts.compression)
-                        count = keep
-                    done = True
-                for reason, error_offset, number, text in raw:
-                    rejected += 1
-                    if rejects_file is None:
-                        rejects_file = open(self.rejects_path, "ab")
-                    rejects_file.write(f"% fastpgn rejected game {games_read + number} at PGN byte "
-                                       f"{error_offset}: {reason}\n".encode() + text.rstrip(b"\r\n")
-                                       + b"\n\n")
-                    if opts.errors == "raise":
-                        raise PGNSyntaxError(reason, error_offset, games_read + number)
-                block.release()
-                games_read += read
-                filtered += dropped
-                if rejects_file is not None:
-                    rejects_file.flush()
-                after = {"games_read": games_read, "games_rejected": rejected,
-                         "rejects_size": rejects_file.tell() if rejects_file else 0, "games_filtered": filtered}
-                writer.put(member, count, skip_lines, block.offset, block.offset + len(block.data),
-                           before, after)
-                written += max(count - skip_lines, 0)
-                skip_lines = 0
+            scheduler = self._schedule(table, source, count.block_offset, head, moves_seen)
+            writer = ChunkWriter(lambda *item: self._deliver(chunks, fingerprint, *item))
+            for block, result, data in scheduler:
+                delivery, last = self._take(count, block, result, data, rejects)
+                writer.put(delivery)
                 if block.damage is not None:
                     damage = block.damage
                 if self.progress is not None:
-                    self.progress(source.raw_read, source.offset, written, rejected)
+                    self.progress(source.raw_read, source.offset, count.games_written, count.games_rejected)
+                if last:
+                    break
             writer.finish()
             chunks.close()
         except BaseException:
             if writer is not None:
                 writer.stop()
             chunks.abandon()
-            if pool is not None:
-                for _, job, _ in pending:
-                    if job is not None:
-                        job.cancel()
-                # Workers finish the one block each has in hand (milliseconds; worker processes ignore
-                # Ctrl-C), so nothing of this run outlives it. Not wait=False: a process pool left
-                # running can fail at interpreter exit ("Exception ignored ... Bad file descriptor").
-                pool.shutdown(wait=True, cancel_futures=True)
-                pool = None
+            if scheduler is not None:
+                scheduler.cancel()
             raise
         finally:
-            if block_iter is not None:
-                block_iter.cancel()     # run() waits for it, then closes the input
-            if rejects_file is not None:
-                rejects_file.close()
-            if pool is not None:
-                pool.shutdown()
-        s = self.summary
-        s.games_read = games_read
-        s.games_written = chunks.written
-        s.games_rejected = rejected
-        s.games_filtered = filtered
-        s.chunks = chunks.index
-        s.bytes_in = source.offset
-        s.raw_bytes_in = source.raw_read
-        s.outputs = [str(p) for p in chunks.finished]
-        s.seconds = time.perf_counter() - start_time
-        if damage is not None:
-            # The state stays: once the input is whole again (a download finished), --resume goes on.
-            s.damage = str(damage)
-        else:
+            if scheduler is not None:
+                scheduler.close()
+            rejects.close()
+        done = ResumeState(chunk=chunks.index, games_read=count.games_read, games_written=chunks.written,
+                           games_rejected=count.games_rejected, games_filtered=count.games_filtered, complete=True)
+        if damage is None:
             # Finished: the state gives way to a hidden record, so --resume knows there is nothing to do.
-            self._save_state(fingerprint, {"complete": True, "chunk": chunks.index, "games_read": games_read,
-                                           "games_written": chunks.written, "games_rejected": rejected,
-                                           "games_filtered": filtered},
-                             self.done_path)
+            done.save(self.done_path, fingerprint)
             self.state_path.unlink(missing_ok=True)
+        # else the state stays: once the input is whole again (a download finished), --resume goes on.
+        return self._summarise(done, start_time, source=source, outputs=chunks.finished, damage=damage)
+
+    def _schedule(self, table, source: Source, start: int, head: bytes, moves_seen: bool) -> OrderedScheduler:
+        """The workers started, and the input's blocks from ``start`` on their way to them."""
+        opts = self.opts
+        pool = self._pool(table)
+        # Buffers of blocks already delivered come back to the cutter and hold later blocks.
+        blocks = cut_blocks(source.readinto, opts.block_size, start, head, [], moves_seen)
+        # (a filtered run with --limit keeps each block's bytes: Limit.cut reads them again)
+        scheduler = OrderedScheduler(pool, blocks, 2 * self.jobs + 1,
+                                     keep_bytes=self.where is not None and opts.limit is not None)
+        self._reader = scheduler.reader
+        return scheduler
+
+    def _pool(self, table) -> Executor | None:
+        """The run's workers (see ``_schedule.start_workers``): threads, processes, or inline (None)."""
+        return start_workers(self.jobs, self.format, table, self.opts.validate, self.opts.uci,
+                             None if self.where is None else self.where.spec())
+
+    def _take(self, count: ResumeState, block: Block, result: BlockResult, data, rejects: RejectsFile):
+        """A block's result, in input order: the --limit rule, its rejected games, the counts.
+
+        Returns the delivery for the writer thread, and whether the block
+        ends the run (--limit).
+        """
+        count.rejects_size = rejects.size()
+        before = count.tally()
+        skip = count.skip_lines
+        last = self.limit is not None and self.limit.falls_in(count.games_written, result.count, skip)
+        if last:
+            result = self.limit.cut(result, count.games_written, skip, block, data)
+        for game in result.rejects:
+            game = dataclasses.replace(game, number=count.games_read + game.number)  # numbered in the input
+            count.games_rejected += 1
+            rejects.add(game)
+            if self.opts.errors == "raise":
+                raise game.error()
+        block.release()
+        count.games_read += result.read
+        count.games_filtered += result.filtered
+        rejects.flush()
+        count.rejects_size = rejects.size()
+        delivery = Delivery(result.payload, result.count, skip, block.offset, block.offset + len(block.data),
+                            before, count.tally())
+        count.games_written += max(result.count - skip, 0)
+        count.skip_lines = 0
+        return delivery, last
+
+    def _summarise(self, done: ResumeState, start_time: float, *, source: Source | None = None, outputs=(),
+                   damage: PGNError | None = None, already_complete: bool = False) -> Summary:
+        """The summary of the run that ``done`` counts (a finished run's record, when ``already_complete``)."""
+        s = self.summary
+        s.games_read, s.games_written = done.games_read, done.games_written
+        s.games_rejected, s.games_filtered = done.games_rejected, done.games_filtered
+        s.chunks = done.chunk
+        s.already_complete = already_complete
+        if source is not None:
+            s.bytes_in, s.raw_bytes_in = source.offset, source.raw_read
+        s.outputs = [str(p) for p in outputs]
+        s.damage = None if damage is None else str(damage)
+        s.seconds = time.perf_counter() - start_time
         return s
 
     def _first_bytes(self, source: Source, skip: int) -> tuple[bytes, bool]:
@@ -872,49 +449,10 @@ class Converter:
                 partial = text[cut:]
             seen += n
 
-    def _deliver(self, chunks: _Chunks, fingerprint: dict, member: bytes, count: int, skip: int,
-                 start: int, end: int, before: dict, after: dict) -> None:
-        """Append a block's lines to the chunks, splitting at chunk boundaries (on the writer thread).
-
-        The block spans input bytes ``start``..``end``; ``before``/``after``
-        are the counters (games read, rejected, size of the rejects file)
-        before and after it, for the resume state.
-        """
-        kind = self.opts.compression
-        if count - skip <= 0:
-            return
-        if skip == 0 and count <= chunks.room():
-            if chunks.append(member, count):
-                self._checkpoint(chunks, fingerprint, start, end, count, count, before, after)
-            return
-        text = decompress(member, kind)
-        sizes = [skip] if skip else []
-        left = count - skip
-        room = chunks.room()
-        while left > 0:
-            take = min(room, left)
-            sizes.append(take)
-            left -= take
-            room = chunks.size
-        pieces = _split_lines(text, sizes)
-        if skip:
-            pieces = pieces[1:]
-            sizes = sizes[1:]
-        done = skip
-        for piece, size in zip(pieces, sizes):
-            done += size
-            if chunks.append(compress(piece, kind), size):
-                self._checkpoint(chunks, fingerprint, start, end, done, count, before, after)
-
-    def _checkpoint(self, chunks: _Chunks, fingerprint: dict, start: int, end: int, lines_done: int,
-                    count: int, before: dict, after: dict) -> None:
-        """A chunk is complete: record where the next one starts."""
-        if lines_done == count:
-            # The boundary is this block's end: resume at the next block.
-            progress = dict(after, chunk=chunks.index, block_offset=end,
-                            skip_lines=0, games_written=chunks.written)
-        else:
-            # The boundary is inside this block: resume at it and skip the lines already written.
-            progress = dict(before, chunk=chunks.index, block_offset=start,
-                            skip_lines=lines_done, games_written=chunks.written)
-        self._save_state(fingerprint, progress)
+    def _deliver(self, chunks: ChunkFiles, fingerprint: dict, delivery: Delivery) -> None:
+        """On the writer thread: a block's games into the chunks, and a checkpoint after each chunk it completes."""
+        d = delivery
+        for lines_done in chunks.add(d.payload, d.count, d.skip):
+            ResumeState.checkpoint(chunk=chunks.index, games_written=chunks.written, start=d.start, end=d.end,
+                                   lines_done=lines_done, count=d.count, before=d.before,
+                                   after=d.after).save(self.state_path, fingerprint)

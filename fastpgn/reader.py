@@ -14,28 +14,13 @@ each bad game, with its raw text, in ``reader.rejected``. Either way
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator
 
 from fastpgn import _scan, openings as _openings
-from fastpgn.errors import InputError, PGNError, PGNSyntaxError
+from fastpgn.errors import InputError, PGNSyntaxError, Rejected, rejected_games
 from fastpgn.sources import BLOCK_SIZE, Block, check_pgn, cut_blocks, open_source
 
 _POLICIES = ("raise", "skip")
-
-
-@dataclass(frozen=True)
-class Rejected:
-    """A game that was not read: where, why, and its raw text (bytes)."""
-
-    offset: int
-    number: int
-    reason: str
-    error_offset: int
-    text: bytes
-
-    def error(self) -> PGNError:
-        return PGNSyntaxError(self.reason, self.error_offset, self.number)
 
 
 class Game:
@@ -222,8 +207,9 @@ def _clock_text(seconds) -> str:
     return f"{hours}:{rest // 60:02}:{rest % 60:02}" + (f".{fraction}" if fraction else "")
 
 
-class _BlockReader:
-    """Shared driver: blocks -> kernel -> records, with the error policy and counts.
+class _RecordReader:
+    """What GameReader and LineReader share: a source's blocks through the kernel into records,
+    with the error policy and counts.
 
     An iterator over one pass of the source: the source is opened at the
     first ``next()`` and closed at the end, at the first error raised, or by
@@ -300,8 +286,7 @@ class _BlockReader:
     @staticmethod
     def _kept(rejects, block: Block) -> list[Rejected]:
         """The block's rejected games, their text copied (the block's buffer holds later blocks)."""
-        return [Rejected(block.offset + start, number, reason, error_offset, bytes(block.data[start:end]))
-                for reason, error_offset, number, start, end in rejects]
+        return rejected_games(rejects, block.data, block.offset)
 
     def _finish(self, kept: list[Rejected]) -> None:
         """After the block's good games: its rejected ones join ``rejected`` (and raise, if so asked)."""
@@ -314,7 +299,7 @@ class _BlockReader:
             raise block.damage
 
 
-class GameReader(_BlockReader):
+class GameReader(_RecordReader):
     """Iterate ``Game`` records; see ``read_games``.
 
     ``games_filtered`` counts the games ``where`` dropped:
@@ -360,7 +345,7 @@ class GameReader(_BlockReader):
             blocks.close()   # the source with it, now rather than when the generator is collected
 
 
-class LineReader(_BlockReader):
+class LineReader(_RecordReader):
     """Iterate 22-field lines (str, without the newline); see ``read_lines``."""
 
     def __init__(self, source, errors, block_size, openings_map, where=None) -> None:

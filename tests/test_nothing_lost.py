@@ -288,7 +288,7 @@ def test_resume_leaves_no_empty_rejects_file(tmp_path, games_2021, monkeypatch):
     src = tmp_path / "big.pgn"
     src.write_bytes(games_2021 * 2)
     out = tmp_path / "o"
-    original = pipeline._Chunks.close
+    original = pipeline.ChunkFiles.close
     calls = {"n": 0}
 
     def close_then_die(self):
@@ -297,9 +297,9 @@ def test_resume_leaves_no_empty_rejects_file(tmp_path, games_2021, monkeypatch):
         if calls["n"] == 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline._Chunks, "close", close_then_die)
+    monkeypatch.setattr(pipeline.ChunkFiles, "close", close_then_die)
     assert main([str(src), "300", "-o", str(out), "-q", "-j", "1"]) == 130
-    monkeypatch.setattr(pipeline._Chunks, "close", original)
+    monkeypatch.setattr(pipeline.ChunkFiles, "close", original)
     assert (out / "big.pgn.fastpgn-state.json").exists()
     assert main([str(src), "300", "-o", str(out), "-q", "-j", "1", "--resume"]) == 0
     assert not (out / "big.pgn.rejected.pgn").exists()

@@ -345,7 +345,7 @@ def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch):
     calls = {"n": 0}
     from fastpgn import pipeline
 
-    original = pipeline._Chunks.close
+    original = pipeline.ChunkFiles.close
 
     def close_then_die(self):
         original(self)
@@ -353,11 +353,11 @@ def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch):
         if calls["n"] == 5:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline._Chunks, "close", close_then_die)
+    monkeypatch.setattr(pipeline.ChunkFiles, "close", close_then_die)
     opts = Options(input=str(src), chunk_size=700, output_dir=str(out), jobs=1, block_size=300_000)
     with pytest.raises(KeyboardInterrupt):
         Converter(opts).run()
-    monkeypatch.setattr(pipeline._Chunks, "close", original)
+    monkeypatch.setattr(pipeline.ChunkFiles, "close", original)
     assert len(chunk_files(out)) == 5 and not list(out.glob("*.tmp"))
     opts.resume = True
     summary = Converter(opts).run()
@@ -396,6 +396,100 @@ def test_killed_process_then_resume_is_identical(tmp_path, dump, sig):
     assert [f.name for f in chunk_files(out)] == [f.name for f in chunk_files(reference)]
     assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(reference)]
     assert not list(out.glob("*.tmp"))
+
+
+def test_resume_state_round_trip(tmp_path):
+    from fastpgn._resume import ResumeState, Tally
+    from fastpgn.errors import InputError
+
+    options = {"version": 1, "input": "x.pgn", "chunk_size": 700}
+    path = tmp_path / "x.pgn.fastpgn-state.json"
+    before, after = Tally(3470, 2, 700, 9), Tally(3562, 3, 1100, 9)
+    # A chunk boundary inside a block: resume at the block, its first 40 games skipped ...
+    inside = ResumeState.checkpoint(chunk=5, games_written=3500, start=1000, end=2000, lines_done=40, count=90,
+                                    before=before, after=after)
+    inside.save(path, options)
+    assert json.loads(path.read_text())["progress"] == {
+        "games_read": 3470, "games_rejected": 2, "rejects_size": 700, "games_filtered": 9, "chunk": 5,
+        "block_offset": 1000, "skip_lines": 40, "games_written": 3500}
+    assert ResumeState.load(options, tmp_path / "absent.json", path) == inside
+    # ... at a block's end: resume at the next block, with the counts after it.
+    end = ResumeState.checkpoint(chunk=5, games_written=3550, start=1000, end=2000, lines_done=90, count=90,
+                                 before=before, after=after)
+    assert (end.block_offset, end.skip_lines, end.games_read, end.rejects_size) == (2000, 0, 3562, 1100)
+    # A finished run's record holds the totals only.
+    done = ResumeState(chunk=6, games_read=4000, games_written=3988, games_rejected=3, games_filtered=9,
+                       complete=True)
+    done.save(path, options)
+    assert json.loads(path.read_text())["progress"] == {
+        "complete": True, "chunk": 6, "games_read": 4000, "games_written": 3988, "games_rejected": 3,
+        "games_filtered": 9}
+    assert ResumeState.load(options, path) == done
+    assert ResumeState.load(options, tmp_path / "absent.json") is None
+    with pytest.raises(InputError, match="other options or from another input"):
+        ResumeState.load(dict(options, chunk_size=100), path)
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+# The state file of the run below as the converter wrote it before its resume state became a class,
+# interrupted after chunk 7 (the rejected game among the chunks already written): it must still resume.
+EARLIER_STATE = """{
+ "options": {
+  "version": 1,
+  "input": "big.pgn",
+  "input_size": INPUT_SIZE,
+  "chunk_size": 700,
+  "compression": "gz",
+  "limit": null,
+  "openings_map": null,
+  "validate": false,
+  "uci": false,
+  "block_size": 300000,
+  "gzip": "GZIP"
+ },
+ "progress": {
+  "games_read": 5524,
+  "games_rejected": 1,
+  "rejects_size": 394,
+  "games_filtered": 0,
+  "chunk": 8,
+  "block_offset": 12600966,
+  "skip_lines": 77,
+  "games_written": 5600
+ }
+}"""
+
+
+@pytest.mark.parametrize("version", ["with filters", "before filters"])
+def test_a_state_file_of_an_earlier_version_resumes(tmp_path, dump, version):
+    from fastpgn import pipeline
+
+    pgn = zstandard.ZstdDecompressor().decompressobj().decompress(dump.read_bytes())
+    src = tmp_path / "big.pgn"
+    src.write_bytes(pgn * 2 + (ROOT / "tests" / "cases" / "invalid-move-token.pgn").read_bytes() + pgn * 2)
+    reference, ref_out = run(tmp_path, src, 700, block_size=300_000)
+    out = tmp_path / "resumed"
+    out.mkdir()
+    for f in chunk_files(ref_out)[:8]:      # the chunks the interrupted run completed
+        (out / f.name).write_bytes(f.read_bytes())
+    rejects = (ref_out / "big.pgn.rejected.pgn").read_bytes()
+    assert len(rejects) == 394
+    # The interrupted run had rejected a game after its last checkpoint too: resuming drops it.
+    (out / "big.pgn.rejected.pgn").write_bytes(rejects + b"% fastpgn rejected game 9000 at PGN byte 1: x\n*\n\n")
+    state = (EARLIER_STATE.replace("INPUT_SIZE", str(src.stat().st_size))
+             .replace("GZIP", f"{pipeline.GZIP_LIBRARY}-{pipeline.GZIP_LEVEL}"))
+    if version == "before filters":
+        state = state.replace('  "games_filtered": 0,\n', "")
+    (out / "big.pgn.fastpgn-state.json").write_text(state)
+    summary = Converter(Options(input=str(src), chunk_size=700, output_dir=str(out), jobs=1, block_size=300_000,
+                                resume=True)).run()
+    assert summary.resumed_from_chunk == 8
+    assert (summary.games_read, summary.games_written, summary.games_rejected) == (
+        reference.games_read, reference.games_written, reference.games_rejected) == (4 * 2499 + 2, 4 * 2499 + 1, 1)
+    assert [f.name for f in chunk_files(out)] == [f.name for f in chunk_files(ref_out)]
+    assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(ref_out)]
+    assert (out / "big.pgn.rejected.pgn").read_bytes() == rejects
+    assert not (out / "big.pgn.fastpgn-state.json").exists()
 
 
 def test_validate_rejects_illegal_games_and_uci_writes_uci(tmp_path):
@@ -538,15 +632,15 @@ def test_converter_threads_end_with_the_run_and_with_a_failed_one(tmp_path, dump
     assert summary.games_written == 10 and _converter_threads() == []
 
 
-def test_block_reader_hands_over_the_blocks_then_the_error():
-    from fastpgn.pipeline import _BlockReader
+def test_read_ahead_thread_hands_over_the_blocks_then_the_error():
+    from fastpgn._schedule import ReadAheadThread
 
     def blocks():
         yield "block 0"
         yield "block 1"
         raise OSError(5, "Input/output error")
 
-    reader = _BlockReader(blocks())
+    reader = ReadAheadThread(blocks())
     assert next(reader) == "block 0" and next(reader) == "block 1"
     with pytest.raises(OSError, match="Input/output error"):
         next(reader)
@@ -554,19 +648,19 @@ def test_block_reader_hands_over_the_blocks_then_the_error():
     reader.stop()
 
 
-def test_block_reader_stops_while_it_waits_on_the_main_thread():
+def test_read_ahead_thread_stops_while_it_waits_on_the_main_thread():
     import itertools
 
-    from fastpgn.pipeline import _BlockReader
+    from fastpgn._schedule import ReadAheadThread
 
-    reader = _BlockReader(itertools.count(), depth=2)
+    reader = ReadAheadThread(itertools.count(), depth=2)
     assert [next(reader) for _ in range(3)] == [0, 1, 2]
     reader.stop()
     assert not reader._thread.is_alive()
 
 
 def test_chunk_writer_delivers_in_order_and_hands_the_first_error_to_the_main_thread():
-    from fastpgn.pipeline import _ChunkWriter
+    from fastpgn._chunks import ChunkWriter
 
     delivered = []
 
@@ -575,7 +669,7 @@ def test_chunk_writer_delivers_in_order_and_hands_the_first_error_to_the_main_th
             raise OSError(28, "No space left on device")
         delivered.append(n)
 
-    writer = _ChunkWriter(deliver, depth=2)
+    writer = ChunkWriter(deliver, depth=2)
     with pytest.raises(OSError, match="No space left on device"):
         for n in range(100):
             writer.put(n)
@@ -583,7 +677,7 @@ def test_chunk_writer_delivers_in_order_and_hands_the_first_error_to_the_main_th
     writer.stop()
     assert delivered == [0, 1, 2, 3, 4]
 
-    writer = _ChunkWriter(delivered.append, depth=2)
+    writer = ChunkWriter(delivered.append, depth=2)
     for n in range(10, 20):
         writer.put(n)
     writer.finish()

@@ -1,0 +1,52 @@
+"""The dump converter's rejected games: ``<input>.rejected.pgn``, itself a PGN file.
+
+Each rejected game is written raw after a comment line that names it::
+
+    % fastpgn rejected game 4211 at PGN byte 1048576: unterminated comment
+    [Event "..."]
+    ...
+
+The file appears with the first rejected game, so a run without one leaves
+none. Its size goes into the resume state with each checkpoint; a resumed
+run cuts the file back to that size and appends after it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastpgn.errors import Rejected
+
+
+class RejectsFile:
+    """``path``, opened at the first rejected game; ``keep`` bytes of an interrupted run's file kept (0: none)."""
+
+    def __init__(self, path: Path, keep: int = 0) -> None:
+        self.path = path
+        self._file = None
+        if keep:
+            with open(path, "ab") as f:
+                f.truncate(keep)
+            self._file = open(path, "ab")
+        else:
+            path.unlink(missing_ok=True)   # a file appears with the first rejected game
+
+    def add(self, game: Rejected) -> None:
+        """Write ``game`` (numbered in the whole input) after its ``%`` line."""
+        if self._file is None:
+            self._file = open(self.path, "ab")
+        self._file.write(f"% fastpgn rejected game {game.number} at PGN byte {game.error_offset}: "
+                         f"{game.reason}\n".encode() + game.text.rstrip(b"\r\n") + b"\n\n")
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+
+    def size(self) -> int:
+        """Bytes written so far (for the resume state)."""
+        return self._file.tell() if self._file is not None else 0
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
