@@ -272,6 +272,44 @@ class ChunkFiles:
                 pass
 
 
+class StreamOutput:
+    """``-o -``: every payload written to one binary stream (stdout), in order, with no chunks.
+
+    It stands in for :class:`ChunkFiles` (``add``, ``close``, ``abandon``,
+    ``index``, ``written``, ``finished``); a format whose chunks open with a
+    header (CSV) has it written once, first. Nothing is checkpointed: a
+    stream cannot be resumed.
+    """
+
+    def __init__(self, stream, fmt: ChunkFormat) -> None:
+        self.stream = stream
+        self.format = fmt
+        self.index = 0
+        self.written = 0
+        self.finished: list[Path] = []
+        header = getattr(fmt, "header", None)
+        if header:
+            stream.write(compress(header, fmt.compression))
+
+    def add(self, payload, count: int, skip: int) -> Iterator[int]:
+        if count - skip <= 0:
+            return
+        if skip:
+            payload = self.format.split(payload, skip, [count - skip])[0]
+        self.stream.write(payload)
+        self.written += count - skip
+        yield from ()
+
+    def close(self) -> None:
+        self.stream.flush()
+
+    def abandon(self) -> None:
+        try:
+            self.stream.flush()
+        except OSError:
+            pass
+
+
 class ChunkWriter:
     """The chunk files' own thread: appends, fsyncs, renames and checkpoints, in order.
 

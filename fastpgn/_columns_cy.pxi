@@ -69,13 +69,84 @@ cdef inline int _offset(Col *c, Py_ssize_t at) noexcept nogil:
     return 0
 
 
+cdef inline bint _ascii(const char *p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef uint64_t w
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        if w & 0x8080808080808080ULL:
+            return False
+        i += 8
+    while i < n:
+        if <unsigned char>p[i] >= 0x80:
+            return False
+        i += 1
+    return True
+
+
+cdef Py_ssize_t _utf8_into(const unsigned char *p, Py_ssize_t n, char *d) noexcept nogil:
+    """``p[:n]`` as UTF-8 into ``d`` (room for 3 bytes a byte), each ill-formed part one U+FFFD: what
+    ``bytes.decode("utf-8", "replace")`` reads (its maximal subparts), so Arrow strings are the records'."""
+    cdef Py_ssize_t i = 0, k = 0, need, j
+    cdef unsigned char c, lo, hi
+    while i < n:
+        c = p[i]
+        if c < 0x80:
+            d[k] = <char>c
+            k += 1
+            i += 1
+            continue
+        lo, hi = 0x80, 0xBF
+        if 0xC2 <= c <= 0xDF:
+            need = 1
+        elif 0xE0 <= c <= 0xEF:
+            need = 2
+            if c == 0xE0:
+                lo = 0xA0
+            elif c == 0xED:
+                hi = 0x9F
+        elif 0xF0 <= c <= 0xF4:
+            need = 3
+            if c == 0xF0:
+                lo = 0x90
+            elif c == 0xF4:
+                hi = 0x8F
+        else:
+            need = 0                # never a lead byte
+        j = 1
+        while j <= need and i + j < n:
+            if not ((lo if j == 1 else 0x80) <= p[i + j] <= (hi if j == 1 else 0xBF)):
+                break
+            j += 1
+        if need and j == need + 1:  # a whole sequence
+            memcpy(d + k, p + i, j)
+            k += j
+            i += j
+        else:                       # the lead byte and the continuation bytes that fit: one U+FFFD
+            d[k], d[k + 1], d[k + 2] = b'\xef', b'\xbf', b'\xbd'
+            k += 3
+            i += j if need else 1
+    return k
+
+
+cdef int _text_bytes(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
+    """Append ``p[:n]`` to ``out`` as valid UTF-8 (see _utf8_into)."""
+    if _ascii(p, n):
+        if _reserve(out, n) < 0:
+            return -1
+        memcpy(out.data + out.size, p, n)
+        out.size += n
+        return 0
+    if _reserve(out, 3 * n) < 0:
+        return -1
+    out.size += _utf8_into(<const unsigned char *>p, n, out.data + out.size)
+    return 0
+
+
 cdef int _string(Col *c, const char *p, Py_ssize_t n) noexcept nogil:
     """Append ``p[:n]`` to string column ``c``; NULL ``p``: a null."""
-    if p != NULL:
-        if _reserve(&c.data, n) < 0:
-            return -1
-        memcpy(c.data.data + c.data.size, p, n)
-        c.data.size += n
+    if p != NULL and _text_bytes(&c.data, p, n) < 0:
+        return -1
     if _offset(c, c.data.size) < 0:
         return -1
     return _item(c, p != NULL)
@@ -97,7 +168,12 @@ cdef int _span_strings(Col *c, const char *buf, const Py_ssize_t *spans, Py_ssiz
     d = c.data.data
     size = c.data.size
     for i in range(n):
-        _w(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i])
+        if _ascii(buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i]):
+            _w(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i])
+        else:                       # (a token with other bytes: rare, and the room is taken again)
+            if (_text_bytes(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i]) < 0
+                    or _reserve(&c.data, total + 8) < 0):   # room for the rest again
+                return -1
         off[i] = <int32_t>c.data.size
     c.off.size += 4 * n
     if c.nulls:

@@ -29,7 +29,7 @@ cdef class _OpeningTable:
     cdef Opening *slots
     cdef uint64_t mask
     cdef list held
-    cdef object source
+    cdef readonly object source       # the map it copies (the CSV sink reads it as a dict)
     cdef Py_ssize_t source_len
 
     def __cinit__(self, object source):

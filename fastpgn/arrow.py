@@ -17,7 +17,7 @@ from typing import Iterator
 
 from fastpgn import _columns_py, _scan, openings as _openings, schema
 from fastpgn.errors import PGNError
-from fastpgn.reader import _BlockReader
+from fastpgn.reader import _RecordReader
 
 BATCH_SIZE = 65_536
 BLOCK_SIZE = 1 << 20
@@ -41,7 +41,7 @@ def _column_list(columns, uci: bool) -> tuple[str, ...]:
     return chosen
 
 
-class ColumnReader(_BlockReader):
+class ColumnReader(_RecordReader):
     """Iterate the columns of each block; see ``read_arrow``.
 
     With ``lists`` (CSV output: needs no pyarrow) each column is a Python

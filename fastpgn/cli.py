@@ -52,6 +52,9 @@ examples:
   zstdcat dump.pgn.zst | python -m fastpgn - 50000 -o out/
   python -m fastpgn dump.pgn.zst 100000 --resume        after an interruption
   python -m fastpgn dump.pgn.zst 100000 --validate --uci   replay every game; UCI moves in field 20
+  python -m fastpgn dump.pgn.zst 100000 --format parquet -o out/
+      typed columns (docs/schema.md): out/dump.pgn.zst.part_000000.parquet, ...
+  python -m fastpgn dump.pgn.zst -o - --format csv | duckdb -c "SELECT speed, avg(white_elo) FROM read_csv('/dev/stdin') GROUP BY 1"
 
 other commands (each has --help):
   lichess-text   compact lichess game strings <-> PGN, with statistics (as pgn-transform)
@@ -156,15 +159,22 @@ def convert_parser() -> argparse.ArgumentParser:
                     "recognised by content) into chunk files of one 22-field line per game, on every core.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("input", metavar="INPUT", help="PGN file (any compression) or - for stdin")
-    parser.add_argument("chunk_size", metavar="CHUNK_SIZE", type=_chunk_size,
-                        help="games per output file, e.g. 100000 or 100_000")
+    parser.add_argument("chunk_size", metavar="CHUNK_SIZE", type=_chunk_size, nargs="?",
+                        help="games per output file, e.g. 100000 or 100_000 (not with -o -)")
     parser.add_argument("-o", "--output-dir", metavar="DIR",
-                        help="folder for the chunks (default: beside the input; the current folder for stdin or a pipe)")
+                        help="folder for the chunks (default: beside the input; the current folder for stdin or a "
+                             "pipe); - writes one stream to stdout instead (lines or csv, uncompressed by default)")
+    parser.add_argument("--format", choices=("lines", "parquet", "csv"), default="lines",
+                        help="lines (default): the 22-field line of python-lichess-db-pgn-parser; parquet: the "
+                             "analysis schema (typed columns, per-ply lists; docs/schema.md), one .parquet file a "
+                             "chunk, needs pyarrow (pip install \"fastpgn[arrow]\"); csv: the same columns as CSV "
+                             "with a header row")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                         help="workers (default: all cores): threads with the compiled kernel (--validate and "
                              "--uci too), processes with the pure one; output is identical for any N")
-    parser.add_argument("--compression", choices=("gz", "zst", "none"), default="gz",
-                        help="chunk compression (default gz: gzip, Spark and Python read it whole)")
+    parser.add_argument("--compression", choices=("gz", "zst", "none"), default=None,
+                        help="chunk compression of lines and csv (default gz: gzip, Spark and Python read it whole; "
+                             "none with -o -); Parquet is zstd inside")
     parser.add_argument("--errors", choices=("skip", "raise"), default="skip",
                         help="skip (default): reject bad games to <input>.rejected.pgn and go on; "
                              "raise: stop at the first one")
@@ -300,10 +310,15 @@ def convert_main(argv) -> int:
         if _is_int(argv[i]) and not _is_int(argv[j]) and not os.path.exists(argv[i]):
             argv[i], argv[j] = argv[j], argv[i]
     args = parser.parse_args(argv)
-    opts = Options(input=args.input, chunk_size=args.chunk_size, output_dir=args.output_dir,
-                   compression=args.compression, jobs=args.jobs, errors=args.errors, limit=args.limit,
+    to_stdout = args.output_dir == "-"
+    if args.chunk_size is None and not to_stdout:
+        parser.error("the following arguments are required: CHUNK_SIZE (games per chunk file; "
+                     "leave it out only with -o -, one stream to stdout)")
+    compression = args.compression or ("none" if to_stdout else "gz")
+    opts = Options(input=args.input, chunk_size=args.chunk_size or 0, output_dir=args.output_dir,
+                   compression=compression, jobs=args.jobs, errors=args.errors, limit=args.limit,
                    openings_map=args.openings_map, resume=args.resume, overwrite=args.overwrite,
-                   validate=args.validate or args.uci, uci=args.uci, where=args.where)
+                   validate=args.validate or args.uci, uci=args.uci, where=args.where, format=args.format)
     if args.resume and args.overwrite:
         print("fastpgn: --resume continues an earlier run and --overwrite removes it: give one of them",
               file=sys.stderr)
@@ -328,6 +343,11 @@ def convert_main(argv) -> int:
     except PGNError as exc:
         print(f"fastpgn: stopped at a bad game: {exc}", file=sys.stderr)
         return 1
+    except ImportError as exc:      # --format parquet without pyarrow: the message names the extra
+        print(f"fastpgn: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        raise                       # the reader of stdout left (| head): guarded ends quietly
     except OSError as exc:
         print(f"fastpgn: cannot write output: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -346,8 +366,9 @@ def convert_main(argv) -> int:
     if not args.quiet:
         s = summary
         filtered = f", {s.games_filtered:,} filtered out" if args.where is not None else ""
+        where_to = "to stdout" if to_stdout else plural(s.chunks, 'chunk')
         print(f"fastpgn: {plural(s.games_written, 'game')} written, {s.games_rejected:,} rejected{filtered} "
-              f"(of {s.games_read:,} read), {plural(s.chunks, 'chunk')}, {s.bytes_in / 1e6:,.1f} MB of PGN, "
+              f"(of {s.games_read:,} read), {where_to}, {s.bytes_in / 1e6:,.1f} MB of PGN, "
               f"{s.seconds:.1f} s, {s.mb_per_s:,.1f} MB/s, backend {s.backend}, "
               f"{plural(s.workers, 'worker')}", file=sys.stderr)
         if s.games_rejected:
@@ -360,7 +381,7 @@ def convert_main(argv) -> int:
 
 
 USAGE = """\
-usage: python -m fastpgn INPUT CHUNK_SIZE [options]   a PGN dump -> chunks of 22-field lines
+usage: python -m fastpgn INPUT CHUNK_SIZE [options]   a PGN dump -> chunks of 22-field lines (or Parquet, CSV)
        python -m fastpgn lichess-text INPUT ...        compact lichess strings <-> PGN
        python -m fastpgn crypt encode|decode INPUT ... PGN Crypt
        python -m fastpgn icn INPUT ...                 PGN <-> Infinite Chess Notation

@@ -50,6 +50,7 @@ output folder; each part has a module of its own:
 from __future__ import annotations
 
 import dataclasses
+import sys
 import os
 import stat
 import time
@@ -60,7 +61,8 @@ from typing import NamedTuple
 
 from fastpgn import _scan, openings as _openings
 from fastpgn._chunks import (GZIP_LEVEL, GZIP_LIBRARY, SUFFIX, ZSTD_LEVEL, BlockResult, ChunkFiles, ChunkFormat,
-                             ChunkWriter, LinesFormat, compress, decompress)
+                             ChunkWriter, LinesFormat, StreamOutput, compress, decompress)
+from fastpgn._table_formats import FORMATS, chunk_format
 from fastpgn._limit import Limit
 from fastpgn._rejects import RejectsFile
 from fastpgn._resume import STATE_VERSION, ResumeState, Tally
@@ -95,6 +97,8 @@ class Options:
     # fastpgn.filters.Where (or a dict of its keywords): only the games it passes are written;
     # the others are counted in Summary.games_filtered.
     where: object = None
+    # lines (the 22-field line, the default), parquet or csv: the analysis schema (docs/schema.md)
+    format: str = "lines"
 
 
 @dataclass
@@ -199,7 +203,15 @@ class Converter:
     """One run of the dump converter; ``run()`` returns a Summary or raises."""
 
     def __init__(self, opts: Options, progress=None) -> None:
-        if opts.chunk_size < 1:
+        # -o -: one stream to stdout, no chunks (so no CHUNK_SIZE and no --resume)
+        self.to_stdout = opts.output_dir == "-"
+        if self.to_stdout:
+            if opts.format == "parquet":
+                raise OutputError("Parquet cannot be written to stdout (a Parquet file ends with its index): "
+                                  "give -o DIR, or --format csv or lines for a stream")
+            if opts.resume:
+                raise OutputError("--resume continues chunk files; output to stdout (-o -) cannot be resumed")
+        elif not opts.chunk_size or opts.chunk_size < 1:
             raise ValueError("CHUNK_SIZE must be at least 1")
         if opts.compression not in SUFFIX:
             raise ValueError(f"compression must be one of {', '.join(SUFFIX)}")
@@ -208,13 +220,13 @@ class Converter:
         self.opts = opts
         self.progress = progress
         self._reader: ReadAheadThread | None = None     # the run's reader thread, while one runs
-        self.format: ChunkFormat = LinesFormat(opts.compression)
+        self.format: ChunkFormat = chunk_format(opts.format, opts.compression, opts.uci)
         self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
         # stdin, or a pipe such as <(zstdcat dump.pgn.zst): no folder of its own to write beside.
         stdin = opts.input == "-" or _is_stream(opts.input)
         name = "stdin" if stdin else Path(opts.input).name
         self.prefix = name
-        if opts.output_dir:
+        if opts.output_dir and not self.to_stdout:
             self.folder = Path(opts.output_dir)
         else:
             self.folder = Path.cwd() if stdin else Path(opts.input).resolve().parent
@@ -237,7 +249,8 @@ class Converter:
                 "chunk_size": o.chunk_size, "compression": o.compression, "limit": o.limit,
                 "openings_map": o.openings_map, "validate": o.validate, "uci": o.uci,
                 "block_size": o.block_size, "gzip": f"{GZIP_LIBRARY}-{GZIP_LEVEL}",
-                **({"where": self.where.as_dict()} if self.where is not None else {})}
+                **({"where": self.where.as_dict()} if self.where is not None else {}),
+                **({"format": o.format} if o.format != "lines" else {})}
 
     # -- the output folder and the run
 
@@ -288,7 +301,8 @@ class Converter:
         lock = _RunLock(self.folder / f".{self.prefix}.fastpgn-lock")
         lock.acquire()
         try:
-            self._claim_output()
+            if not self.to_stdout:
+                self._claim_output()
             source = open_source(self.opts.input, threads=self.jobs)
             try:
                 return self._run(source, table, start_time)
@@ -316,8 +330,11 @@ class Converter:
             return self._summarise(saved, start_time, already_complete=True)
         # The main thread's count; its games_written are those handed to the writer (which may lag behind).
         count = saved or ResumeState()
-        chunks = ChunkFiles(self.folder, self.prefix, self.format, self.opts.chunk_size, count.chunk,
-                            count.games_written)
+        if self.to_stdout:
+            chunks = StreamOutput(sys.stdout.buffer, self.format)
+        else:
+            chunks = ChunkFiles(self.folder, self.prefix, self.format, self.opts.chunk_size, count.chunk,
+                                count.games_written)
         rejects = RejectsFile(self.rejects_path, keep=count.rejects_size)
         head, moves_seen = self._first_bytes(source, count.block_offset)
         if count.block_offset == 0:
@@ -350,7 +367,7 @@ class Converter:
             rejects.close()
         done = ResumeState(chunk=chunks.index, games_read=count.games_read, games_written=chunks.written,
                            games_rejected=count.games_rejected, games_filtered=count.games_filtered, complete=True)
-        if damage is None:
+        if damage is None and not self.to_stdout:
             # Finished: the state gives way to a hidden record, so --resume knows there is nothing to do.
             done.save(self.done_path, fingerprint)
             self.state_path.unlink(missing_ok=True)

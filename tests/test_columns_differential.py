@@ -125,3 +125,25 @@ def test_eval_rules_agree_and_read_as_documented(text, cp, mate):
     assert table.column("eval_cp").to_pylist()[0] == [cp, None]
     assert table.column("eval_mate").to_pylist()[0] == [mate, None]
     assert table.column("clock").to_pylist()[0] == [pytest.approx(17.7), 180.0]
+
+
+# Bytes that are not UTF-8 read as the records read them: each ill-formed part one U+FFFD.
+BAD_UTF8 = [b"\xff", b"\xc0\xaf", b"\xe2\x94", b"\xe2\x94\x82", b"\xed\xa0\x80", b"\xf0\x9f\x98", b"\xf4\x90\x80\x80",
+            b"a\xe9b", b"\xf0\x9f\x98\x80", b"\x80\x80\x80", b"\xe0\x80\xaf", b"\xc3"]
+
+
+@pytest.mark.parametrize("raw", BAD_UTF8, ids=lambda b: b.hex())
+def test_text_that_is_not_utf8_reads_as_python_decodes_it(raw):
+    data = b'[White "x' + raw + b'y"]\n[' + b'Note' + b' "' + raw + b'"]\n\n1. e4 e5 *\n'
+    assert_same(data)
+    table = both(data)[1][0]
+    assert table.column("white").to_pylist() == [("x" + raw.decode("utf-8", "replace") + "y")]
+    assert table.column("tags").to_pylist() == [[("Note", raw.decode("utf-8", "replace"))]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=12))
+def test_any_bytes_in_a_tag_value_read_as_python_decodes_them(raw):
+    raw = raw.replace(b'"', b"").replace(b"\\", b"").replace(b"\n", b"").replace(b"\r", b"").replace(b"]", b"")
+    data = b'[White "' + raw + b'"]\n\n1. e4 *\n'
+    assert_same(data)

@@ -1,0 +1,174 @@
+"""The converter's analysis-schema formats: Parquet files and CSV chunks (``--format parquet|csv``).
+
+Both write the columns of ``fastpgn.schema`` (docs/schema.md), one row per
+game, through the ``ChunkFormat`` interface of ``fastpgn._chunks``:
+
+- :class:`ParquetFormat`: a worker turns its block into an Arrow record batch
+  (the kernel's column sink: Arrow buffers from the compiled kernel); a
+  chunk is one ``NAME.part_NNNNNN.parquet`` file, zstd, dictionary pages
+  where they pay, row groups of ``ROW_GROUP_ROWS`` games.
+- :class:`CsvFormat`: RFC 4180 rows (``fastpgn.csv_text``), a block's rows one
+  gzip member / zstd frame / plain run as for the lines; each chunk starts
+  with the header row.
+
+Every byte of a chunk is a function of its games: batches are cut by game
+counts only, and a row group is written from one contiguous table, so any
+``-j`` and any ``--resume`` give identical files, as for the lines.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fastpgn import _columns_py, _scan, schema
+from fastpgn._chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, compress
+from fastpgn.errors import rejected_games
+
+ROW_GROUP_ROWS = 32_768
+FORMATS = ("lines", "parquet", "csv")
+
+
+def _replays(setup) -> bool:
+    """Whether the run replays its games (--validate, --uci): the column sinks then replay them with UCI."""
+    return setup.hook is not None
+
+
+class ParquetFormat(ChunkFormat):
+    """The analysis schema as Parquet files, one per chunk."""
+
+    suffix = ".parquet"
+
+    def __init__(self, uci: bool = False) -> None:
+        self.uci = uci
+        self._schema = None
+
+    def __getstate__(self):
+        return {"uci": self.uci, "_schema": None}    # (a worker process makes its own schema)
+
+    def schema(self):
+        if self._schema is None:
+            self._schema = schema.arrow_schema(self.uci)
+        return self._schema
+
+    def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
+        from fastpgn.arrow import record_batch
+
+        replay = _replays(setup)
+        columns, read, rejects, filtered = _scan.kernel.columns_from_block(
+            data, 0, len(data), offset, 0, at_stream_start, False, setup.where, setup.openings, replay)
+        if replay and not self.uci:
+            del columns["uci"]      # --validate: the games replayed, the UCI moves not asked for
+        batch = record_batch(columns, self.uci)
+        rejected = rejected_games(rejects, data, offset)
+        return BlockResult(batch, batch.num_rows, read, rejected, filtered)
+
+    def split(self, payload, skip: int, sizes: list[int]) -> list:
+        pieces = []
+        at = skip
+        for size in sizes:
+            pieces.append(payload.slice(at, size))
+            at += size
+        return pieces
+
+    def open(self, path: Path) -> ParquetChunkFile:
+        return ParquetChunkFile(path, self.schema())
+
+
+class ParquetChunkFile(ChunkFile):
+    """One Parquet chunk: batches gathered into row groups of ROW_GROUP_ROWS games, written as they fill."""
+
+    def __init__(self, path: Path, arrow_schema) -> None:
+        import pyarrow.parquet as pq
+
+        self._path = path
+        self._pending: list = []
+        self._rows = 0
+        # Dictionary pages for every column: the writer falls back to plain pages where a dictionary
+        # grows past its limit, so it pays where values repeat (titles, results, SAN moves) and costs
+        # nothing elsewhere; measured on 100 MB of lichess games it is both smaller and faster than
+        # dictionaries on the low-cardinality columns alone (12.6 vs 16.2 MB, 0.69 vs 0.84 s).
+        self._writer = pq.ParquetWriter(path, arrow_schema, compression="zstd", use_dictionary=True)
+
+    def write(self, payload) -> None:
+        self._pending.append(payload)
+        self._rows += payload.num_rows
+        while self._rows >= ROW_GROUP_ROWS:
+            self._flush(ROW_GROUP_ROWS)
+
+    def _flush(self, rows: int) -> None:
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(self._pending)
+        # One contiguous table a row group: its bytes do not depend on where the blocks were cut.
+        self._writer.write_table(table.slice(0, rows).combine_chunks(), row_group_size=rows)
+        rest = table.slice(rows)
+        self._pending = rest.to_batches()
+        self._rows = rest.num_rows
+
+    def finish(self) -> None:
+        if self._rows:
+            self._flush(self._rows)
+        self._writer.close()
+        fd = os.open(self._path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def discard(self) -> None:
+        try:
+            self._writer.close()
+        except Exception:  # noqa: BLE001 - after an error already on its way; the .tmp is removed next
+            pass
+
+
+class CsvFormat(LinesFormat):
+    """The analysis schema as CSV text: a block's rows one compressed member, a header row atop each chunk."""
+
+    def __init__(self, compression: str = "gz", uci: bool = False) -> None:
+        super().__init__(compression)
+        self.suffix = ".csv" + self.suffix[len(".cri"):]
+        self.uci = uci
+        self.header = (",".join(schema.names(uci)) + "\r\n").encode()
+
+    def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
+        from fastpgn.csv_text import write_csv
+
+        replay = _replays(setup)
+        # Python lists of the live kernel's records: CSV text is written in Python either way.
+        openings = getattr(setup.openings, "source", setup.openings)   # the map, not the compiled kernel's copy
+        columns, read, rejects, filtered = _columns_py.columns_from_block(
+            data, 0, len(data), offset, 0, at_stream_start, False, setup.where, openings, replay)
+        if replay and not self.uci:
+            del columns["uci"]
+        out = _Bytes()
+        rows = write_csv(columns, out, header=False)
+        rejected = rejected_games(rejects, data, offset)
+        return BlockResult(compress(out.value, self.compression), rows, read, rejected, filtered)
+
+    def open(self, path: Path) -> ChunkFile:
+        chunk = ChunkFile(path)
+        chunk.write(compress(self.header, self.compression))
+        return chunk
+
+
+class _Bytes:
+    """A binary stream that keeps what is written as one bytes object."""
+
+    value = b""
+
+    def write(self, data: bytes) -> None:
+        self.value += data
+
+
+def chunk_format(name: str, compression: str, uci: bool) -> ChunkFormat:
+    """The converter's format called ``name`` (lines, parquet or csv)."""
+    if name == "lines":
+        return LinesFormat(compression)
+    if name == "parquet":
+        schema.require_pyarrow("--format parquet")
+        return ParquetFormat(uci)
+    if name == "csv":
+        return CsvFormat(compression, uci)
+    raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {name!r}")
