@@ -232,10 +232,8 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
 def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     """Write the games of ``source`` to one Parquet file at ``path`` (a path or a binary file object).
 
-    Takes ``read_arrow``'s options. zstd compression; the low-cardinality
-    string columns (event, titles, result, termination, time control, speed,
-    ECO, opening, opening code, variant) are dictionary-encoded; one row
-    group per batch. A path is written in full or not at all: on an error
+    Takes ``read_arrow``'s options. zstd compression, dictionary pages where
+    they pay (docs/schema.md), one row group per batch. A path is written in full or not at all: on an error
     the unfinished file is removed. Returns the finished reader, for its
     counts (``games_read``, ``games_yielded``, ``rejected``, ...).
 
@@ -249,12 +247,11 @@ def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     reader = read_arrow(source, **read_arrow_options)
     import pyarrow.parquet as pq
 
-    dictionary = [name for name in reader.columns if name in schema.DICTIONARY_COLUMNS]
     is_path = isinstance(path, (str, os.PathLike))
     writer = None
     try:
         with reader:
-            writer = pq.ParquetWriter(path, reader.schema, compression="zstd", use_dictionary=dictionary)
+            writer = pq.ParquetWriter(path, reader.schema, compression="zstd", use_dictionary=True)
             for batch in reader:
                 writer.write_batch(batch)
         writer.close()

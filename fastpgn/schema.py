@@ -75,7 +75,8 @@ SOURCE_TAGS = frozenset((
     "Variant", "FEN",
 ))
 
-#: Low-cardinality string columns: dictionary-encoded in Parquet (the Arrow type stays plain string).
+#: Low-cardinality string columns: always dictionary pages in Parquet (the Arrow type stays plain string);
+#: the writers ask for dictionaries on every column, which Parquet drops where a dictionary grows too big.
 DICTIONARY_COLUMNS = ("event", "white_title", "black_title", "result", "termination", "time_control", "speed",
                       "eco", "opening", "opening_code", "variant")
 
