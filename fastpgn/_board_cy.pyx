@@ -27,6 +27,7 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_New
 
 cdef extern from "Python.h":
@@ -898,9 +899,21 @@ cdef void _compute_key(BoardCore b) noexcept nogil:
     b.zkey = key
 
 
+cdef tuple _NO_ARGS = ()
+
+
+cdef inline BoardCore _alloc(cls):
+    """A new board of class ``cls`` (BoardCore or a subclass), __cinit__ run and no __init__.
+
+    Its tp_new called straight: ``BoardCore.__new__(cls)`` with a class known only at run
+    time is a Python method call.
+    """
+    return <BoardCore>(<PyTypeObject*>cls).tp_new(<type>cls, <PyObject*>_NO_ARGS, NULL)
+
+
 cdef BoardCore _copy(BoardCore b):
     # Of b's own class, so a copy of fastpgn.board's Board is one.
-    cdef BoardCore c = BoardCore.__new__(type(b))
+    cdef BoardCore c = _alloc(type(b))
     _copy_position(c, b)
     c.chess960 = b.chess960
     if b.nstack:
@@ -1992,9 +2005,9 @@ cdef bint _can_claim_fifty(BoardCore b) except -1:
 
 # -- replay entry points -----------------------------------------------------------------------
 
-cdef BoardCore _new_board(fen, chess960, cls=BoardCore):
-    # ``cls``: fastpgn.board's Board where the board is handed out (replay), else a private core.
-    cdef BoardCore b = BoardCore.__new__(cls)
+cdef BoardCore _new_board(fen, chess960, cls=None):
+    # ``cls``: fastpgn.board's Board where the board is handed out (replay); else a private core.
+    cdef BoardCore b = BoardCore.__new__(BoardCore) if cls is None else _alloc(cls)
     b.chess960 = bool(chess960)
     if fen is None:
         _set_start(b)
