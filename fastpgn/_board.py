@@ -1,5 +1,14 @@
 """Backend selector for the board kernel (fastpgn._board_cy or fastpgn._board_py)."""
 
+from typing import TYPE_CHECKING
+
 from fastpgn._backend import load
 
-kernel, BACKEND = load("_board")
+if TYPE_CHECKING:
+    # Both kernels present one interface; a type checker reads it off the pure twin
+    # (_board_cy.pyi says the same of the compiled one).
+    from fastpgn import _board_py as kernel
+
+    BACKEND: str
+else:
+    kernel, BACKEND = load("_board")

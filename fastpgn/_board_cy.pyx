@@ -1,39 +1,15 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Cython board kernel (twin of fastpgn._board_py): same functions, same order, same errors.
 
-The kernel owns positions and moves: FEN in and out, legal move generation,
-make/unmake, SAN and UCI in both directions, check, mate and draw detection,
-position keys, perft, and the per-game replay entry points (``san_to_uci``, ``validate_san``,
-``replay``, ``replay_fens``, ``canonical_san``) that the dump converter calls
-once per game.
+What the kernel owns, how it represents a position, the FEN, SAN and UCI it
+accepts and the errors it raises are the pure twin's, and that module's
+docstring says them once. This one adds what is compiled only: beside the
+0x88 mailbox each board keeps a bitboard per piece (``bb``), which the
+attack tests and the replay read, and the undo records are a C array.
 
-Representation: a 0x88 mailbox (square = 16 * rank + file; a square is off
-the board when ``square & 0x88``), piece codes ``type | colour << 3``, an
-incremental Zobrist key, make/unmake with an undo record per ply. Internal
-moves are ints ``from | to << 7 | promotion << 14 | flag << 17``. Castling is
-stored as the king taking its own rook, so Chess960 needs no special case;
-only what is handed out (UCI, Move objects) looks at the ``chess960`` flag.
-Public squares are 0..63 (a1 = 0, h8 = 63).
-
-Accepted input:
-
-* FEN: six fields, or four (Chess.jl writes no clocks; they default to 0 1).
-  Castling as ``KQkq``, X-FEN (``K``/``Q`` = outermost rook, a file letter
-  otherwise) or Shredder-FEN (file letters). Any en passant square (``a1`` to
-  ``h8``) is accepted, as python-chess accepts it; it is stored,
-  written in FEN and hashed only when an en passant capture is legal
-  (python-chess's default ``fen()``), else dropped without a word.
-* SAN: ``[KQRBN][file][rank][x|-]<square>[[=]<piece>]`` (pawn moves have no
-  piece letter; ``e2e4``-style long forms pass), ``O-O``/``O-O-O`` or with
-  zeros; any trailing mix of ``+ # ! ?`` is ignored, so check marks and
-  annotations such as ``?!`` pass through. The capture mark is not checked
-  for pieces; a pawn capture is the pawn's file then the target square.
-* UCI: ``e2e4``, ``e7e8q``; castling as king to the g/c file or as king takes
-  own rook (the only form written for Chess960).
-
-Errors are InvalidFENError, IllegalMoveError and AmbiguousMoveError from
-fastpgn.errors; move errors name the move number and the move, e.g.
-``illegal move 4. Qxf7#: no white queen can move to f7``.
+The kernel's part of the public ``Board`` is ``BoardCore``; fastpgn.board
+subclasses it and writes the rest (game end, copies, pickling, printing)
+once for both kernels, and ``replay`` hands out that Board.
 
 The replay hot path (``san_to_uci``, ``validate_san``) reads the UTF-8 bytes
 of the move list through a pointer (bytes and ASCII str in place), resolves
@@ -41,13 +17,17 @@ each SAN by looking back from the target square (per-piece bitboards beside
 the mailbox give the candidate origins) and plays it in the same pass, and
 writes UCI into a C buffer, or nothing for validate_san: no Python object
 per move. Tokens outside its common shapes take the general resolver, so
-results and errors match the pure twin's.
+results and errors match the pure twin's. That path has no twin and stands
+apart, in the "Compiled only" part at the end of this file.
 """
+
+import sys
 
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.object cimport PyObject, PyTypeObject
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_New
 
 cdef extern from "Python.h":
@@ -265,7 +245,7 @@ cdef void _build_rays() noexcept:
 _build_rays()
 
 
-cdef inline bint _slider_on_ray(Board b, int colour, int s, int j) noexcept nogil:
+cdef inline bint _slider_on_ray(BoardCore b, int colour, int s, int j) noexcept nogil:
     """Whether the bitboards put a ``colour`` slider of direction ``j``'s kind on the ray from ``s``.
 
     False for ``j`` = 8 (no line) without a branch, so callers test a line
@@ -318,22 +298,11 @@ def _quote(text):
 
 
 cdef class Move:
-    """A move as squares 0..63 (a1 = 0) and a promotion letter.
+    """A move as squares 0..63 (a1 = 0) and a promotion letter (``fastpgn.Move``).
 
-    A board hands out castling as UCI writes it there: the king to the g or
-    c file (``e1g1``) on a standard board, the king taking its own rook
-    (``e1h1``) on a Chess960 board, as python-chess does; a board takes
-    either form back.
-
-    >>> Move.from_uci("e7e8q")
-    Move.from_uci('e7e8q')
-    >>> Move.from_uci("g1f3").to_square
-    21
-    >>> b = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
-    >>> b.parse_san("O-O").uci(), b.uci(b.parse_san("O-O"))
-    ('e1g1', 'e1g1')
-    >>> Board(b.fen(), chess960=True).parse_san("O-O").uci()
-    'e1h1'
+    A board hands out castling as its ``uci`` writes it: the king to the g or
+    c file (``e1g1``), or the king taking its own rook on a Chess960 board
+    (``e1h1``); a board takes either form back.
     """
 
     cdef readonly int from_square
@@ -402,22 +371,11 @@ cdef struct Undo:
     bint checked
 
 
-cdef class Board:
-    """A chess position with its move history.
+cdef class BoardCore:
+    """A position and the moves that led to it: the kernel's part of ``fastpgn.Board``.
 
-    ``Board()`` is the standard start; ``Board(fen)`` reads six-field or
-    four-field FEN; ``chess960=True`` allows any castling setup and writes
-    castling in UCI as king takes rook.
-
-    >>> b = Board()
-    >>> b.push_san("e4").uci()
-    'e2e4'
-    >>> b.push_san("e5?!").uci(), b.fen()
-    ('e7e5', 'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2')
-    >>> Board("4q1k1/8/8/8/8/8/5PPP/4r2K w - - 0 1").is_checkmate()
-    True
-    >>> Board("4k3/8/8/8/8/8/8/4K3 w - e6 0 1").fen()   # an en passant square no capture explains
-    '4k3/8/8/8/8/8/8/4K3 w - - 0 1'
+    fastpgn.board's Board subclasses it and adds, once for both kernels,
+    what is not hot: game end, copies, pickling, printing, the docs.
     """
 
     cdef signed char sq[128]
@@ -455,19 +413,11 @@ cdef class Board:
 
     # -- position --------------------------------------------------------
     def fen(self, shredder=False):
-        """Six-field FEN; castling as X-FEN (``KQkq``) or Shredder-FEN (``HAha``).
-
-        >>> Board().fen()
-        'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
-        """
+        """Six-field FEN; castling as X-FEN (``KQkq``) or Shredder-FEN (``HAha``)."""
         return _get_fen(self, shredder)
 
     def piece_at(self, square):
-        """The piece on a square (0..63 or ``"e4"``) as a FEN letter, or None.
-
-        >>> Board().piece_at("d8"), Board().piece_at(4), Board().piece_at("b5")
-        ('q', 'K', None)
-        """
+        """The piece on a square (0..63 or ``"e4"``) as a FEN letter, or None."""
         p = self.sq[<int>_square_arg(square)]
         return _SYMBOLS[p] if p else None
 
@@ -511,11 +461,7 @@ cdef class Board:
 
     # -- moves -----------------------------------------------------------
     def legal_moves(self):
-        """Every legal move, in generation order.
-
-        >>> len(Board().legal_moves())
-        20
-        """
+        """Every legal move, in generation order."""
         cdef int moves[MAX_MOVES]
         cdef int n = _gen_legal(self, moves)
         return [_to_move(self, moves[i]) for i in range(n)]
@@ -538,20 +484,11 @@ cdef class Board:
         return _to_move(self, _pop(self))
 
     def parse_san(self, san):
-        """The legal move a SAN string names (annotations and check marks allowed).
-
-        >>> Board().parse_san("Nf3!?")
-        Move.from_uci('g1f3')
-        """
+        """The legal move a SAN string names (annotations and check marks allowed)."""
         return _to_move(self, _san_move(self, san))
 
     def push_san(self, san):
-        """Parse SAN, play it, return the move (castling as ``uci`` writes it on this board).
-
-        >>> b = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
-        >>> b.push_san("O-O"), b.move_stack
-        (Move.from_uci('e1g1'), [Move.from_uci('e1g1')])
-        """
+        """Parse SAN, play it, return the move (castling as ``uci`` writes it on this board)."""
         mv = _san_move(self, san)
         _push(self, mv)
         return _to_move(self, mv)
@@ -567,11 +504,7 @@ cdef class Board:
         return _to_move(self, mv)
 
     def san(self, move):
-        """Canonical SAN of a legal move, with ``+``/``#``.
-
-        >>> Board().san(Move.from_uci("g1f3"))
-        'Nf3'
-        """
+        """Canonical SAN of a legal move, with ``+``/``#``."""
         mv = _from_move(self, move)
         if mv < 0:
             raise IllegalMoveError(f"illegal move {_move_label(self)} {_move_text(move)}: "
@@ -588,127 +521,41 @@ cdef class Board:
         """The moves pushed since set-up, oldest first."""
         return [_to_move(self, self.stack[i].mv) for i in range(self.nstack)]
 
-    # -- game end --------------------------------------------------------
     def is_check(self):
         return _in_check(self)
 
-    def is_checkmate(self):
-        return _in_check(self) and not _any_legal(self)
+    # -- what fastpgn.board writes Board's rules, copies and perft over ----
+    def _has_legal_move(self):
+        return _any_legal(self)
 
-    def is_stalemate(self):
-        return not _in_check(self) and not _any_legal(self)
+    def _lacks_mating_material(self, int colour):
+        return _insufficient(self, colour)
 
-    def is_insufficient_material(self):
-        """Neither side can mate (python-chess's rule: lone king, or one minor piece that cannot help)."""
-        return _insufficient(self, WHITE) and _insufficient(self, BLACK)
+    def _repetition_count(self):
+        return _repetitions(self)
 
-    def has_insufficient_material(self, colour):
-        """Whether ``colour`` (``"w"``/``"b"``) cannot mate by any sequence of moves."""
-        if colour not in ("w", "b"):
-            raise BoardError(f"bad colour {colour!r}: use 'w' or 'b'")
-        return _insufficient(self, colour == "b")
-
-    def is_fifty_moves(self):
-        """Fifty moves by each side without capture or pawn move (a draw to claim)."""
-        cdef int moves[MAX_MOVES]
-        return self.halfmove >= 100 and _gen_legal(self, moves) > 0
-
-    def is_seventyfive_moves(self):
-        """Seventy-five moves by each side without capture or pawn move (an automatic draw)."""
-        cdef int moves[MAX_MOVES]
-        return self.halfmove >= 150 and _gen_legal(self, moves) > 0
-
-    def can_claim_fifty_moves(self):
-        """The fifty-move rule holds now, or after some legal move that is not a capture or pawn move."""
+    def _fifty_claimable(self):
         return _can_claim_fifty(self)
 
-    def is_repetition(self, count=3):
-        """The current position has occurred at least ``count`` times in the history."""
-        return _repetitions(self) >= count
-
-    def is_fivefold_repetition(self):
-        return _repetitions(self) >= 5
-
-    def can_claim_threefold_repetition(self):
-        """The position occurred three times, or will after some legal move."""
+    def _threefold_claimable(self):
         return _can_claim_threefold(self)
 
-    def outcome(self, claim_draw=False):
-        """The game's end as an Outcome, or None while it goes on.
+    def _count_leaves(self, int depth, bint bulk):
+        return _perft(self, depth, bulk)
 
-        Checkmate, stalemate, insufficient material, the seventy-five-move
-        rule and fivefold repetition end a game; with ``claim_draw`` the
-        fifty-move rule and threefold repetition (python-chess's semantics).
-
-        >>> Board("6k1/8/8/8/8/8/8/7K w - - 0 1").outcome().result()
-        '1/2-1/2'
-        """
-        return _outcome(self, claim_draw)
-
-    def is_game_over(self, claim_draw=False):
-        return _outcome(self, claim_draw) is not None
-
-    def result(self, claim_draw=False):
-        """``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` while the game goes on."""
-        outcome = _outcome(self, claim_draw)
-        return outcome.result() if outcome is not None else "*"
-
-    # -- utilities -------------------------------------------------------
-    def perft(self, depth, bulk=True):
-        """Leaf nodes of the legal move tree ``depth`` plies deep.
-
-        ``bulk`` counts the last ply's moves without playing them; with
-        ``bulk=False`` every leaf is made and unmade (the classic definition,
-        slower, same count).
-
-        >>> Board().perft(3), Board().perft(3, bulk=False)
-        (8902, 8902)
-        """
-        if not isinstance(depth, int) or depth < 0:
-            raise BoardError(f"bad perft depth {depth!r}")
-        return _perft(self, depth, bool(bulk))
-
-    def copy(self):
-        """An independent copy, history included."""
+    def _copy(self):
+        """An independent copy, history included, of this board's class."""
         return _copy(self)
 
-    def __copy__(self):
-        return _copy(self)
-
-    def __deepcopy__(self, memo):
-        return _copy(self)
-
-    def __reduce__(self):
-        # Root position and moves, so a board crosses the worker pool whole.
-        return (_rebuild, (self.root().fen(), self.chess960, [m.uci() for m in self.move_stack]))
-
-    def root(self):
-        """A copy of the board as it was set up, before any pushed move."""
-        b = _copy(self)
-        while b.nstack:
-            _pop(b)
-        return b
-
-    def __str__(self):
-        rows = []
-        for r in range(7, -1, -1):
-            rows.append(" ".join(_SYMBOLS[self.sq[16 * r + f]] for f in range(8)))
-        return "\n".join(rows)
-
-    def __repr__(self):
-        return f"Board({_get_fen(self, False)!r}{', chess960=True' if self.chess960 else ''})"
-
-    def __eq__(self, other):
-        if not isinstance(other, Board):
-            return NotImplemented
-        return self.chess960 == (<Board>other).chess960 and _get_fen(self, False) == _get_fen(other, False)
-
-    __hash__ = None
+    def _unwind(self):
+        """Take back every pushed move."""
+        while self.nstack:
+            _pop(self)
 
 
 # -- set-up -------------------------------------------------------------
 
-cdef inline void _copy_position(Board dst, Board src) noexcept nogil:
+cdef inline void _copy_position(BoardCore dst, BoardCore src) noexcept nogil:
     """The position of ``src`` (pieces, side, castling, en passant, clocks, key, check) onto ``dst``."""
     memcpy(dst.sq, src.sq, sizeof(dst.sq))
     memcpy(dst.bb, src.bb, sizeof(dst.bb))
@@ -722,7 +569,7 @@ cdef inline void _copy_position(Board dst, Board src) noexcept nogil:
     dst.checked = src.checked
 
 
-cdef void _set_start(Board b) noexcept nogil:
+cdef void _set_start(BoardCore b) noexcept nogil:
     # A copy of the prepared start position: no FEN parsing per game.
     _copy_position(b, _START_BOARD)
     b.nstack = 0
@@ -750,8 +597,8 @@ cdef struct FenFault:
     int code    # FEN_CASTLING: what _read_castling found
 
 
-cdef _set_fen(Board b, fen, bint chess960):
-    """Board ``b`` from the FEN text ``fen``, its fields between any whitespace: _read_fen's rules, its faults worded."""
+cdef _set_fen(BoardCore b, fen, bint chess960):
+    """Board ``b`` set up from the FEN text ``fen``, its fields between any whitespace: _read_fen's rules, its faults worded."""
     cdef const char* field[7]
     cdef FenFault fault
     if not isinstance(fen, str):
@@ -791,7 +638,7 @@ cdef int _fen_fields(const char* fen, Py_ssize_t n, const char** field, bint pla
     return nfields
 
 
-cdef int _read_fen(Board b, const char** field, int nfields, bint chess960, FenFault* fault) noexcept nogil:
+cdef int _read_fen(BoardCore b, const char** field, int nfields, bint chess960, FenFault* fault) noexcept nogil:
     """The position of a FEN's six (or four) fields (see _fen_fields) into ``b``: FEN_OK, or the first
     thing wrong, in the order the rules are checked, with ``fault`` saying where; b is then unusable."""
     cdef const char* p = field[0]
@@ -972,7 +819,7 @@ cdef enum:  # what _read_castling found wrong
     CASTLING_OK, CASTLING_BAD_CHAR, CASTLING_KING_OFF_RANK, CASTLING_NO_ROOK, CASTLING_NOT_960, CASTLING_REPEAT
 
 
-cdef int _read_castling(Board b, const char* p, const char* end, bint chess960, int* bad) noexcept nogil:
+cdef int _read_castling(BoardCore b, const char* p, const char* end, bint chess960, int* bad) noexcept nogil:
     """The castling field ``p[0:end - p]`` into ``b.castle`` (kings and rooks placed): CASTLING_OK, or
     what is wrong, ``bad[0]`` the offending letter (_castling_fault words it)."""
     cdef int i, colour, back, k, rook, r, f, c, up
@@ -1035,7 +882,7 @@ cdef _castling_fault(int found, int bad, field):
     raise InvalidFENError(f"castling field {field!r} repeats a right")
 
 
-cdef void _compute_key(Board b) noexcept nogil:
+cdef void _compute_key(BoardCore b) noexcept nogil:
     cdef uint64_t key = 0
     cdef int i, s
     for i in range(64):
@@ -1052,8 +899,21 @@ cdef void _compute_key(Board b) noexcept nogil:
     b.zkey = key
 
 
-cdef Board _copy(Board b):
-    cdef Board c = Board.__new__(Board)
+cdef tuple _NO_ARGS = ()
+
+
+cdef inline BoardCore _alloc(cls):
+    """A new board of class ``cls`` (BoardCore or a subclass), __cinit__ run and no __init__.
+
+    Its tp_new called straight: ``BoardCore.__new__(cls)`` with a class known only at run
+    time is a Python method call.
+    """
+    return <BoardCore>(<PyTypeObject*>cls).tp_new(<type>cls, <PyObject*>_NO_ARGS, NULL)
+
+
+cdef BoardCore _copy(BoardCore b):
+    # Of b's own class, so a copy of fastpgn.board's Board is one.
+    cdef BoardCore c = _alloc(type(b))
     _copy_position(c, b)
     c.chess960 = b.chess960
     if b.nstack:
@@ -1068,7 +928,7 @@ cdef Board _copy(Board b):
 
 # -- FEN out --------------------------------------------------------------
 
-def _castling_field(Board b, shredder):
+def _castling_field(BoardCore b, shredder):
     cdef int i, r, colour, step, s
     out = ""
     for i in range(4):
@@ -1092,7 +952,7 @@ def _castling_field(Board b, shredder):
     return out or "-"
 
 
-def _get_fen(Board b, shredder):
+def _get_fen(BoardCore b, shredder):
     cdef int r, f, p, empty
     rows = []
     for r in range(7, -1, -1):
@@ -1116,7 +976,7 @@ def _get_fen(Board b, shredder):
 
 # -- attacks and legality --------------------------------------------------
 
-cdef inline bint _attacked(Board b, int s, int by) noexcept nogil:
+cdef inline bint _attacked(BoardCore b, int s, int by) noexcept nogil:
     """Whether side ``by`` attacks square ``s``.
 
     Knights, king and sliders come from the bitboards and are confirmed on
@@ -1165,11 +1025,11 @@ cdef inline bint _attacked(Board b, int s, int by) noexcept nogil:
     return False
 
 
-cdef inline bint _in_check(Board b) noexcept nogil:
+cdef inline bint _in_check(BoardCore b) noexcept nogil:
     return b.checked
 
 
-cdef bint _leaves_king_safe(Board b, int mv) noexcept nogil:
+cdef bint _leaves_king_safe(BoardCore b, int mv) noexcept nogil:
     """Whether non-castling move ``mv`` leaves the mover's king unattacked."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
@@ -1196,7 +1056,7 @@ cdef bint _leaves_king_safe(Board b, int mv) noexcept nogil:
     return safe
 
 
-cdef inline bint _pin_safe(Board b, int k, int mv) noexcept nogil:
+cdef inline bint _pin_safe(BoardCore b, int k, int mv) noexcept nogil:
     """Whether a non-king move from a square on a line with its king (not in check) keeps that line shut.
 
     The compiled twin's callers ask only when an enemy slider stands on that
@@ -1225,7 +1085,7 @@ cdef inline bint _pin_safe(Board b, int k, int mv) noexcept nogil:
     return True
 
 
-cdef inline bint _is_legal(Board b, int mv) noexcept nogil:
+cdef inline bint _is_legal(BoardCore b, int mv) noexcept nogil:
     """Whether pseudo-legal non-castling move ``mv`` keeps the mover's king safe."""
     cdef int frm = mv & 127
     cdef int k = b.king[b.stm]
@@ -1247,7 +1107,7 @@ cdef inline void _castle_targets(int king, int rook, int* kt, int* rt) noexcept 
         rt[0] = back | 3
 
 
-cdef bint _castle_legal(Board b, int rook) noexcept nogil:
+cdef bint _castle_legal(BoardCore b, int rook) noexcept nogil:
     """Whether the side to move may castle now with the rook on ``rook``: empty path, no attacked king square."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
@@ -1275,7 +1135,7 @@ cdef bint _castle_legal(Board b, int rook) noexcept nogil:
     return safe
 
 
-cdef bint _has_legal_ep(Board b, int ep) noexcept nogil:
+cdef bint _has_legal_ep(BoardCore b, int ep) noexcept nogil:
     """Whether the side to move can legally capture en passant on ``ep``."""
     cdef int us = b.stm
     cdef int victim = ep - _PAWN_FWD[us]
@@ -1289,7 +1149,7 @@ cdef bint _has_legal_ep(Board b, int ep) noexcept nogil:
 
 # -- make / unmake -----------------------------------------------------------
 
-cdef inline bint _gives_check(Board b, int frm, int to, int flag) noexcept nogil:
+cdef inline bint _gives_check(BoardCore b, int frm, int to, int flag) noexcept nogil:
     """Whether the move just made from ``frm`` to ``to`` checks the side now to move."""
     cdef signed char* sq = b.sq
     cdef int them = b.stm
@@ -1327,7 +1187,7 @@ cdef inline bint _gives_check(Board b, int frm, int to, int flag) noexcept nogil
     return False
 
 
-cdef inline int _move_pieces(Board b, int us, int frm, int to, int promo, int flag,
+cdef inline int _move_pieces(BoardCore b, int us, int frm, int to, int promo, int flag,
                              int* square) noexcept nogil:
     """Move the pieces of a move on the 0x88 board and the bitboards (and the king's square).
 
@@ -1366,7 +1226,7 @@ cdef inline int _move_pieces(Board b, int us, int frm, int to, int promo, int fl
     return captured
 
 
-cdef void _make(Board b, int mv, Undo* undo) noexcept:
+cdef void _make(BoardCore b, int mv, Undo* undo) noexcept:
     """Play internal move ``mv`` (assumed legal); fill its undo record."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
@@ -1422,7 +1282,7 @@ cdef void _make(Board b, int mv, Undo* undo) noexcept:
     b.checked = _gives_check(b, frm, to, flag)
 
 
-cdef void _unmake(Board b, Undo* undo) noexcept:
+cdef void _unmake(BoardCore b, Undo* undo) noexcept:
     cdef signed char* sq = b.sq
     cdef int mv = undo.mv
     cdef int captured = undo.captured
@@ -1470,7 +1330,7 @@ cdef void _unmake(Board b, Undo* undo) noexcept:
     b.checked = undo.checked
 
 
-cdef int _push(Board b, int mv) except -1:
+cdef int _push(BoardCore b, int mv) except -1:
     cdef Undo* grown
     if b.nstack == b.capstack:
         grown = <Undo*>realloc(b.stack, (b.capstack * 2 + 64) * sizeof(Undo))
@@ -1483,7 +1343,7 @@ cdef int _push(Board b, int mv) except -1:
     return 0
 
 
-cdef int _pop(Board b) noexcept:
+cdef int _pop(BoardCore b) noexcept:
     b.nstack -= 1
     _unmake(b, &b.stack[b.nstack])
     return b.stack[b.nstack].mv
@@ -1491,7 +1351,7 @@ cdef int _pop(Board b) noexcept:
 
 # -- move generation -----------------------------------------------------------
 
-cdef int _gen_pseudo(Board b, int* out) noexcept:
+cdef int _gen_pseudo(BoardCore b, int* out) noexcept:
     """Pseudo-legal moves (castling already fully checked), in a fixed order."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
@@ -1578,7 +1438,7 @@ cdef int _gen_pseudo(Board b, int* out) noexcept:
     return n
 
 
-cdef int _gen_legal(Board b, int* out) noexcept:
+cdef int _gen_legal(BoardCore b, int* out) noexcept:
     """Legal moves: pseudo-legal ones, tested only where the king could be exposed."""
     cdef int us = b.stm
     cdef int k = b.king[us]
@@ -1607,7 +1467,7 @@ cdef int _gen_legal(Board b, int* out) noexcept:
     return m
 
 
-cdef bint _any_legal(Board b) noexcept:
+cdef bint _any_legal(BoardCore b) noexcept:
     """Whether the side to move has a legal move; king moves first, as they most often answer a check."""
     cdef int moves[MAX_MOVES]
     cdef int n = _gen_pseudo(b, moves)
@@ -1624,7 +1484,7 @@ cdef bint _any_legal(Board b) noexcept:
     return False
 
 
-cdef long long _perft(Board b, int depth, bint bulk) noexcept:
+cdef long long _perft(BoardCore b, int depth, bint bulk) noexcept:
     cdef int moves[MAX_MOVES]
     cdef int n, i
     cdef long long total = 0
@@ -1643,7 +1503,7 @@ cdef long long _perft(Board b, int depth, bint bulk) noexcept:
 
 # -- SAN in -------------------------------------------------------------------------
 
-cdef int _find_origins(Board b, int piece, int dest, int* out) noexcept nogil:
+cdef int _find_origins(BoardCore b, int piece, int dest, int* out) noexcept nogil:
     """Squares holding ``piece`` (type | colour) that attack ``dest`` by its move pattern."""
     cdef signed char* sq = b.sq
     cdef int n = 0
@@ -1684,7 +1544,7 @@ cdef int _find_origins(Board b, int piece, int dest, int* out) noexcept nogil:
     return n
 
 
-cdef int _resolve_castle(Board b, bint kingside, int* info) noexcept nogil:
+cdef int _resolve_castle(BoardCore b, bint kingside, int* info) noexcept nogil:
     cdef int us = b.stm
     cdef int r, k, mv, kt, rt, s
     info[0] = KING
@@ -1708,7 +1568,7 @@ cdef inline bint _is_annotation(unsigned char c) noexcept nogil:
     return c == 43 or c == 35 or c == 33 or c == 63  # + # ! ?
 
 
-cdef int _resolve_san(Board b, const unsigned char* s, int n, int* info) noexcept nogil:
+cdef int _resolve_san(BoardCore b, const unsigned char* s, int n, int* info) noexcept nogil:
     """SAN bytes -> internal move (>= 0) or an ERR_ code; ``info`` gets piece type, target, two origins."""
     cdef signed char* sq = b.sq
     cdef int us, c, promo, dest, i, piece, ff, fr, target, fwd, flag, frm, s1, found, legal, mv, m, j, norig, p, r
@@ -1860,11 +1720,11 @@ cdef int _resolve_san(Board b, const unsigned char* s, int n, int* info) noexcep
     return ERR_CHECK if found else ERR_NONE
 
 
-def _move_label(Board b):
+def _move_label(BoardCore b):
     return f"{b.fullmove}." if b.stm == WHITE else f"{b.fullmove}..."
 
 
-def _san_error(Board b, text, int code, int piece, int dest, int frm, int other):
+def _san_error(BoardCore b, text, int code, int piece, int dest, int frm, int other):
     """The exception for a failed SAN resolution, naming the move number and the SAN."""
     colour = _COLOURS[b.stm]
     name = _NAMES[piece]
@@ -1897,7 +1757,7 @@ def _san_error(Board b, text, int code, int piece, int dest, int frm, int other)
     return IllegalMoveError(f"illegal move {_move_label(b)} {text}: {reason}")
 
 
-cdef int _san_move(Board b, san) except -1:
+cdef int _san_move(BoardCore b, san) except -1:
     cdef int info[4]
     cdef int mv
     if not isinstance(san, str):
@@ -1912,7 +1772,7 @@ cdef int _san_move(Board b, san) except -1:
 
 # -- SAN and UCI out -------------------------------------------------------------------
 
-def _san_of(Board b, int mv):
+def _san_of(BoardCore b, int mv):
     cdef signed char* sq = b.sq
     cdef int frm = mv & 127
     cdef int to = (mv >> 7) & 127
@@ -1977,13 +1837,13 @@ cdef inline int _write_uci(bint chess960, int mv, char* out) noexcept nogil:
     return 4
 
 
-def _uci_of(Board b, int mv):
+def _uci_of(BoardCore b, int mv):
     cdef char buf[8]
     cdef int n = _write_uci(b.chess960, mv, buf)
     return buf[:n].decode("ascii")
 
 
-def _to_move(Board b, int mv):
+def _to_move(BoardCore b, int mv):
     cdef int frm = mv & 127
     cdef int to = (mv >> 7) & 127
     cdef int promo = (mv >> 14) & 7
@@ -2000,7 +1860,7 @@ def _move_text(move):
         return repr(move)
 
 
-def _from_move(Board b, move):
+def _from_move(BoardCore b, move):
     """The legal internal move equal to ``move`` (castling also as king to g/c file), or -1."""
     try:
         frm = (move.from_square >> 3) * 16 + (move.from_square & 7)
@@ -2018,7 +1878,7 @@ def _from_move(Board b, move):
     return _match_move(b, frm, to, promo_code)
 
 
-cdef int _match_move(Board b, int frm, int to, int promo) noexcept:
+cdef int _match_move(BoardCore b, int frm, int to, int promo) noexcept:
     cdef int moves[MAX_MOVES]
     cdef int n = _gen_legal(b, moves)
     cdef int i, mv
@@ -2034,7 +1894,7 @@ cdef int _match_move(Board b, int frm, int to, int promo) noexcept:
     return -1
 
 
-cdef int _uci_move(Board b, text) except -1:
+cdef int _uci_move(BoardCore b, text) except -1:
     cdef int frm, to, promo, mv
     if not isinstance(text, str):
         raise IllegalMoveError(f"illegal move {_move_label(b)} {text!r}: not a UCI move")
@@ -2053,7 +1913,7 @@ cdef int _uci_move(Board b, text) except -1:
 
 # -- game end ------------------------------------------------------------------------------
 
-cdef bint _insufficient(Board b, int colour) noexcept:
+cdef bint _insufficient(BoardCore b, int colour) noexcept:
     cdef signed char* sq = b.sq
     cdef int own[7]
     cdef int other[7]
@@ -2089,7 +1949,7 @@ cdef bint _insufficient(Board b, int colour) noexcept:
     return True
 
 
-cdef int _repetitions(Board b) noexcept:
+cdef int _repetitions(BoardCore b) noexcept:
     """How often the current position occurred (1 = only now), since the last irreversible move."""
     cdef int count = 1
     cdef uint64_t key = b.zkey
@@ -2103,7 +1963,7 @@ cdef int _repetitions(Board b) noexcept:
     return count
 
 
-cdef bint _can_claim_threefold(Board b) except -1:
+cdef bint _can_claim_threefold(BoardCore b) except -1:
     cdef int moves[MAX_MOVES]
     cdef int n, i, reps
     if _repetitions(b) >= 3:
@@ -2118,7 +1978,7 @@ cdef bint _can_claim_threefold(Board b) except -1:
     return False
 
 
-cdef bint _can_claim_fifty(Board b) except -1:
+cdef bint _can_claim_fifty(BoardCore b) except -1:
     cdef int moves[MAX_MOVES]
     cdef int replies[MAX_MOVES]
     cdef int n = _gen_legal(b, moves)
@@ -2143,29 +2003,209 @@ cdef bint _can_claim_fifty(Board b) except -1:
     return False
 
 
-def _outcome(Board b, claim_draw):
-    cdef bint movable = _any_legal(b)
-    from fastpgn.board import Outcome, Termination
+# -- replay entry points -----------------------------------------------------------------------
 
-    if not movable and _in_check(b):
-        return Outcome(Termination.CHECKMATE, "wb"[b.stm ^ 1])
-    if _insufficient(b, WHITE) and _insufficient(b, BLACK):
-        return Outcome(Termination.INSUFFICIENT_MATERIAL, None)
-    if not movable:
-        return Outcome(Termination.STALEMATE, None)
-    if b.halfmove >= 150:
-        return Outcome(Termination.SEVENTYFIVE_MOVES, None)
-    if _repetitions(b) >= 5:
-        return Outcome(Termination.FIVEFOLD_REPETITION, None)
-    if claim_draw:
-        if _can_claim_fifty(b):
-            return Outcome(Termination.FIFTY_MOVES, None)
-        if _can_claim_threefold(b):
-            return Outcome(Termination.THREEFOLD_REPETITION, None)
-    return None
+cdef BoardCore _new_board(fen, chess960, cls=None):
+    # ``cls``: fastpgn.board's Board where the board is handed out (replay); else a private core.
+    cdef BoardCore b = BoardCore.__new__(BoardCore) if cls is None else _alloc(cls)
+    b.chess960 = bool(chess960)
+    if fen is None:
+        _set_start(b)
+    else:
+        _set_fen(b, fen, b.chess960)
+    return b
 
 
-# -- validated replay fast path (Cython-only) --------------------------------------------
+cdef object _BOARD = None
+
+
+cdef object _board_class():
+    """fastpgn.board's Board over this kernel, found on first use (this module loads before it)."""
+    global _BOARD
+    if _BOARD is None:
+        from fastpgn.board import _face_over
+
+        _BOARD = _face_over(sys.modules[__name__])
+    return _BOARD
+
+
+def __getattr__(name):
+    # ``Board``: the public Board over this kernel, for tests and benchmarks that run both.
+    if name == "Board":
+        return _board_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+cdef bytes _split(sans):
+    # Only ASCII whitespace separates moves, as in the pure twin; the caller
+    # walks the UTF-8 bytes, so no token objects are made.
+    if not isinstance(sans, str):
+        raise IllegalMoveError(f"moves must be a string of SAN, not {type(sans).__name__}")
+    return (<str>sans).encode("utf-8", "surrogatepass")
+
+
+cdef int _next_move(BoardCore b, bytes data, Py_ssize_t *i, int *info) except -2:
+    """Resolve the SAN token of ``data`` at ``i[0]`` and step past it; -1 when none is left.
+
+    Cython-only: the pure twin walks ``_split(sans)`` in each replay function.
+    """
+    cdef const unsigned char* p = data
+    cdef Py_ssize_t n = len(data)
+    cdef Py_ssize_t start
+    cdef int mv
+    while i[0] < n and _is_ws(p[i[0]]):
+        i[0] += 1
+    if i[0] >= n:
+        return -1
+    start = i[0]
+    while i[0] < n and not _is_ws(p[i[0]]):
+        i[0] += 1
+    mv = _resolve_san(b, p + start, <int>(i[0] - start), info)
+    if mv < 0:
+        raise _san_error(b, data[start:i[0]].decode("utf-8", "surrogatepass"), mv,
+                         info[0], info[1], info[2], info[3])
+    return mv
+
+
+def san_to_uci(sans, fen=None, chess960=False):
+    """Validate a game's SAN moves and return them as UCI, space-separated.
+
+    ``sans`` is the movetext's moves as lichess writes them (check marks and
+    annotations allowed), as str or as UTF-8 bytes; the UCI comes back as the
+    same type. ``fen`` is the starting position (standard start when None).
+    An illegal or ambiguous move raises IllegalMoveError or
+    AmbiguousMoveError naming the move number and the SAN.
+
+    >>> san_to_uci("e4 e5 Nf3 Nc6 Bc4 Nf6?? Ng5 d5 exd5 Nxd5 Nxf7!")
+    'e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 f3g5 d7d5 e4d5 f6d5 g5f7'
+    >>> san_to_uci(b"e4 e5 Nf3")
+    b'e2e4 e7e5 g1f3'
+    >>> san_to_uci("O-O", fen="4k3/8/8/8/8/8/8/4K2R w K - 0 1", chess960=True)
+    'e1h1'
+    """
+    global _uci_buf, _uci_cap
+    cdef BoardCore b = _new_board(fen, chess960)
+    cdef const unsigned char* p
+    cdef Py_ssize_t n, size
+    cdef char* grown
+    cdef bint from_bytes = isinstance(sans, bytes)
+    keep = _moves_text(sans, &p, &n)
+    # At most 5 UCI bytes and a space per SAN token of 2 bytes or more, so 3 per byte.
+    if _uci_cap < 3 * n + 16:
+        grown = <char*>realloc(_uci_buf, 3 * n + 16)
+        if grown == NULL:
+            raise MemoryError()
+        _uci_buf = grown
+        _uci_cap = 3 * n + 16
+    size = _replay_fast(b, fen is None, p, n, _uci_buf, from_bytes)
+    if size:
+        size -= 1  # the space after the last move
+    if from_bytes:
+        return PyBytes_FromStringAndSize(_uci_buf, size)
+    text = PyUnicode_New(size, 127)
+    memcpy(PyUnicode_DATA(text), _uci_buf, size)
+    return text
+
+
+def validate_san(sans, fen=None, chess960=False):
+    """Validate a game's SAN moves (str or UTF-8 bytes) and return the number of plies; nothing else is built.
+
+    The cheapest check a dump converter can make: san_to_uci's replay
+    without its UCI text. Errors are san_to_uci's.
+
+    >>> validate_san(b"e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7#")
+    7
+    >>> validate_san("e4 e5 Ke3")
+    Traceback (most recent call last):
+    ...
+    fastpgn.errors.IllegalMoveError: illegal move 2. Ke3: no white king can move to e3
+    """
+    cdef BoardCore b = _new_board(fen, chess960)
+    cdef const unsigned char* p
+    cdef Py_ssize_t n
+    keep = _moves_text(sans, &p, &n)
+    return _replay_fast(b, fen is None, p, n, NULL, isinstance(sans, bytes))
+
+
+def replay(sans, fen=None, chess960=False):
+    """Play a game's SAN moves and return the final Board (history kept, so repetitions count).
+
+    >>> replay("f3 e5 g4 Qh4#").outcome().result()
+    '0-1'
+    """
+    cdef BoardCore b = _new_board(fen, chess960, _board_class())
+    cdef bytes data = _split(sans)
+    cdef Py_ssize_t i = 0
+    cdef int info[4]
+    cdef int mv
+    info[0] = info[1] = info[2] = info[3] = 0
+    while True:
+        mv = _next_move(b, data, &i, info)
+        if mv < 0:
+            break
+        _push(b, mv)
+    return b
+
+
+def replay_fens(sans, fen=None, chess960=False):
+    """The FEN after every ply of a game's SAN moves (the start position not included).
+
+    >>> replay_fens("e4 c5")[-1]
+    'rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2'
+    """
+    cdef BoardCore b = _new_board(fen, chess960)
+    cdef bytes data = _split(sans)
+    cdef Py_ssize_t i = 0
+    cdef int info[4]
+    cdef int mv
+    cdef Undo undo
+    info[0] = info[1] = info[2] = info[3] = 0
+    out = []
+    while True:
+        mv = _next_move(b, data, &i, info)
+        if mv < 0:
+            break
+        _make(b, mv, &undo)
+        out.append(_get_fen(b, False))
+    return out
+
+
+def canonical_san(sans, fen=None, chess960=False):
+    """Validate a game's SAN moves and return them in canonical SAN (with ``+``/``#``), space-separated.
+
+    >>> canonical_san("e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7 Ke7")
+    Traceback (most recent call last):
+    ...
+    fastpgn.errors.IllegalMoveError: illegal move 4... Ke7: the black king on e8 cannot move to e7: the king would be in check
+    >>> canonical_san("e4 e5 Qh5 Nc6 Bc4 Nf6?? Qf7")
+    'e4 e5 Qh5 Nc6 Bc4 Nf6 Qxf7#'
+    """
+    cdef BoardCore b = _new_board(fen, chess960)
+    cdef bytes data = _split(sans)
+    cdef Py_ssize_t i = 0
+    cdef int info[4]
+    cdef int mv
+    cdef Undo undo
+    info[0] = info[1] = info[2] = info[3] = 0
+    out = []
+    while True:
+        mv = _next_move(b, data, &i, info)
+        if mv < 0:
+            break
+        out.append(_san_of(b, mv))
+        _make(b, mv, &undo)
+    return " ".join(out)
+
+
+# =============================================================================================
+# Compiled only: nothing from here on has a twin in _board_py.py. It is here for speed: the
+# dump converter replays every game it validates or writes as UCI, so that replay has a path of
+# its own (a second SAN resolver, a lighter make, a loop over the plies where they lie), and the
+# scanner replays games without the GIL through the C-level entry. What it does not take falls
+# back to the twin functions above, so results and errors are the pure twin's.
+# =============================================================================================
+
+# -- the fast resolver and make -------------------------------------------------------------
 #
 # san_to_uci, validate_san and the scanner's C entry run once per game of a
 # dump, so they share a loop of their own (_play_spans). It takes each SAN
@@ -2217,7 +2257,7 @@ cdef struct Fast:
     int rights                # bit i set while b.castle[i] >= 0
 
 
-cdef void _fast_init(Board b, Fast* f) noexcept nogil:
+cdef void _fast_init(BoardCore b, Fast* f) noexcept nogil:
     cdef int i, r
     memset(f.touch, 0, sizeof(f.touch))
     f.rights = 0
@@ -2258,7 +2298,7 @@ cdef inline const unsigned char* _skip_annotations(const unsigned char* q, const
     return q
 
 
-cdef int _fast_castle(Board b, Fast* f, const unsigned char* q, const unsigned char* end) noexcept nogil:
+cdef int _fast_castle(BoardCore b, Fast* f, const unsigned char* q, const unsigned char* end) noexcept nogil:
     """_fast_ply for ``O-O``/``O-O-O`` on a standard board, not in check; -1 otherwise.
 
     With the king on the e-file and the rook in the corner, neither shields a
@@ -2291,7 +2331,7 @@ cdef int _fast_castle(Board b, Fast* f, const unsigned char* q, const unsigned c
     return mv
 
 
-cdef inline void _lose_rights(Board b, Fast* f, int lost) noexcept nogil:
+cdef inline void _lose_rights(BoardCore b, Fast* f, int lost) noexcept nogil:
     cdef int i
     f.rights ^= lost
     for i in range(4):
@@ -2299,7 +2339,7 @@ cdef inline void _lose_rights(Board b, Fast* f, int lost) noexcept nogil:
             b.castle[i] = -1
 
 
-cdef inline bint _discovers_check(Board b, int frm, int k, int us) noexcept nogil:
+cdef inline bint _discovers_check(BoardCore b, int frm, int k, int us) noexcept nogil:
     """Whether vacating ``frm`` opened a line from a ``us`` slider to the enemy king on ``k``."""
     cdef signed char* sq = b.sq
     cdef int j = _LINE_DIR[frm - k + 119]
@@ -2329,7 +2369,7 @@ cdef inline bint _piece_checks(signed char* sq, int t, int to, int k) noexcept n
     return s == k
 
 
-cdef inline int _fast_ply(Board b, Fast* f, const unsigned char* q, const unsigned char* end) noexcept nogil:
+cdef inline int _fast_ply(BoardCore b, Fast* f, const unsigned char* q, const unsigned char* end) noexcept nogil:
     """Resolve the common SAN token ``q[0:end - q]`` and play it: its move, or -1 and nothing done.
 
     Reads byte by byte and stops at the first byte it does not expect: no
@@ -2509,7 +2549,7 @@ cdef inline int _fast_ply(Board b, Fast* f, const unsigned char* q, const unsign
     return mv
 
 
-cdef inline void _fast_make(Board b, Fast* f, int mv) noexcept nogil:
+cdef inline void _fast_make(BoardCore b, Fast* f, int mv) noexcept nogil:
     """_make for san_to_uci's private board: the bitboards kept, no undo record, no key or halfmove clock."""
     cdef signed char* sq = b.sq
     cdef int us = b.stm
@@ -2537,55 +2577,7 @@ cdef inline void _fast_make(Board b, Fast* f, int mv) noexcept nogil:
     b.checked = _gives_check(b, frm, to, flag)
 
 
-# -- replay entry points -----------------------------------------------------------------------
-
-def _rebuild(fen, chess960, ucis):
-    cdef Board b = Board(fen, chess960)
-    for uci in ucis:
-        _push(b, _uci_move(b, uci))
-    return b
-
-
-cdef Board _new_board(fen, chess960):
-    cdef Board b = Board.__new__(Board)
-    b.chess960 = bool(chess960)
-    if fen is None:
-        _set_start(b)
-    else:
-        _set_fen(b, fen, b.chess960)
-    return b
-
-
-cdef bytes _split(sans):
-    # Only ASCII whitespace separates moves, as in the pure twin; the caller
-    # walks the UTF-8 bytes, so no token objects are made.
-    if not isinstance(sans, str):
-        raise IllegalMoveError(f"moves must be a string of SAN, not {type(sans).__name__}")
-    return (<str>sans).encode("utf-8", "surrogatepass")
-
-
-cdef int _next_move(Board b, bytes data, Py_ssize_t *i, int *info) except -2:
-    """Resolve the SAN token of ``data`` at ``i[0]`` and step past it; -1 when none is left.
-
-    Cython-only: the pure twin walks ``_split(sans)`` in each replay function.
-    """
-    cdef const unsigned char* p = data
-    cdef Py_ssize_t n = len(data)
-    cdef Py_ssize_t start
-    cdef int mv
-    while i[0] < n and _is_ws(p[i[0]]):
-        i[0] += 1
-    if i[0] >= n:
-        return -1
-    start = i[0]
-    while i[0] < n and not _is_ws(p[i[0]]):
-        i[0] += 1
-    mv = _resolve_san(b, p + start, <int>(i[0] - start), info)
-    if mv < 0:
-        raise _san_error(b, data[start:i[0]].decode("utf-8", "surrogatepass"), mv,
-                         info[0], info[1], info[2], info[3])
-    return mv
-
+# -- the replay loop over a game's plies ------------------------------------------------------
 
 cdef object _moves_text(sans, const unsigned char** p, Py_ssize_t* n):
     """Point ``p``/``n`` at a game's moves as UTF-8 (a NUL follows them); returns the object that owns them.
@@ -2617,7 +2609,7 @@ cdef struct Stuck:
     int info[4]
 
 
-cdef Py_ssize_t _play_core(Board b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+cdef Py_ssize_t _play_core(BoardCore b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
                            Py_ssize_t nplies, char* out, Stuck* stuck) noexcept nogil:
     """Play plies ``buf[spans[2 * i]:spans[2 * i + 1]]`` on private board ``b``; UCI into ``out`` unless NULL.
 
@@ -2666,7 +2658,7 @@ cdef Py_ssize_t _play_core(Board b, Fast* f, const char* buf, Py_ssize_t limit, 
     return o - out if out != NULL else nplies
 
 
-cdef Py_ssize_t _play_spans(Board b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+cdef Py_ssize_t _play_spans(BoardCore b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
                             Py_ssize_t nplies, char* out, bint from_bytes) except -1:
     """_play_core, a move that does not resolve raised as the pure twin's error.
 
@@ -2680,14 +2672,14 @@ cdef Py_ssize_t _play_spans(Board b, Fast* f, const char* buf, Py_ssize_t limit,
     return done
 
 
-cdef object _stuck_error(Board b, Stuck* stuck, bint from_bytes):
+cdef object _stuck_error(BoardCore b, Stuck* stuck, bint from_bytes):
     """The pure twin's error for the move _play_core stopped at on ``b``, its text decoded as the twin
     decodes the input (``from_bytes``: bytes, else str)."""
     return _san_error(b, (<const char*>stuck.text)[:stuck.n].decode("utf-8", "replace" if from_bytes else "surrogatepass"),
                       stuck.code, stuck.info[0], stuck.info[1], stuck.info[2], stuck.info[3])
 
 
-cdef Py_ssize_t _play_ready(Board b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+cdef Py_ssize_t _play_ready(BoardCore b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
                             Py_ssize_t nplies, char* out, Stuck* stuck) noexcept nogil:
     """_play_core on a board set up, without the space after the last UCI move: what validate_spans
     (``out`` NULL) or uci_spans returns, or -1."""
@@ -2697,7 +2689,7 @@ cdef Py_ssize_t _play_ready(Board b, Fast* f, const char* buf, Py_ssize_t limit,
     return size - 1
 
 
-cdef Py_ssize_t _replay_fast(Board b, bint standard, const unsigned char* text, Py_ssize_t n, char* out,
+cdef Py_ssize_t _replay_fast(BoardCore b, bint standard, const unsigned char* text, Py_ssize_t n, char* out,
                              bint from_bytes) except -1:
     """Play the SAN moves ``text[0:n]`` (whitespace between them) on private board ``b``: _play_spans's answer.
 
@@ -2739,153 +2731,23 @@ cdef char* _uci_buf = NULL
 cdef Py_ssize_t _uci_cap = 0
 
 
-def san_to_uci(sans, fen=None, chess960=False):
-    """Validate a game's SAN moves and return them as UCI, space-separated.
-
-    ``sans`` is the movetext's moves as lichess writes them (check marks and
-    annotations allowed), as str or as UTF-8 bytes; the UCI comes back as the
-    same type. ``fen`` is the starting position (standard start when None).
-    An illegal or ambiguous move raises IllegalMoveError or
-    AmbiguousMoveError naming the move number and the SAN.
-
-    >>> san_to_uci("e4 e5 Nf3 Nc6 Bc4 Nf6?? Ng5 d5 exd5 Nxd5 Nxf7!")
-    'e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 f3g5 d7d5 e4d5 f6d5 g5f7'
-    >>> san_to_uci(b"e4 e5 Nf3")
-    b'e2e4 e7e5 g1f3'
-    >>> san_to_uci("O-O", fen="4k3/8/8/8/8/8/8/4K2R w K - 0 1", chess960=True)
-    'e1h1'
-    """
-    global _uci_buf, _uci_cap
-    cdef Board b = _new_board(fen, chess960)
-    cdef const unsigned char* p
-    cdef Py_ssize_t n, size
-    cdef char* grown
-    cdef bint from_bytes = isinstance(sans, bytes)
-    keep = _moves_text(sans, &p, &n)
-    # At most 5 UCI bytes and a space per SAN token of 2 bytes or more, so 3 per byte.
-    if _uci_cap < 3 * n + 16:
-        grown = <char*>realloc(_uci_buf, 3 * n + 16)
-        if grown == NULL:
-            raise MemoryError()
-        _uci_buf = grown
-        _uci_cap = 3 * n + 16
-    size = _replay_fast(b, fen is None, p, n, _uci_buf, from_bytes)
-    if size:
-        size -= 1  # the space after the last move
-    if from_bytes:
-        return PyBytes_FromStringAndSize(_uci_buf, size)
-    text = PyUnicode_New(size, 127)
-    memcpy(PyUnicode_DATA(text), _uci_buf, size)
-    return text
-
-
-def validate_san(sans, fen=None, chess960=False):
-    """Validate a game's SAN moves (str or UTF-8 bytes) and return the number of plies; nothing else is built.
-
-    The cheapest check a dump converter can make: san_to_uci's replay
-    without its UCI text. Errors are san_to_uci's.
-
-    >>> validate_san(b"e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7#")
-    7
-    >>> validate_san("e4 e5 Ke3")
-    Traceback (most recent call last):
-    ...
-    fastpgn.errors.IllegalMoveError: illegal move 2. Ke3: no white king can move to e3
-    """
-    cdef Board b = _new_board(fen, chess960)
-    cdef const unsigned char* p
-    cdef Py_ssize_t n
-    keep = _moves_text(sans, &p, &n)
-    return _replay_fast(b, fen is None, p, n, NULL, isinstance(sans, bytes))
-
-
-def replay(sans, fen=None, chess960=False):
-    """Play a game's SAN moves and return the final Board (history kept, so repetitions count).
-
-    >>> replay("f3 e5 g4 Qh4#").outcome().result()
-    '0-1'
-    """
-    cdef Board b = _new_board(fen, chess960)
-    cdef bytes data = _split(sans)
-    cdef Py_ssize_t i = 0
-    cdef int info[4]
-    cdef int mv
-    info[0] = info[1] = info[2] = info[3] = 0
-    while True:
-        mv = _next_move(b, data, &i, info)
-        if mv < 0:
-            break
-        _push(b, mv)
-    return b
-
-
-def replay_fens(sans, fen=None, chess960=False):
-    """The FEN after every ply of a game's SAN moves (the start position not included).
-
-    >>> replay_fens("e4 c5")[-1]
-    'rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2'
-    """
-    cdef Board b = _new_board(fen, chess960)
-    cdef bytes data = _split(sans)
-    cdef Py_ssize_t i = 0
-    cdef int info[4]
-    cdef int mv
-    cdef Undo undo
-    info[0] = info[1] = info[2] = info[3] = 0
-    out = []
-    while True:
-        mv = _next_move(b, data, &i, info)
-        if mv < 0:
-            break
-        _make(b, mv, &undo)
-        out.append(_get_fen(b, False))
-    return out
-
-
-def canonical_san(sans, fen=None, chess960=False):
-    """Validate a game's SAN moves and return them in canonical SAN (with ``+``/``#``), space-separated.
-
-    >>> canonical_san("e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7 Ke7")
-    Traceback (most recent call last):
-    ...
-    fastpgn.errors.IllegalMoveError: illegal move 4... Ke7: the black king on e8 cannot move to e7: the king would be in check
-    >>> canonical_san("e4 e5 Qh5 Nc6 Bc4 Nf6?? Qf7")
-    'e4 e5 Qh5 Nc6 Bc4 Nf6 Qxf7#'
-    """
-    cdef Board b = _new_board(fen, chess960)
-    cdef bytes data = _split(sans)
-    cdef Py_ssize_t i = 0
-    cdef int info[4]
-    cdef int mv
-    cdef Undo undo
-    info[0] = info[1] = info[2] = info[3] = 0
-    out = []
-    while True:
-        mv = _next_move(b, data, &i, info)
-        if mv < 0:
-            break
-        out.append(_san_of(b, mv))
-        _make(b, mv, &undo)
-    return " ".join(out)
-
-
 # -- C-level entry (declared in _board_cy.pxd) ------------------------------------------------
 
 # validate_spans replays a game on _SPANS_BOARD unless a replay there is under
 # way (a rejected game's error is built with Python objects, and only then
 # could Python code run and come back here): no Python object for a game that
 # passes.
-cdef Board _SPANS_BOARD = Board.__new__(Board)
+cdef BoardCore _SPANS_BOARD = BoardCore.__new__(BoardCore)
 cdef bint _spans_busy = False
 
 
 cdef Py_ssize_t _replay_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,
                               const char* fen, Py_ssize_t fenlen, bint chess960, char* out) except -1:
-    """validate_spans / uci_spans: _play_from, a FEN it leaves read by Board (which words what is wrong),
+    """validate_spans / uci_spans: _play_from, a FEN it leaves read by _set_fen (which words what is wrong),
     a move that does not resolve raised."""
     global _spans_busy
     cdef bint shared = not _spans_busy
-    cdef Board b = _SPANS_BOARD if shared else Board.__new__(Board)
+    cdef BoardCore b = _SPANS_BOARD if shared else BoardCore.__new__(BoardCore)
     cdef Fast f
     cdef Stuck stuck
     cdef Py_ssize_t size
@@ -2906,7 +2768,7 @@ cdef Py_ssize_t _replay_spans(const char* buf, Py_ssize_t limit, const Py_ssize_
 
 # -- FEN without the GIL -----------------------------------------------------------------------
 
-cdef int _fen_native(Board b, const char* fen, Py_ssize_t n, bint chess960) noexcept nogil:
+cdef int _fen_native(BoardCore b, const char* fen, Py_ssize_t n, bint chess960) noexcept nogil:
     """_read_fen on the FEN bytes ``fen[0:n]`` where it is plain: 0, or -1 for _set_fen to do it (or word it).
 
     Plain: printable ASCII fields with single spaces between them, six or
@@ -2927,10 +2789,10 @@ cdef Py_ssize_t play_from(void* board, const char* buf, Py_ssize_t limit, const 
                           bint chess960) noexcept nogil:
     """validate_spans / uci_spans without the GIL, for the FENs _fen_native reads; see _board_cy.pxd."""
     cdef Stuck stuck
-    return _play_from(<Board>board, buf, limit, spans, nplies, out, fen, fenlen, chess960, &stuck)
+    return _play_from(<BoardCore>board, buf, limit, spans, nplies, out, fen, fenlen, chess960, &stuck)
 
 
-cdef Py_ssize_t _play_from(Board b, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+cdef Py_ssize_t _play_from(BoardCore b, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
                            Py_ssize_t nplies, char* out, const char* fen, Py_ssize_t fenlen,
                            bint chess960, Stuck* stuck) noexcept nogil:
     """_play_ready on ``b`` set up from ``fen`` (NULL: the standard start); -2 for a FEN _fen_native leaves."""
@@ -2947,8 +2809,8 @@ cdef Py_ssize_t _play_from(Board b, const char* buf, Py_ssize_t limit, const Py_
 
 
 def _native_fen(bytes fen, bint chess960=False):
-    """_fen_native from Python, for tests: the Board it sets up, or None where it leaves the FEN to _set_fen."""
-    cdef Board b = Board.__new__(Board)
+    """_fen_native from Python, for tests: the board it sets up, or None where it leaves the FEN to _set_fen."""
+    cdef BoardCore b = BoardCore.__new__(BoardCore)
     b.chess960 = chess960
     if _fen_native(b, fen, len(fen), chess960) < 0:
         return None
@@ -2957,7 +2819,7 @@ def _native_fen(bytes fen, bint chess960=False):
 
 cdef object spans_board():
     """A private board for play_from; see _board_cy.pxd."""
-    return Board.__new__(Board)
+    return BoardCore.__new__(BoardCore)
 
 
 cdef Py_ssize_t validate_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,
@@ -2990,6 +2852,6 @@ def _validate_spans(bytes buf, spans, fen=None, chess960=False):
         free(c)
 
 
-cdef Board _START_BOARD = Board(_START)
+cdef BoardCore _START_BOARD = BoardCore(_START)
 cdef Fast _START_FAST
 _fast_init(_START_BOARD, &_START_FAST)

@@ -1,10 +1,11 @@
 """Pure-Python twin of the board kernel (fastpgn._board_cy): same functions, same order, same errors.
 
 The kernel owns positions and moves: FEN in and out, legal move generation,
-make/unmake, SAN and UCI in both directions, check, mate and draw detection,
-position keys, perft, and the per-game replay entry points (``san_to_uci``, ``validate_san``,
+make/unmake, SAN and UCI in both directions, check and what mate and draw
+detection need (any legal move, mating material, repetitions), position keys,
+perft, and the per-game replay entry points (``san_to_uci``, ``validate_san``,
 ``replay``, ``replay_fens``, ``canonical_san``) that the dump converter calls
-once per game.
+once per game. The compiled twin's docstring says only what it adds.
 
 Representation: a 0x88 mailbox (square = 16 * rank + file; a square is off
 the board when ``square & 0x88``), piece codes ``type | colour << 3``, an
@@ -33,11 +34,22 @@ Accepted input:
 Errors are InvalidFENError, IllegalMoveError and AmbiguousMoveError from
 fastpgn.errors; move errors name the move number and the move, e.g.
 ``illegal move 4. Qxf7#: no white queen can move to f7``.
+
+What is not hot is not here: fastpgn.board's ``Board`` subclasses this
+kernel's ``BoardCore`` and adds game end (outcome, draws), copies, pickling
+and printing once for both kernels; ``replay`` hands out that Board (the
+module attribute ``Board`` is it, over this kernel).
 """
 
 from __future__ import annotations
 
-from fastpgn.errors import AmbiguousMoveError, BoardError, IllegalMoveError, InvalidFENError
+import sys
+from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
+
+from fastpgn.errors import AmbiguousMoveError, BoardError, IllegalMoveError, InvalidFENError, PGNError
+
+if TYPE_CHECKING:
+    from fastpgn.board import Board
 
 WHITE, BLACK = 0, 1
 PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = 1, 2, 3, 4, 5, 6
@@ -63,8 +75,13 @@ _WS = str.maketrans("\t\n\v\f\r", "     ")
 ERR_SYNTAX, ERR_NONE, ERR_CHECK, ERR_AMBIGUOUS, ERR_PROMO_MISSING = -1, -2, -3, -4, -5
 ERR_PROMO_BAD, ERR_OWN, ERR_NO_RIGHT, ERR_BLOCKED, ERR_ATTACKED = -6, -7, -8, -9, -10
 
+# An undo record: the move, the piece it captured, and the castling rooks, en
+# passant square, halfmove clock, position key and check flag before it.
+_Undo = tuple[int, int, list[int], int, int, int, bool]
+_B = TypeVar("_B", bound="BoardCore")
 
-def _build_line():
+
+def _build_line() -> tuple[int, ...]:
     # _LINE[to - from + 119] is the step from `from` towards `to` when the two
     # squares share a rank, file or diagonal, else 0: a move whose origin is
     # not on a line with its own king cannot expose that king.
@@ -78,7 +95,7 @@ def _build_line():
 _LINE = _build_line()
 
 
-def _build_knight_reach():
+def _build_knight_reach() -> tuple[bool, ...]:
     reach = [False] * 239
     for d in _KNIGHT_D:
         reach[d + 119] = True
@@ -89,7 +106,7 @@ _KNIGHT_REACH = _build_knight_reach()
 _MASK64 = (1 << 64) - 1
 
 
-def _zobrist():
+def _zobrist() -> tuple[int, ...]:
     # splitmix64, fixed seed: both backends draw the same keys in the same
     # order, so position keys are equal across backends.
     state = 0x9E3779B97F4A7C15
@@ -109,11 +126,11 @@ _Z_EP = 16 * 128 + 128
 _Z_TURN = _Z[16 * 128 + 128 + 8]
 
 
-def _sq_name(s):
+def _sq_name(s: int) -> str:
     return _FILES[s & 7] + str((s >> 4) + 1)
 
 
-def _square_arg(square):
+def _square_arg(square: object) -> int:
     """0..63 or a name like ``"e4"`` -> 0x88 square."""
     if isinstance(square, str):
         if len(square) == 2 and "a" <= square[0] <= "h" and "1" <= square[1] <= "8":
@@ -123,32 +140,21 @@ def _square_arg(square):
     raise BoardError(f"bad square {square!r}: use 0..63 or a name like 'e4'")
 
 
-def _quote(text):
+def _quote(text: str) -> str:
     return repr(text if len(text) <= 100 else text[:100] + "...")
 
 
 class Move:
-    """A move as squares 0..63 (a1 = 0) and a promotion letter.
+    """A move as squares 0..63 (a1 = 0) and a promotion letter (``fastpgn.Move``).
 
-    A board hands out castling as UCI writes it there: the king to the g or
-    c file (``e1g1``) on a standard board, the king taking its own rook
-    (``e1h1``) on a Chess960 board, as python-chess does; a board takes
-    either form back.
-
-    >>> Move.from_uci("e7e8q")
-    Move.from_uci('e7e8q')
-    >>> Move.from_uci("g1f3").to_square
-    21
-    >>> b = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
-    >>> b.parse_san("O-O").uci(), b.uci(b.parse_san("O-O"))
-    ('e1g1', 'e1g1')
-    >>> Board(b.fen(), chess960=True).parse_san("O-O").uci()
-    'e1h1'
+    A board hands out castling as its ``uci`` writes it: the king to the g or
+    c file (``e1g1``), or the king taking its own rook on a Chess960 board
+    (``e1h1``); a board takes either form back.
     """
 
     __slots__ = ("from_square", "to_square", "promotion")
 
-    def __init__(self, from_square, to_square, promotion=None):
+    def __init__(self, from_square: int, to_square: int, promotion: str | None = None) -> None:
         if not (isinstance(from_square, int) and 0 <= from_square < 64
                 and isinstance(to_square, int) and 0 <= to_square < 64):
             raise BoardError(f"bad move squares {from_square!r}, {to_square!r}: use 0..63")
@@ -160,7 +166,7 @@ class Move:
         self.promotion = promotion
 
     @classmethod
-    def from_uci(cls, text):
+    def from_uci(cls, text: str) -> Self:
         """Parse ``e2e4``/``e7e8q`` without a board (no legality check)."""
         if (isinstance(text, str) and 4 <= len(text) <= 5 and "a" <= text[0] <= "h"
                 and "1" <= text[1] <= "8" and "a" <= text[2] <= "h" and "1" <= text[3] <= "8"
@@ -170,7 +176,7 @@ class Move:
                        text[4] if len(text) == 5 else None)
         raise IllegalMoveError(f"illegal move {text!r}: not a UCI move")
 
-    def uci(self):
+    def uci(self) -> str:
         """The move in UCI (castling as the board that made the move writes it).
 
         >>> Move(12, 28).uci(), Move.from_uci("a7a8n").uci()
@@ -180,44 +186,36 @@ class Move:
         return (_FILES[f & 7] + str((f >> 3) + 1) + _FILES[t & 7] + str((t >> 3) + 1)
                 + (self.promotion or ""))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Move):
             return NotImplemented
         return (self.from_square == other.from_square and self.to_square == other.to_square
                 and self.promotion == other.promotion)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((self.from_square, self.to_square, self.promotion))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Move.from_uci({self.uci()!r})"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.uci()
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[Move], tuple[int, int, str | None]]:
         return (Move, (self.from_square, self.to_square, self.promotion))
 
 
-class Board:
-    """A chess position with its move history.
+class BoardCore:
+    """A position and the moves that led to it: the kernel's part of ``fastpgn.Board``.
 
-    ``Board()`` is the standard start; ``Board(fen)`` reads six-field or
-    four-field FEN; ``chess960=True`` allows any castling setup and writes
-    castling in UCI as king takes rook.
-
-    >>> b = Board()
-    >>> b.push_san("e4").uci()
-    'e2e4'
-    >>> b.push_san("e5?!").uci(), b.fen()
-    ('e7e5', 'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2')
-    >>> Board("4q1k1/8/8/8/8/8/5PPP/4r2K w - - 0 1").is_checkmate()
-    True
-    >>> Board("4k3/8/8/8/8/8/8/4K3 w - e6 0 1").fen()   # an en passant square no capture explains
-    '4k3/8/8/8/8/8/8/4K3 w - - 0 1'
+    fastpgn.board's Board subclasses it and adds, once for both kernels,
+    what is not hot: game end, copies, pickling, printing, the docs.
     """
 
-    def __init__(self, fen=None, chess960=False):
+    __slots__ = ("sq", "king", "castle", "stm", "ep", "halfmove", "fullmove", "zkey", "checked",
+                 "chess960", "stack")
+
+    def __init__(self, fen: str | None = None, chess960: bool = False) -> None:
         self.sq = [0] * 128
         self.king = [0, 0]
         self.castle = [-1, -1, -1, -1]
@@ -228,81 +226,69 @@ class Board:
         self.zkey = 0
         self.checked = False
         self.chess960 = bool(chess960)
-        self.stack = []
+        self.stack: list[_Undo] = []
         if fen is None:
             _set_start(self)
         else:
             _set_fen(self, fen, self.chess960)
 
     # -- position --------------------------------------------------------
-    def fen(self, shredder=False):
-        """Six-field FEN; castling as X-FEN (``KQkq``) or Shredder-FEN (``HAha``).
-
-        >>> Board().fen()
-        'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1'
-        """
+    def fen(self, shredder: bool = False) -> str:
+        """Six-field FEN; castling as X-FEN (``KQkq``) or Shredder-FEN (``HAha``)."""
         return _get_fen(self, shredder)
 
-    def piece_at(self, square):
-        """The piece on a square (0..63 or ``"e4"``) as a FEN letter, or None.
-
-        >>> Board().piece_at("d8"), Board().piece_at(4), Board().piece_at("b5")
-        ('q', 'K', None)
-        """
+    def piece_at(self, square: int | str) -> str | None:
+        """The piece on a square (0..63 or ``"e4"``) as a FEN letter, or None."""
         p = self.sq[_square_arg(square)]
         return _SYMBOLS[p] if p else None
 
     @property
-    def turn(self):
+    def turn(self) -> str:
         """The side to move: ``"w"`` or ``"b"``."""
         return "wb"[self.stm]
 
     @property
-    def castling_rights(self):
+    def castling_rights(self) -> str:
         """The FEN castling field (X-FEN), ``"-"`` when none."""
         return _castling_field(self, False)
 
-    def has_castling_right(self, colour, side):
+    def has_castling_right(self, colour: str, side: str) -> bool:
         """Whether ``colour`` (``"w"``/``"b"``) keeps the right to castle on ``side`` (``"k"``/``"q"``)."""
         if colour not in ("w", "b") or side not in ("k", "q"):
             raise BoardError(f"bad castling query {colour!r}, {side!r}: use 'w'/'b' and 'k'/'q'")
         return self.castle[(colour == "b") * 2 + (side == "q")] >= 0
 
     @property
-    def ep_square(self):
+    def ep_square(self) -> str | None:
         """The en passant target square's name when an en passant capture is legal, else None."""
         return _sq_name(self.ep) if self.ep >= 0 else None
 
     @property
-    def halfmove_clock(self):
+    def halfmove_clock(self) -> int:
         return self.halfmove
 
     @property
-    def fullmove_number(self):
+    def fullmove_number(self) -> int:
         return self.fullmove
 
     @property
-    def ply(self):
+    def ply(self) -> int:
         """Moves pushed since this board was set up."""
         return len(self.stack)
 
-    def key(self):
+    def key(self) -> int:
         """The position key (64-bit Zobrist): equal keys, same position for repetition."""
         return self.zkey
 
     # -- moves -----------------------------------------------------------
-    def legal_moves(self):
-        """Every legal move, in generation order.
-
-        >>> len(Board().legal_moves())
-        20
-        """
+    def legal_moves(self) -> list[Move]:
+        """Every legal move, in generation order."""
         return [_to_move(self, mv) for mv in _gen_legal(self)]
 
-    def is_legal(self, move):
+    def is_legal(self, move: Move) -> bool:
         return _from_move(self, move) >= 0
 
-    def push(self, move):
+    def push(self, move: Move) -> None:
         """Play a legal Move; IllegalMoveError otherwise."""
         mv = _from_move(self, move)
         if mv < 0:
@@ -310,182 +296,85 @@ class Board:
                                    f"not legal in this position")
         _push(self, mv)
 
-    def pop(self):
+    def pop(self) -> Move:
         """Take back the last move and return it."""
         if not self.stack:
             raise IllegalMoveError("no move to take back")
         return _to_move(self, _pop(self))
 
-    def parse_san(self, san):
-        """The legal move a SAN string names (annotations and check marks allowed).
-
-        >>> Board().parse_san("Nf3!?")
-        Move.from_uci('g1f3')
-        """
+    def parse_san(self, san: str) -> Move:
+        """The legal move a SAN string names (annotations and check marks allowed)."""
         return _to_move(self, _san_move(self, san))
 
-    def push_san(self, san):
-        """Parse SAN, play it, return the move (castling as ``uci`` writes it on this board).
-
-        >>> b = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
-        >>> b.push_san("O-O"), b.move_stack
-        (Move.from_uci('e1g1'), [Move.from_uci('e1g1')])
-        """
+    def push_san(self, san: str) -> Move:
+        """Parse SAN, play it, return the move (castling as ``uci`` writes it on this board)."""
         mv = _san_move(self, san)
         _push(self, mv)
         return _to_move(self, mv)
 
-    def parse_uci(self, uci):
+    def parse_uci(self, uci: str) -> Move:
         """The legal move a UCI string names (castling as e1g1 or e1h1)."""
         return _to_move(self, _uci_move(self, uci))
 
-    def push_uci(self, uci):
+    def push_uci(self, uci: str) -> Move:
         """Parse UCI, play it, return the move."""
         mv = _uci_move(self, uci)
         _push(self, mv)
         return _to_move(self, mv)
 
-    def san(self, move):
-        """Canonical SAN of a legal move, with ``+``/``#``.
-
-        >>> Board().san(Move.from_uci("g1f3"))
-        'Nf3'
-        """
+    def san(self, move: Move) -> str:
+        """Canonical SAN of a legal move, with ``+``/``#``."""
         mv = _from_move(self, move)
         if mv < 0:
             raise IllegalMoveError(f"illegal move {_move_label(self)} {_move_text(move)}: "
                                    f"not legal in this position")
         return _san_of(self, mv)
 
-    def uci(self, move):
+    def uci(self, move: Move) -> str:
         """UCI of a move in this position: castling as e1g1, or king takes rook for Chess960."""
         mv = _from_move(self, move)
         return _uci_of(self, mv) if mv >= 0 else _move_text(move)
 
     @property
-    def move_stack(self):
+    def move_stack(self) -> list[Move]:
         """The moves pushed since set-up, oldest first."""
         return [_to_move(self, u[0]) for u in self.stack]
 
-    # -- game end --------------------------------------------------------
-    def is_check(self):
+    def is_check(self) -> bool:
         return _in_check(self)
 
-    def is_checkmate(self):
-        return _in_check(self) and not _any_legal(self)
+    # -- what fastpgn.board writes Board's rules, copies and perft over ----
+    def _has_legal_move(self) -> bool:
+        return _any_legal(self)
 
-    def is_stalemate(self):
-        return not _in_check(self) and not _any_legal(self)
+    def _lacks_mating_material(self, colour: int) -> bool:
+        return _insufficient(self, colour)
 
-    def is_insufficient_material(self):
-        """Neither side can mate (python-chess's rule: lone king, or one minor piece that cannot help)."""
-        return _insufficient(self, WHITE) and _insufficient(self, BLACK)
+    def _repetition_count(self) -> int:
+        return _repetitions(self)
 
-    def has_insufficient_material(self, colour):
-        """Whether ``colour`` (``"w"``/``"b"``) cannot mate by any sequence of moves."""
-        if colour not in ("w", "b"):
-            raise BoardError(f"bad colour {colour!r}: use 'w' or 'b'")
-        return _insufficient(self, colour == "b")
-
-    def is_fifty_moves(self):
-        """Fifty moves by each side without capture or pawn move (a draw to claim)."""
-        return self.halfmove >= 100 and bool(_gen_legal(self))
-
-    def is_seventyfive_moves(self):
-        """Seventy-five moves by each side without capture or pawn move (an automatic draw)."""
-        return self.halfmove >= 150 and bool(_gen_legal(self))
-
-    def can_claim_fifty_moves(self):
-        """The fifty-move rule holds now, or after some legal move that is not a capture or pawn move."""
+    def _fifty_claimable(self) -> bool:
         return _can_claim_fifty(self)
 
-    def is_repetition(self, count=3):
-        """The current position has occurred at least ``count`` times in the history."""
-        return _repetitions(self) >= count
-
-    def is_fivefold_repetition(self):
-        return _repetitions(self) >= 5
-
-    def can_claim_threefold_repetition(self):
-        """The position occurred three times, or will after some legal move."""
+    def _threefold_claimable(self) -> bool:
         return _can_claim_threefold(self)
 
-    def outcome(self, claim_draw=False):
-        """The game's end as an Outcome, or None while it goes on.
+    def _count_leaves(self, depth: int, bulk: bool) -> int:
+        return _perft(self, depth, bulk)
 
-        Checkmate, stalemate, insufficient material, the seventy-five-move
-        rule and fivefold repetition end a game; with ``claim_draw`` the
-        fifty-move rule and threefold repetition (python-chess's semantics).
-
-        >>> Board("6k1/8/8/8/8/8/8/7K w - - 0 1").outcome().result()
-        '1/2-1/2'
-        """
-        return _outcome(self, claim_draw)
-
-    def is_game_over(self, claim_draw=False):
-        return _outcome(self, claim_draw) is not None
-
-    def result(self, claim_draw=False):
-        """``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` while the game goes on."""
-        outcome = _outcome(self, claim_draw)
-        return outcome.result() if outcome is not None else "*"
-
-    # -- utilities -------------------------------------------------------
-    def perft(self, depth, bulk=True):
-        """Leaf nodes of the legal move tree ``depth`` plies deep.
-
-        ``bulk`` counts the last ply's moves without playing them; with
-        ``bulk=False`` every leaf is made and unmade (the classic definition,
-        slower, same count).
-
-        >>> Board().perft(3), Board().perft(3, bulk=False)
-        (8902, 8902)
-        """
-        if not isinstance(depth, int) or depth < 0:
-            raise BoardError(f"bad perft depth {depth!r}")
-        return _perft(self, depth, bool(bulk))
-
-    def copy(self):
-        """An independent copy, history included."""
+    def _copy(self) -> Self:
+        """An independent copy, history included, of this board's class."""
         return _copy(self)
 
-    def __copy__(self):
-        return _copy(self)
-
-    def __deepcopy__(self, memo):
-        return _copy(self)
-
-    def __reduce__(self):
-        # Root position and moves, so a board crosses the worker pool whole.
-        return (_rebuild, (self.root().fen(), self.chess960, [m.uci() for m in self.move_stack]))
-
-    def root(self):
-        """A copy of the board as it was set up, before any pushed move."""
-        b = _copy(self)
-        while b.stack:
-            _pop(b)
-        return b
-
-    def __str__(self):
-        rows = []
-        for r in range(7, -1, -1):
-            rows.append(" ".join(_SYMBOLS[self.sq[16 * r + f]] for f in range(8)))
-        return "\n".join(rows)
-
-    def __repr__(self):
-        return f"Board({_get_fen(self, False)!r}{', chess960=True' if self.chess960 else ''})"
-
-    def __eq__(self, other):
-        if not isinstance(other, Board):
-            return NotImplemented
-        return self.chess960 == other.chess960 and _get_fen(self, False) == _get_fen(other, False)
-
-    __hash__ = None
+    def _unwind(self) -> None:
+        """Take back every pushed move."""
+        while self.stack:
+            _pop(self)
 
 
 # -- set-up -------------------------------------------------------------
 
-def _set_start(b):
+def _set_start(b: BoardCore) -> None:
     # A copy of the prepared start position: no FEN parsing per game.
     s = _START_BOARD
     b.sq = s.sq[:]
@@ -500,7 +389,7 @@ def _set_start(b):
     b.stack = []
 
 
-def _parse_count(text, what, fen):
+def _parse_count(text: str, what: str, fen: str) -> int:
     if not text or len(text) > 10 or any(c not in "0123456789" for c in text):
         raise InvalidFENError(f"bad {what} {text!r} in FEN {_quote(fen)}")
     value = int(text)
@@ -509,7 +398,7 @@ def _parse_count(text, what, fen):
     return value
 
 
-def _set_fen(b, fen, chess960):
+def _set_fen(b: BoardCore, fen: object, chess960: bool) -> None:
     if not isinstance(fen, str):
         raise InvalidFENError(f"FEN must be a string, not {type(fen).__name__}")
     fields = fen.split()
@@ -588,7 +477,7 @@ def _set_fen(b, fen, chess960):
     _compute_key(b)
 
 
-def _set_castling(b, field, chess960):
+def _set_castling(b: BoardCore, field: str, chess960: bool) -> None:
     castle = b.castle
     for i in range(4):
         castle[i] = -1
@@ -633,7 +522,7 @@ def _set_castling(b, field, chess960):
         castle[i] = r
 
 
-def _set_ep_field(b, text):
+def _set_ep_field(b: BoardCore, text: str) -> None:
     us = b.stm
     if len(text) != 2 or not ("a" <= text[0] <= "h" and "1" <= text[1] <= "8"):
         raise InvalidFENError(f"bad en passant square {text!r} in FEN")
@@ -649,7 +538,7 @@ def _set_ep_field(b, text):
         b.ep = ep
 
 
-def _compute_key(b):
+def _compute_key(b: BoardCore) -> None:
     key = 0
     for s in _SQUARES:
         if b.sq[s]:
@@ -664,8 +553,9 @@ def _compute_key(b):
     b.zkey = key
 
 
-def _copy(b):
-    c = Board.__new__(Board)
+def _copy(b: _B) -> _B:
+    # Of b's own class, so a copy of fastpgn.board's Board is one.
+    c = type(b).__new__(type(b))
     c.sq = b.sq[:]
     c.king = b.king[:]
     c.castle = b.castle[:]
@@ -682,7 +572,7 @@ def _copy(b):
 
 # -- FEN out --------------------------------------------------------------
 
-def _castling_field(b, shredder):
+def _castling_field(b: BoardCore, shredder: bool) -> str:
     out = ""
     for i in range(4):
         r = b.castle[i]
@@ -705,7 +595,7 @@ def _castling_field(b, shredder):
     return out or "-"
 
 
-def _get_fen(b, shredder):
+def _get_fen(b: BoardCore, shredder: bool) -> str:
     rows = []
     for r in range(7, -1, -1):
         row = ""
@@ -728,7 +618,7 @@ def _get_fen(b, shredder):
 
 # -- attacks and legality --------------------------------------------------
 
-def _attacked(b, s, by):
+def _attacked(b: BoardCore, s: int, by: int) -> bool:
     """Whether side ``by`` attacks square ``s``."""
     sq = b.sq
     c = by << 3
@@ -780,11 +670,11 @@ def _attacked(b, s, by):
     return False
 
 
-def _in_check(b):
+def _in_check(b: BoardCore) -> bool:
     return b.checked
 
 
-def _leaves_king_safe(b, mv):
+def _leaves_king_safe(b: BoardCore, mv: int) -> bool:
     """Whether non-castling move ``mv`` leaves the mover's king unattacked."""
     sq = b.sq
     us = b.stm
@@ -809,7 +699,7 @@ def _leaves_king_safe(b, mv):
     return safe
 
 
-def _pin_safe(b, k, mv):
+def _pin_safe(b: BoardCore, k: int, mv: int) -> bool:
     """Whether a non-king move from a square on a line with its king (not in check) keeps that line shut."""
     sq = b.sq
     frm = mv & 127
@@ -837,7 +727,7 @@ def _pin_safe(b, k, mv):
     return True
 
 
-def _is_legal(b, mv):
+def _is_legal(b: BoardCore, mv: int) -> bool:
     """Whether pseudo-legal non-castling move ``mv`` keeps the mover's king safe."""
     frm = mv & 127
     k = b.king[b.stm]
@@ -848,13 +738,13 @@ def _is_legal(b, mv):
     return True
 
 
-def _castle_targets(king, rook):
+def _castle_targets(king: int, rook: int) -> tuple[int, int]:
     """Where castling puts the king and the rook: g/f toward the h side, c/d else."""
     back = king & 0x70
     return (back | 6, back | 5) if rook > king else (back | 2, back | 3)
 
 
-def _castle_legal(b, rook):
+def _castle_legal(b: BoardCore, rook: int) -> bool:
     """Whether the side to move may castle now with the rook on ``rook``: empty path, no attacked king square."""
     sq = b.sq
     us = b.stm
@@ -880,7 +770,7 @@ def _castle_legal(b, rook):
     return safe
 
 
-def _has_legal_ep(b, ep):
+def _has_legal_ep(b: BoardCore, ep: int) -> bool:
     """Whether the side to move can legally capture en passant on ``ep``."""
     us = b.stm
     victim = ep - _PAWN_FWD[us]
@@ -893,7 +783,7 @@ def _has_legal_ep(b, ep):
 
 # -- make / unmake -----------------------------------------------------------
 
-def _gives_check(b, frm, to, flag):
+def _gives_check(b: BoardCore, frm: int, to: int, flag: int) -> bool:
     """Whether the move just made from ``frm`` to ``to`` checks the side now to move."""
     sq = b.sq
     them = b.stm
@@ -930,7 +820,7 @@ def _gives_check(b, frm, to, flag):
     return False
 
 
-def _make(b, mv):
+def _make(b: BoardCore, mv: int) -> _Undo:
     """Play internal move ``mv`` (assumed legal); return its undo record."""
     sq = b.sq
     us = b.stm
@@ -1003,7 +893,7 @@ def _make(b, mv):
     return undo
 
 
-def _unmake(b, undo):
+def _unmake(b: BoardCore, undo: _Undo) -> None:
     mv, captured, castle, ep, halfmove, key, checked = undo
     sq = b.sq
     frm = mv & 127
@@ -1040,11 +930,11 @@ def _unmake(b, undo):
     b.checked = checked
 
 
-def _push(b, mv):
+def _push(b: BoardCore, mv: int) -> None:
     b.stack.append(_make(b, mv))
 
 
-def _pop(b):
+def _pop(b: BoardCore) -> int:
     undo = b.stack.pop()
     _unmake(b, undo)
     return undo[0]
@@ -1052,7 +942,7 @@ def _pop(b):
 
 # -- move generation -----------------------------------------------------------
 
-def _gen_pseudo(b):
+def _gen_pseudo(b: BoardCore) -> list[int]:
     """Pseudo-legal moves (castling already fully checked), in a fixed order."""
     sq = b.sq
     us = b.stm
@@ -1112,7 +1002,7 @@ def _gen_pseudo(b):
     return out
 
 
-def _gen_legal(b):
+def _gen_legal(b: BoardCore) -> list[int]:
     """Legal moves: pseudo-legal ones, tested only where the king could be exposed."""
     us = b.stm
     k = b.king[us]
@@ -1134,7 +1024,7 @@ def _gen_legal(b):
     return out
 
 
-def _any_legal(b):
+def _any_legal(b: BoardCore) -> bool:
     """Whether the side to move has a legal move; king moves first, as they most often answer a check."""
     moves = _gen_pseudo(b)
     k = b.king[b.stm]
@@ -1147,7 +1037,7 @@ def _any_legal(b):
     return False
 
 
-def _perft(b, depth, bulk):
+def _perft(b: BoardCore, depth: int, bulk: bool) -> int:
     if depth == 0:
         return 1
     moves = _gen_legal(b)
@@ -1163,7 +1053,7 @@ def _perft(b, depth, bulk):
 
 # -- SAN in -------------------------------------------------------------------------
 
-def _find_origins(b, piece, dest):
+def _find_origins(b: BoardCore, piece: int, dest: int) -> list[int]:
     """Squares holding ``piece`` (type | colour) that attack ``dest`` by its move pattern."""
     sq = b.sq
     out = []
@@ -1186,7 +1076,7 @@ def _find_origins(b, piece, dest):
     return out
 
 
-def _resolve_castle(b, kingside, info):
+def _resolve_castle(b: BoardCore, kingside: bool, info: list[int]) -> int:
     us = b.stm
     info[0] = KING
     r = b.castle[2 * us + (0 if kingside else 1)]
@@ -1204,7 +1094,7 @@ def _resolve_castle(b, kingside, info):
     return ERR_ATTACKED
 
 
-def _resolve_san(b, s, info):
+def _resolve_san(b: BoardCore, s: str, info: list[int]) -> int:
     """SAN text -> internal move (>= 0) or an ERR_ code; ``info`` gets piece type, target, two origins."""
     n = len(s)
     while n > 0 and s[n - 1] in "+#!?":
@@ -1334,11 +1224,11 @@ def _resolve_san(b, s, info):
     return ERR_CHECK if found else ERR_NONE
 
 
-def _move_label(b):
+def _move_label(b: BoardCore) -> str:
     return f"{b.fullmove}." if b.stm == WHITE else f"{b.fullmove}..."
 
 
-def _san_error(b, text, code, piece, dest, frm, other):
+def _san_error(b: BoardCore, text: str, code: int, piece: int, dest: int, frm: int, other: int) -> PGNError:
     """The exception for a failed SAN resolution, naming the move number and the SAN."""
     colour = _COLOURS[b.stm]
     name = _NAMES[piece]
@@ -1371,7 +1261,7 @@ def _san_error(b, text, code, piece, dest, frm, other):
     return IllegalMoveError(f"illegal move {_move_label(b)} {text}: {reason}")
 
 
-def _san_move(b, san):
+def _san_move(b: BoardCore, san: object) -> int:
     if not isinstance(san, str):
         raise IllegalMoveError(f"illegal move {_move_label(b)} {san!r}: not a move in SAN")
     info = [0, 0, 0, 0]
@@ -1383,7 +1273,7 @@ def _san_move(b, san):
 
 # -- SAN and UCI out -------------------------------------------------------------------
 
-def _san_of(b, mv):
+def _san_of(b: BoardCore, mv: int) -> str:
     sq = b.sq
     frm = mv & 127
     to = (mv >> 7) & 127
@@ -1428,7 +1318,7 @@ def _san_of(b, mv):
     return out
 
 
-def _uci_of(b, mv):
+def _uci_of(b: BoardCore, mv: int) -> str:
     frm = mv & 127
     to = (mv >> 7) & 127
     promo = (mv >> 14) & 7
@@ -1437,7 +1327,7 @@ def _uci_of(b, mv):
     return _sq_name(frm) + _sq_name(to) + (_PROMO_UCI[promo] if promo else "")
 
 
-def _to_move(b, mv):
+def _to_move(b: BoardCore, mv: int) -> Move:
     frm = mv & 127
     to = (mv >> 7) & 127
     promo = (mv >> 14) & 7
@@ -1447,14 +1337,14 @@ def _to_move(b, mv):
                 _PROMO_UCI[promo] if promo else None)
 
 
-def _move_text(move):
+def _move_text(move: Any) -> str:
     try:
         return move.uci()
     except Exception:
         return repr(move)
 
 
-def _from_move(b, move):
+def _from_move(b: BoardCore, move: Any) -> int:
     """The legal internal move equal to ``move`` (castling also as king to g/c file), or -1."""
     try:
         frm = (move.from_square >> 3) * 16 + (move.from_square & 7)
@@ -1472,7 +1362,7 @@ def _from_move(b, move):
     return _match_move(b, frm, to, promo_code)
 
 
-def _match_move(b, frm, to, promo):
+def _match_move(b: BoardCore, frm: int, to: int, promo: int) -> int:
     moves = _gen_legal(b)
     for mv in moves:
         if mv & 127 == frm and (mv >> 7) & 127 == to and (mv >> 14) & 7 == promo:
@@ -1484,7 +1374,7 @@ def _match_move(b, frm, to, promo):
     return -1
 
 
-def _uci_move(b, text):
+def _uci_move(b: BoardCore, text: object) -> int:
     if not isinstance(text, str):
         raise IllegalMoveError(f"illegal move {_move_label(b)} {text!r}: not a UCI move")
     if not (4 <= len(text) <= 5 and "a" <= text[0] <= "h" and "1" <= text[1] <= "8"
@@ -1502,7 +1392,7 @@ def _uci_move(b, text):
 
 # -- game end ------------------------------------------------------------------------------
 
-def _insufficient(b, colour):
+def _insufficient(b: BoardCore, colour: int) -> bool:
     sq = b.sq
     own = [0] * 7
     other = [0] * 7
@@ -1533,7 +1423,7 @@ def _insufficient(b, colour):
     return True
 
 
-def _repetitions(b):
+def _repetitions(b: BoardCore) -> int:
     """How often the current position occurred (1 = only now), since the last irreversible move."""
     count = 1
     key = b.zkey
@@ -1547,7 +1437,7 @@ def _repetitions(b):
     return count
 
 
-def _can_claim_threefold(b):
+def _can_claim_threefold(b: BoardCore) -> bool:
     if _repetitions(b) >= 3:
         return True
     for mv in _gen_legal(b):
@@ -1559,7 +1449,7 @@ def _can_claim_threefold(b):
     return False
 
 
-def _can_claim_fifty(b):
+def _can_claim_fifty(b: BoardCore) -> bool:
     moves = _gen_legal(b)
     if not moves:
         return False
@@ -1580,54 +1470,49 @@ def _can_claim_fifty(b):
     return False
 
 
-def _outcome(b, claim_draw):
-    from fastpgn.board import Outcome, Termination
-
-    movable = _any_legal(b)
-    if not movable and _in_check(b):
-        return Outcome(Termination.CHECKMATE, "wb"[b.stm ^ 1])
-    if _insufficient(b, WHITE) and _insufficient(b, BLACK):
-        return Outcome(Termination.INSUFFICIENT_MATERIAL, None)
-    if not movable:
-        return Outcome(Termination.STALEMATE, None)
-    if b.halfmove >= 150:
-        return Outcome(Termination.SEVENTYFIVE_MOVES, None)
-    if _repetitions(b) >= 5:
-        return Outcome(Termination.FIVEFOLD_REPETITION, None)
-    if claim_draw:
-        if _can_claim_fifty(b):
-            return Outcome(Termination.FIFTY_MOVES, None)
-        if _can_claim_threefold(b):
-            return Outcome(Termination.THREEFOLD_REPETITION, None)
-    return None
-
-
 # -- replay entry points -----------------------------------------------------------------------
 
-def _rebuild(fen, chess960, ucis):
-    b = Board(fen, chess960)
-    for uci in ucis:
-        _push(b, _uci_move(b, uci))
-    return b
+def _new_board(fen: str | None, chess960: bool) -> BoardCore:
+    return BoardCore(fen, chess960)
 
 
-def _new_board(fen, chess960):
-    return Board(fen, chess960)
+_BOARD: type[Board] | None = None
 
 
-def _split(sans):
+def _board_class() -> type[Board]:
+    """fastpgn.board's Board over this kernel, found on first use (this module loads before it)."""
+    global _BOARD
+    if _BOARD is None:
+        from fastpgn.board import _face_over
+
+        _BOARD = _face_over(sys.modules[__name__])
+    return _BOARD
+
+
+def __getattr__(name: str) -> type[Board]:
+    # ``Board``: the public Board over this kernel, for tests and benchmarks that run both.
+    if name == "Board":
+        return _board_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _split(sans: object) -> list[str]:
     if not isinstance(sans, str):
         raise IllegalMoveError(f"moves must be a string of SAN, not {type(sans).__name__}")
     # Only ASCII whitespace separates moves, as in the compiled twin.
     return [t for t in sans.translate(_WS).split(" ") if t]
 
 
-def _text(sans):
+def _text(sans: str | bytes) -> str:
     # bytes are UTF-8; what is not decodes to U+FFFD, as the compiled twin words a bad token.
     return sans.decode("utf-8", "replace") if isinstance(sans, bytes) else sans
 
 
-def san_to_uci(sans, fen=None, chess960=False):
+@overload
+def san_to_uci(sans: str, fen: str | None = None, chess960: bool = False) -> str: ...
+@overload
+def san_to_uci(sans: bytes, fen: str | None = None, chess960: bool = False) -> bytes: ...
+def san_to_uci(sans: str | bytes, fen: str | None = None, chess960: bool = False) -> str | bytes:
     """Validate a game's SAN moves and return them as UCI, space-separated.
 
     ``sans`` is the movetext's moves as lichess writes them (check marks and
@@ -1656,7 +1541,7 @@ def san_to_uci(sans, fen=None, chess960=False):
     return text.encode() if isinstance(sans, bytes) else text
 
 
-def validate_san(sans, fen=None, chess960=False):
+def validate_san(sans: str | bytes, fen: str | None = None, chess960: bool = False) -> int:
     """Validate a game's SAN moves (str or UTF-8 bytes) and return the number of plies; nothing else is built.
 
     The cheapest check a dump converter can make: san_to_uci's replay
@@ -1681,13 +1566,13 @@ def validate_san(sans, fen=None, chess960=False):
     return plies
 
 
-def replay(sans, fen=None, chess960=False):
+def replay(sans: str, fen: str | None = None, chess960: bool = False) -> Board:
     """Play a game's SAN moves and return the final Board (history kept, so repetitions count).
 
     >>> replay("f3 e5 g4 Qh4#").outcome().result()
     '0-1'
     """
-    b = _new_board(fen, chess960)
+    b = _board_class()(fen, chess960)
     info = [0, 0, 0, 0]
     for tok in _split(sans):
         mv = _resolve_san(b, tok, info)
@@ -1697,7 +1582,7 @@ def replay(sans, fen=None, chess960=False):
     return b
 
 
-def replay_fens(sans, fen=None, chess960=False):
+def replay_fens(sans: str, fen: str | None = None, chess960: bool = False) -> list[str]:
     """The FEN after every ply of a game's SAN moves (the start position not included).
 
     >>> replay_fens("e4 c5")[-1]
@@ -1715,7 +1600,7 @@ def replay_fens(sans, fen=None, chess960=False):
     return out
 
 
-def canonical_san(sans, fen=None, chess960=False):
+def canonical_san(sans: str, fen: str | None = None, chess960: bool = False) -> str:
     """Validate a game's SAN moves and return them in canonical SAN (with ``+``/``#``), space-separated.
 
     >>> canonical_san("e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7 Ke7")
@@ -1737,4 +1622,4 @@ def canonical_san(sans, fen=None, chess960=False):
     return " ".join(out)
 
 
-_START_BOARD = Board(_START)
+_START_BOARD = BoardCore(_START)

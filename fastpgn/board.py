@@ -1,15 +1,18 @@
-"""The board layer's public face: Board and Move from the live kernel, game outcomes, PGN writing.
+"""The board layer's public face: Board, written here once over the live kernel; game outcomes; PGN writing.
 
-``Board``, ``Move`` and the per-game replay functions (``validate_san``,
-``replay``, ``replay_fens``) come from whichever board kernel is live
-(fastpgn._board picks the Cython kernel or its pure-Python twin by
-FASTPGN_IMPLEMENTATION); ``san_to_uci`` is the kernel's, taking a list of
-moves too. This module adds what both kernels share and what is
-not hot: the Outcome of a finished game and writing a game as PGN the way
-Chess.jl's ``gametopgn`` does (seven-tag roster first with ``?`` defaults,
-``SetUp``/``FEN`` next when the game does not start from the standard
-position, the other tags in their order, ``\\"`` and ``\\\\`` escapes, one
-line of movetext with move numbers, the result).
+``Board`` is the live board kernel's ``BoardCore`` (fastpgn._board picks the
+Cython kernel or its pure-Python twin by FASTPGN_IMPLEMENTATION), which owns
+what is hot: FEN in and out, legal moves, make/unmake, SAN and UCI, keys,
+perft. What is not hot is written here, once for both kernels: game end
+(the Outcome of a finished game and the draw rules), copies, pickling,
+printing and the docs. ``Move`` and the per-game replay functions
+(``validate_san``, ``replay``, ``replay_fens``, ``canonical_san``) are the
+kernel's; ``san_to_uci`` is the kernel's, taking a list of moves too. And
+this module writes a game as PGN the way Chess.jl's ``gametopgn`` does
+(seven-tag roster first with ``?`` defaults, ``SetUp``/``FEN`` next when
+the game does not start from the standard position, the other tags in
+their order, ``\\"`` and ``\\\\`` escapes, one line of movetext with move
+numbers, the result).
 
 >>> from fastpgn.board import Board, game_to_pgn
 >>> b = Board()
@@ -30,10 +33,19 @@ line of movetext with move numbers, the result).
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar, cast, overload
 
+from fastpgn._board import BACKEND, kernel
 from fastpgn.errors import BoardError, IllegalMoveError
+
+if TYPE_CHECKING:
+    from fastpgn._board_py import BoardCore as _Core
+    from fastpgn.reader import Game
+else:
+    _Core = object
 
 
 class Termination(enum.Enum):
@@ -63,10 +75,218 @@ class Outcome:
         return "1-0" if self.winner == "w" else "0-1" if self.winner == "b" else "1/2-1/2"
 
 
-# Imported after Outcome: the kernels import it lazily from here.
-from fastpgn._board import BACKEND, kernel  # noqa: E402
+class _BoardFace(_Core):
+    """What Board adds to a board kernel's BoardCore, once for both kernels.
 
-Board = kernel.Board
+    Rules over the kernel's primitives (``_has_legal_move``,
+    ``_lacks_mating_material``, ``_repetition_count``, the draw claims),
+    copies of the board's own class, pickling, printing. It names no
+    kernel, so the same face stands over either (see _face_over).
+    """
+
+    __slots__ = ()
+
+    # -- game end --------------------------------------------------------
+    def is_checkmate(self) -> bool:
+        return self.is_check() and not self._has_legal_move()
+
+    def is_stalemate(self) -> bool:
+        return not self.is_check() and not self._has_legal_move()
+
+    def is_insufficient_material(self) -> bool:
+        """Neither side can mate (python-chess's rule: lone king, or one minor piece that cannot help)."""
+        return self._lacks_mating_material(0) and self._lacks_mating_material(1)
+
+    def has_insufficient_material(self, colour: str) -> bool:
+        """Whether ``colour`` (``"w"``/``"b"``) cannot mate by any sequence of moves."""
+        if colour not in ("w", "b"):
+            raise BoardError(f"bad colour {colour!r}: use 'w' or 'b'")
+        return self._lacks_mating_material(1 if colour == "b" else 0)
+
+    def is_fifty_moves(self) -> bool:
+        """Fifty moves by each side without capture or pawn move (a draw to claim)."""
+        return self.halfmove_clock >= 100 and self._has_legal_move()
+
+    def is_seventyfive_moves(self) -> bool:
+        """Seventy-five moves by each side without capture or pawn move (an automatic draw)."""
+        return self.halfmove_clock >= 150 and self._has_legal_move()
+
+    def can_claim_fifty_moves(self) -> bool:
+        """The fifty-move rule holds now, or after some legal move that is not a capture or pawn move."""
+        return self._fifty_claimable()
+
+    def is_repetition(self, count: int = 3) -> bool:
+        """The current position has occurred at least ``count`` times in the history."""
+        return self._repetition_count() >= count
+
+    def is_fivefold_repetition(self) -> bool:
+        return self._repetition_count() >= 5
+
+    def can_claim_threefold_repetition(self) -> bool:
+        """The position occurred three times, or will after some legal move."""
+        return self._threefold_claimable()
+
+    def outcome(self, claim_draw: bool = False) -> Outcome | None:
+        """The game's end as an Outcome, or None while it goes on.
+
+        Checkmate, stalemate, insufficient material, the seventy-five-move
+        rule and fivefold repetition end a game; with ``claim_draw`` the
+        fifty-move rule and threefold repetition (python-chess's semantics).
+
+        >>> Board("6k1/8/8/8/8/8/8/7K w - - 0 1").outcome().result()
+        '1/2-1/2'
+        """
+        movable = self._has_legal_move()
+        if not movable and self.is_check():
+            return Outcome(Termination.CHECKMATE, "b" if self.turn == "w" else "w")
+        if self.is_insufficient_material():
+            return Outcome(Termination.INSUFFICIENT_MATERIAL, None)
+        if not movable:
+            return Outcome(Termination.STALEMATE, None)
+        if self.halfmove_clock >= 150:
+            return Outcome(Termination.SEVENTYFIVE_MOVES, None)
+        if self._repetition_count() >= 5:
+            return Outcome(Termination.FIVEFOLD_REPETITION, None)
+        if claim_draw:
+            if self._fifty_claimable():
+                return Outcome(Termination.FIFTY_MOVES, None)
+            if self._threefold_claimable():
+                return Outcome(Termination.THREEFOLD_REPETITION, None)
+        return None
+
+    def is_game_over(self, claim_draw: bool = False) -> bool:
+        return self.outcome(claim_draw) is not None
+
+    def result(self, claim_draw: bool = False) -> str:
+        """``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` while the game goes on."""
+        outcome = self.outcome(claim_draw)
+        return outcome.result() if outcome is not None else "*"
+
+    # -- utilities -------------------------------------------------------
+    def perft(self, depth: int, bulk: bool = True) -> int:
+        """Leaf nodes of the legal move tree ``depth`` plies deep.
+
+        ``bulk`` counts the last ply's moves without playing them; with
+        ``bulk=False`` every leaf is made and unmade (the classic definition,
+        slower, same count).
+
+        >>> Board().perft(3), Board().perft(3, bulk=False)
+        (8902, 8902)
+        """
+        if not isinstance(depth, int) or depth < 0:
+            raise BoardError(f"bad perft depth {depth!r}")
+        return self._count_leaves(depth, bool(bulk))
+
+    def copy(self) -> Self:
+        """An independent copy, history included."""
+        return self._copy()
+
+    def __copy__(self) -> Self:
+        return self._copy()
+
+    def __deepcopy__(self, memo: object) -> Self:
+        return self._copy()
+
+    def __reduce__(self) -> tuple[Callable[..., _BoardFace], tuple[type[Self], str, bool, list[str]]]:
+        # Root position and moves, so a board crosses the worker pool whole.
+        return (_rebuild, (type(self), self.root().fen(), self.chess960, [m.uci() for m in self.move_stack]))
+
+    def root(self) -> Self:
+        """A copy of the board as it was set up, before any pushed move."""
+        board = self._copy()
+        board._unwind()
+        return board
+
+    def __str__(self) -> str:
+        # The board field of the FEN, a rank a line, a dot for an empty square.
+        ranks = self.fen().split(" ", 1)[0].split("/")
+        return "\n".join(" ".join("".join("." * int(c) if c.isdigit() else c for c in rank)) for rank in ranks)
+
+    def __repr__(self) -> str:
+        return f"Board({self.fen()!r}{', chess960=True' if self.chess960 else ''})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _BoardFace):
+            return NotImplemented
+        return self.chess960 == other.chess960 and self.fen() == other.fen()
+
+    __hash__ = None  # type: ignore[assignment]  # a board changes as moves are pushed
+
+
+_F = TypeVar("_F", bound=_BoardFace)
+
+
+def _rebuild(cls: type[_F], fen: str, chess960: bool, ucis: list[str]) -> _F:
+    """A board of class ``cls`` set up from ``fen`` with the UCI moves ``ucis`` pushed (unpickling)."""
+    board = cls(fen, chess960)
+    for uci in ucis:
+        board.push_uci(uci)
+    return board
+
+
+class Board(_BoardFace, kernel.BoardCore):
+    """A chess position with its move history.
+
+    ``Board()`` is the standard start; ``Board(fen)`` reads six-field or
+    four-field FEN; ``chess960=True`` allows any castling setup and writes
+    castling in UCI as king takes rook.
+
+    >>> b = Board()
+    >>> b.push_san("e4").uci()
+    'e2e4'
+    >>> b.push_san("e5?!").uci(), b.fen()
+    ('e7e5', 'rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2')
+    >>> Board("4q1k1/8/8/8/8/8/5PPP/4r2K w - - 0 1").is_checkmate()
+    True
+    >>> Board("4k3/8/8/8/8/8/8/4K3 w - e6 0 1").fen()   # an en passant square no capture explains
+    '4k3/8/8/8/8/8/8/4K3 w - - 0 1'
+
+    Squares are 0..63 (a1 = 0) or names; a move is a ``Move`` (squares and
+    a promotion letter), SAN (annotations and check marks allowed) or UCI:
+
+    >>> Board().piece_at("d8"), Board().piece_at(4), Board().piece_at("b5")
+    ('q', 'K', None)
+    >>> len(Board().legal_moves()), Board().parse_san("Nf3!?"), Board().san(Move.from_uci("g1f3"))
+    (20, Move.from_uci('g1f3'), 'Nf3')
+    >>> Move.from_uci("e7e8q"), Move.from_uci("g1f3").to_square
+    (Move.from_uci('e7e8q'), 21)
+
+    A board hands out castling as its ``uci`` writes it: the king to the g or
+    c file on a standard board, the king taking its own rook on a Chess960
+    board, as python-chess does; it takes either form back.
+
+    >>> b = Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
+    >>> b.parse_san("O-O").uci(), b.uci(b.parse_san("O-O")), Board(b.fen(), chess960=True).parse_san("O-O").uci()
+    ('e1g1', 'e1g1', 'e1h1')
+    >>> b.push_san("O-O"), b.move_stack
+    (Move.from_uci('e1g1'), [Move.from_uci('e1g1')])
+    """
+
+    __slots__ = ()
+
+
+_FACES: dict[str, type[Board]] = {}
+
+
+def _face_over(core: ModuleType) -> type[Board]:
+    """Board over the board kernel ``core``: Board itself over the live kernel.
+
+    Over the other kernel (tests and benchmarks run both in one process) it
+    is the same face over that kernel's BoardCore, made once; the kernel
+    hands it out as its ``Board``.
+    """
+    if core is kernel:
+        return Board
+    face = _FACES.get(core.__name__)
+    if face is None:
+        # Not a subclass of Board (whose core is the other kernel's) but its twin: same methods.
+        doc = f"fastpgn.board.Board over {core.__name__}: the same methods, documented there."
+        face = cast("type[Board]", type("Board", (_BoardFace, core.BoardCore),
+                                        {"__slots__": (), "__doc__": doc, "__module__": core.__name__}))
+        _FACES[core.__name__] = face
+    return face
+
+
 Move = kernel.Move
 validate_san = kernel.validate_san
 replay = kernel.replay
@@ -77,7 +297,17 @@ STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 SEVEN_TAG_ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
 
 
-def san_to_uci(sans, fen: str | None = None, chess960: bool = False):
+@overload
+def san_to_uci(sans: str, fen: str | None = None, chess960: bool = False) -> str: ...
+@overload
+def san_to_uci(sans: bytes, fen: str | None = None, chess960: bool = False) -> bytes: ...
+@overload
+def san_to_uci(sans: list[str] | tuple[str, ...], fen: str | None = None, chess960: bool = False) -> list[str]: ...
+@overload
+def san_to_uci(sans: list[bytes] | tuple[bytes, ...], fen: str | None = None,
+               chess960: bool = False) -> list[bytes]: ...
+def san_to_uci(sans: str | bytes | list[str] | tuple[str, ...] | list[bytes] | tuple[bytes, ...],
+               fen: str | None = None, chess960: bool = False) -> str | bytes | list[str] | list[bytes]:
     """Validate a game's SAN moves and return them as UCI.
 
     ``sans`` is one string of moves separated by whitespace (str, or UTF-8
@@ -106,7 +336,16 @@ def san_to_uci(sans, fen: str | None = None, chess960: bool = False):
         return kernel.san_to_uci(sans, fen, chess960)
     if not sans:
         return []
-    sep = b" " if isinstance(sans[0], bytes) else " "
+    # The items' type follows the first's; _uci_list checks every item against it.
+    if isinstance(sans[0], bytes):
+        return _uci_list(cast("Sequence[bytes]", sans), b" ", fen, chess960)
+    return _uci_list(cast("Sequence[str]", sans), " ", fen, chess960)
+
+
+_Text = TypeVar("_Text", str, bytes)
+
+
+def _uci_list(sans: Sequence[_Text], sep: _Text, fen: str | None, chess960: bool) -> list[_Text]:
     for i, san in enumerate(sans):
         if not isinstance(san, type(sep)):
             kinds = " and ".join(sorted({type(item).__name__ for item in sans}))
@@ -120,7 +359,7 @@ def san_to_uci(sans, fen: str | None = None, chess960: bool = False):
     return kernel.san_to_uci(sep.join(sans), fen, chess960).split(sep)
 
 
-def _text(san) -> str:
+def _text(san: str | bytes) -> str:
     return san.decode("utf-8", "replace") if isinstance(san, bytes) else san
 
 
@@ -133,8 +372,10 @@ def escape_tag_value(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def game_to_pgn(board, headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
-                *, result: str | None = None) -> str:
+_Headers = Mapping[str, str] | Iterable[tuple[str, str]] | None
+
+
+def game_to_pgn(board: Board | Game, headers: _Headers = None, *, result: str | None = None) -> str:
     """A game as PGN text: the game that led to ``board`` (its moves since set-up), or a ``Game`` from ``read_games``.
 
     ``headers`` is a mapping or ``(name, value)`` pairs; the seven-tag roster
@@ -179,16 +420,15 @@ def game_to_pgn(board, headers: Mapping[str, str] | Iterable[tuple[str, str]] | 
     if not hasattr(board, "move_stack"):
         raise TypeError(f"game_to_pgn writes a Board or a Game from read_games, not {type(board).__name__}")
     root = board.root()
-    sans = []
+    sans: list[str] = []
     for move in board.move_stack:
         sans.append(root.san(move))
         root.push(move)
     return _layout(headers, board.root(), sans, result)
 
 
-def moves_to_pgn(sans: str | Iterable[str], headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
-                 *, fen: str | None = None, chess960: bool | None = None,
-                 result: str | None = None) -> str:
+def moves_to_pgn(sans: str | Iterable[str], headers: _Headers = None, *, fen: str | None = None,
+                 chess960: bool | None = None, result: str | None = None) -> str:
     """Validate a game's SAN moves and write the game as PGN with canonical SAN.
 
     ``fen`` defaults to the headers' ``FEN``; ``chess960`` to whether the
@@ -208,7 +448,7 @@ def moves_to_pgn(sans: str | Iterable[str], headers: Mapping[str, str] | Iterabl
     return _layout(pairs, Board(fen, chess960), canonical, result)
 
 
-def _pairs(headers) -> list[tuple[str, str]]:
+def _pairs(headers: _Headers) -> list[tuple[str, str]]:
     if headers is None:
         return []
     if isinstance(headers, Mapping):
@@ -220,7 +460,7 @@ def _tag(name: str, value: str) -> str:
     return f'[{name} "{escape_tag_value(value)}"]\n'
 
 
-def _layout(headers, root, sans: list[str], result: str | None) -> str:
+def _layout(headers: _Headers, root: Board, sans: list[str], result: str | None) -> str:
     pairs = _pairs(headers)
     values = dict(pairs)
     result = result or values.get("Result") or "*"
@@ -319,7 +559,25 @@ def declared_start(fen: str | None, variant: str | bytes | None) -> tuple[str | 
     raise BoardError(f"unsupported variant: {name} (fastpgn's board plays standard chess and Chess960)")
 
 
-def moves_hook(uci: bool = False, *, board_kernel=None):
+class _Replayer(Protocol):
+    """What moves_hook replays on: a board kernel module, or anything with its two replay functions."""
+
+    def san_to_uci(self, sans: bytes, fen: str | None, chess960: bool, /) -> bytes: ...
+
+    def validate_san(self, sans: bytes, fen: str | None, chess960: bool, /) -> int: ...
+
+
+class _MovesHook(Protocol):
+    """What moves_hook returns: the hook, and what it tells the compiled scanner it does."""
+
+    validates_san: bool
+    writes_uci: bool
+    reads_start_tags: bool
+
+    def __call__(self, moves: bytes, tags: Iterable[tuple[bytes, bytes]], /) -> bytes: ...
+
+
+def moves_hook(uci: bool = False, *, board_kernel: _Replayer | None = None) -> _MovesHook:
     """A ``moves_hook`` for the scanner's line writer: replay each game, reject illegal ones.
 
     The hook gets field 20 (the SAN moves, bytes) and the game's start tags;
@@ -338,25 +596,30 @@ def moves_hook(uci: bool = False, *, board_kernel=None):
     >>> moves_hook()(b"e4 e5 Nf3", [])
     b'e4 e5 Nf3'
     """
-    board_kernel = kernel if board_kernel is None else board_kernel
-    replay = board_kernel.san_to_uci if uci else board_kernel.validate_san
+    replayer: _Replayer = kernel if board_kernel is None else board_kernel
+    to_uci, validate = replayer.san_to_uci, replayer.validate_san
 
-    def hook(moves: bytes, tags) -> bytes:
-        fen = variant = None
+    def hook(moves: bytes, tags: Iterable[tuple[bytes, bytes]]) -> bytes:
+        fen: str | None = None
+        variant: bytes | None = None
         for name, value in tags:
             if name == b"FEN":
                 fen = value.decode("utf-8", "replace")
             elif name == b"Variant":
                 variant = value
         fen, chess960 = declared_start(fen, variant)
-        out = replay(moves, fen, chess960)
-        return out if uci else moves
+        if uci:
+            return to_uci(moves, fen, chess960)
+        validate(moves, fen, chess960)
+        return moves
+
+    made = cast(_MovesHook, hook)  # the function, with the attributes below set on it
 
     # The compiled scanner may do what this hook does itself, on the moves where
     # they lie, for games without start tags: validate_spans (it validates as
     # validate_san and returns the SAN) or uci_spans (it returns san_to_uci's UCI).
-    hook.validates_san = not uci
-    hook.writes_uci = uci  # ... and with uci=True, writes the UCI moves there (uci_spans)
+    made.validates_san = not uci
+    made.writes_uci = uci  # ... and with uci=True, writes the UCI moves there (uci_spans)
     # ... and reads FEN and Variant as above, so games with those tags may be replayed there too
-    hook.reads_start_tags = True
-    return hook
+    made.reads_start_tags = True
+    return made

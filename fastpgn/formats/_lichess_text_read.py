@@ -462,11 +462,11 @@ def _read(batches, on_error, on_warning) -> Iterator[tuple[list, str | None]]:
             elif rejected:
                 continue
             elif pending is None:
-                exc = FormatError("moves without a details line before them", line=number,
-                                  column=raw.index(stripped[0]) + 1)
+                error = FormatError("moves without a details line before them", line=number,
+                                    column=raw.index(stripped[0]) + 1)
                 if on_error is None:
-                    raise exc
-                on_error(exc)
+                    raise error
+                on_error(error)
             else:
                 moves = pending[4]
                 if movetext is not None:  # a second moves line: the game goes on

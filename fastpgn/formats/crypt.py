@@ -289,7 +289,7 @@ def decode_line(s: str, *, line: int | None = None) -> CryptGame:
         # writing the moves back (the encoding is canonical) and comparing.
         # Anything odd goes to the loop below, which names the column.
         dot = body.rfind(".")
-        tail = body[dot + 1:]
+        tail: str | None = body[dot + 1:]
         head = body[:dot] if dot >= 0 else ""
         if tail not in _RESULTS:
             tail, head = None, body
@@ -369,7 +369,7 @@ def _plain_pgn(s: str) -> str | None:
     if not s or s[0] in "[,0123456789":
         return None
     dot = s.rfind(".")
-    result = s[dot + 1:]
+    result: str | None = s[dot + 1:]
     if result in _RESULTS:
         head = s[:dot]
     else:

@@ -608,7 +608,7 @@ def _to_pgn(args, run: Run) -> None:
         run.refuse_to_overwrite(args.output)
     source = run.open_source()
     try:
-        lines = _text_lines(source)
+        lines: Iterable[str] = _text_lines(source)
         if args.whole:
             lines = ["\n".join(lines)]
         form = "long" if args.json else "short"
