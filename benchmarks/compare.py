@@ -229,6 +229,20 @@ def _converter_post(_text: str, work: Path) -> dict:
     return {"games": games, "plies": plies, "evals": evals, "clocks": clocks}
 
 
+def _parquet_post(_text: str, work: Path) -> dict:
+    """Read the converter's Parquet chunks back (untimed) and count games, plies, evals and clocks."""
+    import pyarrow.parquet as pq
+
+    from benchmarks.contenders import _arrow_counts
+
+    games = plies = evals = clocks = 0
+    for chunk in sorted(p for p in (work / "conv").iterdir() if p.name.endswith(".parquet")):
+        for batch in pq.ParquetFile(chunk).iter_batches(columns=["plies", "eval_cp", "eval_mate", "clock"]):
+            g, p, e, c = _arrow_counts(batch)
+            games, plies, evals, clocks = games + g, plies + p, evals + e, clocks + c
+    return {"games": games, "plies": plies, "evals": evals, "clocks": clocks}
+
+
 def converter_help() -> tuple[str | None, str]:
     """The converter's ``--help`` text, or None and why it is not usable."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -301,6 +315,17 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
                     ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--compression", "gz", "-q"),
                     backend, s, input_=src, post=_converter_post,
                     note="22-field lines in gz chunks of 100,000 games; counts read back from the chunks")
+        if "--format" in conv_help and _importable("pyarrow")[0]:
+            for tag, backend, s in backends:
+                src = (s.zst if s else zst) or sample_pgn(s)
+                for j in sorted({1, jobs}):
+                    add(f"convert-{tag}-j{j}-parquet", f"python -m fastpgn ({backend}) -j {j} --format parquet, "
+                        ".pgn.zst -> .parquet",
+                        ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--format", "parquet", "-q"),
+                        backend, s, input_=src, post=_parquet_post,
+                        note="the analysis schema, Parquet chunks of 100,000 games (target: 0.6x the lines' MB/s)")
+        else:
+            notes.append("fastpgn Parquet converter skipped: no --format option or no pyarrow")
         if "--validate" in conv_help:
             board = _board_backend()
             tag, backend, s = ("cy", "cython", None) if cy_ok and board == "cython" else ("py", "python", py_sample)

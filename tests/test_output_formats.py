@@ -13,13 +13,11 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +27,7 @@ from fastpgn import arrow, csv_text
 from fastpgn.cli import main
 from fastpgn.errors import InputError
 from fastpgn.pipeline import Converter, Options
-from test_pipeline import _big_input, chunk_files
+from test_pipeline import _big_input, chunk_files, signal_after_chunks
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pip install -e ".[test]"')
@@ -148,14 +146,7 @@ def test_killed_then_resume_is_identical(tmp_path, fmt):
     out = tmp_path / "killed"
     cmd = [sys.executable, "-m", "fastpgn", str(src), "400", "-o", str(out), "-j", "2", "-q", "--format", fmt]
     proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
-    state = out / "big.pgn.fastpgn-state.json"
-    deadline = time.time() + 60
-    while time.time() < deadline and proc.poll() is None:
-        if state.exists() and json.loads(state.read_text())["progress"].get("chunk", 0) >= 3:
-            break
-        time.sleep(0.005)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(30)
+    signal_after_chunks(proc, out / "big.pgn.fastpgn-state.json", 3, signal.SIGKILL)
     for f in chunk_files(out):
         assert f.read_bytes() == (ref / f.name).read_bytes()     # a chunk under its final name is whole
     done = subprocess.run(cmd + ["--resume"], env=ENV, capture_output=True)

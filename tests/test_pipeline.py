@@ -367,6 +367,17 @@ def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch):
     assert summary.games_written == full.games_written == 4 * 2499
 
 
+def signal_after_chunks(proc: subprocess.Popen, state: Path, chunks: int, sig) -> int:
+    """Send ``sig`` to a converter once its resume state records ``chunks`` chunks (or it ended); its exit code."""
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        if state.exists() and json.loads(state.read_text())["progress"].get("chunk", 0) >= chunks:
+            break
+        time.sleep(0.005)
+    proc.send_signal(sig)
+    return proc.wait(30)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_killed_process_then_resume_is_identical(tmp_path, dump, sig):
     src = _big_input(tmp_path, dump, copies=6)
@@ -375,14 +386,7 @@ def test_killed_process_then_resume_is_identical(tmp_path, dump, sig):
     out = tmp_path / "killed"
     cmd = [sys.executable, "-m", "fastpgn", str(src), "500", "-o", str(out), "-j", "2", "-q"]
     proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
-    state = out / "big.pgn.fastpgn-state.json"
-    deadline = time.time() + 60
-    while time.time() < deadline and proc.poll() is None:
-        if state.exists() and json.loads(state.read_text())["progress"].get("chunk", 0) >= 3:
-            break
-        time.sleep(0.005)
-    proc.send_signal(sig)
-    code = proc.wait(30)
+    code = signal_after_chunks(proc, out / "big.pgn.fastpgn-state.json", 3, sig)
     if sig == signal.SIGINT and code != 0:
         assert code == 130
         err = proc.stderr.read().decode()
