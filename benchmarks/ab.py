@@ -1,0 +1,82 @@
+"""Two checkouts of fastpgn side by side: interleaved whole processes, medians, and the ratio.
+
+    python -m benchmarks.ab BASE_TREE HEAD_TREE [--rounds N] [--cases a,b] [--json FILE]
+
+Each tree must have its compiled kernels built (``FASTPGN_IMPLEMENTATION=cython
+python setup.py build_ext --inplace``); every case runs in each tree in turn,
+the order flipped every round, on the Cython backend. The kernel cases report
+the kernel calls' own time (``inner_seconds``), the others the whole process.
+Used to check that a change costs nothing beyond noise (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "bench-data" / "lichess-100MB-seed0.pgn"
+
+
+def cases(pgn: Path) -> dict[str, list[str]]:
+    zst = str(pgn) + ".zst"
+    return {
+        "kernel-lines": ["-m", "benchmarks.contenders", "kernel-lines", str(pgn)],
+        "kernel-games": ["-m", "benchmarks.contenders", "kernel-games", str(pgn)],
+        "read_games": ["-m", "benchmarks.contenders", "fastpgn-games", str(pgn)],
+        "convert-j2": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "-o", "{OUT}"],
+        "convert-j2-validate": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--validate", "-o", "{OUT}"],
+    }
+
+
+def run(tree: Path, args: list[str], out: Path) -> float:
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, FASTPGN_IMPLEMENTATION="cython", PYTHONPATH=str(tree))
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, *[a.replace("{OUT}", str(out)) for a in args]], cwd=tree, env=env,
+                          capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{tree}: {' '.join(args)} failed: {proc.stderr.strip()[-500:]}")
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT ") and json.loads(line[7:]).get("inner_seconds"):
+            return json.loads(line[7:])["inner_seconds"]
+    return wall
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.ab", description=__doc__.splitlines()[0])
+    p.add_argument("base", type=Path)
+    p.add_argument("head", type=Path)
+    p.add_argument("--corpus", type=Path, default=CORPUS, help="plain PGN, with PGN.zst beside it")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--cases", help="comma-separated: " + ", ".join(cases(CORPUS)))
+    p.add_argument("--json", type=Path, help="write the timings here")
+    args = p.parse_args(argv)
+    chosen = {k: v for k, v in cases(args.corpus).items() if not args.cases or k in args.cases.split(",")}
+    trees = {"base": args.base.resolve(), "head": args.head.resolve()}
+    times: dict[str, dict[str, list[float]]] = {c: {t: [] for t in trees} for c in chosen}
+    with tempfile.TemporaryDirectory() as work:
+        for r in range(args.rounds):
+            for case, argv_ in chosen.items():
+                for name in (("base", "head") if r % 2 == 0 else ("head", "base")):
+                    times[case][name].append(run(trees[name], argv_, Path(work) / name))
+    for case, t in times.items():
+        b, h = statistics.median(t["base"]), statistics.median(t["head"])
+        print(f"{case:22s} base {b:7.3f} s  head {h:7.3f} s  head/base {h / b:5.3f}")
+    if args.json:
+        args.json.write_text(json.dumps({"trees": {k: str(v) for k, v in trees.items()}, "rounds": args.rounds,
+                                         "seconds": times}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
