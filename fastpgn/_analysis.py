@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Literal
 
 from fastpgn.engine import Engine
 
@@ -206,7 +206,8 @@ def analyse_game(engine: Engine, game, limit: Limit, cache: EvalCache | None = N
     ucis = san_to_uci(text, fen, chess960).split(" ")
     fens = list(replay_fens(text, fen, chess960))
     last = Board(fens[-1], chess960)
-    final = None if last.is_checkmate() else "0.0" if last.is_stalemate() else False
+    # The last position's eval when the game's end gives it (mate: None, stalemate: "0.0"), else False.
+    final: str | None | Literal[False] = None if last.is_checkmate() else "0.0" if last.is_stalemate() else False
     command = limit.command()
     evals: list[str | None] = []
     started = False

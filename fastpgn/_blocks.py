@@ -47,8 +47,13 @@ class Block:
     _buffer: bytearray | None = None
     _pool: list | None = None
 
-    def truncation_reason(self) -> str:
-        return f"input ends inside this game ({self.damage.reason})"
+    def truncation(self) -> tuple[str, int]:
+        """A truncated block's cut-short game: why it is rejected, and the byte where it breaks."""
+        damage = self.damage
+        # A truncated block carries the damage that cut it: cut_blocks's own, or a read error, which
+        # names the decompressed offset reached (fastpgn.sources).
+        assert damage is not None and damage.offset is not None
+        return f"input ends inside this game ({damage.reason})", damage.offset
 
     def release(self) -> None:
         """The block's data is no longer needed: its buffer may hold a later block."""

@@ -12,7 +12,7 @@ Any failure here is the caller's cue to fall back to the stream decoder
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from typing import Generator
 
 try:
     import indexed_bzip2 as _ibz2
@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - optional speed-up
 _READ = 16 << 20
 
 
-def parallel_decode(path: str, threads: int) -> Iterator[tuple[bytes, int | None]]:
+def parallel_decode(path: str, threads: int) -> Generator[tuple[bytes, int | None], None, None]:
     """The decompressed file at ``path``, decoded on ``threads`` threads and checked by ``_Bzip2Chain``.
 
     Yields each piece with the compressed bytes read so far (None where the

@@ -18,11 +18,13 @@ import os
 import queue
 import threading
 from pathlib import Path
+from types import ModuleType
 from typing import Iterator, NamedTuple
 
 from fastpgn import _scan
 from fastpgn.errors import Rejected, rejected_games
 
+_gzip: ModuleType
 try:
     from isal import igzip as _gzip
 
@@ -64,14 +66,15 @@ def decompress(data: bytes, kind: str) -> bytes:
 class BlockResult(NamedTuple):
     """What a worker made of one block.
 
-    ``payload`` holds the ``count`` games written, in input order (None for
+    ``payload`` holds the ``written`` games, in input order (None for
     none); ``read`` games were read, of which ``rejects`` (numbered from 1
     within the block) were rejected and ``filtered`` dropped by the filter:
-    ``read == count + len(rejects) + filtered``.
+    ``read == written + len(rejects) + filtered``. (Not ``count``: that
+    name is the tuple's own method.)
     """
 
     payload: object
-    count: int
+    written: int
     read: int
     rejects: list[Rejected]
     filtered: int
@@ -289,6 +292,7 @@ class StreamOutput:
         self.finished: list[Path] = []
         header = getattr(fmt, "header", None)
         if header:
+            assert isinstance(fmt, LinesFormat)  # a header row is CSV's, a LinesFormat: compressed alike
             stream.write(compress(header, fmt.compression))
 
     def add(self, payload, count: int, skip: int) -> Iterator[int]:

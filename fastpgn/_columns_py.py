@@ -9,10 +9,15 @@ since then, ``tags`` as a list of ``(name, value)`` pairs, ``None`` for null.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastpgn import _scan, schema
 
+if TYPE_CHECKING:
+    from fastpgn.openings import OpeningMap
+
 _SEP = "\u2502"
-_DEFAULT_OPENINGS = []   # the shipped map, loaded on first use
+_DEFAULT_OPENINGS: list[OpeningMap] = []  # the shipped map, loaded on first use
 
 
 def default_openings():

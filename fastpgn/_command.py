@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TextIO
 
 from fastpgn.errors import InputError, PGNError, Rejected
 
@@ -65,7 +65,7 @@ class Output:
 
     def __init__(self, path: str | None) -> None:
         self.path = path
-        self._fh = None
+        self._fh: TextIO | None = None
 
     def write(self, text: str) -> None:
         try:
@@ -77,7 +77,7 @@ class Output:
         except OSError as exc:
             raise self._error(exc) from None
 
-    def _open(self):
+    def _open(self) -> TextIO:
         if self.path is None:
             return sys.stdout
         folder = os.path.dirname(self.path)
@@ -95,7 +95,7 @@ class Output:
             if self._fh is None and create:
                 self._fh = self._open()
             if self._fh is sys.stdout:
-                sys.stdout.flush()
+                self._fh.flush()
             elif self._fh is not None:
                 self._fh.close()
         except BrokenPipeError:

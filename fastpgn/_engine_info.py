@@ -93,6 +93,23 @@ class Info:
                  "hashfull", "tbhits", "cpuload", "currmove", "currmovenumber", "pv", "wdl", "string",
                  "_fen", "_chess960", "_pv_san")
 
+    depth: int | None
+    seldepth: int | None
+    multipv: int | None
+    nodes: int | None
+    nps: int | None
+    time: int | None
+    hashfull: int | None
+    tbhits: int | None
+    cpuload: int | None
+    currmovenumber: int | None
+    score: Score | None
+    bound: str | None
+    currmove: str | None
+    wdl: tuple[int, int, int] | None
+    string: str | None
+    _pv_san: tuple[str, ...] | None
+
     def __init__(self, line: str, turn: str = "w", fen: str | None = None, chess960: bool = False) -> None:
         self.line = line
         self.turn = turn
@@ -144,9 +161,10 @@ class Info:
                 else:
                     i += 1
             elif word == "wdl":
-                values = [_int(t) for t in tokens[i + 1:i + 4]]
-                if len(values) == 3 and None not in values:
-                    info.wdl = tuple(values)
+                values = [v for v in map(_int, tokens[i + 1:i + 4]) if v is not None]
+                if len(values) == 3:  # three tokens, all numbers
+                    win, draw, loss = values
+                    info.wdl = (win, draw, loss)
                     i += 4
                 else:
                     i += 1

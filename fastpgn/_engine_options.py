@@ -57,13 +57,14 @@ def _parse_option(rest: str) -> Option | None:
     kind = " ".join(fields.get("type", [])).lower()
     if not name or not kind:
         return None
-    default: object = " ".join(fields["default"]) if "default" in fields else None
+    written = " ".join(fields["default"]) if "default" in fields else None
     low = _int(" ".join(fields.get("min", []))) if "min" in fields else None
     high = _int(" ".join(fields.get("max", []))) if "max" in fields else None
-    if kind == "spin" and default is not None:
-        default = _int(default)
-    elif kind == "check" and default is not None:
-        default = default.lower() == "true"
+    default: object = written
+    if kind == "spin" and written is not None:
+        default = _int(written)
+    elif kind == "check" and written is not None:
+        default = written.lower() == "true"
     return Option(name, kind, default, low, high, tuple(vars_))
 
 
@@ -81,7 +82,9 @@ def _option_value(option: Option, value: object, engine: str) -> str | None:
         raise EngineError(f"{where} takes true or false, not {value!r}")
     if option.type == "spin":
         try:
-            number = int(value)
+            # Whatever the caller gave: int() takes it or raises TypeError, caught here (int's stub
+            # lists only the types it takes, so mypy would refuse ``object``).
+            number = int(value)  # type: ignore[call-overload]
         except (TypeError, ValueError):
             raise EngineError(f"{where} takes a whole number, not {value!r}") from None
         if (option.min is not None and number < option.min) or (option.max is not None and number > option.max):

@@ -30,11 +30,11 @@ from fastpgn._grammar_py import _Game, _clock_seconds, _eval_ok, _first_ply, _sa
 
 _RESULT_TOKENS = frozenset((b"1-0", b"0-1", b"1/2-1/2", b"*"))
 _CACHE_LIMIT = 200_000   # a cache that grows past this (hostile input) starts again
-_SAN = set()             # tokens _movetext reads as SAN moves
-_NUMBERS = {}            # move number tokens ("12.", "12...") -> the ply _first_ply gives
-_NUMBER_SET = set()      # the same tokens, for set operations
-_EVALS = {}              # "0.17]" (the token before "}") -> "0.17"
-_CLOCKS = {}             # "0:03:00]" -> b"180"
+_SAN: set[bytes] = set()  # tokens _movetext reads as SAN moves
+_NUMBERS: dict[bytes, int] = {}  # move number tokens ("12.", "12...") -> the ply _first_ply gives
+_NUMBER_SET: set[bytes] = set()  # the same tokens, for set operations
+_EVALS: dict[bytes, bytes] = {}  # "0.17]" (the token before "}") -> "0.17"
+_CLOCKS: dict[bytes, bytes] = {}  # "0:03:00]" -> b"180"
 _COUNTS = [str(n).encode() for n in range(1000)]
 _WHITE_NUMBERS = [b"%d." % n for n in range(1, 1000)]                   # 1. 2. 3. ...
 _PLY_NUMBERS = [b"%d%s" % (n // 2 + 1, b"..." if n % 2 else b".") for n in range(1998)]  # 1. 1... 2.
@@ -43,8 +43,8 @@ _LAYOUTS = {  # (4th token, 6th token) -> (tokens a ply, index of the eval value
     (b"[%clk", b"}"): (6, 0, 4),
     (b"[%eval", b"}"): (6, 4, 0),
 }
-_TAG_LAYOUTS = {}        # a tag section's text outside the quotes -> its names
-_TAG_LAYOUTS_TEXT = {}   # the same in str (apart: b"x" and "x" hash alike)
+_TAG_LAYOUTS: dict[bytes, tuple[bytes, ...]] = {}  # a tag section's text outside the quotes -> its names
+_TAG_LAYOUTS_TEXT: dict[str, tuple[str, ...]] = {}  # the same in str (apart: b"x" and "x" hash alike)
 
 
 def _learn_san(tok: bytes) -> bool:
@@ -160,21 +160,27 @@ def _fast_tags(t: bytes, text: bool):
     """
     if b"\\" in t or b"\r" in t:
         return None
+    # The same steps in str and in bytes, written out twice so each is typed.
     if text:
         try:
-            t = t.decode("utf-8")
+            doc = t.decode("utf-8")
         except UnicodeDecodeError:
             return None
-        quote, newline, known = '"', "\n", _TAG_LAYOUTS_TEXT
-    else:
-        quote, newline, known = b'"', b"\n", _TAG_LAYOUTS
-    pieces = t.split(quote)
+        doc_pieces = doc.split('"')
+        if not len(doc_pieces) & 1:
+            return None
+        doc_key = '"'.join(doc_pieces[::2])
+        doc_names = _TAG_LAYOUTS_TEXT.get(doc_key) or _learn_tag_layout(doc_key)
+        if doc_names is None or doc.count("\n") != len(doc_names) - 1:
+            return None
+        return doc_pieces, doc_key, doc_names
+    pieces = t.split(b'"')
     if not len(pieces) & 1:
         return None
-    key = quote.join(pieces[::2])
-    names = known.get(key) or _learn_tag_layout(key)
+    key = b'"'.join(pieces[::2])
+    names = _TAG_LAYOUTS.get(key) or _learn_tag_layout(key)
     # Each joint holds one LF: no more anywhere, so no value spans lines.
-    if names is None or t.count(newline) != len(names) - 1:
+    if names is None or t.count(b"\n") != len(names) - 1:
         return None
     return pieces, key, names
 
@@ -304,7 +310,9 @@ def _fast_movetext(m: bytes):
 
 def _fast_any(toks: list, result: bytes):
     """_fast_movetext's answer for a token list no layout fits: _fast_tokens from the start."""
-    moves, evals, clocks = [], [], []
+    moves: list[bytes] = []
+    evals: list[bytes | None] = []
+    clocks: list[bytes | None] = []
     first_ply = _fast_tokens(toks, 0, moves, evals, clocks, -1)
     return None if first_ply is None else (moves, evals, clocks, result, first_ply, True)
 

@@ -272,7 +272,7 @@ class _Game:
         self.first_ply = -1           # ply index the move number before the first move names
         self.bad = ""
         self.bad_pos = -1
-        self.moves_field = None       # replaces field 20 when a moves hook rewrote it
+        self.moves_field: bytes | None = None  # replaces field 20 when a moves hook rewrote it
         self.filtered = False         # a where_plan dropped it (a bad game is rejected instead)
 
 

@@ -35,7 +35,7 @@ class Limit:
                 _scan.kernel.where_plan(self.where.spec()))
         else:
             (read, rejects), filtered = _games_up_to_line(keep, result.read, result.rejects), 0
-        payload, count = result.payload, result.count
+        payload, count = result.payload, result.written
         if keep < count:
             payload, count = self.format.split(payload, 0, [keep])[0], keep
         return BlockResult(payload, count, read, rejects, filtered)

@@ -18,9 +18,9 @@ from fastpgn._grammar_py import (  # noqa: F401  (SEP, LINE_TAGS: the kernel's p
 from fastpgn import _fastpath_py
 from fastpgn._fastpath_py import _COUNTS, _fast_as_game, _fast_game, _fast_where
 
-_DAY_SECONDS = {}        # UTCTime value -> _seconds_of_day(value)
-_LINE_PLANS = {}         # a _TAG_LAYOUTS key -> an itemgetter of _fast_line's tag values
-_ECO_FIELDS = {}         # a code from the openings map -> _field(code)
+_DAY_SECONDS: dict[bytes, bytes] = {}  # UTCTime value -> _seconds_of_day(value)
+_LINE_PLANS: dict[bytes, itemgetter[bytes]] = {}  # a _TAG_LAYOUTS key -> an itemgetter of _fast_line's tag values
+_ECO_FIELDS: dict[bytes, bytes] = {}  # a code from the openings map -> _field(code)
 
 def _line_plan(names: tuple):
     """An itemgetter of _fast_line's 16 tag values from ``pieces + [b"", movetext result]``."""
@@ -125,17 +125,18 @@ def _seconds_of_day(value: bytes) -> bytes:
 
 
 def _line(game: _Game, openings) -> bytes:
-    slots = [None] * len(LINE_TAGS)
+    slots: list[bytes | None] = [None] * len(LINE_TAGS)
     for name, value in game.tags:
         i = _SLOT.get(name)
         if i is not None:
             slots[i] = value
-    get = lambda i: b"" if slots[i] is None else slots[i]  # noqa: E731
+    get = lambda i: slots[i] or b""  # noqa: E731  (an empty value is b"" either way)
     site = get(S_SITE)
     gid = site[site.rfind(b"/") + 1:]
-    date = slots[S_UTCDATE] if slots[S_UTCDATE] is not None else get(S_DATE)
-    time = slots[S_UTCTIME] if slots[S_UTCTIME] is not None else get(S_TIME)
-    result = slots[S_RESULT] if slots[S_RESULT] is not None else game.result
+    utc_date, utc_time, played = slots[S_UTCDATE], slots[S_UTCTIME], slots[S_RESULT]
+    date = utc_date if utc_date is not None else get(S_DATE)
+    time = utc_time if utc_time is not None else get(S_TIME)
+    result = played if played is not None else game.result
     moves = game.moves
     mate = b"Y" if moves and b"#" in moves[-1] else b"N"
     evals = [e for e in game.evals if e is not None]

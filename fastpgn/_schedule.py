@@ -86,6 +86,7 @@ def _moves_hook(validate: bool, uci: bool):
 
 def _work(data, offset: int, at_stream_start: bool) -> BlockResult:
     """One block, on a worker: what the run's format makes of it."""
+    assert _FORMAT is not None  # start_workers ran _init_worker in this process first
     return _FORMAT.block(data, offset, at_stream_start, _SETUP)
 
 
@@ -212,8 +213,8 @@ def truncated_result(block: Block) -> BlockResult:
     text = bytes(block.data)
     if not text.strip():
         return BlockResult(None, 0, 0, [], 0)
-    return BlockResult(None, 0, 1, [Rejected(block.offset, 1, block.truncation_reason(), block.damage.offset, text)],
-                       0)
+    reason, error_offset = block.truncation()
+    return BlockResult(None, 0, 1, [Rejected(block.offset, 1, reason, error_offset, text)], 0)
 
 
 class OrderedScheduler:
@@ -263,13 +264,15 @@ class OrderedScheduler:
             return block, None, None
         if self._inline:
             data = bytes(block.data) if self.keep_bytes else None
-            job = _work(block.data, block.offset, block.at_stream_start)
+            result = _work(block.data, block.offset, block.at_stream_start)
             block.release()
-            return block, job, data
+            return block, result, data
+        pool = self.pool
+        assert pool is not None  # not inline: the pool stays until cancel() or close() ends the run
         if self._threads:
-            return block, self.pool.submit(_work, block.data, block.offset, block.at_stream_start), None
+            return block, pool.submit(_work, block.data, block.offset, block.at_stream_start), None
         data = bytes(block.data)
-        job = self.pool.submit(_work, data, block.offset, block.at_stream_start)
+        job = pool.submit(_work, data, block.offset, block.at_stream_start)
         block.release()
         return block, job, data
 

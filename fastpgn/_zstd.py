@@ -26,8 +26,10 @@ class _ZstdStream:
 
         self._source = source
         self._frames = _ZstdFrames(source)
+        # zstandard's stub asks for IO[bytes], but stream_reader takes "any object with a read(size)
+        # method" (its docstring) and calls nothing else: _ZstdFrames is one.
         self._reader = zstandard.ZstdDecompressor().stream_reader(
-            self._frames, read_size=read_size, read_across_frames=True, closefd=False)
+            self._frames, read_size=read_size, read_across_frames=True, closefd=False)  # type: ignore[arg-type]
         self._error = zstandard.ZstdError
 
     def _checked(self, n: int) -> int:

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from fastpgn._analysis import (EvalCache, Limit, analysable, analyse_game, complete_games, format_clock,
                                lichess_pgn, position_key)
@@ -206,7 +207,7 @@ class _Run:
         self.stats = _Stats()
         self.progress: _Progress | None = None
         self.engines: list[Engine] = []
-        self.out = None
+        self.out: TextIO | None = None
         self.stop = threading.Event()
         self.workers: list[threading.Thread] = []
         self.feeder: threading.Thread | None = None
@@ -255,8 +256,8 @@ class _Run:
 
                     self.resume_headers = next(iter(read_games(data[last:end]))).headers
         if end < size:
-            with open(args.output, "r+b") as fh:
-                fh.truncate(end)     # a game cut short by the interruption: written again
+            with open(args.output, "r+b") as out:
+                out.truncate(end)     # a game cut short by the interruption: written again
         return count
 
     @staticmethod
@@ -293,7 +294,7 @@ class _Run:
                 engine.setoption(name, value)
             engine.isready()
 
-    def _open_output(self, resumed: int):
+    def _open_output(self, resumed: int) -> TextIO:
         if self.args.output is None:
             return sys.stdout
         folder = os.path.dirname(self.args.output)
@@ -355,7 +356,7 @@ class _Run:
             self.out.close()
         elif self.out is sys.stdout:
             try:
-                sys.stdout.flush()
+                self.out.flush()
             except BrokenPipeError:
                 pass
 
@@ -493,8 +494,10 @@ class _Run:
             self.say(f"fastpgn analyse: {note}; written without new evals")
         if self.args.format == "lines":
             text = self._line(text)
-        self.out.write(text)
-        self.out.flush()
+        out = self.out
+        assert out is not None  # run() opened it before the first game
+        out.write(text)
+        out.flush()
         self.stats.written += 1
         if status == "analysed":
             self.stats.analysed += 1

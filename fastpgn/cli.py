@@ -285,7 +285,8 @@ class _Progress:
 def _positional_indexes(parser: argparse.ArgumentParser, argv: list[str]) -> list[int]:
     """Where in ``argv`` the positional arguments are: not options, nor the values options take."""
     takes_value = {flag for action in parser._actions if action.nargs != 0 for flag in action.option_strings}
-    found, skip = [], False
+    found: list[int] = []
+    skip = False
     for i, arg in enumerate(argv):
         if skip:
             skip = False

@@ -32,13 +32,16 @@ import threading
 import time
 import weakref
 from types import MappingProxyType
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Callable, Iterable, Mapping, NoReturn, Sequence
 
 from fastpgn._engine_info import STARTING_FEN, Info, Score, SearchResult
 from fastpgn._engine_options import Option, _option_value, _parse_option
 from fastpgn._engine_process import _EOF, _argv, _exit_text, _pump, _reap, find_engine
 from fastpgn._engine_process import GAME_DIRS  # noqa: F401 - re-exported: it was defined here
 from fastpgn.errors import EngineError, EngineNotFoundError, EngineTimeoutError
+
+if TYPE_CHECKING:
+    from fastpgn.board import Board
 
 __all__ = ["Engine", "EngineError", "EngineNotFoundError", "EngineTimeoutError", "Info", "Option",
            "Score", "SearchResult", "find_engine"]
@@ -76,14 +79,17 @@ class Engine:
         self.options: Mapping[str, Option] = MappingProxyType(self._options)
         self.config: dict[str, object] = {}
         self._proc = proc
+        assert proc.stdin is not None and proc.stdout is not None  # run() starts it with both as pipes
+        self._stdin: IO[bytes] = proc.stdin
+        self._stdout: IO[bytes] = proc.stdout
         self._lines: queue.SimpleQueue = queue.SimpleQueue()
-        self._tail: collections.deque = collections.deque(maxlen=TAIL_LINES)
+        self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         self._closed = False
         self._lock = threading.Lock()
         self._chess960 = False
         self._root: tuple[str | None, bool] | None = None
         self._given: list = []
-        self._board = None
+        self._board: Board | None = None
         self._sent: list[str] = []
         self._root_command = "position startpos"
         self._reader = threading.Thread(target=_pump, args=(proc.stdout, self._lines, self._tail),
@@ -159,8 +165,8 @@ class Engine:
                 return self._proc.returncode
             self._closed = True
         try:
-            self._proc.stdin.write(b"quit\n")
-            self._proc.stdin.flush()
+            self._stdin.write(b"quit\n")
+            self._stdin.flush()
         except (OSError, ValueError):
             pass
         self._cleanup(self.grace)
@@ -178,7 +184,7 @@ class Engine:
         _reap(self._proc, grace)
         if threading.current_thread() is not self._reader:
             self._reader.join(5.0)
-        for stream in (self._proc.stdin, self._proc.stdout):
+        for stream in (self._stdin, self._stdout):
             try:
                 stream.close()
             except (OSError, ValueError):
@@ -220,8 +226,8 @@ class Engine:
 
     def _send(self, command: str) -> None:
         try:
-            self._proc.stdin.write(command.encode("utf-8") + b"\n")
-            self._proc.stdin.flush()
+            self._stdin.write(command.encode("utf-8") + b"\n")
+            self._stdin.flush()
         except (OSError, ValueError):
             self._died(f"sending {command.split(' ', 1)[0]}")
 
@@ -245,7 +251,7 @@ class Engine:
         shown = " | ".join(line if len(line) <= 200 else line[:200] + "..." for line in lines[-5:])
         return f"; its last lines: {shown}"
 
-    def _died(self, doing: str):
+    def _died(self, doing: str) -> NoReturn:
         """The engine closed its output: reap it and raise EngineError with its last lines."""
         with self._lock:
             self._closed = True
@@ -390,6 +396,7 @@ class Engine:
         if self._board is None:
             self.position()
         board = self._board
+        assert board is not None  # position() set it (or raised)
         turn, fen, chess960 = board.turn, board.fen(), board.chess960
         self._send(command)
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -397,7 +404,8 @@ class Engine:
         try:
             while True:
                 line = self._receive(deadline, f"searching ({command})")
-                if line is None:
+                if line is None:  # the deadline passed: there is one only with a timeout
+                    assert timeout is not None
                     self._stop_late(command, timeout)
                 word = line.split(" ", 1)[0]
                 if word == "info":
@@ -431,7 +439,7 @@ class Engine:
                                   f"legal in {fen}", lines=self._tail) from None
         return SearchResult(best, ponder, last, fen, chess960)
 
-    def _stop_late(self, command: str, timeout: float):
+    def _stop_late(self, command: str, timeout: float) -> NoReturn:
         """The deadline passed: ``stop``, wait ``grace`` for bestmove, else kill; raise either way."""
         self._send("stop")
         deadline = time.monotonic() + self.grace

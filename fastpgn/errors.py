@@ -15,6 +15,7 @@ around in that one shape; the scanner kernels' own 5-tuples become records in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -106,7 +107,7 @@ class EngineError(PGNError):
     """
 
     def __init__(self, reason: str, offset: int | None = None, game: int | None = None, *,
-                 line: int | None = None, column: int | None = None, lines: tuple[str, ...] | list[str] = ()) -> None:
+                 line: int | None = None, column: int | None = None, lines: Sequence[str] = ()) -> None:
         self.lines = tuple(lines)
         super().__init__(reason, offset, game, line=line, column=column)
 

@@ -232,7 +232,8 @@ class Where:
         speeds = 0
         for s in self.speed:
             speeds |= 1 << SPEEDS.index(s)
-        tests = []
+        # (tag names, test, values, the value of a missing tag or None)
+        tests: list[tuple[tuple[bytes, ...], int, tuple[bytes, ...], bytes | None]] = []
         if self.time_control is not None:
             tests.append(((b"TimeControl",), _TAG_EQUAL, (self.time_control.encode(),), None))
         if self.variant is not None:

@@ -101,6 +101,7 @@ class OpeningMap(dict):
         if self.fuzzy:
             if self._normal is None:
                 self._index()
+            assert self._normal is not None and self._by_name is not None  # _index sets both
             eco, _, name = key.decode("utf-8", "replace").partition(SEP)
             normal = normalize(name)
             code = self._normal.get((eco, normal)) or self._by_name.get(normal) or UNKNOWN

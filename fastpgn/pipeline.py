@@ -132,7 +132,7 @@ class Delivery(NamedTuple):
     """
 
     payload: object
-    count: int
+    written: int    # games (not ``count``: that name is the tuple's own method)
     skip: int
     start: int
     end: int
@@ -330,6 +330,7 @@ class Converter:
             return self._summarise(saved, start_time, already_complete=True)
         # The main thread's count; its games_written are those handed to the writer (which may lag behind).
         count = saved or ResumeState()
+        chunks: StreamOutput | ChunkFiles
         if self.to_stdout:
             chunks = StreamOutput(sys.stdout.buffer, self.format)
         else:
@@ -400,8 +401,9 @@ class Converter:
         count.rejects_size = rejects.size()
         before = count.tally()
         skip = count.skip_lines
-        last = self.limit is not None and self.limit.falls_in(count.games_written, result.count, skip)
-        if last:
+        last = False
+        if self.limit is not None and self.limit.falls_in(count.games_written, result.written, skip):
+            last = True
             result = self.limit.cut(result, count.games_written, skip, block, data)
         for game in result.rejects:
             game = dataclasses.replace(game, number=count.games_read + game.number)  # numbered in the input
@@ -414,9 +416,9 @@ class Converter:
         count.games_filtered += result.filtered
         rejects.flush()
         count.rejects_size = rejects.size()
-        delivery = Delivery(result.payload, result.count, skip, block.offset, block.offset + len(block.data),
+        delivery = Delivery(result.payload, result.written, skip, block.offset, block.offset + len(block.data),
                             before, count.tally())
-        count.games_written += max(result.count - skip, 0)
+        count.games_written += max(result.written - skip, 0)
         count.skip_lines = 0
         return delivery, last
 
@@ -466,10 +468,10 @@ class Converter:
                 partial = text[cut:]
             seen += n
 
-    def _deliver(self, chunks: ChunkFiles, fingerprint: dict, delivery: Delivery) -> None:
+    def _deliver(self, chunks: ChunkFiles | StreamOutput, fingerprint: dict, delivery: Delivery) -> None:
         """On the writer thread: a block's games into the chunks, and a checkpoint after each chunk it completes."""
         d = delivery
-        for lines_done in chunks.add(d.payload, d.count, d.skip):
+        for lines_done in chunks.add(d.payload, d.written, d.skip):
             ResumeState.checkpoint(chunk=chunks.index, games_written=chunks.written, start=d.start, end=d.end,
-                                   lines_done=lines_done, count=d.count, before=d.before,
+                                   lines_done=lines_done, count=d.written, before=d.before,
                                    after=d.after).save(self.state_path, fingerprint)

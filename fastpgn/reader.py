@@ -14,7 +14,7 @@ each bad game, with its raw text, in ``reader.rejected``. Either way
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Generator, Iterator
 
 from fastpgn import _scan, openings as _openings
 from fastpgn.errors import InputError, PGNSyntaxError, Rejected, rejected_games
@@ -225,7 +225,7 @@ class _RecordReader:
         self.rejected: list[Rejected] = []
         self.games_read = 0
         self.games_yielded = 0
-        self.name = None
+        self.name: str | None = None   # the source's, once opened
         self._buffers: list = []    # buffers of blocks already scanned, for later blocks
         self._records = self._read()   # a generator: nothing is opened before the first next()
 
@@ -253,7 +253,7 @@ class _RecordReader:
     def _read(self):
         raise NotImplementedError
 
-    def _blocks(self) -> Iterator[Block]:
+    def _blocks(self) -> Generator[Block, None, None]:
         source = open_source(self._source_arg)
         self.name = source.name
         try:
@@ -276,11 +276,10 @@ class _RecordReader:
         text = bytes(block.data)
         if text.strip():
             self.games_read += 1
-            reason = block.truncation_reason()
-            self.rejected.append(Rejected(block.offset, self.games_read, reason,
-                                          block.damage.offset, text))
+            reason, error_offset = block.truncation()
+            self.rejected.append(Rejected(block.offset, self.games_read, reason, error_offset, text))
             if self.errors == "raise":
-                raise PGNSyntaxError(reason, block.damage.offset, self.games_read)
+                raise PGNSyntaxError(reason, error_offset, self.games_read)
         return True
 
     @staticmethod

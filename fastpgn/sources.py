@@ -32,7 +32,8 @@ import stat
 import sys
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from types import ModuleType
+from typing import Callable, Iterator, Protocol
 
 from fastpgn._blocks import BLOCK_SIZE, Block, _ChunkFiller, blocks, cut_blocks, find_cut, has_moves, line_blocks
 from fastpgn._bzip2 import _ibz2, parallel_decode
@@ -45,6 +46,7 @@ __all__ = ["BLOCK_SIZE", "Block", "READ_SIZE", "Source", "blocks", "check_pgn", 
 READ_SIZE = 1 << 20
 FEED_SIZE = 64 << 10     # compressed bytes given to a bzip2/gzip decoder at a time
 
+_gzip_zlib: ModuleType
 try:  # ISA-L inflates gzip several times faster than zlib.
     from isal import isal_zlib as _gzip_zlib
 except ImportError:  # pragma: no cover - optional speed-up
@@ -70,20 +72,28 @@ def detect(head: bytes) -> str:
     return "pgn"
 
 
+class _RawInput(Protocol):
+    """What a Source reads: a binary file object whose ``read`` gives bytes (b"" at the end)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
 class Source:
     """A decompressed byte stream with its name, kind and progress in the raw input."""
 
-    def __init__(self, raw: BinaryIO, name: str, size: int | None, path: str | None,
+    def __init__(self, raw: _RawInput, name: str, size: int | None, path: str | None,
                  close_raw: bool, threads: int = 1) -> None:
         self.name = name
         self.size = size            # raw (compressed) size when known
         self.path = path
-        self._raw = raw
+        self._raw: _RawInput = raw
         self._close_raw = close_raw
         self._threads = threads
         self.raw_read = 0           # raw bytes consumed so far (for progress)
         self.offset = 0             # decompressed bytes handed out so far
-        self._fill = None           # readinto of the decoder, made on first use
+        self._fill: Callable[[memoryview], int] | None = None  # readinto of the decoder, made on first use
         self.fallback: str | None = None   # why the parallel bzip2 decoder gave way to the stream decoder
         head = self._peek(4)
         self.kind = detect(head)
@@ -129,13 +139,14 @@ class Source:
             if self.kind == "zst":
                 self._fill = _ZstdStream(self, READ_SIZE).readinto
             elif self.kind == "pgn" and isinstance(self._raw, (io.BufferedReader, io.FileIO, io.BytesIO)):
+                self._raw_readinto = self._raw.readinto
                 self._fill = self._plain_readinto
             else:
                 self._fill = _ChunkFiller(self.chunks()).readinto
         return self._fill(view)
 
     def _plain_readinto(self, view) -> int:
-        n = self._raw_io(self._raw.readinto, view)
+        n = self._raw_io(self._raw_readinto, view)
         self.raw_read += n
         self.offset += n
         return n
@@ -232,9 +243,11 @@ class Source:
         stream decoder re-reads the file, drops what was already handed out,
         and names the exact offset of the damage.
         """
+        path = self.path
+        assert path is not None  # chunks() comes here for a file alone
         handed_out = 0
         try:
-            with contextlib.closing(parallel_decode(self.path, self._threads)) as pieces:
+            with contextlib.closing(parallel_decode(path, self._threads)) as pieces:
                 for out, compressed in pieces:
                     handed_out += len(out)
                     self.offset += len(out)
@@ -246,7 +259,7 @@ class Source:
         except Exception as exc:
             self.fallback = str(exc)
         self._raw.close()
-        self._raw = open(self.path, "rb")
+        self._raw = open(path, "rb")
         self.raw_read = 0
         self.offset -= handed_out
         skip = handed_out
@@ -267,7 +280,7 @@ class Source:
 class _Prefixed(io.RawIOBase):
     """A stream that first returns bytes already read from another (for unpeekable inputs)."""
 
-    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+    def __init__(self, head: bytes, rest: _RawInput) -> None:
         self._head = head
         self._rest = rest
 

@@ -155,18 +155,18 @@ def scan_ply(s: str, i: int = 0, side: str | None = None) -> list[int]:
 # Class bits of a byte: 1 digit, 2 file or piece (a rank follows it),
 # 4 file, 8 ends a ply ('+#!?' and 'O'), 16 '=', 32 starts a ply, 64 piece,
 # 128 the rank a pawn promotes on.
-_CLASS = bytearray(256)
+_class = bytearray(256)
 for _c in b"0123456789":
-    _CLASS[_c] = 1 | (128 if _c in b"18" else 0)
+    _class[_c] = 1 | (128 if _c in b"18" else 0)
 for _c in b"abcdefgh":
-    _CLASS[_c] = 2 | 4 | 32
+    _class[_c] = 2 | 4 | 32
 for _c in b"KQRBN":
-    _CLASS[_c] = 2 | 32 | 64
+    _class[_c] = 2 | 32 | 64
 for _c in b"+#!?":
-    _CLASS[_c] = 8
-_CLASS[ord("O")] = 8 | 32
-_CLASS[ord("=")] = 16
-_CLASS = bytes(_CLASS)
+    _class[_c] = 8
+_class[ord("O")] = 8 | 32
+_class[ord("=")] = 16
+_CLASS = bytes(_class)
 # Marked byte -> code point. A move number's first digit d is d^0x80: U+0080
 # + d&63, UTF-8 C2 xx; its other digits are d^0xC0: U+0100 + d&63, C4 xx.
 # The first letter c of a black ply is c^0x80: U+00C0 + c&63, UTF-8 C3 xx.
@@ -175,14 +175,14 @@ _CLASS = bytes(_CLASS)
 # 24 characters involved. Any other byte is U+FFFD, UTF-8 EF BF BD. (A byte
 # of the block that is not ASCII can equal a marked byte, so block_movetext
 # declines lines that hold one.)
-_MARKED = [chr(b) for b in range(128)] + ["\ufffd"] * 128
+_marked_chars = [chr(b) for b in range(128)] + ["\ufffd"] * 128
 for _c in b"0123456789":
-    _MARKED[_c ^ 0x80] = chr(0x80 | _c & 63)
-    _MARKED[_c ^ 0xC0] = chr(0x100 | _c & 63)
+    _marked_chars[_c ^ 0x80] = chr(0x80 | _c & 63)
+    _marked_chars[_c ^ 0xC0] = chr(0x100 | _c & 63)
 for _c in b"abcdefghKQRBNO":
-    _MARKED[_c ^ 0x80] = chr(0xC0 | _c & 63)
-    _MARKED[_c ^ 0xC0] = chr(0xFC0 | _c & 63)
-_MARKED = "".join(_MARKED)
+    _marked_chars[_c ^ 0x80] = chr(0xC0 | _c & 63)
+    _marked_chars[_c ^ 0xC0] = chr(0xFC0 | _c & 63)
+_MARKED = "".join(_marked_chars)
 # UTF-8 continuation byte of a mark -> the character marked.
 _DIGIT_TAILS = {0x80 | _c & 63: _c for _c in b"0123456789"}
 _LETTER_TAILS = {0x80 | _c & 63: _c for _c in b"abcdefghKQRBNO"}

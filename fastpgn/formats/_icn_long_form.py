@@ -121,7 +121,8 @@ def _path(entry: tuple) -> str:
 def _check_json(value: Any, where: str, level: int) -> None:
     """A JSON value: null, true, false, a finite number, text, lists and objects with text
     keys, at ``level`` (the long form is level 1) and at most ``_MAX_DEPTH`` deep."""
-    todo = [(value, level, None, where)]  # (value, level, parent entry, step from the parent)
+    # (value, level, parent entry, step from the parent: a key or an index)
+    todo: list[tuple[Any, int, tuple | None, str | int]] = [(value, level, None, where)]
     while todo:
         entry = todo.pop()
         item, depth = entry[0], entry[1]
@@ -376,6 +377,7 @@ def _js_number(value: float) -> str:
         return "0"
     sign = "-" if value < 0 else ""
     _, digits, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    assert isinstance(exponent, int)  # a finite number's ("n", "N", "F" mark NaN and infinities, gone above)
     mantissa = "".join(map(str, digits))
     k = len(mantissa)
     point = exponent + k  # the decimal point sits after this many digits

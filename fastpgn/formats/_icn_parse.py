@@ -217,9 +217,13 @@ def _read_json(text: str) -> Any:
     ...
     fastpgn.errors.FormatError: number too large (line 1, column 14)
     """
-    i = _JSON_SPACE.match(text).end()
-    value, end = _json_at(text, i, "not JSON", _MAX_DEPTH)
-    end = _JSON_SPACE.match(text, end).end()
+    # _JSON_SPACE matches anywhere (the empty string at worst): its matches are never None.
+    lead = _JSON_SPACE.match(text)
+    assert lead is not None
+    value, end = _json_at(text, lead.end(), "not JSON", _MAX_DEPTH)
+    trail = _JSON_SPACE.match(text, end)
+    assert trail is not None
+    end = trail.end()
     if end != len(text):
         raise _error(text, end, "not JSON: Extra data")
     return value
@@ -361,13 +365,13 @@ def _read_pieces(text: str, i: int, end: int) -> tuple[dict, dict]:
 
 
 @functools.lru_cache(maxsize=32)
-def _read_pieces_cached(token: str) -> tuple[dict, dict] | tuple[None, None]:
+def _read_pieces_cached(token: str) -> tuple[dict, dict] | None:
     # A file of games from one start repeats the same long piece list: read
     # it once. The caller copies the dicts; errors are raised by the caller.
     try:
         return _read_pieces(token, 0, len(token))
     except FormatError:
-        return None, None
+        return None
 
 
 def _parse_strict(text: str) -> dict:
@@ -415,9 +419,10 @@ def _parse_strict(text: str) -> dict:
             if _square_at(text, _letters_end(text, i, end), end) is not None:
                 once("piece list", i)
                 out["specialRights"] = {}  # first: upstream's key order
-                position, rights = _read_pieces_cached(token) if end - i > 64 else (None, None)
-                if position is None:  # short, or an error to raise with its place in ``text``
-                    position, rights = _read_pieces(text, i, end)
+                pieces = _read_pieces_cached(token) if end - i > 64 else None
+                if pieces is None:  # short, or an error to raise with its place in ``text``
+                    pieces = _read_pieces(text, i, end)
+                position, rights = pieces
                 out["startingPosition"], out["specialRights"] = dict(position), dict(rights)
                 out["shortposition"] = token
             else:

@@ -53,10 +53,11 @@ class Stats:
 
     def totals(self) -> tuple[int, int, int, int, int, int, int]:
         sums = [0] * 7
-        for row in self.rows():
+        for _date, *counts in self.rows():
             for k in range(7):
-                sums[k] += row[k + 1]
-        return tuple(sums)
+                sums[k] += counts[k]
+        played, won, ww, wb, drawn, lost, open_ = sums
+        return played, won, ww, wb, drawn, lost, open_
 
     def summary(self) -> str:
         played, won, ww, wb, drawn, lost, open_ = self.totals()

@@ -414,7 +414,7 @@ def decode_games(lines: Iterable[str], *, on_error=None) -> Iterator[str]:
     ['[Result "*"]\\n\\n1. e4 e5 2. Nf3 *', '[Result "1-0"]\\n\\n1. d4 d5 1-0']
     """
     held = None  # the last game's PGN, separable, and its line (a lone game is written otherwise)
-    held_line = None
+    held_line: tuple[str, int] | None = None
     several = False
     for number, text in enumerate(lines, 1):
         if not text or text.isspace():
@@ -438,6 +438,7 @@ def decode_games(lines: Iterable[str], *, on_error=None) -> Iterator[str]:
             yield held
         held, held_line = pgn, (text, number)
     if held is not None:
+        assert held_line is not None  # set with held
         yield held if several else decode_line(held_line[0], line=held_line[1]).to_pgn()
 
 
