@@ -63,6 +63,8 @@ against the byte walk) hold all of them to the same lines, records and errors.
 
 from __future__ import annotations
 
+from fastpgn.oneliner import RESULT_CODES, TERMINATION_CODES
+
 
 SEP = "\u2502".encode()
 # Pure Python holds the GIL: the converter gives this backend worker processes, not threads.
@@ -77,14 +79,9 @@ _PIECES = b"KQRBNP"
 _PROMO = b"QRBNK"
 _DELIMS = frozenset(b" \t\r\n{}();$")
 
-_RESULT_CODE = {b"1-0": b"W", b"0-1": b"B", b"1/2-1/2": b"D"}
-_TERMINATION_CODE = {
-    b"Normal": b"N",
-    b"Time forfeit": b"T",
-    b"Abandoned": b"A",
-    b"Unterminated": b"U",
-    b"Rules infraction": b"R",
-}
+# The codes of fields 4 and 5, as fastpgn.oneliner defines them (bytes here: the kernel writes bytes).
+_RESULT_CODE = {k.encode(): v.encode() for k, v in RESULT_CODES.items()}
+_TERMINATION_CODE = {k.encode(): v.encode() for k, v in TERMINATION_CODES.items()}
 
 # Header names the 22-field line needs, in the order of _header_slot's slots.
 LINE_TAGS = (

@@ -1,4 +1,10 @@
-"""The 22-field line of python-lichess-db-pgn-parser, read back into records (the kernel writes it).
+"""The 22-field line of python-lichess-db-pgn-parser: its definition, and its reading back into records.
+
+This module owns the format both ways: the fields (``Line``), the codes of
+fields 4 and 5 (``RESULT_CODES``, ``TERMINATION_CODES``) and the reading;
+the writers are the scanner kernel's line sinks, which take these tables
+(the pure twin, ``fastpgn._lines_py``) or mirror them in C (the compiled one,
+``_lines_cy.pxi``), held to the original program's golden cases by the tests.
 
 One game per line, fields separated by ``│`` (U+2502), ``\\n`` at the end:
 
@@ -20,6 +26,12 @@ from fastpgn.errors import FormatError
 from fastpgn.sources import open_source
 
 SEP = "\u2502"
+
+#: Field 4: the Result tag (else the movetext's result) as one letter; anything else is ``*``.
+RESULT_CODES = {"1-0": "W", "0-1": "B", "1/2-1/2": "D"}
+#: Field 5: the Termination tag as one letter; anything else (or none) is ``*``.
+TERMINATION_CODES = {"Normal": "N", "Time forfeit": "T", "Abandoned": "A", "Unterminated": "U",
+                     "Rules infraction": "R"}
 
 
 class Line(NamedTuple):

@@ -10,7 +10,7 @@ import pytest
 import zstandard
 
 from conftest import CASES, shared
-from fastpgn import _backend, openings
+from fastpgn import _backend, oneliner, openings
 
 SEP = "\u2502"
 OPENINGS = openings.load()
@@ -259,3 +259,15 @@ def test_threads_calling_the_kernel_at_once_get_the_lines_of_a_lone_call(scan):
     assert together == alone
     assert all(games > 100 and out.count(b"\n") == games for out, games, _ in alone)
     assert scan.RELEASES_GIL == (scan.__name__.endswith("_cy"))
+
+
+@pytest.mark.parametrize("result", [*oneliner.RESULT_CODES, "*", "?", ""])
+@pytest.mark.parametrize("termination", [*oneliner.TERMINATION_CODES, "Time  forfeit", None])
+def test_fields_4_and_5_are_the_codes_oneliner_defines(scan, result, termination):
+    """oneliner owns the format: both line sinks write its codes, and parse_line reads them back."""
+    tags = f'[Result "{result}"]\n' + (f'[Termination "{termination}"]\n' if termination is not None else "")
+    data = f"{tags}\n1. e4 e5 *\n".encode()
+    lines, read, rejects = scan.lines_from_block(data, 0, len(data), 0, 0, True, None, False)
+    line = oneliner.parse_line(lines.decode())
+    assert line.result == oneliner.RESULT_CODES.get(result, "*")
+    assert line.termination == oneliner.TERMINATION_CODES.get(termination or "", "*")
