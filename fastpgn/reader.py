@@ -18,7 +18,7 @@ from typing import Iterator
 
 from fastpgn import _scan, openings as _openings
 from fastpgn.errors import InputError, PGNSyntaxError, Rejected, rejected_games
-from fastpgn.sources import BLOCK_SIZE, Block, check_pgn, cut_blocks, open_source
+from fastpgn.sources import BLOCK_SIZE, Block, Source, check_pgn, cut_blocks, open_source
 
 _POLICIES = ("raise", "skip")
 
@@ -227,7 +227,7 @@ class _RecordReader:
         self.games_yielded = 0
         self.name = None
         self._buffers: list = []    # buffers of blocks already scanned, for later blocks
-        self._source = None
+        self._source: Source | None = None   # the opened source (a Parquet one names a game's file and row)
         self._records = self._read()   # a generator: nothing is opened before the first next()
 
     def __iter__(self):
