@@ -215,3 +215,26 @@ def test_doctests():
     from fastpgn import lichess_parquet
 
     assert doctest.testmod(lichess_parquet).failed == 0
+
+
+def test_other_revisions_types_read_alike(tmp_path):
+    """Ratings as text, dates and times as text or time64, dictionary and large_string columns."""
+    rows = pa.table({
+        "Event": pa.array(["Rated Blitz game"]).dictionary_encode(),
+        "Site": ["https://lichess.org/abcdefgh"],
+        "WhiteElo": ["1500"], "BlackElo": pa.array([1600], pa.int32()),
+        "WhiteRatingDiff": ["+5"], "BlackRatingDiff": pa.array([-5], pa.int64()),
+        "UTCDate": ["2024.02.29"], "UTCTime": pa.array([datetime.time(12, 30, 1)], pa.time64("us")),
+        "TimeControl": ["180+2"],
+        "movetext": pa.array(["1. e4 { [%clk 0:03:00] } 1... e5 { [%clk 0:03:00] } 0-1"], pa.large_string()),
+    })
+    path = tmp_path / "games.parquet"
+    pq.write_table(rows, path)
+    got = _table(path, columns=["game_id", "event", "utc", "white_elo", "black_elo", "white_rating_diff",
+                                "black_rating_diff", "speed", "clock", "result"]).to_pylist()
+    utc = datetime.datetime(2024, 2, 29, 12, 30, 1, tzinfo=datetime.timezone.utc)
+    assert got == [{"game_id": "abcdefgh", "event": "Rated Blitz game", "utc": utc, "white_elo": 1500,
+                    "black_elo": 1600, "white_rating_diff": 5, "black_rating_diff": -5, "speed": "blitz",
+                    "clock": [180.0, 180.0], "result": "0-1"}]
+    line = next(fastpgn.read_lines(path)).split("\u2502")
+    assert (line[12], line[13], line[16], line[17]) == ("1500", "+5", "1600", "-5")
