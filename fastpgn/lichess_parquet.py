@@ -133,6 +133,11 @@ def _tag_text(pa, pc, name: str, column):
     return text
 
 
+def _text(pa, value: str):
+    """``value`` as an Arrow string scalar: compute functions given Python strings convert them on every call."""
+    return pa.scalar(value, pa.string())
+
+
 def pgn_text(batch) -> bytes:
     """The PGN text of a record batch in lichess's layout: its games, each followed by a blank line."""
     return bytes(_pgn_view(batch))
@@ -149,15 +154,15 @@ def _pgn_view(batch) -> memoryview:
         text = _tag_text(pa, pc, name, batch.column(name))
         if text is None:
             continue
-        piece = pc.binary_join_element_wise(f'[{name} "', text, '"]\n', "")   # null: the tag left out
-        pieces.append(pc.fill_null(piece, ""))
+        piece = pc.binary_join_element_wise(_text(pa, f'[{name} "'), text, _text(pa, '"]\n'), _text(pa, ""))
+        pieces.append(pc.fill_null(piece, _text(pa, "")))   # null: the tag left out
     if MOVETEXT in names:
         movetext = batch.column(MOVETEXT).cast(pa.string())
         # No movetext reads as a game without moves (*), which keeps one game a row.
         movetext = pc.if_else(pc.equal(pc.utf8_length(movetext), 0), None, movetext).fill_null("*")
     else:
         movetext = pa.nulls(batch.num_rows, pa.string()).fill_null("*")
-    joined = pc.binary_join_element_wise(*pieces, "\n", movetext, "\n\n", "")
+    joined = pc.binary_join_element_wise(*pieces, _text(pa, "\n"), movetext, _text(pa, "\n\n"), _text(pa, ""))
     if joined.type != pa.string():
         joined = joined.cast(pa.string())
     offsets = memoryview(joined.buffers()[1]).cast("i")
