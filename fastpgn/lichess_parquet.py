@@ -14,8 +14,10 @@ The PGN text is built with ``pyarrow.compute``, column by column, never
 with a Python loop over games: each tag column becomes ``[Name "value"]\\n``
 (a null leaves the tag out), the pieces and the movetext are joined row by
 row, and the joined values, which Arrow keeps back to back in one buffer,
-are that batch's block of PGN text. Memory stays bounded: one batch of rows
-(``ROWS`` at a time) of one row group is in memory at a time.
+are that batch's block of PGN text. A thread of its own builds the blocks
+two ahead of the reader, so Parquet decoding and the joins (pyarrow's C++,
+without the GIL) overlap the kernel's scan. Memory stays bounded: a few
+batches of ``ROWS`` rows are in memory at a time.
 
 Byte offsets (the ``offset`` column, ``PGN byte N`` in errors) count bytes
 of this built PGN text, from the first file's first row. Game numbers
@@ -179,8 +181,8 @@ class _Located:
         self.paths: list[str] = []
 
     def add(self, first_game: int, path: str) -> None:
+        self.paths.append(path)          # first: the reading thread may look while the other adds
         self.starts.append(first_game)
-        self.paths.append(path)
 
     def describe(self, game: int | None) -> str | None:
         """``"file F, row R"`` (R counts from 0, as Parquet readers do) for game number ``game``."""
@@ -207,7 +209,53 @@ def pgn_blocks(path: str | os.PathLike, rows: int = ROWS, located: _Located | No
         raise InputError(f"{os.fspath(path)}: a folder without .parquet files")
     for file in files:    # every file's footer before the first row: a wrong file is an InputError now
         _open(pq, file).close()
-    return _batches(pq, files, rows, located)
+    return _ahead(_batches(pq, files, rows, located))
+
+
+def _ahead(blocks: Iterator[memoryview], depth: int = 2) -> Iterator[memoryview]:
+    """``blocks`` made by a thread of their own, ``depth`` ahead of the reader: Parquet decoding and
+    the joins (pyarrow's C++, without the GIL) overlap the kernel's scan of the block before."""
+    import queue
+    import threading
+
+    ready: queue.Queue = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for block in blocks:
+                if not put((True, block)):
+                    return
+            put((True, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread, raised there
+            put((False, exc))
+        finally:
+            close = getattr(blocks, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=work, name="fastpgn-parquet", daemon=True)
+    thread.start()
+    try:
+        while True:
+            ok, item = ready.get()
+            if not ok:
+                raise item
+            if item is None:
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _open(pq, file):

@@ -238,3 +238,12 @@ def test_other_revisions_types_read_alike(tmp_path):
                     "clock": [180.0, 180.0], "result": "0-1"}]
     line = next(fastpgn.read_lines(path)).split("\u2502")
     assert (line[12], line[13], line[16], line[17]) == ("1500", "+5", "1600", "-5")
+
+
+def test_closing_early_stops_the_reading_thread(corpus):
+    import threading
+
+    _, root = corpus
+    with fastpgn.read_games(root, block_size=1 << 16) as games:
+        next(games)
+    assert not [t for t in threading.enumerate() if t.name == "fastpgn-parquet"]
