@@ -247,3 +247,13 @@ def test_closing_early_stops_the_reading_thread(corpus):
     with fastpgn.read_games(root, block_size=1 << 16) as games:
         next(games)
     assert not [t for t in threading.enumerate() if t.name == "fastpgn-parquet"]
+
+
+def test_filters_keep_the_same_games(corpus):
+    pgn, root = corpus
+    where = {"min_elo": 1800, "elo_of": "both", "speed": "blitz"}
+    got = fastpgn.read_arrow(root, where=where, columns=["game_id"])
+    ids = [i for batch in got for i in batch.column("game_id").to_pylist()]
+    want = [i for batch in fastpgn.read_arrow(pgn, where=where, columns=["game_id"])
+            for i in batch.column("game_id").to_pylist()]
+    assert ids == want and ids and got.games_filtered == 348 + 15 - len(ids)
