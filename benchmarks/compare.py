@@ -299,6 +299,15 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
         add(f"fastpgn-arrow-{tag}", f"fastpgn read_arrow ({backend}), .pgn",
             ("benchmarks.contenders", "fastpgn-arrow", sample_pgn(s)), backend, s,
             note="record batches of the analysis schema (typed columns, per-ply lists)")
+        if tag == "cy" and _importable("pyarrow")[0]:
+            from benchmarks.lichess_release import write_release
+
+            release = work / "lichess-release"
+            if not release.exists() and not getattr(args, "list", False):
+                write_release(pgn, release)   # untimed: the release built from the same games
+            add("lichess-parquet-arrow", "fastpgn read_arrow (cython), lichess's Parquet release",
+                ("benchmarks.contenders", "lichess-parquet-arrow", release), backend, None, input_=release,
+                note="the official layout's rows rebuilt as PGN with pyarrow.compute, then the same kernel")
         if tag == "cy" and zst:
             add("fastpgn-games-cy-zst", "fastpgn read_games (cython), .pgn.zst",
                 ("benchmarks.contenders", "fastpgn-games", zst), backend, None, input_=zst,
@@ -512,7 +521,7 @@ def run_once(c: Contender, work: Path, timeout: float) -> None:
 
 def warm_cache(paths) -> None:
     for p in paths:
-        if p and Path(p).exists():
+        if p and Path(p).is_file():    # a folder (lichess's Parquet release) is read as it goes
             with open(p, "rb") as f:
                 while f.read(1 << 24):
                     pass

@@ -153,6 +153,11 @@ def fastpgn_arrow(path: str, limit: int | None) -> int:
     return _result(games=games, plies=plies, evals=evals, clocks=clocks)
 
 
+def lichess_parquet_arrow(path: str, limit: int | None) -> int:
+    """``read_arrow`` over lichess's Parquet release (a folder in its layout): rows rebuilt as PGN, then the kernel."""
+    return fastpgn_arrow(path, limit)
+
+
 def kernel_columns(path: str, limit: int | None) -> int:
     """``columns_from_block`` and its Arrow record batch, over game-aligned 4 MiB blocks already in memory (timed inside)."""
     from fastpgn import _columns_py, _scan
@@ -389,6 +394,7 @@ CONTENDERS = {
     "kernel-games": kernel_games,
     "kernel-columns": kernel_columns,
     "fastpgn-arrow": fastpgn_arrow,
+    "lichess-parquet-arrow": lichess_parquet_arrow,
     "chess-parquet": chess_parquet,
     "chess-games": chess_games,
     "chess-headers": chess_headers,

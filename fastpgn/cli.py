@@ -158,7 +158,8 @@ def convert_parser() -> argparse.ArgumentParser:
         description="Turn a lichess PGN dump (.pgn.zst, .pgn.bz2, .pgn.gz, plain, or - for stdin; "
                     "recognised by content) into chunk files of one 22-field line per game, on every core.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("input", metavar="INPUT", help="PGN file (any compression) or - for stdin")
+    parser.add_argument("input", metavar="INPUT", help="PGN file (any compression), - for stdin, or lichess's "
+                        "Parquet release (a .parquet file or a folder of them)")
     parser.add_argument("chunk_size", metavar="CHUNK_SIZE", type=_chunk_size, nargs="?",
                         help="games per output file, e.g. 100000 or 100_000 (not with -o -)")
     parser.add_argument("-o", "--output-dir", metavar="DIR",

@@ -18,7 +18,7 @@ from typing import Generator, Iterator
 
 from fastpgn import _scan, openings as _openings
 from fastpgn.errors import InputError, PGNSyntaxError, Rejected, rejected_games
-from fastpgn.sources import BLOCK_SIZE, Block, check_pgn, cut_blocks, open_source
+from fastpgn.sources import BLOCK_SIZE, Block, Source, check_pgn, cut_blocks, open_source
 
 _POLICIES = ("raise", "skip")
 
@@ -227,13 +227,20 @@ class _RecordReader:
         self.games_yielded = 0
         self.name: str | None = None   # the source's, once opened
         self._buffers: list = []    # buffers of blocks already scanned, for later blocks
+        self._source: Source | None = None   # the opened source (a Parquet one names a game's file and row)
         self._records = self._read()   # a generator: nothing is opened before the first next()
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        return next(self._records)
+        try:
+            return next(self._records)
+        except PGNSyntaxError as exc:   # a game built from a Parquet row: name the file and row too
+            where = getattr(self._source, "describe_game", None)
+            if where is None or where(exc.game) is None:
+                raise
+            raise type(exc)(f"{exc.reason} ({where(exc.game)})", exc.offset, exc.game) from None
 
     def close(self) -> None:
         """Stop reading: close the file the reader opened (never a file object it was given).
@@ -256,6 +263,7 @@ class _RecordReader:
     def _blocks(self) -> Generator[Block, None, None]:
         source = open_source(self._source_arg)
         self.name = source.name
+        self._source = source
         try:
             if source.kind == "pgn" and source.size == 0:
                 return

@@ -377,6 +377,9 @@ def open_source(source, threads: int = 1) -> Source:
             raw = stdin if stdin is not None else encoded(pieces_of_reader(sys.stdin.read))
             return Source(raw, "<stdin>", None, None, False, threads)
         path = Path(text)
+        from fastpgn import lichess_parquet   # lichess's Parquet release: its rows as PGN text
+        if lichess_parquet.is_parquet_input(text):
+            return lichess_parquet.open_parquet(text, threads)
         try:
             folder = path.is_dir()
         except OSError:             # a name too long: PGN text given as a str, most likely

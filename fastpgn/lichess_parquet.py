@@ -1,0 +1,321 @@
+"""Read lichess's own Parquet release of its database as if it were the PGN dump.
+
+Lichess publishes its standard rated games as Parquet too: one row per
+game, the header tags as columns (``Event``, ``Site``, ``White``,
+``WhiteElo``, ``UTCDate``, ...) and the movetext as one string column
+``movetext``, in a hive tree ``data/year=YYYY/month=MM/train-*.parquet``
+(docs/schema.md, "Lichess's Parquet release"). This module turns such input
+(a ``.parquet`` file, a folder of them, or the hive tree) back into PGN text,
+a record batch at a time, and hands that text to the same scanner kernel
+that reads the dumps, so every reader, filter and output format works on it
+unchanged.
+
+The PGN text is built with ``pyarrow.compute``, column by column, never
+with a Python loop over games: each tag column becomes ``[Name "value"]\\n``
+(a null leaves the tag out), the pieces and the movetext are joined row by
+row, and the joined values, which Arrow keeps back to back in one buffer,
+are that batch's block of PGN text. A thread of its own builds the blocks
+two ahead of the reader, so Parquet decoding and the joins (pyarrow's C++,
+without the GIL) overlap the kernel's scan. Memory stays bounded: a few
+batches of ``ROWS`` rows are in memory at a time.
+
+Byte offsets (the ``offset`` column, ``PGN byte N`` in errors) count bytes
+of this built PGN text, from the first file's first row. Game numbers
+count rows from the first file's first row (1 is the first row), and the
+error of a bad game names its file and row there.
+
+>>> import io, pyarrow as pa, pyarrow.parquet as pq
+>>> table = pa.table({"White": ["Ann"], "Black": ["Bob"], "WhiteElo": pa.array([1500], pa.int16()),
+...                   "BlackElo": pa.array([None], pa.int16()), "movetext": ["1. e4 e5 1/2-1/2"]})
+>>> print(pgn_text(table.to_batches()[0]).decode(), end="")
+[White "Ann"]
+[Black "Bob"]
+[WhiteElo "1500"]
+[BlackElo "?"]
+<BLANKLINE>
+1. e4 e5 1/2-1/2
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+import bisect
+import io
+import os
+from pathlib import Path
+from typing import Iterator
+
+from fastpgn._blocks import _ChunkFiller
+from fastpgn.errors import InputError
+from fastpgn.sources import Source
+
+__all__ = ["MOVETEXT", "ParquetSource", "TAG_ORDER", "is_parquet_input", "open_parquet", "parquet_files",
+           "pgn_text", "pgn_blocks"]
+
+#: The column that holds the movetext; a Parquet input without it is not lichess's release.
+MOVETEXT = "movetext"
+
+#: The header columns in the order the lichess dumps write their tags; any other column of the
+#: input (a later revision's addition) follows as a tag of its own name, in the file's order.
+TAG_ORDER = ("Event", "Site", "Date", "Round", "White", "Black", "Result", "UTCDate", "UTCTime", "WhiteElo",
+             "BlackElo", "WhiteRatingDiff", "BlackRatingDiff", "WhiteTitle", "BlackTitle", "ECO", "Opening",
+             "TimeControl", "Termination", "Variant", "FEN")
+
+#: Rows read at a time: a batch's built PGN text is some 2 KiB a game, so a few MiB a batch.
+ROWS = 4096
+
+_DATE_TAGS = frozenset(("UTCDate", "Date"))
+_SIGNED_TAGS = frozenset(("WhiteRatingDiff", "BlackRatingDiff"))
+_UNRATED_TAGS = frozenset(("WhiteElo", "BlackElo"))
+
+
+def is_parquet_input(path: str | os.PathLike) -> bool:
+    """True for a path this module reads: a ``.parquet`` file, or a folder holding ``.parquet`` files.
+
+    >>> is_parquet_input("games.pgn.zst"), is_parquet_input("no/such/games.parquet")
+    (False, True)
+    """
+    text = os.fspath(path)
+    if text.lower().endswith(".parquet"):
+        return True
+    try:
+        return os.path.isdir(text) and next(_walk(Path(text)), None) is not None
+    except OSError:
+        return False
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for path in sorted(folder.rglob("*")):
+        if path.suffix.lower() == ".parquet" and path.is_file() and not any(
+                part.startswith((".", "_")) for part in path.relative_to(folder).parts):
+            yield path
+
+
+def parquet_files(path: str | os.PathLike) -> list[Path]:
+    """The ``.parquet`` files of ``path`` in reading order: the file itself, or a folder's files
+    sorted by their path (``year=2013/month=01`` before ``year=2013/month=02``); names starting
+    with ``.`` or ``_`` are skipped, as pyarrow and Spark skip them."""
+    root = Path(path)
+    if root.is_dir():
+        return list(_walk(root))
+    if not root.exists():
+        raise InputError(f"{os.fspath(path)}: no such file")
+    return [root]
+
+
+def _tag_text(pa, pc, name: str, column):
+    """``column`` as tag value text (strings, escapes done), or None for a type no tag holds."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column = column.cast(kind.value_type)   # dictionary_decode
+        kind = column.type
+    if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
+        text = pc.strftime(column, format="%Y.%m.%d") if pa.types.is_timestamp(kind) else \
+            pc.replace_substring(column.cast(pa.string()), "-", ".")
+    elif pa.types.is_time(kind):
+        text = column.cast(pa.string())
+        if kind.unit != "s":
+            text = pc.utf8_slice_codeunits(text, 0, 8)    # whole seconds, as the dumps write them
+    elif pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+        text = column.cast(pa.string())
+        if name in _SIGNED_TAGS:     # the dumps write +5 and +0, and the 22-field line keeps the text
+            text = pc.if_else(pc.greater_equal(column, 0), pc.binary_join_element_wise("+", text, ""), text)
+    elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        text = column.cast(pa.string())
+        if name in _DATE_TAGS:
+            text = pc.replace_substring(text, "-", ".")   # a revision with dates as ISO text
+        if pc.any(pc.match_substring_regex(text, r'["\\\n\r]')).as_py():
+            text = pc.replace_substring(text, "\\", "\\\\")
+            text = pc.replace_substring(text, '"', '\\"')
+            text = pc.replace_substring_regex(text, r"[\r\n]", " ")   # a tag is one line
+    else:
+        return None
+    if name in _UNRATED_TAGS:        # the dumps write ? for no rating; the release holds a null
+        text = pc.fill_null(text, "?")
+    return text
+
+
+def _text(pa, value: str):
+    """``value`` as an Arrow string scalar: compute functions given Python strings convert them on every call."""
+    return pa.scalar(value, pa.string())
+
+
+def pgn_text(batch) -> bytes:
+    """The PGN text of a record batch in lichess's layout: its games, each followed by a blank line."""
+    return bytes(_pgn_view(batch))
+
+
+def _pgn_view(batch) -> memoryview:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = batch.schema.names
+    order = [n for n in TAG_ORDER if n in names] + [n for n in names if n not in TAG_ORDER and n != MOVETEXT]
+    pieces = []
+    for name in order:
+        text = _tag_text(pa, pc, name, batch.column(name))
+        if text is None:
+            continue
+        piece = pc.binary_join_element_wise(_text(pa, f'[{name} "'), text, _text(pa, '"]\n'), _text(pa, ""))
+        pieces.append(pc.fill_null(piece, _text(pa, "")))   # null: the tag left out
+    if MOVETEXT in names:
+        movetext = batch.column(MOVETEXT).cast(pa.string())
+        # No movetext reads as a game without moves (*), which keeps one game a row.
+        movetext = pc.if_else(pc.equal(pc.utf8_length(movetext), 0), None, movetext).fill_null("*")
+    else:
+        movetext = pa.nulls(batch.num_rows, pa.string()).fill_null("*")
+    joined = pc.binary_join_element_wise(*pieces, _text(pa, "\n"), movetext, _text(pa, "\n\n"), _text(pa, ""))
+    if joined.type != pa.string():
+        joined = joined.cast(pa.string())
+    offsets = memoryview(joined.buffers()[1]).cast("i")
+    first, last = offsets[joined.offset], offsets[joined.offset + len(joined)]
+    data = joined.buffers()[2]
+    return memoryview(data).cast("B")[first:last] if data is not None else memoryview(b"")
+
+
+class _Located:
+    """Where each file's rows start in the game count: ``(first game number, path)`` per file."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.paths: list[str] = []
+
+    def add(self, first_game: int, path: str) -> None:
+        self.paths.append(path)          # first: the reading thread may look while the other adds
+        self.starts.append(first_game)
+
+    def describe(self, game: int | None) -> str | None:
+        """``"file F, row R"`` (R counts from 0, as Parquet readers do) for game number ``game``."""
+        if game is None or not self.starts or game < 1:
+            return None
+        i = bisect.bisect_right(self.starts, game) - 1
+        if i < 0:
+            return None
+        return f"file {self.paths[i]}, row {game - self.starts[i]}"
+
+
+def pgn_blocks(path: str | os.PathLike, rows: int = ROWS, located: _Located | None = None) -> Iterator[memoryview]:
+    """The built PGN text of every file of ``path``, one record batch at a time.
+
+    InputError for a file that is not Parquet or lacks the ``movetext`` column.
+    """
+    from fastpgn.schema import require_pyarrow
+
+    require_pyarrow("reading lichess's Parquet release")
+    import pyarrow.parquet as pq
+
+    files = parquet_files(path)
+    if not files:
+        raise InputError(f"{os.fspath(path)}: a folder without .parquet files")
+    for file in files:    # every file's footer before the first row: a wrong file is an InputError now
+        _open(pq, file).close()
+    return _ahead(_batches(pq, files, rows, located))
+
+
+def _ahead(blocks: Iterator[memoryview], depth: int = 2) -> Iterator[memoryview]:
+    """``blocks`` made by a thread of their own, ``depth`` ahead of the reader: Parquet decoding and
+    the joins (pyarrow's C++, without the GIL) overlap the kernel's scan of the block before."""
+    import queue
+    import threading
+
+    ready: queue.Queue = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for block in blocks:
+                if not put((True, block)):
+                    return
+            put((True, None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread, raised there
+            put((False, exc))
+        finally:
+            close = getattr(blocks, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=work, name="fastpgn-parquet", daemon=True)
+    thread.start()
+    try:
+        while True:
+            ok, item = ready.get()
+            if not ok:
+                raise item
+            if item is None:
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _open(pq, file):
+    try:
+        reader = pq.ParquetFile(file)
+    except OSError as exc:
+        raise InputError(f"{file}: cannot read as Parquet ({exc})") from None
+    if MOVETEXT not in reader.schema_arrow.names:
+        reader.close()
+        raise InputError(f"{file}: a Parquet file without the {MOVETEXT!r} column of lichess's "
+                         f"Parquet release (its columns: {', '.join(reader.schema_arrow.names)})")
+    return reader
+
+
+def _batches(pq, files, rows, located) -> Iterator[memoryview]:
+    game = 1
+    for file in files:
+        reader = _open(pq, file)
+        if located is not None:
+            located.add(game, str(file))
+        try:
+            for batch in reader.iter_batches(batch_size=rows):
+                game += batch.num_rows
+                if batch.num_rows:
+                    yield _pgn_view(batch)
+        finally:
+            reader.close()
+
+
+class _Stream(io.RawIOBase):
+    def __init__(self, chunks: Iterator) -> None:
+        self._chunks = chunks
+        self._filler = _ChunkFiller(chunks)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, view) -> int:
+        return self._filler.readinto(view)
+
+    def close(self) -> None:
+        close = getattr(self._chunks, "close", None)
+        if close is not None:
+            close()
+        super().close()
+
+
+class ParquetSource(Source):
+    """A ``Source`` whose decompressed bytes are the PGN text built from lichess's Parquet release."""
+
+    def __init__(self, path: str | os.PathLike, threads: int = 1, rows: int = ROWS) -> None:
+        self.located = _Located()
+        raw = io.BufferedReader(_Stream(pgn_blocks(path, rows, self.located)), 1 << 20)
+        super().__init__(raw, os.fspath(path), None, None, True, threads)
+
+    def describe_game(self, game: int | None) -> str | None:
+        """The Parquet file and row game number ``game`` was built from (``file F, row R``)."""
+        return self.located.describe(game)
+
+
+def open_parquet(path: str | os.PathLike, threads: int = 1) -> ParquetSource:
+    """Open lichess's Parquet release at ``path`` (a file, a folder, a hive tree) as a PGN ``Source``."""
+    return ParquetSource(path, threads)

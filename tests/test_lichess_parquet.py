@@ -1,0 +1,259 @@
+"""Lichess's own Parquet release read as the PGN dump it was made from.
+
+The release is built here from the real dumps in the official layout and
+column types: header columns from the tags (ratings int16, UTCDate date32,
+UTCTime time32[s], the rest strings), ``movetext`` the game's movetext text,
+partitioned ``year=YYYY/month=MM/train-00000-of-00001.parquet``. Reading it
+must give what reading the dump gives, game for game, on both backends.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, shared
+
+pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
+pq = pytest.importorskip("pyarrow.parquet")
+
+import fastpgn  # noqa: E402
+from fastpgn import schema, sources  # noqa: E402
+from fastpgn.errors import InputError, PGNSyntaxError  # noqa: E402
+
+DUMPS = ("lichess_db_standard_rated_2013-01.head348.pgn.zst", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+STRINGS = ("Event", "Site", "White", "Black", "Result", "WhiteTitle", "BlackTitle")
+INTS = ("WhiteElo", "BlackElo", "WhiteRatingDiff", "BlackRatingDiff")
+LATER = ("ECO", "Opening", "Termination", "TimeControl")
+#: Tags the release has no column for: reading the release cannot give them back.
+NOT_IN_RELEASE = ("Date", "Round")
+
+
+def official_schema():
+    fields = [pa.field(n, pa.string()) for n in STRINGS] + [pa.field(n, pa.int16()) for n in INTS]
+    fields += [pa.field("UTCDate", pa.date32()), pa.field("UTCTime", pa.time32("s"))]
+    fields += [pa.field(n, pa.string()) for n in LATER] + [pa.field("movetext", pa.string())]
+    return pa.schema(fields)
+
+
+def _date(text):
+    try:
+        return datetime.datetime.strptime(text, "%Y.%m.%d").date()
+    except (TypeError, ValueError):
+        return None
+
+
+def _time(text):
+    try:
+        return datetime.datetime.strptime(text, "%H:%M:%S").time()
+    except (TypeError, ValueError):
+        return None
+
+
+def release_rows(pgn: bytes):
+    """One row per game of ``pgn``, as the release holds it."""
+    games = list(fastpgn.read_games(pgn))
+    ends = [g.offset for g in games[1:]] + [len(pgn)]
+    rows = []
+    for game, end in zip(games, ends):
+        text = pgn[game.offset:end].decode("utf-8")
+        movetext = text.split("\n\n", 1)[1].strip() if "\n\n" in text else ""
+        h = game.headers
+        row = {n: h.get(n) for n in STRINGS + LATER}
+        row.update({n: schema.int16(h.get(n)) for n in INTS})
+        row.update(UTCDate=_date(h.get("UTCDate")), UTCTime=_time(h.get("UTCTime")), movetext=movetext)
+        rows.append(row)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """(the dumps' PGN text back to back, the release's root folder)."""
+    root = tmp_path_factory.mktemp("release") / "data"
+    texts = []
+    for name in DUMPS:
+        pgn = b"".join(sources.open_source(shared("data", "lichess-db", name)).chunks())
+        texts.append(pgn)
+        rows = release_rows(pgn)
+        day = rows[0]["UTCDate"]
+        folder = root / f"year={day.year:04}" / f"month={day.month:02}"
+        folder.mkdir(parents=True)
+        table = pa.Table.from_pylist(rows, schema=official_schema())
+        pq.write_table(table, folder / "train-00000-of-00001.parquet", row_group_size=100)
+    return b"\n".join(texts), root
+
+
+def _table(source, **options):
+    batches = list(fastpgn.read_arrow(source, **options))
+    return pa.Table.from_batches(batches)
+
+
+def _without_release_gaps(table):
+    """The table without ``offset`` (it counts bytes of a different text) and with the tags the
+    release has no column for left out of ``tags``."""
+    rows = table.drop_columns(["offset"]).to_pylist()
+    for row in rows:
+        row["tags"] = [(k, v) for k, v in row["tags"] if k not in NOT_IN_RELEASE]
+    return rows
+
+
+def test_read_arrow_gives_the_dumps_table_game_for_game(corpus, scan, monkeypatch):
+    pgn, root = corpus
+    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    want = _table(pgn)
+    got = _table(root)
+    assert got.num_rows == want.num_rows == 348 + 15
+    assert got.schema == want.schema
+    assert _without_release_gaps(got) == _without_release_gaps(want)
+    # The offsets count bytes of the PGN text built from the rows: increasing, starting at 0.
+    offsets = got.column("offset").to_pylist()
+    assert offsets[0] == 0 and offsets == sorted(offsets)
+
+
+def test_one_file_and_the_uci_column(corpus):
+    pgn, root = corpus
+    file = sorted(root.rglob("*.parquet"))[0]
+    got = _table(file, uci=True, columns=["game_id", "uci"])
+    want = _table(pgn, uci=True, columns=["game_id", "uci"]).slice(0, got.num_rows)
+    assert got.to_pylist() == want.to_pylist()
+
+
+def test_read_lines_and_read_games_match_the_dump(corpus, scan, monkeypatch):
+    pgn, root = corpus
+    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    assert list(fastpgn.read_lines(root)) == list(fastpgn.read_lines(pgn))
+    got = [(g.id, g.moves, g.clocks, g.evals, g.result) for g in fastpgn.read_games(root)]
+    want = [(g.id, g.moves, g.clocks, g.evals, g.result) for g in fastpgn.read_games(pgn)]
+    assert got == want
+
+
+def test_both_backends_agree(corpus):
+    from conftest import kernel_params
+
+    _, root = corpus
+    answers = []
+    for param in kernel_params("_scan"):
+        kernel = param.values[0]
+        saved = fastpgn._scan.kernel
+        fastpgn._scan.kernel = kernel
+        try:
+            answers.append((_table(root).to_pylist(), list(fastpgn.read_lines(root))))
+        finally:
+            fastpgn._scan.kernel = saved
+    assert all(answer == answers[0] for answer in answers)
+
+
+def test_converter_writes_parquet_duckdb_reads(corpus, tmp_path):
+    duckdb = pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
+    pgn, root = corpus
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "fastpgn", str(root), "100", "--format", "parquet", "-o", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    glob = out / "*.parquet"
+    got = duckdb.sql(f"SELECT count(*), sum(plies), count(white_title) FROM read_parquet('{glob}')").fetchall()
+    want = _table(pgn)
+    titles = sum(v is not None for v in want.column("white_title").to_pylist())
+    assert got == [(want.num_rows, sum(want.column("plies").to_pylist()), titles)]
+
+
+def test_converter_writes_the_dumps_lines(corpus, tmp_path):
+    pgn, root = corpus
+    done = subprocess.run([sys.executable, "-m", "fastpgn", str(root), "-o", "-", "--format", "lines"],
+                          capture_output=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode("utf-8").splitlines() == list(fastpgn.read_lines(pgn))
+
+
+def test_a_bad_game_names_its_file_and_row(tmp_path, scan, monkeypatch):
+    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    rows = {"Site": ["https://lichess.org/a", "https://lichess.org/b", "https://lichess.org/c"],
+            "movetext": ["1. e4 e5 1-0", "1. e4 { unterminated 1-0", "1. d4 *"]}
+    folder = tmp_path / "year=2024" / "month=01"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table(rows), folder / "train-00000-of-00001.parquet")
+    games = fastpgn.read_games(tmp_path)
+    assert next(games).id == "a"
+    with pytest.raises(PGNSyntaxError) as caught:
+        next(games)
+    assert caught.value.game == 2
+    assert f"file {folder / 'train-00000-of-00001.parquet'}, row 1" in str(caught.value)
+    skipped = fastpgn.read_games(tmp_path, errors="skip")
+    assert [g.id for g in skipped] == ["a", "c"] and len(skipped.rejected) == 1
+
+
+def test_values_with_quotes_and_null_tags(tmp_path):
+    rows = pa.table({"White": ['Ann "the rook"', None], "WhiteElo": pa.array([None, 1700], pa.int16()),
+                     "UTCDate": pa.array(["2024-01-31", None]), "UTCTime": pa.array(["23:59:59", None]),
+                     "movetext": ["1. e4 *", None]})
+    path = tmp_path / "games.parquet"
+    pq.write_table(rows, path)
+    got = _table(path, columns=["white", "white_elo", "utc", "plies"]).to_pylist()
+    utc = datetime.datetime(2024, 1, 31, 23, 59, 59, tzinfo=datetime.timezone.utc)
+    assert got == [{"white": 'Ann "the rook"', "white_elo": None, "utc": utc, "plies": 1},
+                   {"white": None, "white_elo": 1700, "utc": None, "plies": 0}]
+
+
+def test_parquet_without_movetext_is_not_the_release(tmp_path):
+    path = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"x": [1]}), path)
+    with pytest.raises(InputError, match="movetext"):
+        list(fastpgn.read_games(path))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError, match="folder"):
+        list(fastpgn.read_games(empty))
+
+
+def test_doctests():
+    import doctest
+
+    from fastpgn import lichess_parquet
+
+    assert doctest.testmod(lichess_parquet).failed == 0
+
+
+def test_other_revisions_types_read_alike(tmp_path):
+    """Ratings as text, dates and times as text or time64, dictionary and large_string columns."""
+    rows = pa.table({
+        "Event": pa.array(["Rated Blitz game"]).dictionary_encode(),
+        "Site": ["https://lichess.org/abcdefgh"],
+        "WhiteElo": ["1500"], "BlackElo": pa.array([1600], pa.int32()),
+        "WhiteRatingDiff": ["+5"], "BlackRatingDiff": pa.array([-5], pa.int64()),
+        "UTCDate": ["2024.02.29"], "UTCTime": pa.array([datetime.time(12, 30, 1)], pa.time64("us")),
+        "TimeControl": ["180+2"],
+        "movetext": pa.array(["1. e4 { [%clk 0:03:00] } 1... e5 { [%clk 0:03:00] } 0-1"], pa.large_string()),
+    })
+    path = tmp_path / "games.parquet"
+    pq.write_table(rows, path)
+    got = _table(path, columns=["game_id", "event", "utc", "white_elo", "black_elo", "white_rating_diff",
+                                "black_rating_diff", "speed", "clock", "result"]).to_pylist()
+    utc = datetime.datetime(2024, 2, 29, 12, 30, 1, tzinfo=datetime.timezone.utc)
+    assert got == [{"game_id": "abcdefgh", "event": "Rated Blitz game", "utc": utc, "white_elo": 1500,
+                    "black_elo": 1600, "white_rating_diff": 5, "black_rating_diff": -5, "speed": "blitz",
+                    "clock": [180.0, 180.0], "result": "0-1"}]
+    line = next(fastpgn.read_lines(path)).split("\u2502")
+    assert (line[12], line[13], line[16], line[17]) == ("1500", "+5", "1600", "-5")
+
+
+def test_closing_early_stops_the_reading_thread(corpus):
+    import threading
+
+    _, root = corpus
+    with fastpgn.read_games(root, block_size=1 << 16) as games:
+        next(games)
+    assert not [t for t in threading.enumerate() if t.name == "fastpgn-parquet"]
+
+
+def test_filters_keep_the_same_games(corpus):
+    pgn, root = corpus
+    where = {"min_elo": 1800, "elo_of": "both", "speed": "blitz"}
+    got = fastpgn.read_arrow(root, where=where, columns=["game_id"])
+    ids = [i for batch in got for i in batch.column("game_id").to_pylist()]
+    want = [i for batch in fastpgn.read_arrow(pgn, where=where, columns=["game_id"])
+            for i in batch.column("game_id").to_pylist()]
+    assert ids == want and ids and got.games_filtered == 348 + 15 - len(ids)
