@@ -114,7 +114,7 @@ def python_chess(engine: str, games, nodes: int) -> int:
 def contenders(args, output: Path) -> list[tuple[str, list[str]]]:
     me = [sys.executable, "-m", "benchmarks.bench_engine", "--input", str(args.input), "--games", str(args.games),
           "--nodes", str(args.nodes), "--engine", args.engine, "--child"]
-    fastpgn = [sys.executable, "-m", "fastpgn.analyse", str(args.input), "--limit", str(args.games),
+    fastpgn = [sys.executable, "-m", "fastpgn.cli.analyse", str(args.input), "--limit", str(args.games),
                "--nodes", str(args.nodes), "--engine", args.engine, "--threads", "1", "--hash", "16",
                "-o", str(output), "--overwrite"]
     return [

@@ -134,13 +134,13 @@ def _games(path: Path, kind: str) -> int:
 
 DIRECTIONS = {
     # name: (module, input kind, the PGN file it writes (None: it reads PGN), argv builder)
-    "compact -> PGN": ("fastpgn.formats.lichess_text", "compact", lambda i, o: o / (i.stem + ".pgn"),
+    "compact -> PGN": ("fastpgn.cli.lichess_text", "compact", lambda i, o: o / (i.stem + ".pgn"),
                        lambda i, o, me: [str(i), "-o", str(o), "--me", me, "-q"]),
-    "PGN -> compact": ("fastpgn.formats.lichess_text", "me-pgn", None,
+    "PGN -> compact": ("fastpgn.cli.lichess_text", "me-pgn", None,
                        lambda i, o, me: ["--reverse", str(i), "-o", str(o), "--me", me, "-q"]),
-    "crypt encode": ("fastpgn.formats.crypt", "pgn", None,
+    "crypt encode": ("fastpgn.cli.crypt", "pgn", None,
                      lambda i, o, me: ["encode", str(i), "-o", str(o / "out.crypt"), "-q"]),
-    "crypt decode": ("fastpgn.formats.crypt", "crypt", lambda i, o: o / "out.pgn",
+    "crypt decode": ("fastpgn.cli.crypt", "crypt", lambda i, o: o / "out.pgn",
                      lambda i, o, me: ["decode", str(i), "-o", str(o / "out.pgn"), "-q"]),
 }
 
@@ -166,7 +166,7 @@ def run_once(module: str, argv: list[str], backend: str) -> dict:
 def startup(backend: str) -> float:
     env = {**os.environ, "FASTPGN_IMPLEMENTATION": backend, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import fastpgn.formats.lichess_text, fastpgn.formats.crypt"],
+    subprocess.run([sys.executable, "-c", "import fastpgn.cli.lichess_text, fastpgn.cli.crypt"],
                    env=env, cwd=ROOT, check=True)
     return time.perf_counter() - start
 

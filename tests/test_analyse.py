@@ -22,7 +22,8 @@ import zstandard
 
 from conftest import ROOT, missing_system_package, shared
 from fastpgn import analyse
-from fastpgn.analyse import complete_games, lichess_pgn, main, position_key
+from fastpgn.analyse import complete_games, lichess_pgn, position_key
+from fastpgn.cli.analyse import main
 from fastpgn.engine import find_engine
 from fastpgn.reader import read_games
 
@@ -433,7 +434,7 @@ def test_ctrl_c_writes_the_finished_games_and_exits_130(tmp_path):
     src = first_games(shared(*G2023), 6, tmp_path)
     engine, log = fake_engine(tmp_path, "slow", "--after", "150")
     out = tmp_path / "out.pgn"
-    proc = subprocess.Popen([sys.executable, "-m", "fastpgn.analyse", str(src), "-o", str(out), "--engine", engine],
+    proc = subprocess.Popen([sys.executable, "-m", "fastpgn.cli.analyse", str(src), "-o", str(out), "--engine", engine],
                             cwd=ROOT, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import ROOT, shared
+from fastpgn.cli import crypt as crypt_cli
 from fastpgn.errors import FormatError
 from fastpgn.formats import crypt
 from fastpgn.reader import read_games
@@ -34,7 +35,7 @@ DOCUMENTED = {
 
 
 def run_main(argv, capsys):
-    code = crypt.main(argv)
+    code = crypt_cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -329,9 +330,9 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
     (tmp_path / "zip.pgn").write_bytes(b"PK\x03\x04\x14\x00\x00\x00")
     (tmp_path / "latin1.crypt").write_bytes("e4,e5\n[White \"caf\u00e9\"]e4\n".encode("latin-1"))
     (tmp_path / "out.txt").write_text("kept\n")
-    assert crypt.main([]) == 2
-    assert crypt.main(["squash", "x"]) == 2
-    assert crypt.main(["encode", str(g), "--errors", "never"]) == 2
+    assert crypt_cli.main([]) == 2
+    assert crypt_cli.main(["squash", "x"]) == 2
+    assert crypt_cli.main(["encode", str(g), "--errors", "never"]) == 2
     capsys.readouterr()
     for argv, message in [
         (["encode", str(tmp_path / "missing.pgn")], f"{tmp_path / 'missing.pgn'}: no such file"),
@@ -356,10 +357,10 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
             assert err.startswith(message) and err.count("\n") == 1, (argv, err)
             assert (tmp_path / "out.txt").read_text() == "kept\n"
     assert g.read_text() == "1. e4 *\n"
-    assert crypt.main(["--help"]) == 0
+    assert crypt_cli.main(["--help"]) == 0
     assert "python -m fastpgn crypt" in capsys.readouterr().out
     for command in ("encode", "decode"):
-        assert crypt.main([command, "--help"]) == 0
+        assert crypt_cli.main([command, "--help"]) == 0
         help_text = capsys.readouterr().out
         assert "exit status:" in help_text and "deprecated: the same as --errors raise" in help_text
 
@@ -406,7 +407,7 @@ def test_cli_decode_gives_the_same_in_blocks_of_any_size(extra, tmp_path, capsys
                                        "d4\xff\nc4\n".encode("utf-8").replace(b"\xc3\xbf", b"\xff"))
     outputs = []
     for block in (1 << 20, 7):
-        monkeypatch.setattr(crypt, "_BLOCK", block)
+        monkeypatch.setattr(crypt_cli, "_BLOCK", block)
         out = tmp_path / f"out-{block}.pgn"
         code, _, err = run_main(["decode", str(tmp_path / "x.crypt"), "-o", str(out), *extra], capsys)
         outputs.append((code, err, out.read_text(encoding="utf-8")))
@@ -428,7 +429,7 @@ def test_cli_strict_encode_stops_at_the_first_game_the_reader_rejects(tmp_path, 
 
 
 def test_cli_stdin_to_stdout():
-    code = "import sys; from fastpgn.formats.crypt import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from fastpgn.cli.crypt import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.run([sys.executable, "-c", code, "encode", "-", "-q"], input=b"1. e4 e5 2. Nf3 1-0\n",
                           capture_output=True, cwd=ROOT)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"e4,e5.Nf3.1-0\n", b"")
@@ -444,7 +445,7 @@ def test_cli_stdin_to_stdout():
 def test_cli_is_quiet_on_a_closed_pipe(tmp_path):
     source = tmp_path / "big.crypt"
     source.write_text("e4,e5.Nf3,Nc6.Bb5,a6.Ba4,Nf6.O-O,Be7.1-0\n" * 20000)  # far more than a pipe holds
-    code = "import sys; from fastpgn.formats.crypt import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from fastpgn.cli.crypt import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.run(f'"{sys.executable}" -c "{code}" decode "{source}" -q | head -1', shell=True,
                           capture_output=True, text=True, cwd=ROOT)
     assert proc.stdout == '[Result "1-0"]\n' and proc.stderr == ""

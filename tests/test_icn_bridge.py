@@ -25,6 +25,7 @@ import pytest
 
 from conftest import DATA, ROOT, shared
 from fastpgn import cli
+from fastpgn.cli import icn as icn_cli
 from fastpgn.board import canonical_san
 from fastpgn.errors import FormatError, IllegalMoveError, InputError
 from fastpgn.formats import icn, icn_pgn
@@ -45,7 +46,7 @@ def one_game(text: str):
 
 
 def run_main(argv, capsys):
-    code = icn_pgn.main(argv)
+    code = icn_cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -367,7 +368,7 @@ def test_the_command_streams_an_endless_pipe(tmp_path):
 def _peak(argv) -> int:
     tracemalloc.start()
     try:
-        assert icn_pgn.main(argv) == 0
+        assert icn_cli.main(argv) == 0
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -466,10 +467,10 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
     (tmp_path / "image.pgn").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     (tmp_path / "bad.icn").write_bytes(b"\nw K5,1|\xffk5,8\nw K5,1|k5,8\n")
     (tmp_path / "out.icn").write_text("kept\n")
-    assert icn_pgn.main([]) == 2
-    assert icn_pgn.main(["--frobnicate", str(g)]) == 2
-    assert icn_pgn.main([str(g), "--lenient"]) == 2
-    assert icn_pgn.main([str(g), "--errors", "sometimes"]) == 2
+    assert icn_cli.main([]) == 2
+    assert icn_cli.main(["--frobnicate", str(g)]) == 2
+    assert icn_cli.main([str(g), "--lenient"]) == 2
+    assert icn_cli.main([str(g), "--errors", "sometimes"]) == 2
     capsys.readouterr()
     for argv, message in [
         ([str(tmp_path / "missing.pgn")], f"{tmp_path / 'missing.pgn'}: no such file"),
@@ -492,7 +493,7 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
             assert err.startswith(message) and err.count("\n") == 1, (argv, err)
             assert (tmp_path / "out.icn").read_text() == "kept\n"
     assert g.read_text() == "1. e4 *\n"
-    assert icn_pgn.main(["--help"]) == 0
+    assert icn_cli.main(["--help"]) == 0
     help_text = capsys.readouterr().out
     assert "python -m fastpgn icn" in help_text and "one JSON object per line" in help_text
     assert "exit status:" in help_text and "--errors raise stopped the run" in help_text
@@ -502,10 +503,10 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
 def test_cli_makes_the_folder_of_its_output(tmp_path, capsys):
     (tmp_path / "g.pgn").write_text("1. e4 *\n")
     out = tmp_path / "new" / "deeper" / "g.icn"
-    assert icn_pgn.main([str(tmp_path / "g.pgn"), "-o", str(out)]) == 0
+    assert icn_cli.main([str(tmp_path / "g.pgn"), "-o", str(out)]) == 0
     assert out.read_text().endswith("  5,2>5,4\n")
     assert capsys.readouterr().err == "icn: 1 game read, 1 written, 0 rejected\n"
-    assert icn_pgn.main(["--to-pgn", str(out), "-o", str(tmp_path / "back" / "g.pgn"), "-q"]) == 0
+    assert icn_cli.main(["--to-pgn", str(out), "-o", str(tmp_path / "back" / "g.pgn"), "-q"]) == 0
     assert (tmp_path / "back" / "g.pgn").read_text().endswith("1. e4 *\n\n")
 
 
@@ -575,7 +576,7 @@ def test_cli_short_form_with_deeply_nested_rules_goes_on(tmp_path, capsys):
 
 
 def test_cli_dispatches_the_icn_subcommand(tmp_path, capsys):
-    assert cli.SUBCOMMANDS["icn"] == "fastpgn.formats.icn_pgn"
+    assert cli.SUBCOMMANDS["icn"] == "fastpgn.cli.icn"
     (tmp_path / "g.pgn").write_text("1. e4 *\n")
     assert cli.main(["icn", str(tmp_path / "g.pgn"), "-q"]) == 0
     assert capsys.readouterr().out.endswith("  5,2>5,4\n")

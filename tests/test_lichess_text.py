@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from conftest import ROOT, shared
+from fastpgn.cli import lichess_text as lt_cli
 from fastpgn.errors import FormatError
 from fastpgn.formats import lichess_text as lt
 from fastpgn.reader import read_games
@@ -210,7 +211,7 @@ def test_scanner_raises_only_format_errors(text):
 
 def _one_by_one(monkeypatch):
     """Send every moves line to scan_moves: the reader as it was before the block splitter."""
-    monkeypatch.setattr(lt, "_block_movetext", lambda block: [None] * (block.count(b"\n") + 1))
+    monkeypatch.setattr(lt_cli, "_block_movetext", lambda block: [None] * (block.count(b"\n") + 1))
 
 
 def _block_plies(lines: list[str]) -> list[list[str] | None]:
@@ -290,7 +291,7 @@ def test_block_splitter_reads_what_scan_moves_reads_or_declines(moves, edits):
 def _cli_outputs(argv, tmp_path, capsys, name):
     out_dir = tmp_path / name
     out_dir.mkdir()
-    code = lt.main([*argv, "-o", str(out_dir)])
+    code = lt_cli.main([*argv, "-o", str(out_dir)])
     out, err = capsys.readouterr()
     return code, out, err.replace(str(out_dir), "OUT"), {p.name: p.read_bytes() for p in out_dir.iterdir()}
 
@@ -315,7 +316,7 @@ def test_cli_writes_what_the_one_by_one_reader_writes(extra, tmp_path, capsys, m
     for source in sources:
         fast = _cli_outputs([str(source), *extra], tmp_path, capsys, f"fast-{source.stem}")
         with monkeypatch.context() as m:
-            m.setattr(lt, "_BLOCK", 29)  # blocks cut anywhere, lines longer than a block
+            m.setattr(lt_cli, "_BLOCK", 29)  # blocks cut anywhere, lines longer than a block
             small = _cli_outputs([str(source), *extra], tmp_path, capsys, f"small-{source.stem}")
             _one_by_one(m)
             slow = _cli_outputs([str(source), *extra], tmp_path, capsys, f"slow-{source.stem}")
@@ -492,7 +493,7 @@ def _csv_rows(path: Path) -> dict[str, list[int]]:
 @pytest.mark.parametrize("name", ["test", "small", "games"])
 def test_cli_writes_pgn_csv_and_the_table(name, tmp_path, capsys):
     source = shared(*CONF, f"{name}.txt")
-    code, out, err = run_main(lt.main, [str(source), "-o", str(tmp_path)], capsys)
+    code, out, err = run_main(lt_cli.main, [str(source), "-o", str(tmp_path)], capsys)
     assert code == 0
     pgn = (tmp_path / f"{name}.pgn").read_text()
     csv = (tmp_path / f"{name}.csv").read_text().splitlines()
@@ -532,7 +533,7 @@ def test_cli_writes_pgn_csv_and_the_table(name, tmp_path, capsys):
 
 
 def test_the_example_table_of_pgn_transform(tmp_path, capsys):
-    code, out, _ = run_main(lt.main, [str(shared(*CONF, "test.txt")), "-o", str(tmp_path)], capsys)
+    code, out, _ = run_main(lt_cli.main, [str(shared(*CONF, "test.txt")), "-o", str(tmp_path)], capsys)
     assert code == 0
     assert out == (
         "Date        Played  Won  As White  As Black  Draws  Lost  Open\n"
@@ -557,9 +558,9 @@ def _canonical(text: str) -> list[str]:
 @pytest.mark.parametrize("name", ["test", "small", "games"])
 def test_strings_to_pgn_to_strings(name, tmp_path, capsys):
     source = shared(*CONF, f"{name}.txt")
-    assert lt.main([str(source), "-o", str(tmp_path), "-q"]) == 0
+    assert lt_cli.main([str(source), "-o", str(tmp_path), "-q"]) == 0
     capsys.readouterr()
-    code, out, err = run_main(lt.main, ["--reverse", str(tmp_path / f"{name}.pgn"), "-q"], capsys)
+    code, out, err = run_main(lt_cli.main, ["--reverse", str(tmp_path / f"{name}.pgn"), "-q"], capsys)
     assert code == 0 and err == ""
     expected = [fixed for line in _canonical(source.read_text(encoding="utf-8")) for fixed in _fixed(line)]
     assert _canonical(out) == expected
@@ -603,7 +604,7 @@ def test_reverse_refuses_what_it_cannot_write(tmp_path, capsys):
                    '[White "Mike"][Black "Bob"][Date "1997.01.02"]\n\n1. e4 *\n\n'
                    '[White "Bob"][Black "Mike"][Date "2021.01.02"][Result "0-1"]\n\n1. Bb5d6 0-1\n\n'
                    '[White "Bob"][Black "Mike"][Date "2021.01.02"][Result "0-1"][Comment "1e4e5"]\n\n0-1\n')
-    code, out, err = run_main(lt.main, ["--reverse", str(pgn), "--me", "Mike"], capsys)
+    code, out, err = run_main(lt_cli.main, ["--reverse", str(pgn), "--me", "Mike"], capsys)
     assert code == 0  # refused games are reported and counted; they do not fail the run
     assert out == "21.01.02W1-0\n1e4\n"
     messages = err.splitlines()
@@ -618,18 +619,18 @@ def test_reverse_refuses_what_it_cannot_write(tmp_path, capsys):
 def test_reverse_writes_into_a_folder_but_never_over_its_input(tmp_path, capsys):
     pgn = tmp_path / "mine.txt"  # a PGN file with an unlucky name
     pgn.write_text('[White "Mike"][Black "Anon"][Date "2021.01.02"][Result "1-0"]\n\n1. e4 1-0\n')
-    assert lt.main(["--reverse", str(pgn), "-o", str(tmp_path)]) == 2
+    assert lt_cli.main(["--reverse", str(pgn), "-o", str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"refusing to overwrite the input {pgn}\n"
-    assert lt.main(["--reverse", str(pgn), "-o", str(tmp_path / "out" / "back"), "-q"]) == 0  # made
+    assert lt_cli.main(["--reverse", str(pgn), "-o", str(tmp_path / "out" / "back"), "-q"]) == 0  # made
     assert (tmp_path / "out" / "back" / "mine.txt").read_text() == "21.01.02W1-0\n1e4\n"
-    assert lt.main([str(tmp_path / "out" / "back" / "mine.txt"), "-o", str(tmp_path / "more" / "deeper") + "/"]) == 0
+    assert lt_cli.main([str(tmp_path / "out" / "back" / "mine.txt"), "-o", str(tmp_path / "more" / "deeper") + "/"]) == 0
     assert (tmp_path / "more" / "deeper" / "mine.pgn").exists() and (tmp_path / "more" / "deeper" / "mine.csv").exists()
     assert capsys.readouterr().err.endswith(
         f"lichess-text: 1 game read, 1 written, 0 rejected; wrote {tmp_path / 'more' / 'deeper' / 'mine.pgn'} "
         f"and {tmp_path / 'more' / 'deeper' / 'mine.csv'}\n")
     # Forward, the PGN written beside a compact file named .pgn would be that file.
     (tmp_path / "compact.pgn").write_text("21.01.02W1-0\n1e4\n")
-    assert lt.main([str(tmp_path / "compact.pgn")]) == 2
+    assert lt_cli.main([str(tmp_path / "compact.pgn")]) == 2
     assert capsys.readouterr().err == f"refusing to overwrite the input {tmp_path / 'compact.pgn'}\n"
     assert (tmp_path / "compact.pgn").read_text() == "21.01.02W1-0\n1e4\n"
 
@@ -639,7 +640,7 @@ def test_reverse_writes_into_a_folder_but_never_over_its_input(tmp_path, capsys)
 def test_cli_defaults_names_and_rejections(tmp_path, capsys):
     source = tmp_path / "mine.txt"
     source.write_text("21.04.07W1-0\n1e4e52Qh5\n\n21.04.08B.5-.5\n1e4e53Nf3\n\n21.04.09B1-0\n1d4\n")
-    code, out, err = run_main(lt.main, [str(source), "--me", "Zoe", "--opponent", "Max"], capsys)
+    code, out, err = run_main(lt_cli.main, [str(source), "--me", "Zoe", "--opponent", "Max"], capsys)
     assert code == 0
     assert "mine.txt: expected move number 2, found '3' (line 5, column 6)\n" in err
     assert "3 games read, 2 written, 1 rejected" in err
@@ -647,8 +648,8 @@ def test_cli_defaults_names_and_rejections(tmp_path, capsys):
     assert [g.headers["White"] for g in read_games(pgn.encode())] == ["Zoe", "Max"]
     assert [g.headers["Round"] for g in read_games(pgn.encode())] == ["1", "3"]
     assert out.splitlines()[-1].startswith("2 played, 1 won (50.0%)")
-    assert lt.main([str(source), "--strict", "-q"]) == 1
-    assert lt.main([str(source), "--errors", "raise", "-q"]) == 1
+    assert lt_cli.main([str(source), "--strict", "-q"]) == 1
+    assert lt_cli.main([str(source), "--errors", "raise", "-q"]) == 1
     assert capsys.readouterr().err == f"{source}: expected move number 2, found '3' (line 5, column 6)\n" * 2
 
 
@@ -661,8 +662,8 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
     (tmp_path / "empty.pgn.gz").write_bytes(b"")
     (tmp_path / "image.pgn").write_bytes(b"\x89PNG\r\n\x1a\n")
     (tmp_path / "latin1.txt").write_bytes("21.04.07W1-0 caf\u00e9\n".encode("latin-1"))
-    assert lt.main([]) == 2
-    assert lt.main([str(a), "--errors", "maybe"]) == 2
+    assert lt_cli.main([]) == 2
+    assert lt_cli.main([str(a), "--errors", "maybe"]) == 2
     capsys.readouterr()
     out = tmp_path / "out"
     for argv, message in [
@@ -679,11 +680,11 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
         ([str(a), "-o", str(a)], f"cannot write {a / 'a.pgn'}: {a} is a file, not a folder"),
         ([str(a), "-o", str(a / "b")], f"cannot write {a / 'b' / 'a.pgn'}: Not a directory"),
     ]:
-        code, stdout, err = run_main(lt.main, [*argv, *(["-o", str(out)] if "-o" not in argv else [])], capsys)
+        code, stdout, err = run_main(lt_cli.main, [*argv, *(["-o", str(out)] if "-o" not in argv else [])], capsys)
         assert (code, stdout) == (2, ""), argv
         assert err.startswith(message) and err.count("\n") == 1, (argv, err)
         assert not out.exists()
-    assert lt.main(["--help"]) == 0
+    assert lt_cli.main(["--help"]) == 0
     help_text = capsys.readouterr().out
     assert "python -m fastpgn lichess-text" in help_text and "pgn-transform" in help_text
     assert "exit status:" in help_text and "deprecated: the same as --errors raise" in help_text
@@ -693,14 +694,14 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
 def test_cli_names_the_line_of_bytes_that_are_not_utf8(tmp_path, capsys):
     (tmp_path / "x.txt").write_bytes("\ufeff21.04.07W1-0 caf\u00e9\n1e4\n21.04.08W1-0\n1e\xff4\n".encode("utf-8")
                                      .replace(b"\xc3\xbf", b"\xff"))
-    code, out, err = run_main(lt.main, [str(tmp_path / "x.txt")], capsys)
+    code, out, err = run_main(lt_cli.main, [str(tmp_path / "x.txt")], capsys)
     assert code == 2
     assert err == f"{tmp_path / 'x.txt'}: not UTF-8 text (line 4, column 3)\n"
 
 
 def test_cli_reads_a_bom_and_crlf(tmp_path, capsys):
     (tmp_path / "x.txt").write_bytes("\ufeff21.04.07W1-0caf\u00e9\r\n1e4e52Nf3\r\n".encode())
-    code, out, err = run_main(lt.main, [str(tmp_path / "x.txt"), "-q"], capsys)
+    code, out, err = run_main(lt_cli.main, [str(tmp_path / "x.txt"), "-q"], capsys)
     assert (code, err) == (0, "")
     game = next(iter(read_games(tmp_path / "x.pgn")))
     assert (game.headers["Date"], game.headers["Comment"], game.moves) == ("2021.04.07", "caf\u00e9",
@@ -708,7 +709,7 @@ def test_cli_reads_a_bom_and_crlf(tmp_path, capsys):
 
 
 def test_cli_reads_a_bom_crlf_and_stdin():
-    code = "import sys; from fastpgn.formats.lichess_text import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from fastpgn.cli.lichess_text import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.run([sys.executable, "-c", code, "--reverse", "-", "-q"], cwd=ROOT, capture_output=True,
                           input='[White "Mike"][Black "Anon"][Date "2021.01.02"][Result "0-1"][Comment "caf\u00e9"]'
                                 '\r\n\r\n1. e4 e5 0-1\r\n'.encode())
@@ -720,7 +721,7 @@ def test_cli_is_quiet_on_a_closed_pipe(tmp_path):
     # More table than a pipe holds, so the write meets the closed pipe.
     source.write_text("".join(f"{y}.{m:02}.{d:02}W1-0\n1e4\n"
                               for y in range(10, 30) for m in range(1, 13) for d in range(1, 29)))
-    code = ("import sys; from fastpgn.formats.lichess_text import main; "
+    code = ("import sys; from fastpgn.cli.lichess_text import main; "
             "sys.exit(main(sys.argv[1:]))")
     proc = subprocess.run(f'"{sys.executable}" -c "{code}" "{source}" -q | head -1', shell=True,
                           capture_output=True, text=True, cwd=ROOT)

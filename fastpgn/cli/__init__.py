@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import fastpgn
-from fastpgn._command import guarded, plural
+from fastpgn.cli._common import guarded, plural
 from fastpgn.errors import InputError, PGNError
 
 EXIT_CODES = """\
@@ -38,10 +38,10 @@ byte offsets in messages count bytes of the decompressed PGN, not of the .zst/.b
 """
 
 SUBCOMMANDS = {
-    "lichess-text": "fastpgn.formats.lichess_text",
-    "crypt": "fastpgn.formats.crypt",
-    "icn": "fastpgn.formats.icn_pgn",
-    "analyse": "fastpgn.analyse",
+    "lichess-text": "fastpgn.cli.lichess_text",
+    "crypt": "fastpgn.cli.crypt",
+    "icn": "fastpgn.cli.icn",
+    "analyse": "fastpgn.cli.analyse",
 }
 
 EXAMPLES = """\

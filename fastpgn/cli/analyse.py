@@ -1,0 +1,608 @@
+"""``python -m fastpgn analyse``: a UCI engine's eval for every ply of every game, written as lichess writes it.
+
+This module owns the ``analyse`` command: its options, the reader thread,
+one thread per engine, the games written in input order, ``--resume``, the
+summary and the exit status. What is done to one game (its evals, the
+cache, lichess's layout) is ``fastpgn._analysis``'s, public as
+:mod:`fastpgn.analyse`.
+
+With ``-j N`` the games go to N engines at once and come out in input order.
+A position met again in the run (the openings) is served from a cache keyed
+by its FEN without the move counters and the search limit (``--no-cache``:
+every position searched).
+"""
+
+from __future__ import annotations
+
+import argparse
+import mmap
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from fastpgn._analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
+from fastpgn.engine import Engine, EngineError
+from fastpgn.errors import InputError, PGNError
+
+__all__ = ["main"]
+
+DEFAULT_NODES = 100_000
+
+EXIT_RULE = """\
+exit status (the same rule as every fastpgn command):
+  0    the run finished; bad games it skipped are reported on stderr, one line
+       each, and counted in the summary, and do not fail the run
+  1    the input is damaged (truncated or corrupt: the games after the damage
+       are lost, every whole game before it is written), or --errors raise
+       stopped the run at a bad game
+  2    usage error; missing, unreadable, empty or non-PGN input; output that
+       cannot be written; an engine that is not found, does not start, or fails
+       during the run (the games finished before it are written: --resume
+       continues)
+  130  interrupted (Ctrl-C): the games finished are written, --resume continues
+"""
+
+EXAMPLES = """\
+examples:
+  python -m fastpgn analyse games.pgn.zst -o analysed.pgn
+  python -m fastpgn analyse games.pgn -o analysed.pgn --depth 18 -j 4 --hash 64
+  python -m fastpgn analyse dump.pgn.zst -o dump-evals.pgn --only-missing --resume
+  python -m fastpgn analyse games.pgn --engine /usr/games/stockfish --nodes 20000 | less
+  python -m fastpgn analyse dump.pgn.zst --format lines -o dump-evals.lines   the converter's 22-field lines
+
+Each move's comment gets [%eval x] from White's view (0.33, -1.5, #3 when White
+mates in 3, #-3 when Black does) beside its [%clk]; no eval after a mating
+move (as lichess). Positions met again in the run are taken from a cache
+(--no-cache: searched every time; then each game's evals depend on that game
+alone and are the same for any -j).
+
+""" + EXIT_RULE
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, not {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, not {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("expected more than 0 seconds")
+    return value
+
+
+def _option(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, not {text!r}")
+    return name.strip(), value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m fastpgn analyse",
+        description="Add a UCI engine's eval to every ply of every game ([%eval] in each move's comment, "
+                    "lichess's notation, clocks and tags kept) and write the games as lichess does.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("input", metavar="INPUT", help="PGN file (any compression) or - for stdin")
+    p.add_argument("-o", "--output", metavar="OUTPUT", help="file to write (default: stdout)")
+    p.add_argument("--format", choices=("pgn", "lines"), default="pgn",
+                   help="pgn (default): the games as lichess writes them; lines: the converter's 22-field "
+                        "line of each analysed game, evals in field 21")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--nodes", type=_positive, metavar="N",
+                       help=f"search each position to N nodes (default {DEFAULT_NODES:,})")
+    limit.add_argument("--depth", type=_positive, metavar="N", help="search each position to depth N")
+    limit.add_argument("--movetime", type=_positive, metavar="MS", help="search each position MS milliseconds")
+    p.add_argument("-j", "--jobs", type=_positive, default=1, metavar="N",
+                   help="engine processes at once (default 1); games come out in input order")
+    p.add_argument("--engine", default="stockfish", metavar="PATH",
+                   help="UCI engine (default stockfish: on PATH, else /usr/games/stockfish)")
+    p.add_argument("--threads", type=_positive, metavar="N", help="the engine's Threads option")
+    p.add_argument("--hash", type=_positive, metavar="MB", help="the engine's Hash option (MB)")
+    p.add_argument("--option", type=_option, action="append", default=[], metavar="NAME=VALUE",
+                   help="another engine option (repeatable)")
+    p.add_argument("--only-missing", action="store_true",
+                   help="analyse only games without any eval; games with evals are written as they are")
+    p.add_argument("--no-cache", action="store_true",
+                   help="search every position, even one met earlier in the run")
+    p.add_argument("--timeout", type=_seconds, metavar="S",
+                   help="give up on a search after S seconds (an engine failure: exit 2)")
+    p.add_argument("--limit", type=_positive, metavar="N", help="stop after N games")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run: keep OUTPUT's complete games, skip as many input games, "
+                        "append the rest")
+    p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
+    p.add_argument("--errors", choices=("skip", "raise"), default="skip",
+                   help="skip (default): report each bad game on stderr and go on; raise: stop at the first (exit 1)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    return p
+
+
+@dataclass
+class _Stats:
+    games_read: int = 0
+    written: int = 0
+    analysed: int = 0
+    kept: int = 0
+    not_analysed: int = 0
+    rejected: int = 0
+    skipped: int = 0
+    counts: list = field(default_factory=list)     # per engine: [positions, from the cache, searched]
+
+    @property
+    def positions(self) -> int:
+        return sum(c[0] for c in self.counts)
+
+    @property
+    def cached(self) -> int:
+        return sum(c[1] for c in self.counts)
+
+    @property
+    def searched(self) -> int:
+        return sum(c[2] for c in self.counts)
+
+
+class _Failed(Exception):
+    """The run cannot go on: exit ``code`` after saying ``message``."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Progress:
+    """A tqdm line on a terminal: positions, positions/s, games."""
+
+    def __init__(self) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(unit=" positions", desc="analyse", dynamic_ncols=True, mininterval=0.25,
+                        file=sys.stderr)
+
+    def update(self, positions: int, games: int) -> None:
+        self.bar.set_postfix_str(_plural(games, "game"), refresh=False)
+        self.bar.update(positions - self.bar.n)
+
+    def write(self, text: str) -> None:
+        self.bar.write(text, file=sys.stderr)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``analyse`` command: ``main(["games.pgn", "-o", "out.pgn", "--nodes", "20000"])`` returns the exit code."""
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    return _Run(args).run()
+
+
+class _Run:
+    def __init__(self, args) -> None:
+        self.args = args
+        self.limit = (Limit("depth", args.depth) if args.depth else Limit("movetime", args.movetime)
+                      if args.movetime else Limit("nodes", args.nodes or DEFAULT_NODES))
+        self.stats = _Stats()
+        self.progress: _Progress | None = None
+        self.engines: list[Engine] = []
+        self.out: TextIO | None = None
+        self.stop = threading.Event()
+        self.workers: list[threading.Thread] = []
+        self.feeder: threading.Thread | None = None
+        self.resume_headers = None
+        self.resume_line_id: str | None = None     # --resume --format lines: the last line's game id
+        self._openings = None                      # --format lines: the kernel's openings table
+        self.cache: EvalCache | None = None
+
+    def say(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress.write(text)
+        else:
+            print(text, file=sys.stderr)
+
+    # -- set-up ------------------------------------------------------------------
+    def _check_files(self) -> int:
+        """Check INPUT and OUTPUT; returns how many games OUTPUT already holds (``--resume``)."""
+        args = self.args
+        if args.input != "-":
+            self._check_input(args.input)
+        if args.resume and args.overwrite:
+            raise _Failed("--resume continues OUTPUT and --overwrite replaces it: give one of them", 2)
+        if args.output is None:
+            if args.resume:
+                raise _Failed("--resume needs -o OUTPUT", 2)
+            return 0
+        if args.input != "-" and os.path.exists(args.output) and os.path.samefile(args.input, args.output):
+            raise _Failed(f"{args.output} is INPUT: write somewhere else", 2)
+        if not os.path.exists(args.output) or os.path.getsize(args.output) == 0 or args.overwrite:
+            return 0
+        if not args.resume:
+            raise _Failed(f"{args.output} exists: --resume continues it, --overwrite replaces it", 2)
+        with open(args.output, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            size = len(data)
+            if args.format == "lines":
+                end = data.rfind(b"\n") + 1
+                count = data[:end].count(b"\n")
+                if count:
+                    # The last whole line's game id, to check the output continues this input.
+                    last_line = data[data.rfind(b"\n", 0, end - 1) + 1:end].decode("utf-8", "replace")
+                    self.resume_line_id = last_line.split("\u2502", 1)[0]
+            else:
+                count, end, last = complete_games(data)
+                if count:
+                    from fastpgn.reader import read_games
+
+                    self.resume_headers = next(iter(read_games(data[last:end]))).headers
+        if end < size:
+            with open(args.output, "r+b") as out:
+                out.truncate(end)     # a game cut short by the interruption: written again
+        return count
+
+    @staticmethod
+    def _check_input(path: str) -> None:
+        """Refuse a missing, unreadable or binary INPUT before any engine starts (stdin is read once, unchecked)."""
+        from fastpgn.sources import check_pgn, open_source
+
+        try:
+            source = open_source(path)
+            try:
+                head = bytearray(1 << 16)
+                n = source.readinto(memoryview(head))
+                check_pgn(bytes(head[:n]), source.name)
+            finally:
+                source.close()
+        except InputError as exc:
+            raise _Failed(f"{exc}", 2) from None
+
+    def _start_engines(self) -> None:
+        args = self.args
+        options: dict[str, object] = {}
+        if args.threads:
+            options["Threads"] = args.threads
+        if args.hash:
+            options["Hash"] = args.hash
+        options.update(args.option)
+        for _ in range(args.jobs):
+            engine = Engine.run(args.engine)
+            self.engines.append(engine)
+            # Analysis, not play (python-chess sets it too when it analyses).
+            if "UCI_AnalyseMode" in engine.options and not any(k.lower() == "uci_analysemode" for k in options):
+                engine.setoption("UCI_AnalyseMode", True)
+            for name, value in options.items():
+                engine.setoption(name, value)
+            engine.isready()
+
+    def _open_output(self, resumed: int) -> TextIO:
+        if self.args.output is None:
+            return sys.stdout
+        folder = os.path.dirname(self.args.output)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        return open(self.args.output, "a" if resumed else "w", encoding="utf-8", newline="\n")
+
+    # -- the run -------------------------------------------------------------------
+    def run(self) -> int:
+        args = self.args
+        start = time.perf_counter()
+        code = 0
+        try:
+            try:
+                resumed = self._check_files()
+                self._start_engines()
+                self.out = self._open_output(resumed)
+            except OSError as exc:
+                raise _Failed(f"cannot write {args.output}: {exc.strerror or exc}", 2) from None
+            except EngineError as exc:
+                raise _Failed(f"{exc}", 2) from None
+            if not args.quiet and sys.stderr.isatty():
+                try:
+                    self.progress = _Progress()
+                except ImportError:
+                    self.progress = None
+            code = self._pipeline(resumed)
+        except _Failed as exc:
+            self.say(f"fastpgn analyse: {exc}")
+            code = exc.code
+        except BrokenPipeError:
+            # The reader of stdout left early (| head): drop what is unsent, quietly.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            code = 0
+        except KeyboardInterrupt:
+            code = 130
+        finally:
+            self._shutdown(code)
+        if code in (0, 1) and not args.quiet:
+            self._summary(time.perf_counter() - start)
+        return code
+
+    def _shutdown(self, code: int) -> None:
+        self.stop.set()
+        for engine in self.engines:
+            if code == 0:
+                engine.quit()
+            else:
+                engine.kill()
+        for worker in self.workers:
+            worker.join(10.0)
+        if self.feeder is not None:
+            self.feeder.join(5.0)        # it stops at the next game once told (stdin may keep it longer)
+        if self.progress is not None:
+            self.progress.close()
+            self.progress = None
+        if self.out is not None and self.out is not sys.stdout:
+            self.out.close()
+        elif self.out is sys.stdout:
+            try:
+                self.out.flush()
+            except BrokenPipeError:
+                pass
+
+    def _summary(self, seconds: float) -> None:
+        s = self.stats
+        searched = s.searched
+        share = f" ({100 * s.cached / s.positions:.0f}%)" if s.positions else ""
+        name = self.engines[0].name if self.engines and self.engines[0].name else self.args.engine
+        resumed = f", {s.skipped:,} kept from the interrupted run" if s.skipped else ""
+        print(f"analyse: {s.games_read:,} games read, {s.written:,} written ({s.analysed:,} analysed, "
+              f"{s.kept:,} kept with their evals, {s.not_analysed:,} not analysable), {s.rejected:,} rejected"
+              f"{resumed}; {s.positions:,} positions, {searched:,} searched, {s.cached:,} from the cache{share}; "
+              f"{seconds:.1f} s, {s.positions / seconds if seconds > 0 else 0:,.1f} positions/s, "
+              f"{self.args.jobs} x {name}", file=sys.stderr)
+
+    def _pipeline(self, skip: int) -> int:
+        args = self.args
+        jobs = len(self.engines)
+        work: queue.SimpleQueue = queue.SimpleQueue()
+        results: queue.SimpleQueue = queue.SimpleQueue()
+        room = threading.Semaphore(4 * jobs)      # games handed out and not yet written
+        cache = None if args.no_cache else EvalCache()
+        self.cache = cache
+        self.stats.counts = [[0, 0, 0] for _ in range(jobs)]
+        self.stats.skipped = skip
+        feeder = threading.Thread(target=self._feed, args=(work, results, room, skip), daemon=True,
+                                  name="fastpgn-analyse-reader")
+        workers = [threading.Thread(target=self._work, args=(engine, work, results, cache, self.stats.counts[i]),
+                                    daemon=True, name=f"fastpgn-analyse-{i}")
+                   for i, engine in enumerate(self.engines)]
+        self.workers, self.feeder = workers, feeder
+        feeder.start()
+        for w in workers:
+            w.start()
+        pending: dict[int, tuple] = {}
+        next_index = skip
+        fed = None                    # games handed out, once the input is read
+        end_error = None
+        code = 0
+        try:
+            while fed is None or next_index < fed:
+                try:
+                    message = results.get(timeout=0.25)
+                except queue.Empty:
+                    self._tick()
+                    continue
+                kind = message[0]
+                if kind == "game":
+                    pending[message[1]] = message
+                    while next_index in pending:
+                        if self._write(pending.pop(next_index)):
+                            code = 1
+                            raise _Stopped
+                        next_index += 1
+                        room.release()
+                    self._tick()
+                elif kind == "note":
+                    self.say(message[1])
+                elif kind == "end":
+                    _, fed, end_error, self.stats.games_read, self.stats.rejected = message
+                elif kind == "fault":
+                    _, index, game, exc = message
+                    self._flush(pending, next_index)
+                    where = f"game {game.number} (PGN byte {game.offset})" if game is not None else "start-up"
+                    written = f"; {_plural(self.stats.written, 'game')} written" + (
+                        f" to {args.output}, --resume continues" if args.output else "")
+                    raise _Failed(f"engine failed at {where}: {exc}{written}", 2)
+                elif kind == "crash":
+                    raise message[1]
+        except _Stopped:
+            pass
+        except KeyboardInterrupt:
+            self.stop.set()
+            for engine in self.engines:
+                engine.kill()
+            self._flush(pending, next_index)
+            self.say(f"fastpgn analyse: interrupted; {_plural(self.stats.written, 'game')} written"
+                     + (f" to {args.output}, --resume continues" if args.output else ""))
+            return 130
+        finally:
+            self.stop.set()
+            for _ in workers:
+                work.put(None)
+        if code:
+            return code                 # _shutdown kills the engines, then joins their threads
+        if end_error is not None:
+            if isinstance(end_error, InputError) and self.stats.games_read == 0:
+                raise _Failed(f"{end_error}", 2)
+            if isinstance(end_error, PGNError):
+                what = "stopped at a bad game" if args.errors == "raise" and not isinstance(end_error, InputError) \
+                    else "the input is damaged"
+                self.say(f"fastpgn analyse: {what}: {end_error}; every game before it was written")
+                return 1
+            raise end_error
+        if self.stats.games_read == 0 and not skip:
+            raise _Failed(f"{args.input}: no PGN games found (empty or not PGN)", 2)
+        return 0
+
+    def _tick(self) -> None:
+        if self.progress is not None:
+            self.progress.update(self.stats.positions, self.stats.written)
+
+    def _flush(self, pending: dict, next_index: int) -> None:
+        """After a fault: write the finished games that follow the written ones."""
+        while next_index in pending:
+            if self._write(pending.pop(next_index)):
+                return
+            next_index += 1
+
+    def _continues(self, game) -> bool:
+        """Whether the last game OUTPUT holds (--resume) is ``game``, the input's game at that place."""
+        if self.args.format == "lines":
+            return self._line(lichess_pgn(game)).split("\u2502", 1)[0] == self.resume_line_id
+        return (game.headers or {"Result": game.result}) == self.resume_headers
+
+    def _line(self, text: str) -> str:
+        """The 22-field line of one game's PGN text: the converter's own kernel writes it."""
+        from fastpgn import _scan, openings
+
+        if self._openings is None:
+            self._openings = _scan.kernel.opening_table(openings.load())
+        data = text.encode("utf-8")
+        lines, _, rejects = _scan.kernel.lines_from_block(data, 0, len(data), 0, 0, True, self._openings, False)
+        if rejects:     # written by lichess_pgn from a game the reader read: not expected
+            raise _Failed(f"fastpgn analyse: no 22-field line for an analysed game: {rejects[0][0]}", 2)
+        return lines.decode("utf-8")
+
+    def _write(self, message) -> bool:
+        """Write one finished game; True when ``--errors raise`` must stop at it instead."""
+        _, _index, game, text, status, note = message
+        if status == "bad":
+            if self.args.errors == "raise":
+                self.say(f"fastpgn analyse: stopped at a bad game: {note}")
+                return True
+            self.say(f"fastpgn analyse: {note}; written without new evals")
+        if self.args.format == "lines":
+            text = self._line(text)
+        out = self.out
+        assert out is not None  # run() opened it before the first game
+        out.write(text)
+        out.flush()
+        self.stats.written += 1
+        if status == "analysed":
+            self.stats.analysed += 1
+        elif status == "kept":
+            self.stats.kept += 1
+        else:
+            self.stats.not_analysed += 1
+        return False
+
+    # -- threads -----------------------------------------------------------------
+    def _feed(self, work, results, room, skip: int) -> None:
+        """The reader thread: hand the games out in order; report the rejected ones."""
+        from fastpgn.reader import read_games
+
+        args = self.args
+        source = sys.stdin.buffer if args.input == "-" else args.input
+        reader = read_games(source, errors=args.errors)
+        index = 0
+        reported = 0
+        error = None
+        limited = False
+        try:
+            for game in reader:
+                while reported < len(reader.rejected):
+                    results.put(("note", f"fastpgn analyse: {args.input}: {reader.rejected[reported].error()}"))
+                    reported += 1
+                if self.stop.is_set():
+                    break
+                if index < skip:
+                    if index == skip - 1 and not self._continues(game):
+                        results.put(("crash", _Failed(
+                            f"{args.output} does not continue {args.input}: its last game ({skip:,}) has other "
+                            "tags than the input's game at that place; --overwrite starts again", 2)))
+                        return
+                    index += 1
+                    continue
+                if args.limit is not None and index >= args.limit:
+                    limited = True
+                    break
+                while not room.acquire(timeout=0.25):
+                    if self.stop.is_set():
+                        return
+                work.put((index, game))
+                index += 1
+            else:
+                if index < skip:
+                    results.put(("crash", _Failed(
+                        f"{args.output} holds {skip:,} games, more than {args.input} ({index:,})", 2)))
+                    return
+        except PGNError as exc:
+            error = exc
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            results.put(("crash", exc))
+            return
+        while reported < len(reader.rejected):
+            if error is None or reader.rejected[reported].error().game != getattr(error, "game", None):
+                results.put(("note", f"fastpgn analyse: {args.input}: {reader.rejected[reported].error()}"))
+            reported += 1
+        # --limit: the games up to the last one handed out, not the rest of the reader's block.
+        read = index + reported if limited else reader.games_read
+        results.put(("end", index, error, read, reported if limited else len(reader.rejected)))
+
+    def _work(self, engine: Engine, work, results, cache, counts) -> None:
+        """One engine's thread: analyse the games handed to it."""
+        args = self.args
+
+        def counter(how: str) -> None:
+            counts[0] += 1
+            if how == "cached":
+                counts[1] += 1
+            elif how == "searched":
+                counts[2] += 1
+
+        while True:
+            item = work.get()
+            if item is None or self.stop.is_set():
+                return
+            index, game = item
+            try:
+                if args.only_missing and any(e is not None for e in game.evals):
+                    results.put(("game", index, game, lichess_pgn(game), "kept", None))
+                    continue
+                reason = analysable(game)
+                if reason is None:
+                    try:
+                        evals = analyse_game(engine, game, self.limit, cache, timeout=args.timeout,
+                                             counter=counter)
+                    except EngineError:
+                        raise
+                    except PGNError as exc:
+                        reason = str(exc)
+                if reason is None:
+                    results.put(("game", index, game, lichess_pgn(game, evals), "analysed", None))
+                else:
+                    note = f"{args.input}: game {game.number} (PGN byte {game.offset}) not analysed: {reason}"
+                    results.put(("game", index, game, lichess_pgn(game), "bad", note))
+            except EngineError as exc:
+                if not self.stop.is_set():
+                    results.put(("fault", index, game, exc))
+                return
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                results.put(("crash", exc))
+                return
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+class _Stopped(Exception):
+    """``--errors raise`` met a bad game."""
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
