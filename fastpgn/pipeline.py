@@ -226,7 +226,11 @@ class Converter:
         stdin = opts.input == "-" or _is_stream(opts.input)
         name = "stdin" if stdin else Path(opts.input).name
         self.prefix = name
-        if opts.output_dir and not self.to_stdout:
+        if self.to_stdout:
+            # No chunks: only rejected games are written, into the current folder (the input's may be read-only,
+            # or shared with other runs); no lock, since no output folder is owned.
+            self.folder = Path.cwd()
+        elif opts.output_dir:
             self.folder = Path(opts.output_dir)
         else:
             self.folder = Path.cwd() if stdin else Path(opts.input).resolve().parent
@@ -298,10 +302,11 @@ class Converter:
         start_time = time.perf_counter()
         table = _openings.load(self.opts.openings_map)     # a bad map is an input error, before any output
         self._check_output()
-        lock = _RunLock(self.folder / f".{self.prefix}.fastpgn-lock")
-        lock.acquire()
+        lock = None if self.to_stdout else _RunLock(self.folder / f".{self.prefix}.fastpgn-lock")
+        if lock is not None:
+            lock.acquire()
         try:
-            if not self.to_stdout:
+            if lock is not None:
                 self._claim_output()
             source = open_source(self.opts.input, threads=self.jobs)
             try:
@@ -309,7 +314,8 @@ class Converter:
             finally:
                 self._close(source)
         finally:
-            lock.release()
+            if lock is not None:
+                lock.release()
 
     def _close(self, source: Source) -> None:
         """Close the input once the reader thread has let go of it."""

@@ -184,8 +184,8 @@ def test_a_game_with_an_illegal_move_is_rejected_in_parquet_as_in_lines(tmp_path
     assert b"illegal move" in (tmp_path / "out" / "games.pgn.rejected.pgn").read_bytes()
 
 
-def _stdout_of(args: list[str]) -> tuple[int, bytes, str]:
-    proc = subprocess.run([sys.executable, "-m", "fastpgn", *args], env=ENV, capture_output=True)
+def _stdout_of(args: list[str], cwd: Path | None = None) -> tuple[int, bytes, str]:
+    proc = subprocess.run([sys.executable, "-m", "fastpgn", *args], env=ENV, capture_output=True, cwd=cwd)
     return proc.returncode, proc.stdout, proc.stderr.decode()
 
 
@@ -194,7 +194,7 @@ def test_lines_and_csv_to_stdout_equal_the_chunks(tmp_path):
     for fmt, suffix in (("lines", ".cri"), ("csv", ".csv")):
         out = tmp_path / fmt
         assert main([str(src), "700", "-o", str(out), "-q", "--format", fmt, "--compression", "none"]) == 0
-        code, text, err = _stdout_of([str(src), "-o", "-", "--format", fmt, "-j", "2"])
+        code, text, err = _stdout_of([str(src), "-o", "-", "--format", fmt, "-j", "2"], cwd=tmp_path)
         assert code == 0, err
         chunks = [f.read_bytes() for f in chunk_files(out)]
         assert all(f.name.endswith(suffix) for f in chunk_files(out))
@@ -204,6 +204,20 @@ def test_lines_and_csv_to_stdout_equal_the_chunks(tmp_path):
         assert text == b"".join(chunks)
         assert "to stdout" in err and "2,499 games written" in err
         assert not list(tmp_path.glob(f"{fmt}/*state*"))
+
+
+def test_stdout_keeps_rejected_games_in_the_current_folder_and_writes_nothing_beside_the_input(tmp_path):
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    pgn = folder / "games.pgn"
+    pgn.write_bytes(b'[White "a"]\n\n1. e4 e5 *\n\n[White "b"]\n\n1. e4 {unclosed *\n\n[White "c"]\n\n1. d4 *\n')
+    work = tmp_path / "work"
+    work.mkdir()
+    code, out, err = _stdout_of([str(pgn), "-o", "-"], cwd=work)
+    assert code == 0 and out.count(b"\n") == 2, err
+    assert "1 rejected" in err
+    assert b"unterminated comment" in (work / "games.pgn.rejected.pgn").read_bytes()
+    assert sorted(p.name for p in folder.iterdir()) == ["games.pgn"]       # no lock, state or probe left there
 
 
 def test_csv_through_a_pipe_into_the_duckdb_command(tmp_path):
@@ -229,7 +243,7 @@ def test_stdout_refusals_are_one_line_each(tmp_path):
     for args, words in (([src, "-o", "-", "--format", "parquet"], "Parquet cannot be written to stdout"),
                         ([src, "-o", "-", "--resume"], "cannot be resumed"),
                         ([src], "CHUNK_SIZE")):
-        code, out, err = _stdout_of(args)
+        code, out, err = _stdout_of(args, cwd=tmp_path)
         assert code == 2 and words in err and "Traceback" not in err and out == b"", err
 
 
