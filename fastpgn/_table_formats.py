@@ -25,7 +25,7 @@ from fastpgn import _columns_py, _scan, schema
 from fastpgn._chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, compress
 from fastpgn.errors import rejected_games
 
-ROW_GROUP_ROWS = 32_768
+ROW_GROUP_ROWS = 16_384
 FORMATS = ("lines", "parquet", "csv")
 
 
