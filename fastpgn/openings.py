@@ -22,6 +22,8 @@ is matched exactly, as the original matches it.
 
 from __future__ import annotations
 
+import threading
+
 import unicodedata
 from pathlib import Path
 
@@ -51,6 +53,9 @@ def normalize(name: str) -> str:
     # German transliterations (ue for ü) fold the same way on both sides.
     text = text.replace("ue", "u").replace("oe", "o").replace("ae", "a")
     return " ".join(text.replace(",", " , ").split())
+
+
+_MISSES = threading.Lock()   # see OpeningMap.__missing__
 
 
 class OpeningMap(dict):
@@ -97,17 +102,23 @@ class OpeningMap(dict):
         self._normal, self._by_name = normal, by_name
 
     def __missing__(self, key: bytes) -> bytes:
-        code = UNKNOWN
-        if self.fuzzy:
-            if self._normal is None:
-                self._index()
-            assert self._normal is not None and self._by_name is not None  # _index sets both
-            eco, _, name = key.decode("utf-8", "replace").partition(SEP)
-            normal = normalize(name)
-            code = self._normal.get((eco, normal)) or self._by_name.get(normal) or UNKNOWN
-        # Remember the answer: a dump repeats the same few thousand names.
-        self[key] = code
-        return code
+        # The converter's worker threads share one map: a miss (building the index, remembering the answer)
+        # is made under a lock, so no thread iterates the map while another adds to it. Hits never get here.
+        with _MISSES:
+            code = dict.get(self, key)
+            if code is not None:
+                return code     # another thread answered it meanwhile
+            code = UNKNOWN
+            if self.fuzzy:
+                if self._normal is None:
+                    self._index()
+                assert self._normal is not None and self._by_name is not None  # _index sets both
+                eco, _, name = key.decode("utf-8", "replace").partition(SEP)
+                normal = normalize(name)
+                code = self._normal.get((eco, normal)) or self._by_name.get(normal) or UNKNOWN
+            # Remember the answer: a dump repeats the same few thousand names.
+            self[key] = code
+            return code
 
     def __reduce__(self):
         # Pickled to worker processes: the entries and, once built, the normal index.

@@ -273,3 +273,29 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert 'pip install "fastpgn[arrow]"' in err and "Traceback" not in err
     assert not list((tmp_path / "out").glob("*.parquet*")) if (tmp_path / "out").exists() else True
+
+
+def test_threads_missing_the_openings_map_at_once_get_one_answer():
+    """Worker threads share the map: misses (its fuzzy index built, answers remembered) must not race."""
+    import threading
+
+    from fastpgn import openings
+
+    table = openings.load()
+    keys = [f"B20\u2502Sicilian Defence variation {i}".encode() for i in range(2000)]
+    errors: list[BaseException] = []
+
+    def ask(part):
+        try:
+            for key in part:
+                assert table[key] == table[key]
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask, args=(keys[i::4],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert all(table[k] == openings.load()[k] for k in keys[:50])
