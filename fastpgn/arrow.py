@@ -229,6 +229,24 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
                        openings=openings, columns=columns)
 
 
+def parquet_writer(where, arrow_schema):
+    """A ``pyarrow.parquet.ParquetWriter`` with the settings of every Parquet file fastpgn writes.
+
+    zstd; dictionary pages for every column (the writer falls back to plain
+    pages where a dictionary grows past its limit, so they pay where values
+    repeat, SAN moves included, and cost nothing elsewhere; docs/schema.md);
+    min/max statistics on the scalar columns only: readers skip row groups
+    by them (a range of dates, of ratings), while on the per-ply lists and
+    the tags map no reader prunes by them and their string comparisons cost
+    8% of the writing.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    scalars = [f.name for f in arrow_schema if not (pa.types.is_list(f.type) or pa.types.is_map(f.type))]
+    return pq.ParquetWriter(where, arrow_schema, compression="zstd", use_dictionary=True, write_statistics=scalars)
+
+
 def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     """Write the games of ``source`` to one Parquet file at ``path`` (a path or a binary file object).
 
@@ -245,13 +263,11 @@ def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     ['Ann']
     """
     reader = read_arrow(source, **read_arrow_options)
-    import pyarrow.parquet as pq
-
     is_path = isinstance(path, (str, os.PathLike))
     writer = None
     try:
         with reader:
-            writer = pq.ParquetWriter(path, reader.schema, compression="zstd", use_dictionary=True)
+            writer = parquet_writer(path, reader.schema)
             for batch in reader:
                 writer.write_batch(batch)
         writer.close()
@@ -267,4 +283,4 @@ def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     return reader
 
 
-__all__ = ["ArrowReader", "ColumnReader", "read_arrow", "record_batch", "to_parquet"]
+__all__ = ["ArrowReader", "ColumnReader", "parquet_writer", "read_arrow", "record_batch", "to_parquet"]
