@@ -84,6 +84,7 @@ class ChunkFile:
     """One chunk being written: payloads appended to a binary file as they are."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self._file = open(path, "wb")
 
     def write(self, payload) -> None:
@@ -94,6 +95,11 @@ class ChunkFile:
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
+
+    def commit(self, final: Path) -> list[Path]:
+        """After ``finish``: the chunk under its final name (its ``.tmp`` renamed); the paths it now has."""
+        os.replace(self.path, final)
+        return [final]
 
     def discard(self) -> None:
         """Close without a word (after an error: a full disk may fail this too)."""
@@ -117,9 +123,12 @@ class ChunkFormat:
       writer thread cuts a block that straddles a chunk boundary, and a
       resumed run's first block (its first ``skip`` games are in a chunk
       already); the main thread cuts the block that ``--limit`` ends in.
-    - ``open(path)`` starts a chunk file: an object with ``write(payload)``,
-      ``finish()`` (on disk and closed) and ``discard()``; ``.tmp`` names,
-      renames and exact chunk sizes are :class:`ChunkFiles`' business.
+    - ``open(path)`` starts a chunk file at ``path`` (a ``.tmp`` name): an
+      object with ``write(payload)``, ``finish()`` (on disk and closed),
+      ``commit(final)`` (renamed to its final name) and ``discard()``; when
+      to rename and exact chunk sizes are :class:`ChunkFiles`' business. A
+      chunk may be several files (Parquet partitioned by month): ``commit``
+      renames them all and returns their paths.
 
     A second format plugs in as a subclass and a choice of it in
     ``pipeline.Converter`` (and in the resume state's options, so a run
@@ -257,10 +266,9 @@ class ChunkFiles:
         if self.file is None:
             return
         self.file.finish()
-        final = self.path(self.index)
-        os.replace(self._tmp(), final)
+        done = self.file.commit(self.path(self.index))
         self.file = None            # only now: until renamed, abandon() still removes the .tmp
-        self.finished.append(final)
+        self.finished.extend(done)
         self.index += 1
         self.lines = 0
 

@@ -6,7 +6,9 @@ game, through the ``ChunkFormat`` interface of ``fastpgn._chunks``:
 - :class:`ParquetFormat`: a worker turns its block into an Arrow record batch
   (the kernel's column sink: Arrow buffers from the compiled kernel); a
   chunk is one ``NAME.part_NNNNNN.parquet`` file, zstd, dictionary pages
-  where they pay, row groups of ``ROW_GROUP_ROWS`` games.
+  where they pay, row groups of ``ROW_GROUP_ROWS`` games; with
+  ``partition="month"`` (``--partition month``), a chunk's games go to
+  ``year=YYYY/month=MM/`` folders under that name, lichess's own layout.
 - :class:`CsvFormat`: RFC 4180 rows (``fastpgn.csv_text``), a block's rows one
   gzip member / zstd frame / plain run as for the lines; each chunk starts
   with the header row.
@@ -27,6 +29,7 @@ from fastpgn.errors import rejected_games
 
 ROW_GROUP_ROWS = 16_384
 FORMATS = ("lines", "parquet", "csv")
+PARTITIONS = (None, "month")    # --partition: none, or hive folders by month of play (Parquet only)
 
 
 def _replays(setup) -> bool:
@@ -39,12 +42,15 @@ class ParquetFormat(ChunkFormat):
 
     suffix = ".parquet"
 
-    def __init__(self, uci: bool = False) -> None:
+    def __init__(self, uci: bool = False, partition: str | None = None) -> None:
+        if partition not in PARTITIONS:
+            raise ValueError(f"partition must be one of {', '.join(p for p in PARTITIONS if p)}, not {partition!r}")
         self.uci = uci
+        self.partition = partition
         self._schema = None
 
     def __getstate__(self):
-        return {"uci": self.uci, "_schema": None}    # (a worker process makes its own schema)
+        return {"uci": self.uci, "partition": self.partition, "_schema": None}  # (a worker makes its own schema)
 
     def schema(self):
         if self._schema is None:
@@ -71,7 +77,9 @@ class ParquetFormat(ChunkFormat):
             at += size
         return pieces
 
-    def open(self, path: Path) -> ParquetChunkFile:
+    def open(self, path: Path) -> ChunkFile:
+        if self.partition == "month":
+            return MonthPartitionedChunkFile(path, self.schema())
         return ParquetChunkFile(path, self.schema())
 
 
@@ -81,7 +89,7 @@ class ParquetChunkFile(ChunkFile):
     def __init__(self, path: Path, arrow_schema) -> None:
         from fastpgn.arrow import parquet_writer
 
-        self._path = path
+        self.path = path
         self._pending: list = []
         self._rows = 0
         self._writer = parquet_writer(path, arrow_schema)
@@ -106,7 +114,7 @@ class ParquetChunkFile(ChunkFile):
         if self._rows:
             self._flush(self._rows)
         self._writer.close()
-        fd = os.open(self._path, os.O_RDONLY)
+        fd = os.open(self.path, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
@@ -117,6 +125,84 @@ class ParquetChunkFile(ChunkFile):
             self._writer.close()
         except Exception:  # noqa: BLE001 - after an error already on its way; the .tmp is removed next
             pass
+
+
+class MonthPartitionedChunkFile(ChunkFile):
+    """One chunk as Parquet files in hive folders by month of play: ``year=YYYY/month=MM/NAME``.
+
+    The layout of lichess's own Parquet release (``data/year=2024/month=01/``),
+    so queries written for it run on the converter's output. A game's
+    month is that of its ``utc``; games without one go to
+    ``year=__HIVE_DEFAULT_PARTITION__/month=__HIVE_DEFAULT_PARTITION__``,
+    the folder name Hive, Spark, pyarrow and DuckDB read as null. A chunk
+    of a monthly dump is one file, in one folder; a chunk that spans months
+    is a file in each, under the same name, its games in input order in
+    each. The files are written as ``.tmp`` and renamed together once the
+    chunk is whole: a rerun of a chunk that was cut short renames over
+    whatever of it was renamed before, so nothing is duplicated.
+    """
+
+    def __init__(self, path: Path, arrow_schema) -> None:
+        self.path = path                            # the unpartitioned .tmp name: the folder and file name
+        self._schema = arrow_schema
+        self._files: dict[str, ParquetChunkFile] = {}
+
+    def _chunk(self, folder: str) -> ParquetChunkFile:
+        chunk = self._files.get(folder)
+        if chunk is None:
+            where = self.path.parent / folder
+            where.mkdir(parents=True, exist_ok=True)
+            chunk = self._files[folder] = ParquetChunkFile(where / self.path.name, self._schema)
+        return chunk
+
+    def write(self, payload) -> None:
+        for folder, rows in _by_month(payload):
+            self._chunk(folder).write(rows)
+
+    def finish(self) -> None:
+        for chunk in self._files.values():
+            chunk.finish()
+
+    def commit(self, final: Path) -> list[Path]:
+        done = []
+        for folder, chunk in sorted(self._files.items()):
+            done += chunk.commit(final.parent / folder / final.name)
+        return done
+
+    def discard(self) -> None:
+        for chunk in self._files.values():
+            chunk.discard()
+            try:
+                os.unlink(chunk.path)
+            except OSError:
+                pass
+
+
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def _by_month(batch) -> list[tuple[str, object]]:
+    """A record batch's rows by month of ``utc``: (hive folder, rows in input order), months in order of first row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    utc = batch.column(batch.schema.get_field_index("utc"))
+    # year * 100 + month as one integer a row (null where utc is)
+    keys = pc.add(pc.multiply(pc.year(utc), 100), pc.month(utc))
+    distinct = pc.unique(keys).to_pylist()
+    if len(distinct) == 1:
+        return [(_month_folder(distinct[0]), batch)]
+    parts = []
+    for key in distinct:
+        mask = pc.is_null(keys) if key is None else pc.fill_null(pc.equal(keys, pa.scalar(key, keys.type)), False)
+        parts.append((_month_folder(key), batch.filter(mask)))
+    return parts
+
+
+def _month_folder(key: int | None) -> str:
+    if key is None:
+        return f"year={HIVE_NULL}/month={HIVE_NULL}"
+    return f"year={key // 100:04d}/month={key % 100:02d}"
 
 
 class CsvFormat(LinesFormat):
@@ -158,13 +244,15 @@ class _Bytes:
         self.value += data
 
 
-def chunk_format(name: str, compression: str, uci: bool) -> ChunkFormat:
-    """The converter's format called ``name`` (lines, parquet or csv)."""
+def chunk_format(name: str, compression: str, uci: bool, partition: str | None = None) -> ChunkFormat:
+    """The converter's format called ``name`` (lines, parquet or csv); only Parquet is partitioned."""
+    if partition is not None and name != "parquet":
+        raise ValueError(f"--partition {partition} writes Parquet folders: add --format parquet")
     if name == "lines":
         return LinesFormat(compression)
     if name == "parquet":
         schema.require_pyarrow("--format parquet")
-        return ParquetFormat(uci)
+        return ParquetFormat(uci, partition)
     if name == "csv":
         return CsvFormat(compression, uci)
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {name!r}")

@@ -99,6 +99,8 @@ class Options:
     where: object = None
     # lines (the 22-field line, the default), parquet or csv: the analysis schema (docs/schema.md)
     format: str = "lines"
+    # None, or "month": Parquet chunks in year=YYYY/month=MM/ folders by the month of utc
+    partition: str | None = None
 
 
 @dataclass
@@ -220,7 +222,7 @@ class Converter:
         self.opts = opts
         self.progress = progress
         self._reader: ReadAheadThread | None = None     # the run's reader thread, while one runs
-        self.format: ChunkFormat = chunk_format(opts.format, opts.compression, opts.uci)
+        self.format: ChunkFormat = chunk_format(opts.format, opts.compression, opts.uci, opts.partition)
         self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
         # stdin, or a pipe such as <(zstdcat dump.pgn.zst): no folder of its own to write beside.
         stdin = opts.input == "-" or _is_stream(opts.input)
@@ -254,7 +256,8 @@ class Converter:
                 "openings_map": o.openings_map, "validate": o.validate, "uci": o.uci,
                 "block_size": o.block_size, "gzip": f"{GZIP_LIBRARY}-{GZIP_LEVEL}",
                 **({"where": self.where.as_dict()} if self.where is not None else {}),
-                **({"format": o.format} if o.format != "lines" else {})}
+                **({"format": o.format} if o.format != "lines" else {}),
+                **({"partition": o.partition} if o.partition else {})}
 
     # -- the output folder and the run
 
@@ -268,7 +271,8 @@ class Converter:
             raise OutputError(f"cannot write to {self.folder}: {exc.strerror or exc}") from None
 
     def _owned(self) -> list[Path]:
-        """This input's files in the output folder: chunks (and .tmp), resume state, rejected games."""
+        """This input's files in the output folder: chunks (and .tmp, in month folders too), resume state,
+        rejected games."""
         names = {self.state_path.name, self.state_path.name + ".tmp", self.rejects_path.name,
                  self.done_path.name, self.done_path.name + ".tmp"}
         parts = f"{self.prefix}.part_"
@@ -276,7 +280,15 @@ class Converter:
             entries = sorted(os.listdir(self.folder))
         except OSError:
             return []
-        return [self.folder / n for n in entries if n in names or n.startswith(parts)]
+        owned = [self.folder / n for n in entries if n in names or n.startswith(parts)]
+        # --partition month: year=YYYY/month=MM/NAME.part_NNNNNN.parquet
+        for year in entries:
+            if year.startswith("year=") and (self.folder / year).is_dir():
+                for month in sorted(os.listdir(self.folder / year)):
+                    if month.startswith("month=") and (self.folder / year / month).is_dir():
+                        folder = self.folder / year / month
+                        owned += [folder / n for n in sorted(os.listdir(folder)) if n.startswith(parts)]
+        return owned
 
     def _claim_output(self) -> None:
         """Refuse to mix this run's chunks with another run's: --resume continues one, --overwrite replaces it."""
@@ -288,7 +300,8 @@ class Converter:
             for path in owned:
                 path.unlink(missing_ok=True)
             return
-        named = [p.name for p in owned if not p.name.startswith(".")] or [owned[0].name]   # chunks first
+        named = ([str(p.relative_to(self.folder)) for p in owned if not p.name.startswith(".")]
+                 or [owned[0].name])   # chunks first
         shown = ", ".join(named[:3]) + (f" and {len(owned) - 3:,} more" if len(owned) > 3 else "")
         if not opts.resume:
             raise OutputError(f"{self.folder} already holds output for {self.prefix} ({shown}): "

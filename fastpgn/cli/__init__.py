@@ -170,6 +170,9 @@ def convert_parser() -> argparse.ArgumentParser:
                              "analysis schema (typed columns, per-ply lists; docs/schema.md), one .parquet file a "
                              "chunk, needs pyarrow (pip install \"fastpgn[arrow]\"); csv: the same columns as CSV "
                              "with a header row")
+    parser.add_argument("--partition", choices=("month",), default=None,
+                        help="month: Parquet chunks in year=YYYY/month=MM/ folders by the month of play (UTCDate), "
+                             "the layout of lichess's own Parquet release; needs --format parquet")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                         help="workers (default: all cores): threads with the compiled kernel (--validate and "
                              "--uci too), processes with the pure one; output is identical for any N")
@@ -316,11 +319,14 @@ def convert_main(argv) -> int:
     if args.chunk_size is None and not to_stdout:
         parser.error("the following arguments are required: CHUNK_SIZE (games per chunk file; "
                      "leave it out only with -o -, one stream to stdout)")
+    if args.partition and args.format != "parquet":
+        parser.error(f"--partition {args.partition} writes Parquet folders: add --format parquet")
     compression = args.compression or ("none" if to_stdout else "gz")
     opts = Options(input=args.input, chunk_size=args.chunk_size or 0, output_dir=args.output_dir,
                    compression=compression, jobs=args.jobs, errors=args.errors, limit=args.limit,
                    openings_map=args.openings_map, resume=args.resume, overwrite=args.overwrite,
-                   validate=args.validate or args.uci, uci=args.uci, where=args.where, format=args.format)
+                   validate=args.validate or args.uci, uci=args.uci, where=args.where, format=args.format,
+                   partition=args.partition)
     if args.resume and args.overwrite:
         print("fastpgn: --resume continues an earlier run and --overwrite removes it: give one of them",
               file=sys.stderr)
