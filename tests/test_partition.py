@@ -19,6 +19,7 @@ import pytest
 from conftest import ROOT, shared
 from fastpgn.cli import main
 from fastpgn.pipeline import Converter, Options
+from fastpgn.sources import open_source
 from test_pipeline import signal_after_chunks
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
@@ -35,8 +36,6 @@ NO_DATE = b'[Event "Casual game"]\n[White "Ann"]\n[Black "Bob"]\n[Result "1-0"]\
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory) -> Path:
     """One PGN of three months of real games, a dateless game in the middle of them."""
-    from fastpgn.sources import open_source
-
     parts = []
     for name in MONTHS:
         source = open_source(str(shared("data", "lichess-db", name)))
@@ -145,3 +144,37 @@ def test_partition_needs_parquet(tmp_path, mixed, capsys):
     err = capsys.readouterr().err
     assert "--partition month writes Parquet folders: add --format parquet" in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())
+
+
+def test_lichess_release_in_month_folders_out(tmp_path):
+    """Lichess's own Parquet layout in, the same layout out, with the per-ply columns beside."""
+    from test_lichess_parquet import official_schema, release_rows
+
+    root = tmp_path / "release" / "data"
+    rows = []
+    for name in MONTHS[1:]:
+        source = open_source(str(shared("data", "lichess-db", name)))
+        try:
+            month = release_rows(b"".join(source.chunks()))
+        finally:
+            source.close()
+        folder = root / f"year={month[0]['UTCDate'].year:04}" / f"month={month[0]['UTCDate'].month:02}"
+        folder.mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(month, schema=official_schema()), folder / "train-00000-of-00001.parquet")
+        rows += month
+    out = tmp_path / "out"
+    assert main([str(root), "1000", "-o", str(out), "-q", "--format", "parquet", "--partition", "month"]) == 0
+    query = "SELECT year, month, count(*) FROM read_parquet('{}', hive_partitioning = true) GROUP BY ALL ORDER BY ALL"
+    ours = duckdb.sql(query.format(f"{out}/*/*/*.parquet")).fetchall()
+    theirs = duckdb.sql(query.format(f"{root}/*/*/*.parquet")).fetchall()
+    assert ours == theirs == [(2021, "10", 999), (2022, "06", 2499)]
+    got = duckdb.sql(f"SELECT game_id, len(moves) FROM read_parquet('{out}/*/*/*.parquet') ORDER BY year, month, "
+                     "\"offset\"").fetchall()
+    assert [g[0] for g in got] == [r["Site"].rsplit("/", 1)[-1] for r in rows]
+    # ... their moves as the dumps hold them
+    import fastpgn
+
+    dumps = [shared("data", "lichess-db", name) for name in MONTHS[1:]]
+    plies = [n for path in dumps for b in fastpgn.read_arrow(str(path), columns=["plies"])
+             for n in b.column(0).to_pylist()]
+    assert [n for _, n in got] == plies and sum(plies) > 100_000
