@@ -44,7 +44,19 @@ def missing_system_package(install: str):
 
 
 def kernel_params(name: str):
+    """Every backend of kernel ``name`` as pytest params (ids ``py``/``cy``): for tests that compare them."""
     return [pytest.param(mod, id=ident) for ident, mod in _backend.available(name)]
+
+
+def backend_params(name: str):
+    """The backends a kernel test runs on, one at a time: the one ``FASTPGN_IMPLEMENTATION`` names.
+
+    The test command runs the suite twice, under ``cython`` then ``python``,
+    so each such test runs once on each backend; a plain ``pytest`` (``auto``)
+    runs it on both. Tests that compare the backends take ``kernel_params``.
+    """
+    wanted = {"cython": "cy", "python": "py"}.get(_backend.requested())
+    return [p for p in kernel_params(name) if wanted in (None, p.id)]
 
 
 def typed(games):
@@ -54,7 +66,7 @@ def typed(games):
             read, rejects)
 
 
-@pytest.fixture(params=kernel_params("_scan"))
+@pytest.fixture(params=backend_params("_scan"))
 def scan(request):
-    """Each scanner backend in turn (ids ``py``/``cy``)."""
+    """Each scanner backend of this run in turn (ids ``py``/``cy``; see ``backend_params``)."""
     return request.param

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 
 import pytest
-from conftest import kernel_params, shared
+from conftest import backend_params, shared
 
 from fastpgn import _backend
 from fastpgn.errors import AmbiguousMoveError, BoardError, IllegalMoveError, InvalidFENError, PGNError
@@ -14,7 +14,7 @@ START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 
 
-@pytest.fixture(params=kernel_params("_board"))
+@pytest.fixture(params=backend_params("_board"))
 def board(request):
     """Each board kernel in turn (ids ``py``/``cy``)."""
     return request.param

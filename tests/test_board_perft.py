@@ -8,7 +8,7 @@ Results" table (Shredder-FEN castling letters).
 from __future__ import annotations
 
 import pytest
-from conftest import kernel_params
+from conftest import backend_params
 
 POSITIONS = [
     ("start", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", False,
@@ -40,7 +40,7 @@ POSITIONS = [
 DEPTH = {"py": 3, "cy": 5}
 
 
-@pytest.fixture(params=kernel_params("_board"))
+@pytest.fixture(params=backend_params("_board"))
 def board(request):
     """Each board kernel in turn (ids ``py``/``cy``)."""
     return request.param

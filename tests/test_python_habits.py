@@ -22,7 +22,7 @@ import chess
 import chess.engine
 import chess.pgn
 import pytest
-from conftest import CASES, DATA, kernel_params, shared
+from conftest import CASES, DATA, backend_params, shared
 
 import fastpgn
 from fastpgn import _scan, read_games, read_lines
@@ -429,7 +429,7 @@ def test_game_to_pgn_takes_boards_and_games_only():
 
 # -- castling moves and en passant squares, on both board kernels ----------------------------------
 
-@pytest.fixture(params=kernel_params("_board"))
+@pytest.fixture(params=backend_params("_board"))
 def board(request):
     """Each board kernel in turn (ids ``py``/``cy``)."""
     return request.param

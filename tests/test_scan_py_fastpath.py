@@ -22,6 +22,10 @@ from test_scan import decompressed
 
 OPENINGS = openings.load()
 BACKENDS = dict(_backend.available("_scan"))
+# The pure twin's own two paths: the test command's python suite runs them (against the compiled
+# kernel too, built beside it); its cython suite would only repeat them.
+pytestmark = pytest.mark.skipif(_backend.requested() == "cython",
+                                reason="the pure twin's paths run in the FASTPGN_IMPLEMENTATION=python suite")
 
 
 @contextlib.contextmanager
