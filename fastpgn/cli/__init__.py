@@ -100,6 +100,16 @@ def _chunk_size(text: str) -> int:
     return value
 
 
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("at least 1")
+    return value
+
+
 def _is_int(text: str) -> bool:
     try:
         int(text)
@@ -196,6 +206,9 @@ def convert_parser() -> argparse.ArgumentParser:
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                         help="workers (default: all cores): threads with the compiled kernel (--validate and "
                              "--uci too), processes with the pure one; output is identical for any N")
+    parser.add_argument("--inputs-at-once", type=_at_least_one, metavar="N",
+                        help="with several inputs, how many are converted at a time, all sharing the -j "
+                             "workers (default: as many as there are workers; one at a time with -o -)")
     parser.add_argument("--compression", choices=("gz", "zst", "none"), default=None,
                         help="chunk compression of lines and csv (default gz: gzip, Spark and Python read it whole; "
                              "none with -o -); Parquet is zstd inside")
@@ -508,7 +521,7 @@ def _convert_many(args, inputs: list[str], opts) -> int:
             progress = None
     say = progress.say if progress is not None else print_line
     try:
-        many = ManyInputs(inputs, opts, progress.part if progress is not None else None)
+        many = ManyInputs(inputs, opts, progress.part if progress is not None else None, args.inputs_at_once)
     except (OutputError, InputError, ImportError) as exc:
         if progress is not None:
             progress.close()
