@@ -338,3 +338,25 @@ def test_many_inputs_docstrings_run(monkeypatch):
     monkeypatch.chdir(ROOT)
     result = doctest.testmod(_many, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted >= 4
+
+
+def test_limit_is_per_input(tmp_path, capsys):
+    inputs = [*map(str, corpus(*GOOD[:3]))]
+    assert main([*inputs, "40", "--limit", "100", "-o", str(tmp_path), "-j", "2"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("100 games written") == 3 and "3 inputs: 300 games written" in err, err
+    assert len(chunk_files(tmp_path)) == 3 * 3      # 40 + 40 + 20 games, for each input
+    for src in inputs:
+        assert (tmp_path / f"{Path(src).name}.part_000002.cri.gz").exists()
+
+
+def test_progress_bar_and_summaries_on_a_terminal(tmp_path):
+    from test_pipeline import _stderr_on_a_terminal
+
+    inputs = [*map(str, corpus(*GOOD[:2]))]
+    seen = _stderr_on_a_terminal([sys.executable, "-m", "fastpgn", *inputs, "1000", "-o", str(tmp_path)])
+    # One bar for the inputs together (the summary lines are written above it), then the total.
+    assert "fastpgn: 100%" in seen and "8 MB of PGN" in seen, seen
+    for src in inputs:
+        assert f"fastpgn: {src}: " in seen
+    assert seen.rstrip().endswith("2 inputs at a time"), seen
