@@ -19,6 +19,10 @@ hits them alike; the table shows medians:
 
 MB/s is of decompressed PGN (10^6 bytes). CPU is user + system seconds of
 every process; peak RSS the largest of any one process (``/usr/bin/time``).
+On a machine shared with others, ``--idle 0.9`` starts each run only once
+the cores have been at least 90% idle for a second (``/proc/stat``; at
+most ``--idle-wait`` seconds, then it runs anyway): the idle share seen is
+kept with each run in the JSON.
 The chunks of every contender are hashed in the first round and must equal
 ``one-per-input``'s (the ``same`` column).
 
@@ -135,6 +139,24 @@ def _hash(folder: Path) -> str:
     return h.hexdigest()
 
 
+def _cpu_times() -> tuple[int, int]:
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return fields[3] + fields[4], sum(fields)      # idle + iowait, all
+
+
+def wait_for_idle(share: float, longest: float) -> float:
+    """Wait until the cores were ``share`` idle over a second (at most ``longest`` s); the last share seen."""
+    deadline = time.monotonic() + longest
+    while True:
+        idle0, all0 = _cpu_times()
+        time.sleep(1.0)
+        idle1, all1 = _cpu_times()
+        seen = (idle1 - idle0) / max(all1 - all0, 1)
+        if seen >= share or time.monotonic() >= deadline:
+            return seen
+
+
 def _warm(paths: list[Path]) -> None:
     # This machine reclaims cold page-cache pages within seconds: the inputs are read once more first.
     for p in paths:
@@ -154,6 +176,10 @@ def main(argv=None) -> int:
     p.add_argument("--processes", default="2", help="K of the processes-K contenders (default 2)")
     p.add_argument("--runs", type=int, default=5, help="rounds (default 5; medians reported)")
     p.add_argument("--backend", default="cython", choices=("cython", "python", "auto"))
+    p.add_argument("--idle", type=float, default=0.0, metavar="SHARE",
+                   help="start each run once the cores were this idle over a second (0-1; default 0: at once)")
+    p.add_argument("--idle-wait", type=float, default=120.0, metavar="S",
+                   help="the longest wait for --idle before a run goes ahead anyway (default 120 s)")
     p.add_argument("--work", type=Path, help="folder for the pieces (default: a folder in the temp dir, reused)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.add_argument("--save", type=Path, help="also write the JSON to this file")
@@ -174,11 +200,14 @@ def main(argv=None) -> int:
                 shutil.rmtree(out, ignore_errors=True)
                 out.mkdir()
                 _warm(pieces)
+                idle = wait_for_idle(args.idle, args.idle_wait) if args.idle > 0 else None
                 r = run_contender(commands, at_a_time, args.backend, scratch)
+                r["idle_before"] = idle
                 results[name].append(r)
                 if run == 1:
                     hashes[name] = _hash(out)
-                print(f"[run {run}/{args.runs}] {name}: {r['wall']:.2f} s", file=sys.stderr)
+                print(f"[run {run}/{args.runs}] {name}: {r['wall']:.2f} s"
+                      + (f" (cores {idle:.0%} idle before)" if idle is not None else ""), file=sys.stderr)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     load_after = os.getloadavg()[0]
@@ -186,7 +215,9 @@ def main(argv=None) -> int:
     rows = []
     for name, runs in results.items():
         wall = statistics.median(r["wall"] for r in runs)
-        rows.append({"name": name, "runs_s": [round(r["wall"], 3) for r in runs], "seconds": wall,
+        rows.append({"name": name, "runs_s": [round(r["wall"], 3) for r in runs],
+                     "runs_cpu_s": [round(r["cpu"], 3) for r in runs],
+                     "idle_before": [r["idle_before"] and round(r["idle_before"], 3) for r in runs], "seconds": wall,
                      "mb_per_s": pgn_bytes / 1e6 / wall, "vs_one_per_input": base / wall,
                      "cpu_s": statistics.median(r["cpu"] for r in runs),
                      "peak_rss_mb": max(r["rss_kb"] for r in runs) / 1024,
@@ -194,7 +225,7 @@ def main(argv=None) -> int:
     meta = {"date": datetime.date.today().isoformat(), "machine": machine(), "commit": commit(),
             "python": platform.python_version(), "backend": args.backend, "corpus": args.corpus.name,
             "pgn_bytes": pgn_bytes, "pieces": len(pieces), "jobs": args.jobs, "runs": args.runs,
-            "load_average_1min": [load_before, load_after]}
+            "load_average_1min": [load_before, load_after], "idle_share_asked": args.idle}
     report = {"meta": meta, "rows": rows}
     if args.save:
         args.save.write_text(json.dumps(report, indent=1) + "\n")
