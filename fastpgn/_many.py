@@ -15,8 +15,10 @@ Why one shared pool and several inputs at a time: one zstd stream is
 decoded by one thread, so one input cannot keep many workers busy, and
 between inputs (opening the next, its first block, the last chunk's fsync)
 the workers would wait; inputs run side by side fill those gaps, and the
-pool's queue shares the workers out among them (measurements in
-docs/performance.md).
+pool's queue shares the workers out among them. One pool rather than a pool
+per input (or a process per input): no worker sits idle while another
+input's have work, and on the pure backend one set of worker processes is
+spawned, not one per input (measurements in docs/performance.md).
 """
 
 from __future__ import annotations
@@ -136,14 +138,14 @@ class ManyInputs:
     (the same file name into one folder), stdin among other inputs or a bad
     option raises before anything is converted. ``progress(i)``, when
     given, is the progress callback for the ``i``-th input's run.
-    ``at_once`` inputs are converted at a time (default: as many as there are
-    workers, see ``default_at_once``); with ``-o -`` one at a time, in
-    order, their games one stream, CSV's header row once.
+    ``at_once`` inputs are converted at a time (default: ``default_at_once``,
+    half as many as the workers, at least two); with ``-o -`` one at a time,
+    in order, their games one stream, CSV's header row once.
 
     >>> import tempfile
-    >>> out = tempfile.mkdtemp()
-    >>> many = ManyInputs(["data/sample.pgn.zst"], Options("", 1000, output_dir=out, jobs=1))
-    >>> [o.summary.games_written for o in many.run()]
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     many = ManyInputs(["data/sample.pgn.zst"], Options("", 1000, output_dir=out, jobs=1))
+    ...     [o.summary.games_written for o in many.run()]
     [3000]
     """
 
@@ -161,6 +163,13 @@ class ManyInputs:
         self._check_outputs()
         jobs = self.converters[0].jobs
         self.at_once = 1 if self.to_stdout else max(1, min(at_once or default_at_once(jobs), len(inputs)))
+        # Started here, so that a bad openings map stops the run before it starts (its threads or
+        # processes start with the first block).
+        self.workers = SharedWorkers(opts, self.at_once)
+        if self.workers.pool is None:
+            self.at_once = 1    # the work is done on the inputs' own threads, under the GIL: one at a time
+        for converter in self.converters:
+            converter.workers = self.workers
 
     def _check_outputs(self) -> None:
         """Refuse inputs whose output would be the same files (one name, one folder)."""
@@ -178,11 +187,10 @@ class ManyInputs:
 
         Closing the iterator early, or Ctrl-C while it waits, stops the runs
         under way as Ctrl-C stops one (their complete chunks kept, ready for
-        ``--resume``) and starts no other.
+        ``--resume``) and starts no other. The workers end with the iterator,
+        so a ManyInputs runs once.
         """
-        shared = SharedWorkers(self.opts, self.at_once)
-        if shared.pool is None:
-            self.at_once = 1    # the work is done on the inputs' own threads, under the GIL: one at a time
+        shared = self.workers
         done: queue.Queue = queue.Queue()
         todo = deque(self.converters)
         threads: list[threading.Thread] = []
@@ -191,7 +199,6 @@ class ManyInputs:
             while todo or running:
                 while todo and running < self.at_once:
                     converter = todo.popleft()
-                    converter.workers = shared
                     if self.to_stdout:
                         converter.stream_header = not any(c.stream_started for c in self.converters)
                     thread = threading.Thread(target=self._convert, args=(converter, done),
@@ -222,5 +229,18 @@ class ManyInputs:
 
 
 def default_at_once(jobs: int) -> int:
-    """How many inputs to convert at a time with ``jobs`` workers."""
-    return max(1, jobs)
+    """How many inputs to convert at a time with ``jobs`` workers: half as many, and at least two.
+
+    One input's reader thread feeds about two workers (on 16 cores one
+    input stopped gaining at about 440 MB/s, where one worker does some
+    200), so half as many inputs as workers keep them all busy; more would
+    only hold more blocks and open files. Two at least, because between two
+    inputs (the last chunk's fsync, the next input opened and its first
+    block cut) the workers would otherwise wait: on 2 cores, 100 inputs of
+    1 MB took 1.8 s one at a time and 1.2 s two at a time, the same CPU
+    (docs/performance.md).
+
+    >>> [default_at_once(j) for j in (1, 2, 4, 16)]
+    [2, 2, 2, 8]
+    """
+    return max(2, -(-jobs // 2))

@@ -360,3 +360,14 @@ def test_progress_bar_and_summaries_on_a_terminal(tmp_path):
     for src in inputs:
         assert f"fastpgn: {src}: " in seen
     assert seen.rstrip().endswith("2 inputs at a time"), seen
+
+
+def test_a_bad_option_stops_the_run_before_it_starts(tmp_path, capsys):
+    a, b = map(str, corpus(*GOOD[2:4]))
+    out = tmp_path / "out"
+    assert main([a, b, "10", "-o", str(out), "--openings-map", str(tmp_path / "no-map.txt"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "no-map.txt" in err and "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert main([a, b, "-o", "-", "--format", "parquet", "-q"]) == 2
+    assert "Parquet cannot be written to stdout" in capsys.readouterr().err
+    assert not out.exists() or not any(".part_" in p.name for p in out.iterdir())

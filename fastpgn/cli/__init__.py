@@ -208,7 +208,7 @@ def convert_parser() -> argparse.ArgumentParser:
                              "--uci too), processes with the pure one; output is identical for any N")
     parser.add_argument("--inputs-at-once", type=_at_least_one, metavar="N",
                         help="with several inputs, how many are converted at a time, all sharing the -j "
-                             "workers (default: as many as there are workers; one at a time with -o -)")
+                             "workers (default: half the workers, at least 2; one at a time with -o -)")
     parser.add_argument("--compression", choices=("gz", "zst", "none"), default=None,
                         help="chunk compression of lines and csv (default gz: gzip, Spark and Python read it whole; "
                              "none with -o -); Parquet is zstd inside")
@@ -528,7 +528,8 @@ def _convert_many(args, inputs: list[str], opts) -> int:
         print(f"fastpgn: {exc}", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    total = Summary()
+    first = many.converters[0].summary
+    total = Summary(backend=first.backend, workers=first.workers)
     worst = 0
     failed: list[str] = []
     unexpected: BaseException | None = None
@@ -549,7 +550,6 @@ def _convert_many(args, inputs: list[str], opts) -> int:
                 for name in ("games_read", "games_written", "games_rejected", "games_filtered", "chunks",
                              "bytes_in"):
                     setattr(total, name, getattr(total, name) + getattr(s, name))
-                total.backend, total.workers = s.backend, s.workers
     except KeyboardInterrupt:
         say("fastpgn: interrupted; complete chunks were kept, rerun with --resume to continue")
         return 130
@@ -562,7 +562,7 @@ def _convert_many(args, inputs: list[str], opts) -> int:
     if not args.quiet:
         shown = ", ".join(failed[:3]) + (f" and {len(failed) - 3:,} more" if len(failed) > 3 else "")
         outcome_text = f"; {len(failed):,} failed: {shown}" if failed else ""
-        print(f"fastpgn: {len(inputs):,} inputs: {_counts(total, args)}, backend {total.backend or '?'}, "
+        print(f"fastpgn: {len(inputs):,} inputs: {_counts(total, args)}, backend {total.backend}, "
               f"{plural(total.workers, 'worker')}, {many.at_once:,} inputs at a time{outcome_text}",
               file=sys.stderr)
     return worst
