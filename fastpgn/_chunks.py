@@ -288,20 +288,21 @@ class StreamOutput:
 
     It stands in for :class:`ChunkFiles` (``add``, ``close``, ``abandon``,
     ``index``, ``written``, ``finished``); a format whose chunks open with a
-    header (CSV) has it written once, first. Nothing is checkpointed: a
+    header (CSV) has it written once, first, unless ``header`` is False (the
+    stream goes on after another input's games). Nothing is checkpointed: a
     stream cannot be resumed.
     """
 
-    def __init__(self, stream, fmt: ChunkFormat) -> None:
+    def __init__(self, stream, fmt: ChunkFormat, header: bool = True) -> None:
         self.stream = stream
         self.format = fmt
         self.index = 0
         self.written = 0
         self.finished: list[Path] = []
-        header = getattr(fmt, "header", None)
-        if header:
+        header_row = getattr(fmt, "header", None) if header else None
+        if header_row:
             assert isinstance(fmt, LinesFormat)  # a header row is CSV's, a LinesFormat: compressed alike
-            stream.write(compress(header, fmt.compression))
+            stream.write(compress(header_row, fmt.compression))
 
     def add(self, payload, count: int, skip: int) -> Iterator[int]:
         if count - skip <= 0:

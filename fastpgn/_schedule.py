@@ -8,7 +8,9 @@ their results taken back in input order.
   of a block (``_work``);
 - :class:`OrderedScheduler`: keeps the workers busy and gives back each
   block with its result in input order; on an error it cancels what has
-  not begun and waits for what has.
+  not begun and waits for what has. Several schedulers may share one pool
+  (many inputs converted at once): each then waits for its own blocks only,
+  and the pool outlives them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import queue
 import threading
 import time
 from collections import deque
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, wait
 
 from fastpgn import _scan
 from fastpgn._chunks import BlockResult, ChunkFormat
@@ -227,10 +229,13 @@ class OrderedScheduler:
     process got one; ``keep_bytes`` asks for one when the work is done
     inline), else None: the block's own ``data`` then stays readable until
     ``block.release()``, which is the caller's to call once done with it.
+    A pool that is not ``owned`` serves other schedulers too: it is left
+    running at the end, and ``cancel`` waits for this scheduler's blocks alone.
     """
 
-    def __init__(self, pool: Executor | None, blocks, depth: int, keep_bytes: bool) -> None:
+    def __init__(self, pool: Executor | None, blocks, depth: int, keep_bytes: bool, owned: bool = True) -> None:
         self.pool = pool
+        self.owned = owned
         self._inline = pool is None
         self._threads = isinstance(pool, ThreadPoolExecutor)     # threads read the block in place
         self.depth = depth
@@ -279,9 +284,13 @@ class OrderedScheduler:
     def cancel(self) -> None:
         """After an error: cancel the blocks not begun, and wait for the workers to finish theirs."""
         if self.pool is not None:
-            for _, job, _ in self.pending:
-                if job is not None:
-                    job.cancel()
+            jobs = [job for _, job, _ in self.pending if job is not None]
+            for job in jobs:
+                job.cancel()
+            if not self.owned:
+                wait(jobs)      # the blocks already in a shared pool's hands, and no other run's
+                self.pool = None
+                return
             # Workers finish the one block each has in hand (milliseconds; worker processes ignore
             # Ctrl-C), so nothing of this run outlives it. Not wait=False: a process pool left
             # running can fail at interpreter exit ("Exception ignored ... Bad file descriptor").
@@ -293,6 +302,6 @@ class OrderedScheduler:
         reader = getattr(self, "reader", None)
         if reader is not None:
             reader.cancel()     # Converter.run waits for it, then closes the input
-        if self.pool is not None:
+        if self.pool is not None and self.owned:
             self.pool.shutdown()
             self.pool = None

@@ -45,6 +45,11 @@ output folder; each part has a module of its own:
 - ``_resume``: the resume state (``ResumeState``), loaded, checkpointed and saved;
 - ``_rejects``: the rejected games' file;
 - ``_limit``: the ``--limit`` rule, which cuts the run's last block.
+
+Many inputs in one run (``fastpgn._many``) are a Converter each, run on
+threads of their own and sharing one pool of workers (``SharedWorkers``):
+every input's chunks, state, rejects and lock are exactly those of a run
+on that input alone.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ import dataclasses
 import sys
 import os
 import stat
+import threading
 import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -70,7 +76,7 @@ from fastpgn._schedule import OrderedScheduler, ReadAheadThread, start_workers
 from fastpgn.errors import InputError, PGNError
 from fastpgn.sources import BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn, cut_blocks, has_moves, open_source
 
-__all__ = ["Converter", "Options", "OutputError", "Summary",
+__all__ = ["Converter", "Options", "OutputError", "SharedWorkers", "Summary",
            # the chunk output's settings and codec, for code written against them here
            "GZIP_LEVEL", "GZIP_LIBRARY", "STATE_VERSION", "SUFFIX", "ZSTD_LEVEL", "compress", "decompress"]
 
@@ -201,10 +207,49 @@ def _is_stream(path: str) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-class Converter:
-    """One run of the dump converter; ``run()`` returns a Summary or raises."""
+class SharedWorkers:
+    """One pool of workers for the Converters of several inputs converted at once.
 
-    def __init__(self, opts: Options, progress=None) -> None:
+    The inputs share their options, hence the workers' setup (format,
+    openings, filter, replay): each Converter hands its blocks to the pool
+    and leaves it running, and ``close`` ends it once every input is done.
+    With ``at_once`` inputs running at a time, each keeps ``depth`` blocks
+    in the workers' hands, and a decoder that can use threads (bzip2,
+    lichess's Parquet) gets ``threads`` of them.
+    """
+
+    def __init__(self, opts: Options, at_once: int) -> None:
+        from fastpgn import filters
+
+        self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
+        self.table = _openings.load(opts.openings_map)
+        where = filters.as_where(opts.where)
+        fmt = chunk_format(opts.format, opts.compression, opts.uci)
+        self.pool = start_workers(self.jobs, fmt, self.table, opts.validate, opts.uci,
+                                  where.spec() if where else None)
+        share = -(-self.jobs // max(at_once, 1))
+        self.depth = 2 * share + 1
+        self.threads = share
+
+    def close(self, cancel: bool = False) -> None:
+        """End the workers, once the inputs' runs have ended (``cancel``: drop blocks not begun)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=cancel)
+            self.pool = None
+
+
+class Converter:
+    """One run of the dump converter; ``run()`` returns a Summary or raises.
+
+    ``workers`` and ``cancel`` are for a run of many inputs: a pool shared
+    with the other inputs' Converters, and an event that, once set, stops
+    this run as Ctrl-C would (KeyboardInterrupt, complete chunks kept).
+    With ``-o -``, ``stream_header`` False leaves out CSV's header row (the
+    stream goes on after another input's games).
+    """
+
+    def __init__(self, opts: Options, progress=None, *, workers: SharedWorkers | None = None,
+                 cancel: threading.Event | None = None, stream_header: bool = True) -> None:
         # -o -: one stream to stdout, no chunks (so no CHUNK_SIZE and no --resume)
         self.to_stdout = opts.output_dir == "-"
         if self.to_stdout:
@@ -221,9 +266,16 @@ class Converter:
             raise ValueError("errors must be skip or raise")
         self.opts = opts
         self.progress = progress
+        self.workers = workers
+        self.cancel = cancel
+        self.stream_header = stream_header
+        self.stream_started = False     # -o -: this run began writing to the stream
         self._reader: ReadAheadThread | None = None     # the run's reader thread, while one runs
         self.format: ChunkFormat = chunk_format(opts.format, opts.compression, opts.uci, opts.partition)
-        self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
+        if workers is not None:
+            self.jobs = workers.jobs
+        else:
+            self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
         # stdin, or a pipe such as <(zstdcat dump.pgn.zst): no folder of its own to write beside.
         stdin = opts.input == "-" or _is_stream(opts.input)
         name = "stdin" if stdin else Path(opts.input).name
@@ -313,7 +365,8 @@ class Converter:
 
     def run(self) -> Summary:
         start_time = time.perf_counter()
-        table = _openings.load(self.opts.openings_map)     # a bad map is an input error, before any output
+        # A bad map is an input error, before any output (a shared pool's map was loaded before its first run).
+        table = self.workers.table if self.workers is not None else _openings.load(self.opts.openings_map)
         self._check_output()
         lock = None if self.to_stdout else _RunLock(self.folder / f".{self.prefix}.fastpgn-lock")
         if lock is not None:
@@ -321,7 +374,8 @@ class Converter:
         try:
             if lock is not None:
                 self._claim_output()
-            source = open_source(self.opts.input, threads=self.jobs)
+            source = open_source(self.opts.input,
+                                 threads=self.workers.threads if self.workers is not None else self.jobs)
             try:
                 return self._run(source, table, start_time)
             finally:
@@ -351,7 +405,8 @@ class Converter:
         count = saved or ResumeState()
         chunks: StreamOutput | ChunkFiles
         if self.to_stdout:
-            chunks = StreamOutput(sys.stdout.buffer, self.format)
+            chunks = StreamOutput(sys.stdout.buffer, self.format, header=self.stream_header)
+            self.stream_started = True
         else:
             chunks = ChunkFiles(self.folder, self.prefix, self.format, self.opts.chunk_size, count.chunk,
                                 count.games_written)
@@ -364,6 +419,8 @@ class Converter:
             scheduler = self._schedule(table, source, count.block_offset, head, moves_seen)
             writer = ChunkWriter(lambda *item: self._deliver(chunks, fingerprint, *item))
             for block, result, data in scheduler:
+                if self.cancel is not None and self.cancel.is_set():
+                    raise KeyboardInterrupt     # as Ctrl-C: what is queued for the writer is kept
                 delivery, last = self._take(count, block, result, data, rejects)
                 writer.put(delivery)
                 if block.damage is not None:
@@ -397,12 +454,14 @@ class Converter:
     def _schedule(self, table, source: Source, start: int, head: bytes, moves_seen: bool) -> OrderedScheduler:
         """The workers started, and the input's blocks from ``start`` on their way to them."""
         opts = self.opts
-        pool = self._pool(table)
+        shared = self.workers
+        pool = shared.pool if shared is not None else self._pool(table)
         # Buffers of blocks already delivered come back to the cutter and hold later blocks.
         blocks = cut_blocks(source.readinto, opts.block_size, start, head, [], moves_seen)
         # (a filtered run with --limit keeps each block's bytes: Limit.cut reads them again)
-        scheduler = OrderedScheduler(pool, blocks, 2 * self.jobs + 1,
-                                     keep_bytes=self.where is not None and opts.limit is not None)
+        scheduler = OrderedScheduler(pool, blocks, shared.depth if shared is not None else 2 * self.jobs + 1,
+                                     keep_bytes=self.where is not None and opts.limit is not None,
+                                     owned=shared is None)
         self._reader = scheduler.reader
         return scheduler
 

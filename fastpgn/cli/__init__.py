@@ -1,6 +1,6 @@
 """``python -m fastpgn``: the dump converter and the converters for the other notations.
 
-    python -m fastpgn INPUT CHUNK_SIZE [options]      lichess PGN -> chunks of 22-field lines
+    python -m fastpgn INPUT... CHUNK_SIZE [options]   lichess PGN -> chunks of 22-field lines
     python -m fastpgn lichess-text INPUT ...          compact lichess strings <-> PGN (pgn-transform)
     python -m fastpgn crypt encode|decode INPUT ...   PGN Crypt
     python -m fastpgn icn INPUT [--json] [--to-pgn]   standard games between PGN and ICN
@@ -17,6 +17,7 @@ import argparse
 import importlib
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -34,6 +35,8 @@ exit status (the same for every command):
   2    usage error; missing, unreadable, empty or non-PGN input; output that
        cannot be written, or that another run owns or is writing
   130  interrupted (Ctrl-C); a closed stdout (| head) exits 0
+with several inputs (the converter), each is converted whatever befalls the
+others, and the exit status is the highest of theirs (2 over 1 over 0)
 byte offsets in messages count bytes of the decompressed PGN, not of the .zst/.bz2/.gz file
 """
 
@@ -49,6 +52,8 @@ examples:
   python -m fastpgn lichess_db_standard_rated_2024-01.pgn.zst 100000
       chunks lichess_db_standard_rated_2024-01.pgn.zst.part_000000.cri.gz, ... beside the input
   python -m fastpgn dump.pgn.bz2 100_000 -o out/ -j 8 --compression zst
+  python -m fastpgn dumps/2024-*.pgn.zst 100000 -o out/ -j 16
+      several inputs at once, each one's chunks as if converted alone; also 'dumps/*.pgn.zst' or dumps/
   zstdcat dump.pgn.zst | python -m fastpgn - 50000 -o out/
   python -m fastpgn dump.pgn.zst 100000 --resume        after an interruption
   python -m fastpgn dump.pgn.zst 100000 --validate --uci   replay every game; UCI moves in field 20
@@ -68,6 +73,20 @@ to <input>.rejected.pgn beside the chunks; games read = written + rejected.
 A second run into a folder that holds the input's chunks needs --resume (go
 on with an interrupted run) or --overwrite (start again).
 
+Several inputs: name them, give a folder (the .pgn, .pgn.zst, .pgn.bz2 and
+.pgn.gz files directly in it, by name; a folder of Parquet files and no PGN
+is lichess's Parquet release, read as one input) or a quoted glob pattern
+('dumps/*.pgn.zst', ** for subfolders). With two or more positional
+arguments the last is CHUNK_SIZE when it is a whole number (write a file
+named like a number as ./2024), or the first, in the original's order.
+Several inputs are converted at once, sharing the -j workers; each is a run
+of its own: its chunks, --resume, --limit and rejected games are exactly
+those of a run on it alone, and a damaged input is named, with its byte
+offset, while the others go on. A summary line per input, then a total.
+Missing inputs, or two inputs of one name into one folder, stop the run
+before it starts. With -o - the inputs are one stream, one after the other
+in order (CSV's header row once).
+
 """ + EXIT_CODES
 
 
@@ -78,6 +97,16 @@ def _chunk_size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"CHUNK_SIZE must be a whole number such as 100000 or 100_000, not {text!r}")
     if value < 1:
         raise argparse.ArgumentTypeError("CHUNK_SIZE must be at least 1")
+    return value
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("at least 1")
     return value
 
 
@@ -158,10 +187,14 @@ def convert_parser() -> argparse.ArgumentParser:
         description="Turn a lichess PGN dump (.pgn.zst, .pgn.bz2, .pgn.gz, plain, or - for stdin; "
                     "recognised by content) into chunk files of one 22-field line per game, on every core.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("input", metavar="INPUT", help="PGN file (any compression), - for stdin, or lichess's "
-                        "Parquet release (a .parquet file or a folder of them)")
-    parser.add_argument("chunk_size", metavar="CHUNK_SIZE", type=_chunk_size, nargs="?",
-                        help="games per output file, e.g. 100000 or 100_000 (not with -o -)")
+    parser.add_argument("inputs", metavar="INPUT", nargs="+",
+                        help="PGN file (any compression), - for stdin, or lichess's Parquet release (a .parquet "
+                             "file or a folder of them); several files, a folder of PGN files or a quoted glob "
+                             "pattern convert several inputs at once (below)")
+    # Which positional argument is CHUNK_SIZE is decided before argparse sees them (_positionals).
+    parser.add_argument("chunk_size", metavar="CHUNK_SIZE", nargs="?",
+                        help="games per output file, e.g. 100000 or 100_000 (not with -o -); with several "
+                             "positional arguments, the last one when it is a whole number")
     parser.add_argument("-o", "--output-dir", metavar="DIR",
                         help="folder for the chunks (default: beside the input; the current folder for stdin or a "
                              "pipe); - writes one stream to stdout instead (lines or csv, uncompressed by default)")
@@ -176,6 +209,9 @@ def convert_parser() -> argparse.ArgumentParser:
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                         help="workers (default: all cores): threads with the compiled kernel (--validate and "
                              "--uci too), processes with the pure one; output is identical for any N")
+    parser.add_argument("--inputs-at-once", type=_at_least_one, metavar="N",
+                        help="with several inputs, how many are converted at a time, all sharing the -j "
+                             "workers (default: half the workers, at least 2; one at a time with -o -)")
     parser.add_argument("--compression", choices=("gz", "zst", "none"), default=None,
                         help="chunk compression of lines and csv (default gz: gzip, Spark and Python read it whole; "
                              "none with -o -); Parquet is zstd inside")
@@ -303,41 +339,72 @@ def _positional_indexes(parser: argparse.ArgumentParser, argv: list[str]) -> lis
     return found
 
 
-def convert_main(argv) -> int:
-    from fastpgn.pipeline import Converter, Options, OutputError
+def _positionals(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list[str], str | None, list[str]]:
+    """``argv`` taken apart: the inputs, the CHUNK_SIZE text (None when not given), and the options.
 
-    argv = list(argv)
+    With two or more positional arguments the last is CHUNK_SIZE when it is
+    a whole number; else the first is, when it is one and names no file (the
+    original's order, ``100_000 FILE``). A single one is the input.
+    """
+    where = _positional_indexes(parser, argv)
+    values = [argv[i] for i in where]
+    taken = set(where)
+    # The "--" that ends the options goes too: the inputs are handed back after one of our own.
+    dashes = next((i for i, arg in enumerate(argv) if arg == "--" and i not in taken), None)
+    options = [arg for i, arg in enumerate(argv) if i not in taken and i != dashes]
+    chunk = None
+    if len(values) >= 2:
+        if _is_int(values[-1]):
+            chunk, values = values[-1], values[:-1]
+        elif _is_int(values[0]) and not os.path.exists(values[0]):
+            chunk, values = values[0], values[1:]
+    return values, chunk, options
+
+
+def convert_main(argv) -> int:
+    from fastpgn._many import expand_inputs
+    from fastpgn.pipeline import Options
+
     parser = convert_parser()
-    # The original takes CHUNK_SIZE first (main.py 100_000 file.pgn.bz2): accept that order too.
-    positional = _positional_indexes(parser, argv)
-    if len(positional) >= 2:
-        i, j = positional[:2]
-        if _is_int(argv[i]) and not _is_int(argv[j]) and not os.path.exists(argv[i]):
-            argv[i], argv[j] = argv[j], argv[i]
-    args = parser.parse_args(argv)
+    inputs, chunk, options = _positionals(parser, list(argv))
+    args = parser.parse_args([*options, "--", *inputs] if inputs else options)
+    try:
+        args.chunk_size = None if chunk is None else _chunk_size(chunk)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(f"argument CHUNK_SIZE: {exc}")
     to_stdout = args.output_dir == "-"
     if args.chunk_size is None and not to_stdout:
         parser.error("the following arguments are required: CHUNK_SIZE (games per chunk file; "
                      "leave it out only with -o -, one stream to stdout)")
     if args.partition and args.format != "parquet":
         parser.error(f"--partition {args.partition} writes Parquet folders: add --format parquet")
-    compression = args.compression or ("none" if to_stdout else "gz")
-    opts = Options(input=args.input, chunk_size=args.chunk_size or 0, output_dir=args.output_dir,
-                   compression=compression, jobs=args.jobs, errors=args.errors, limit=args.limit,
-                   openings_map=args.openings_map, resume=args.resume, overwrite=args.overwrite,
-                   validate=args.validate or args.uci, uci=args.uci, where=args.where, format=args.format,
-                   partition=args.partition)
     if args.resume and args.overwrite:
         print("fastpgn: --resume continues an earlier run and --overwrite removes it: give one of them",
               file=sys.stderr)
         return 2
+    try:
+        inputs = expand_inputs(args.inputs)
+    except InputError as exc:
+        print(f"fastpgn: {exc}", file=sys.stderr)
+        return 2
+    compression = args.compression or ("none" if to_stdout else "gz")
+    opts = Options(input=inputs[0], chunk_size=args.chunk_size or 0, output_dir=args.output_dir,
+                   compression=compression, jobs=args.jobs, errors=args.errors, limit=args.limit,
+                   openings_map=args.openings_map, resume=args.resume, overwrite=args.overwrite,
+                   validate=args.validate or args.uci, uci=args.uci, where=args.where, format=args.format,
+                   partition=args.partition)
+    if len(inputs) > 1:
+        return _convert_many(args, inputs, opts)
     progress = None
     if not args.quiet and sys.stderr.isatty():
         try:
-            size = None if args.input == "-" else os.path.getsize(args.input)
+            size = None if opts.input == "-" else os.path.getsize(opts.input)
             progress = _Progress(size)
         except (ImportError, OSError):
             progress = None
+    from fastpgn.pipeline import Converter
+
+    converter = summary = error = None
     try:
         converter = Converter(opts, progress)
         summary = converter.run()
@@ -345,47 +412,166 @@ def convert_main(argv) -> int:
         print("fastpgn: interrupted; complete chunks were kept, rerun with --resume to continue",
               file=sys.stderr)
         return 130
-    except (OutputError, InputError) as exc:
-        print(f"fastpgn: {exc}", file=sys.stderr)
-        return 2
-    except PGNError as exc:
-        print(f"fastpgn: stopped at a bad game: {exc}", file=sys.stderr)
-        return 1
-    except ImportError as exc:      # --format parquet without pyarrow: the message names the extra
-        print(f"fastpgn: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         raise                       # the reader of stdout left (| head): guarded ends quietly
-    except OSError as exc:
-        print(f"fastpgn: cannot write output: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+    except (PGNError, ImportError, OSError) as exc:
+        error = exc
     finally:
         if progress is not None:
             progress.close()
-    if summary.games_read == 0 and summary.resumed_from_chunk == 0 and not summary.damage:
-        print(f"fastpgn: {args.input}: no PGN games found (empty or not PGN)", file=sys.stderr)
+    return _report(opts.input, summary, error, converter, args, print_line)
+
+
+def print_line(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def _report(name: str, summary, error: BaseException | None, converter, args, say, many: bool = False) -> int:
+    """Say how the run on ``name`` ended (its summary, or ``error``) through ``say``; its exit status.
+
+    With ``many`` (one of several inputs) each line names the input, and the
+    summary line leaves the backend and workers to the total's line.
+    """
+    from fastpgn.pipeline import OutputError
+
+    def named(message: str) -> str:
+        return message if not many or name in message else f"{name}: {message}"
+
+    if error is not None:
+        if isinstance(error, (OutputError, InputError)):
+            say(f"fastpgn: {named(str(error))}")
+            return 2
+        if isinstance(error, PGNError):
+            say(f"fastpgn: {named('stopped at a bad game: ')}{error}")
+            return 1
+        if isinstance(error, ImportError):      # --format parquet without pyarrow: the message names the extra
+            say(f"fastpgn: {error}")
+            return 2
+        if isinstance(error, OSError):
+            say(f"fastpgn: {named('cannot write output: ')}{error.strerror or error}")
+            return 2
+        raise error
+    s = summary
+    if s.games_read == 0 and s.resumed_from_chunk == 0 and not s.damage:
+        say(f"fastpgn: {name}: no PGN games found (empty or not PGN)")
         return 2
-    if summary.already_complete:
+    if s.already_complete:
         if not args.quiet:
-            print(f"fastpgn: nothing to resume: {args.input} was converted already ("
-                  f"{plural(summary.games_written, 'game')} written, {summary.games_rejected:,} rejected, "
-                  f"{plural(summary.chunks, 'chunk')}); --overwrite converts it again", file=sys.stderr)
+            say(f"fastpgn: nothing to resume: {name} was converted already ("
+                f"{plural(s.games_written, 'game')} written, {s.games_rejected:,} rejected, "
+                f"{plural(s.chunks, 'chunk')}); --overwrite converts it again")
         return 0
     if not args.quiet:
-        s = summary
-        filtered = f", {s.games_filtered:,} filtered out" if args.where is not None else ""
-        where_to = "to stdout" if to_stdout else plural(s.chunks, 'chunk')
-        print(f"fastpgn: {plural(s.games_written, 'game')} written, {s.games_rejected:,} rejected{filtered} "
-              f"(of {s.games_read:,} read), {where_to}, {s.bytes_in / 1e6:,.1f} MB of PGN, "
-              f"{s.seconds:.1f} s, {s.mb_per_s:,.1f} MB/s, backend {s.backend}, "
-              f"{plural(s.workers, 'worker')}", file=sys.stderr)
+        say(f"fastpgn: {named(_counts(s, args))}"
+            + ("" if many else f", backend {s.backend}, {plural(s.workers, 'worker')}"))
         if s.games_rejected:
-            print(f"fastpgn: rejected games, each with its reason: {converter.rejects_path}", file=sys.stderr)
-    if summary.damage:
-        print(f"fastpgn: {summary.damage}; every whole game before the damage was written "
-              "(rerun with --resume once the input is whole)", file=sys.stderr)
+            say(f"fastpgn: {named('rejected games, each with its reason: ')}{converter.rejects_path}")
+    if s.damage:
+        say(f"fastpgn: {named(s.damage)}; every whole game before the damage was written "
+            "(rerun with --resume once the input is whole)")
         return 1
     return 0
+
+
+def _counts(s, args) -> str:
+    """A summary's counts, place, size, time and rate, as the summary line gives them."""
+    filtered = f", {s.games_filtered:,} filtered out" if args.where is not None else ""
+    where_to = "to stdout" if args.output_dir == "-" else plural(s.chunks, 'chunk')
+    return (f"{plural(s.games_written, 'game')} written, {s.games_rejected:,} rejected{filtered} "
+            f"(of {s.games_read:,} read), {where_to}, {s.bytes_in / 1e6:,.1f} MB of PGN, "
+            f"{s.seconds:.1f} s, {s.mb_per_s:,.1f} MB/s")
+
+
+class _ManyProgress:
+    """One bar for several inputs converted at once: the sums of every input's figures."""
+
+    def __init__(self, sizes: list[int | None]) -> None:
+        self.bar = _Progress(None if None in sizes else sum(s or 0 for s in sizes))
+        self._parts: list[tuple[int, ...]] = [(0, 0, 0, 0)] * len(sizes)
+        self._lock = threading.Lock()
+
+    def part(self, index: int):
+        """The progress callback of the ``index``-th input's run (called on that run's thread)."""
+        def update(*figures: int) -> None:
+            with self._lock:
+                self._parts[index] = figures
+                self.bar(*(sum(column) for column in zip(*self._parts)))
+        return update
+
+    def say(self, line: str) -> None:
+        with self._lock:
+            self.bar.bar.write(line, file=sys.stderr)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _convert_many(args, inputs: list[str], opts) -> int:
+    """Several inputs at once: a summary line per input as it ends, a total, the highest exit status."""
+    from fastpgn._many import ManyInputs
+    from fastpgn.pipeline import OutputError, Summary
+
+    if "-" in inputs:
+        print("fastpgn: - (stdin) can only be converted on its own, not among other inputs", file=sys.stderr)
+        return 2
+    missing = [name for name in inputs if not os.path.exists(name)]
+    for name in missing:
+        print(f"fastpgn: {name}: no such file", file=sys.stderr)
+    if missing:
+        return 2
+    progress = None
+    if not args.quiet and sys.stderr.isatty():
+        try:
+            progress = _ManyProgress([os.path.getsize(n) if os.path.isfile(n) else None for n in inputs])
+        except ImportError:
+            progress = None
+    say = progress.say if progress is not None else print_line
+    try:
+        many = ManyInputs(inputs, opts, progress.part if progress is not None else None, args.inputs_at_once)
+    except (OutputError, InputError, ImportError) as exc:
+        if progress is not None:
+            progress.close()
+        print(f"fastpgn: {exc}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    first = many.converters[0].summary
+    total = Summary(backend=first.backend, workers=first.workers)
+    worst = 0
+    failed: list[str] = []
+    unexpected: BaseException | None = None
+    try:
+        for outcome in many.run():
+            if isinstance(outcome.error, BrokenPipeError):
+                raise outcome.error     # the reader of stdout left (| head): guarded ends quietly
+            try:
+                code = _report(outcome.input, outcome.summary, outcome.error, outcome.converter, args, say, True)
+            except Exception as exc:  # noqa: BLE001 - a fault of fastpgn's own: raised once the others are done
+                unexpected = unexpected or exc
+                code = 2
+            worst = max(worst, code)
+            if code:
+                failed.append(outcome.input)
+            s = outcome.summary
+            if s is not None:
+                for name in ("games_read", "games_written", "games_rejected", "games_filtered", "chunks",
+                             "bytes_in"):
+                    setattr(total, name, getattr(total, name) + getattr(s, name))
+    except KeyboardInterrupt:
+        say("fastpgn: interrupted; complete chunks were kept, rerun with --resume to continue")
+        return 130
+    finally:
+        if progress is not None:
+            progress.close()
+    if unexpected is not None:
+        raise unexpected
+    total.seconds = time.perf_counter() - start
+    if not args.quiet:
+        shown = ", ".join(failed[:3]) + (f" and {len(failed) - 3:,} more" if len(failed) > 3 else "")
+        outcome_text = f"; {len(failed):,} failed: {shown}" if failed else ""
+        print(f"fastpgn: {len(inputs):,} inputs: {_counts(total, args)}, backend {total.backend}, "
+              f"{plural(total.workers, 'worker')}, {many.at_once:,} inputs at a time{outcome_text}",
+              file=sys.stderr)
+    return worst
 
 
 USAGE = """\
