@@ -42,6 +42,7 @@ SUBCOMMANDS = {
     "crypt": "fastpgn.cli.crypt",
     "icn": "fastpgn.cli.icn",
     "analyse": "fastpgn.cli.analyse",
+    "spark": "fastpgn.cli.spark",
 }
 
 EXAMPLES = """\
@@ -61,6 +62,7 @@ other commands (each has --help):
   crypt          PGN Crypt: encode and decode
   icn            standard games between PGN and Infinite Chess Notation
   analyse        add a UCI engine's [%eval] to every ply, as lichess writes it
+  spark          many dumps to one Parquet dataset on Spark, one task per file
   openings       build the openings map from the lichess chess-openings list
 
 Bad games are skipped, counted and appended with their byte offset and reason
