@@ -171,7 +171,7 @@ def read_lines(spark, paths):
              "' fields): ', substr(value, 1, 80))) END")
     columns = []
     for i, (name, kind) in enumerate(LINE_TYPES):
-        expr = _line_field(name, kind, f"p[{i}]")
+        expr = _line_field(name, kind, f"get(p, {i})")   # get: null past the end (the check below fails such a line)
         if i == 0:
             expr = f"coalesce({check}, {expr})"
         columns.append(F.expr(expr).cast(kind).alias(name))
@@ -245,7 +245,7 @@ def _inputs(inputs) -> list[_Input]:
     found: dict[str, _Input] = {}
     for path in files:
         key = path.name
-        absolute = str(path.resolve())
+        absolute = os.path.abspath(path)     # a link keeps its own name (the key), not its target's
         if key in found and found[key].path != absolute:
             raise ValueError(f"two inputs have the name {key} ({found[key].path} and {absolute}): the dataset "
                              f"keeps each input under its file name, so give them different names")

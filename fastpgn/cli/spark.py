@@ -108,7 +108,7 @@ def _run(argv) -> int:
     from fastpgn.pipeline import OutputError
 
     try:
-        jobs = fs._inputs(args.inputs)      # a missing input stops the run before Spark starts
+        fs._inputs(args.inputs)      # a missing input, or two of one name, stop the run before Spark starts
     except (InputError, ValueError) as exc:
         _say(str(exc))
         return 2
@@ -126,7 +126,7 @@ def _run(argv) -> int:
             spark.sparkContext.setLogLevel("ERROR")
         began = time.perf_counter()
         try:
-            reports = fs.convert(spark, [j.path for j in jobs], args.output_dir, uci=args.uci,
+            reports = fs.convert(spark, args.inputs, args.output_dir, uci=args.uci,
                                  openings=args.openings_map, overwrite=args.overwrite,
                                  rows_per_file=args.rows_per_file or fs.ROWS_PER_FILE)
         except (OutputError, ValueError) as exc:
