@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterable, NamedTuple
 
 from fastpgn import schema as _schema
-from fastpgn.arrow import ArrowReader     # (pyarrow is imported on first use, not here)
+from fastpgn.arrow import ColumnReader     # (pyarrow is imported on first use, not here)
 
 SPARK_EXTRA = 'pip install "fastpgn[spark]"'
 
@@ -193,7 +193,7 @@ REPORT_FIELDS = (
     ("input", "string"), ("path", "string"), ("status", "string"), ("games_read", "bigint"),
     ("games_written", "bigint"), ("games_rejected", "bigint"), ("games_filtered", "bigint"),
     ("pgn_bytes", "bigint"), ("seconds", "double"), ("files", "int"), ("message", "string"),
-    ("damage_offset", "bigint"), ("backend", "string"),
+    ("damage_offset", "bigint"), ("backend", "string"), ("peak_rss_mb", "double"),
 )
 
 
@@ -215,6 +215,7 @@ class FileReport(NamedTuple):
     message: str | None
     damage_offset: int | None
     backend: str | None
+    peak_rss_mb: float | None = None    # the task's Python worker, its peak so far (workers are reused)
 
 
 def partition_value(text: str) -> str:
@@ -274,8 +275,10 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-class _TaskReader(ArrowReader):
-    """``read_arrow`` for a task: damage recorded, not raised, so the games before it are still written."""
+class _TaskReader(ColumnReader):
+    """The column dicts of each block, for a task: damage recorded, not raised, so the games before it
+    are still written. Each block's batch goes to the writer as it is: ``_Partitions`` gathers a row
+    group from several, where ``read_arrow`` would first copy them into batches of one size."""
 
     damage = None
 
@@ -284,20 +287,41 @@ class _TaskReader(ArrowReader):
             self.damage = block.damage
 
 
-def _month_key(pc, batch):
-    """Each row's ``year * 100 + month`` of play (``date``), null where the date is."""
+def _months(pc, batch) -> tuple[list, object]:
+    """The batch's months of play (``year * 100 + month`` of ``date``, None for no date), and each row's
+    (None when the batch holds one month: a monthly dump's batches nearly always do, and the first and
+    last date say so at a fraction of the cost of a month per row)."""
     date = batch.column(batch.schema.get_field_index("date"))
-    return pc.add(pc.multiply(pc.year(date), 100), pc.month(date))
+    if date.null_count == 0:
+        low, high = (d.as_py() for d in pc.min_max(date).values())
+        if low is not None and (low.year, low.month) == (high.year, high.month):
+            return [low.year * 100 + low.month], None
+    keys = pc.add(pc.multiply(pc.year(date), 100), pc.month(date))
+    return pc.unique(keys).to_pylist(), keys
+
+
+class _Partition:
+    """One month's files: the open writer, rows in its file, files so far, batches waiting for a row group."""
+
+    def __init__(self) -> None:
+        self.writer = None
+        self.path: Path | None = None
+        self.rows = 0
+        self.files = 0
+        self.pending: list = []
+        self.pending_rows = 0
 
 
 class _Partitions:
-    """Parquet files under ``root/year=YYYY/month=MM/``, ``rows_per_file`` rows each at most, in input order."""
+    """Parquet files under ``root/year=YYYY/month=MM/``, in input order: row groups of BATCH_ROWS games
+    (a month's games gathered across batches, so a batch that spans months makes no small row groups),
+    files of ``rows_per_file`` games at most."""
 
     def __init__(self, root: Path, arrow_schema, rows_per_file: int) -> None:
         self.root = root
         self.schema = arrow_schema
         self.rows_per_file = rows_per_file
-        self._open: dict = {}      # month key -> [writer, path, rows, files so far]
+        self._parts: dict = {}      # month key -> _Partition
         self.files: list[Path] = []
 
     @staticmethod
@@ -307,35 +331,51 @@ class _Partitions:
         return f"year={key // 100:04d}/month={key % 100:02d}"
 
     def write(self, key, batch) -> None:
+        part = self._parts.get(key)
+        if part is None:
+            part = self._parts[key] = _Partition()
+        part.pending.append(batch)
+        part.pending_rows += batch.num_rows
+        while part.pending_rows >= BATCH_ROWS:
+            self._flush(key, part, BATCH_ROWS)
+
+    def _flush(self, key, part: _Partition, size: int) -> None:
+        """Write the first ``size`` pending rows: one row group, or two where a file ends among them."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        at = 0
-        while at < batch.num_rows:
-            state = self._open.get(key)
-            if state is None or state[2] >= self.rows_per_file:
-                number = 0 if state is None else state[3]
-                if state is not None:
-                    self._close(state)
-                path = self.root / self.folder(key) / f"part-{number:05d}.parquet"
-                path.parent.mkdir(parents=True, exist_ok=True)
+        table = pa.Table.from_batches(part.pending, schema=self.schema)
+        while size:
+            if part.writer is None or part.rows >= self.rows_per_file:
+                self._close(part)
+                part.path = self.root / self.folder(key) / f"part-{part.files:05d}.parquet"
+                part.path.parent.mkdir(parents=True, exist_ok=True)
                 # The converter's settings: zstd, dictionary pages where they pay (docs/schema.md).
-                writer = pq.ParquetWriter(path, self.schema, compression="zstd", use_dictionary=True)
-                state = self._open[key] = [writer, path, 0, number + 1]
-                self.files.append(path)
-            take = min(batch.num_rows - at, self.rows_per_file - state[2])
-            state[0].write_batch(batch.slice(at, take))
-            state[2] += take
-            at += take
+                part.writer = pq.ParquetWriter(part.path, self.schema, compression="zstd", use_dictionary=True)
+                part.files += 1
+                part.rows = 0
+                self.files.append(part.path)
+            take = min(size, self.rows_per_file - part.rows)
+            part.writer.write_table(table.slice(0, take), row_group_size=take)
+            table = table.slice(take)
+            part.rows += take
+            size -= take
+        part.pending = table.to_batches()
+        part.pending_rows = table.num_rows
 
     @staticmethod
-    def _close(state) -> None:
-        state[0].close()
-        _fsync(state[1])
+    def _close(part: _Partition) -> None:
+        if part.writer is not None:
+            part.writer.close()
+            _fsync(part.path)
+            part.writer = None
 
-    def close(self) -> None:
-        for state in self._open.values():
-            self._close(state)
-        self._open.clear()
+    def close(self, flush: bool = True) -> None:
+        """Write what is pending (unless ``flush`` is False: the task failed) and close every file."""
+        for key, part in self._parts.items():
+            if flush and part.pending_rows:
+                self._flush(key, part, part.pending_rows)
+            self._close(part)
 
 
 def _convert_one(job: _Input, output: str, options: dict, record_options: dict, rows_per_file: int) -> dict:
@@ -352,19 +392,24 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
     staging = out / STAGING / f"{partition_value(job.key)}.{uuid.uuid4().hex}"
     report = {"input": job.key, "path": job.path, "status": "converted", "games_read": 0, "games_written": 0,
               "games_rejected": 0, "games_filtered": 0, "pgn_bytes": 0, "seconds": 0.0, "files": 0,
-              "message": None, "damage_offset": None, "backend": fastpgn.BACKEND}
+              "message": None, "damage_offset": None, "backend": fastpgn.BACKEND, "peak_rss_mb": None}
     try:
         staging.mkdir(parents=True)
-        reader = _TaskReader(job.path, BATCH_ROWS, errors="skip", **options)
-        parts = _Partitions(staging, reader.schema, rows_per_file)
+        from fastpgn.arrow import record_batch
+        from fastpgn.sources import BLOCK_SIZE
+
+        # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.
+        reader = _TaskReader(job.path, errors="skip", block_size=BLOCK_SIZE, **options)
+        parts = _Partitions(staging, _schema.arrow_schema(reader.uci), rows_per_file)
         rejects = RejectsFile(staging / REJECTED)
         rejected = 0
+        flush = False
         try:
             with reader:
-                for batch in reader:
-                    keys = _month_key(pc, batch)
-                    months = pc.unique(keys).to_pylist()
-                    if len(months) == 1:        # a monthly dump: nearly every batch
+                for columns in reader:
+                    batch = record_batch(columns, reader.uci)
+                    months, keys = _months(pc, batch)
+                    if len(months) == 1:
                         parts.write(months[0], batch)
                     else:
                         for key in months:
@@ -377,8 +422,9 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
                 for game in reader.rejected:
                     rejects.add(game)
                 rejected += len(reader.rejected)
+            flush = True
         finally:
-            parts.close()
+            parts.close(flush)
             rejects.close()
         source = reader._source
         report.update(games_read=reader.games_read, games_written=reader.games_yielded, games_rejected=rejected,
@@ -388,12 +434,13 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
             report.update(status="damaged", message=f"{job.path}: {reader.damage}",
                           damage_offset=reader.damage.offset)
         report["seconds"] = time.perf_counter() - start
+        report["peak_rss_mb"] = _peak_rss_mb()
         record = {"input": job.path, "size": job.size, "options": record_options,
                   "fastpgn": fastpgn.__version__, "host": socket.gethostname(),
                   "files": [str(p.relative_to(staging)) for p in parts.files],
                   **{k: report[k] for k in ("status", "games_read", "games_written", "games_rejected",
                                             "games_filtered", "pgn_bytes", "message", "damage_offset",
-                                            "backend", "seconds")}}
+                                            "backend", "seconds", "peak_rss_mb")}}
         (staging / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         _fsync(staging / RECORD)
         _publish(staging, final)
@@ -407,6 +454,14 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return report
+
+
+def _peak_rss_mb() -> float | None:
+    try:
+        import resource
+    except ImportError:     # pragma: no cover - not POSIX
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024    # KiB on Linux
 
 
 def _publish(staging: Path, final: Path) -> None:
@@ -567,7 +622,7 @@ def _complete(out: Path, job: _Input, record_options: dict, overwrite: bool) -> 
                          f"overwrite=True to convert it again, or another output folder")
     return FileReport(job.key, job.path, "skipped", record["games_read"], record["games_written"],
                       record["games_rejected"], record["games_filtered"], record["pgn_bytes"], 0.0,
-                      len(record.get("files", ())), None, None, record.get("backend"))
+                      len(record.get("files", ())), None, None, record.get("backend"), record.get("peak_rss_mb"))
 
 
 def read_dataset(spark, output, uci: bool = False):
