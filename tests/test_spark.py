@@ -338,3 +338,15 @@ def test_worst_hours_the_same_on_spark_and_duckdb(spark, dataset):
     for (_, _, a), (_, _, b) in zip(on_spark, on_duckdb):
         assert a == pytest.approx(b, rel=1e-12)
     assert collections.Counter(h for h, _, _ in on_spark).most_common(1)[0][1] == 1
+
+
+def test_without_pyspark_the_error_names_the_extra(monkeypatch):
+    from fastpgn import spark as fs
+
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    with pytest.raises(ImportError, match=r'pip install "fastpgn\[spark\]"'):
+        fs.schema()
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert cli_main(["spark", "whatever.pgn", "-o", "out"]) == 2
+    assert "fastpgn[spark]" in err.getvalue()
