@@ -582,9 +582,7 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
             else:
                 todo.append(job)
         if todo:
-            from pyspark.sql.types import StructType
-
-            report_type = StructType.fromDDL(", ".join(f"{n} {k}" for n, k in REPORT_FIELDS))
+            report_type = ", ".join(f"{n} {k}" for n, k in REPORT_FIELDS)    # DDL: every pyspark takes it
             frame = _one_task_each(spark, len(todo)).mapInArrow(
                 _task(todo, str(out.resolve()), _reader_options(where, uci, openings), record_options, rows_per_file),
                 report_type)

@@ -350,3 +350,13 @@ def test_without_pyspark_the_error_names_the_extra(monkeypatch):
     with redirect_stderr(err):
         assert cli_main(["spark", "whatever.pgn", "-o", "out"]) == 2
     assert "fastpgn[spark]" in err.getvalue()
+
+
+def test_doctests():
+    import doctest
+
+    pytest.importorskip("pyspark")
+    from fastpgn import spark as fs
+
+    result = doctest.testmod(fs, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 3 and result.failed == 0

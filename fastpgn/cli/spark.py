@@ -28,7 +28,7 @@ in DIR/input=NAME/_rejected.pgn. Needs pyspark and Java 17+
 EXAMPLES = """\
 examples:
   python -m fastpgn spark lichess_db_standard_rated_2024-0*.pgn.zst -o games/
-  python -m fastpgn spark dumps/ -o /shared/games --master spark://head:7077 --conf spark.executor.memory=2g
+  python -m fastpgn spark dumps/ -o /mnt/nfs/games --master spark://head:7077 --conf spark.executor.memory=2g
   python -c "import duckdb; print(duckdb.sql(\\"SELECT year, month, count(*) FROM read_parquet('games/*/*/*/*.parquet', hive_partitioning=true) GROUP BY ALL\\"))"
 
 exit status:
