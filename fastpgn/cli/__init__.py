@@ -390,6 +390,7 @@ usage: python -m fastpgn INPUT CHUNK_SIZE [options]   a PGN dump -> chunks of 22
        python -m fastpgn crypt encode|decode INPUT ... PGN Crypt
        python -m fastpgn icn INPUT ...                 PGN <-> Infinite Chess Notation
        python -m fastpgn analyse INPUT [-o OUT]        a UCI engine's eval on every ply, as lichess writes it
+       python -m fastpgn spark INPUT... -o DIR         many dumps to one Parquet dataset on Spark
        python -m fastpgn openings DIR [-o FILE]        the openings map from the lichess list
 each command has --help; python -m fastpgn --help lists the converter's options"""
 
