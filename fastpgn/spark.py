@@ -24,7 +24,7 @@ import socket
 import time
 import uuid
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from fastpgn import schema as _schema
 from fastpgn.arrow import ColumnReader     # (pyarrow is imported on first use, not here)
@@ -304,8 +304,8 @@ class _Partition:
     """One month's files: the open writer, rows in its file, files so far, batches waiting for a row group."""
 
     def __init__(self) -> None:
-        self.writer = None
-        self.path: Path | None = None
+        self.writer: Any = None     # a pyarrow.parquet.ParquetWriter while a file is open
+        self.path = Path()
         self.rows = 0
         self.files = 0
         self.pending: list = []
