@@ -45,6 +45,7 @@ SUBCOMMANDS = {
     "crypt": "fastpgn.cli.crypt",
     "icn": "fastpgn.cli.icn",
     "analyse": "fastpgn.cli.analyse",
+    "spark": "fastpgn.cli.spark",
 }
 
 EXAMPLES = """\
@@ -66,6 +67,7 @@ other commands (each has --help):
   crypt          PGN Crypt: encode and decode
   icn            standard games between PGN and Infinite Chess Notation
   analyse        add a UCI engine's [%eval] to every ply, as lichess writes it
+  spark          many dumps to one Parquet dataset on Spark, one task per file
   openings       build the openings map from the lichess chess-openings list
 
 Bad games are skipped, counted and appended with their byte offset and reason
@@ -580,6 +582,7 @@ usage: python -m fastpgn INPUT CHUNK_SIZE [options]   a PGN dump -> chunks of 22
        python -m fastpgn crypt encode|decode INPUT ... PGN Crypt
        python -m fastpgn icn INPUT ...                 PGN <-> Infinite Chess Notation
        python -m fastpgn analyse INPUT [-o OUT]        a UCI engine's eval on every ply, as lichess writes it
+       python -m fastpgn spark INPUT... -o DIR         many dumps to one Parquet dataset on Spark
        python -m fastpgn openings DIR [-o FILE]        the openings map from the lichess list
 each command has --help; python -m fastpgn --help lists the converter's options"""
 

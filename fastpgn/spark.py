@@ -1,0 +1,658 @@
+"""fastpgn on Spark: the analysis schema as a Spark type, the 22-field chunks as a typed DataFrame, and
+dump files converted to a Parquet dataset by Spark tasks that run fastpgn's kernel.
+
+pyspark is imported on first use (``pip install "fastpgn[spark]"``); ``import fastpgn`` never needs it.
+
+- ``schema()``: the ``StructType`` of ``fastpgn.schema`` (docs/schema.md), built from its column list.
+- ``read_lines(spark, paths)``: the converter's chunk files (``.cri.gz``, ``.cri.zst``, ``.cri``) as a
+  DataFrame of the 22 fields, typed, with Spark SQL functions only: the executors need no fastpgn.
+- ``read_pgn(spark, inputs)``: dump files as a DataFrame of ``schema()``, one task per file, the kernel
+  inside the tasks through ``mapInArrow`` (the executors need fastpgn).
+- ``convert(spark, inputs, output)``: dump files to a Parquet dataset, one task per file, each task
+  writing its own files and publishing them with one rename; reruns skip complete files.
+
+The dataset's layout, why tasks write their own files rather than through Spark's writer, and what the
+executors need: docs/spark.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple
+
+from fastpgn import schema as _schema
+from fastpgn.arrow import ColumnReader     # (pyarrow is imported on first use, not here)
+
+SPARK_EXTRA = 'pip install "fastpgn[spark]"'
+
+#: Rows a Parquet file of the dataset holds at most (about 170 MB of Parquet for lichess games).
+ROWS_PER_FILE = 1_000_000
+#: Rows a record batch, and so a Parquet row group, holds: the converter's row groups.
+BATCH_ROWS = 16_384
+#: The file, inside each input's folder, that says the folder is complete (Spark and DuckDB pass over it).
+RECORD = "_fastpgn.json"
+REJECTED = "_rejected.pgn"
+STAGING = "_staging"
+LOCK = ".spark-dataset.fastpgn-lock"
+
+
+def _require_pyspark():
+    try:
+        import pyspark  # noqa: F401
+        from pyspark.sql import types
+    except ImportError as exc:
+        raise ImportError(f"fastpgn.spark needs pyspark, which is not installed: {SPARK_EXTRA}") from exc
+    return types
+
+
+# ---------------------------------------------------------------- the schema
+
+def spark_type(spec: str):
+    """The Spark type of a ``fastpgn.schema.Column`` type text (``int16`` -> ShortType, ...).
+
+    >>> spark_type("list<int16>")
+    ArrayType(ShortType(), True)
+    """
+    T = _require_pyspark()
+    if spec.startswith("list<"):
+        return T.ArrayType(spark_type(spec[5:-1]), containsNull=True)
+    if spec.startswith("map<"):
+        key, value = spec[4:-1].split(", ")
+        return T.MapType(spark_type(key), spark_type(value), valueContainsNull=True)
+    # Spark has one timestamp type: microseconds, an instant shown in the session's time zone.
+    return {"string": T.StringType(), "date32": T.DateType(), "bool": T.BooleanType(), "int8": T.ByteType(),
+            "int16": T.ShortType(), "int32": T.IntegerType(), "int64": T.LongType(), "float32": T.FloatType(),
+            "timestamp[s, tz=UTC]": T.TimestampType()}[spec]
+
+
+def schema(uci: bool = False):
+    """The analysis schema (``fastpgn.schema``) as a Spark ``StructType``: the same names, in order.
+
+    Every field is nullable, as Spark reads the Parquet files. int8 and int16
+    are ByteType and ShortType; ``utc`` is a TimestampType (whole seconds;
+    Spark shows it in ``spark.sql.session.timeZone``).
+
+    >>> schema()["white_elo"].dataType, schema()["utc"].dataType
+    (ShortType(), TimestampType())
+    """
+    T = _require_pyspark()
+    return T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in _schema.columns(uci)])
+
+
+def _task_arrow_schema(uci: bool):
+    """The Arrow schema Spark expects back from a task for ``schema(uci)``: timestamps in microseconds."""
+    import pyarrow as pa
+
+    fields = []
+    for field in _schema.arrow_schema(uci):
+        if pa.types.is_timestamp(field.type):
+            field = field.with_type(pa.timestamp("us", tz="UTC"))
+        fields.append(field)
+    return pa.schema(fields)
+
+
+# ---------------------------------------------------------------- the 22-field lines
+
+#: The typed line: (name of ``fastpgn.oneliner.Line``'s field, its Spark SQL type).
+LINE_TYPES = (
+    ("id", "string"), ("date", "date"), ("time", "int"), ("result", "string"), ("termination", "string"),
+    ("mate", "boolean"), ("has_eval", "boolean"), ("has_clock", "boolean"), ("plies", "int"),
+    ("opening", "string"), ("time_control", "string"), ("white", "string"), ("white_elo", "smallint"),
+    ("white_elo_diff", "smallint"), ("white_title", "string"), ("black", "string"), ("black_elo", "smallint"),
+    ("black_elo_diff", "smallint"), ("black_title", "string"), ("moves", "array<string>"),
+    ("evals", "array<string>"), ("clocks", "array<float>"),
+)
+_CHUNK_GLOB = "*.{cri,cri.gz,cri.zst}"
+
+
+def _line_field(name: str, kind: str, f: str) -> str:
+    """The SQL expression that types one field ``f`` (a string column) of the line."""
+    if kind == "string":
+        return f"nullif({f}, '')"
+    if kind == "date":
+        return f"CASE WHEN {f} RLIKE '^[0-9]{{8}}$' THEN CAST(try_to_timestamp({f}, 'yyyyMMdd') AS DATE) END"
+    if kind == "int":
+        return f"CASE WHEN {f} RLIKE '^[0-9]{{1,9}}$' THEN CAST({f} AS INT) END"
+    if kind == "boolean":
+        return f"{f} = 'Y'"
+    if kind == "smallint":     # fastpgn.schema.int16: an optionally signed integer within int16, else null
+        return f"CASE WHEN {f} RLIKE '^[+-]?[0-9]{{1,10}}$' THEN try_cast({f} AS SMALLINT) END"
+    if name == "moves":
+        return f"CASE WHEN {f} = '' THEN CAST(array() AS ARRAY<STRING>) ELSE split({f}, ' ') END"
+    if name == "evals":
+        return f"CASE WHEN {f} != '' THEN split({f}, ' ') END"
+    if name == "clocks":
+        return f"CASE WHEN {f} != '' THEN transform(split({f}, ' '), c -> try_cast(c AS FLOAT)) END"
+    raise ValueError(name)
+
+
+def _chunk_paths(paths) -> list[str]:
+    """Files as given; a local folder as the converter's chunk files in it (not its rejects or records)."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    found = []
+    for path in paths:
+        text = os.fspath(path)
+        found.append(os.path.join(text, _CHUNK_GLOB) if "://" not in text and os.path.isdir(text) else text)
+    if not found:
+        raise ValueError("read_lines needs at least one path")
+    return found
+
+
+def read_lines(spark, paths):
+    """The converter's 22-field chunk files as a typed DataFrame, with Spark SQL functions only.
+
+    ``paths``: a chunk file (``.cri.gz``, ``.cri.zst``, ``.cri``: Spark picks the
+    codec by the name's end), a folder (its chunk files, leaving out the
+    rejected games and the records beside them), a glob, or a list of these.
+    The columns are ``fastpgn.oneliner.Line``'s fields, in order, typed as
+    ``LINE_TYPES`` says (docs/spark.md): empty text is null, ``Y``/``N`` are
+    booleans, numbers that are not numbers are null, fields 20-22 are arrays
+    (``evals`` keeps the raw text, ``#-3`` and the ``#`` after a mating move).
+    Then ``utc``: the date and the second of the day as a timestamp. A line
+    without 22 fields fails the query, naming the line, as ``parse_line`` does.
+    The executors need no fastpgn.
+
+    >>> games = read_lines(spark, "out/")                                              # doctest: +SKIP
+    >>> games.groupBy("white_title").agg(F.avg("white_elo")).show()                    # doctest: +SKIP
+    """
+    _require_pyspark()
+    from pyspark.sql import functions as F
+
+    text = spark.read.option("lineSep", "\n").text(_chunk_paths(paths))
+    parts = text.select(F.split(F.col("value"), "\u2502", -1).alias("p"), F.col("value"))
+    check = ("CASE WHEN size(p) != 22 THEN raise_error(concat('not a 22-field line (', size(p), "
+             "' fields): ', substr(value, 1, 80))) END")
+    columns = []
+    for i, (name, kind) in enumerate(LINE_TYPES):
+        expr = _line_field(name, kind, f"get(p, {i})")   # get: null past the end (the check below fails such a line)
+        if i == 0:
+            expr = f"coalesce({check}, {expr})"
+        columns.append(F.expr(expr).cast(kind).alias(name))
+    typed = parts.select(*columns)
+    seconds = "CAST(unix_date(date) AS BIGINT) * 86400 + time"
+    return typed.withColumn("utc", F.expr(f"timestamp_seconds({seconds})"))
+
+
+# ---------------------------------------------------------------- dump files in Spark tasks
+
+class _Input(NamedTuple):
+    key: str        # the input's name in the dataset: its file name
+    path: str       # absolute, as the executors open it
+    size: int
+
+
+#: Each input's result, one row a file (the report ``convert`` returns).
+REPORT_FIELDS = (
+    ("input", "string"), ("path", "string"), ("status", "string"), ("games_read", "bigint"),
+    ("games_written", "bigint"), ("games_rejected", "bigint"), ("games_filtered", "bigint"),
+    ("pgn_bytes", "bigint"), ("seconds", "double"), ("files", "int"), ("message", "string"),
+    ("damage_offset", "bigint"), ("backend", "string"), ("peak_rss_mb", "double"),
+)
+
+
+class FileReport(NamedTuple):
+    """One input's result: ``status`` is ``converted``, ``damaged`` (the games before the damage are in the
+    dataset; ``message`` names the damage and ``damage_offset`` its PGN byte), ``skipped`` (complete from an
+    earlier run) or ``failed`` (unusable: missing, not PGN, unwritable; nothing was published)."""
+
+    input: str
+    path: str
+    status: str
+    games_read: int
+    games_written: int
+    games_rejected: int
+    games_filtered: int
+    pgn_bytes: int
+    seconds: float
+    files: int
+    message: str | None
+    damage_offset: int | None
+    backend: str | None
+    peak_rss_mb: float | None = None    # the task's Python worker, its peak so far (workers are reused)
+
+
+def partition_value(text: str) -> str:
+    """``text`` escaped for a ``name=value`` folder as Spark escapes partition values (``%XX``).
+
+    >>> partition_value("lichess_db_standard_rated_2024-01.pgn.zst"), partition_value("a=b c")
+    ('lichess_db_standard_rated_2024-01.pgn.zst', 'a%3Db c')
+    """
+    special = set('"#%\'*/:=?\\\x7f{[]^')
+    return "".join(f"%{ord(c):02X}" if c in special or ord(c) < 0x20 else c for c in text)
+
+
+def _inputs(inputs) -> list[_Input]:
+    """The input files (a folder: its files, names starting ``.`` or ``_`` left out), biggest first."""
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    files: list[Path] = []
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            files += sorted(p for p in path.iterdir() if p.is_file() and p.name[0] not in "._")
+        elif path.is_file():
+            files.append(path)
+        else:
+            from fastpgn.errors import InputError
+
+            raise InputError(f"{item}: no such file")
+    found: dict[str, _Input] = {}
+    for path in files:
+        key = path.name
+        absolute = os.path.abspath(path)     # a link keeps its own name (the key), not its target's
+        if key in found and found[key].path != absolute:
+            raise ValueError(f"two inputs have the name {key} ({found[key].path} and {absolute}): the dataset "
+                             f"keeps each input under its file name, so give them different names")
+        found[key] = _Input(key, absolute, path.stat().st_size)
+    # Longest first: the biggest files start first, so no core waits on one big file at the end.
+    return sorted(found.values(), key=lambda i: (-i.size, i.key))
+
+
+def _options_record(where, uci: bool, openings) -> dict:
+    return {"uci": bool(uci), "where": None if where is None else repr(where),
+            "openings": None if openings is None else os.fspath(openings)}
+
+
+def _read_record(folder: Path) -> dict | None:
+    try:
+        return json.loads((folder / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class _TaskReader(ColumnReader):
+    """The column dicts of each block, for a task: damage recorded, not raised, so the games before it
+    are still written. Each block's batch goes to the writer as it is: ``_Partitions`` gathers a row
+    group from several, where ``read_arrow`` would first copy them into batches of one size."""
+
+    damage = None
+
+    def _damage(self, block) -> None:
+        if block.damage is not None:
+            self.damage = block.damage
+
+
+def _months(pc, batch) -> tuple[list, object]:
+    """The batch's months of play (``year * 100 + month`` of ``date``, None for no date), and each row's
+    (None when the batch holds one month: a monthly dump's batches nearly always do, and the first and
+    last date say so at a fraction of the cost of a month per row)."""
+    date = batch.column(batch.schema.get_field_index("date"))
+    if date.null_count == 0:
+        low, high = (d.as_py() for d in pc.min_max(date).values())
+        if low is not None and (low.year, low.month) == (high.year, high.month):
+            return [low.year * 100 + low.month], None
+    keys = pc.add(pc.multiply(pc.year(date), 100), pc.month(date))
+    return pc.unique(keys).to_pylist(), keys
+
+
+class _Partition:
+    """One month's files: the open writer, rows in its file, files so far, batches waiting for a row group."""
+
+    def __init__(self) -> None:
+        self.writer: Any = None     # a pyarrow.parquet.ParquetWriter while a file is open
+        self.path = Path()
+        self.rows = 0
+        self.files = 0
+        self.pending: list = []
+        self.pending_rows = 0
+
+
+class _Partitions:
+    """Parquet files under ``root/year=YYYY/month=MM/``, in input order: row groups of BATCH_ROWS games
+    (a month's games gathered across batches, so a batch that spans months makes no small row groups),
+    files of ``rows_per_file`` games at most."""
+
+    def __init__(self, root: Path, arrow_schema, rows_per_file: int) -> None:
+        self.root = root
+        self.schema = arrow_schema
+        self.rows_per_file = rows_per_file
+        self._parts: dict = {}      # month key -> _Partition
+        self.files: list[Path] = []
+
+    @staticmethod
+    def folder(key) -> str:
+        if key is None:
+            return "year=__HIVE_DEFAULT_PARTITION__/month=__HIVE_DEFAULT_PARTITION__"
+        return f"year={key // 100:04d}/month={key % 100:02d}"
+
+    def write(self, key, batch) -> None:
+        part = self._parts.get(key)
+        if part is None:
+            part = self._parts[key] = _Partition()
+        part.pending.append(batch)
+        part.pending_rows += batch.num_rows
+        while part.pending_rows >= BATCH_ROWS:
+            self._flush(key, part, BATCH_ROWS)
+
+    def _flush(self, key, part: _Partition, size: int) -> None:
+        """Write the first ``size`` pending rows: one row group, or two where a file ends among them."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_batches(part.pending, schema=self.schema)
+        while size:
+            if part.writer is None or part.rows >= self.rows_per_file:
+                self._close(part)
+                part.path = self.root / self.folder(key) / f"part-{part.files:05d}.parquet"
+                part.path.parent.mkdir(parents=True, exist_ok=True)
+                # The converter's settings: zstd, dictionary pages where they pay (docs/schema.md).
+                part.writer = pq.ParquetWriter(part.path, self.schema, compression="zstd", use_dictionary=True)
+                part.files += 1
+                part.rows = 0
+                self.files.append(part.path)
+            take = min(size, self.rows_per_file - part.rows)
+            part.writer.write_table(table.slice(0, take), row_group_size=take)
+            table = table.slice(take)
+            part.rows += take
+            size -= take
+        part.pending = table.to_batches()
+        part.pending_rows = table.num_rows
+
+    @staticmethod
+    def _close(part: _Partition) -> None:
+        if part.writer is not None:
+            part.writer.close()
+            _fsync(part.path)
+            part.writer = None
+
+    def close(self, flush: bool = True) -> None:
+        """Write what is pending (unless ``flush`` is False: the task failed) and close every file."""
+        for key, part in self._parts.items():
+            if flush and part.pending_rows:
+                self._flush(key, part, part.pending_rows)
+            self._close(part)
+
+
+def _convert_one(job: _Input, output: str, options: dict, record_options: dict, rows_per_file: int) -> dict:
+    """One input, in a task: converted into a staging folder, then published with one rename."""
+    import pyarrow.compute as pc
+
+    import fastpgn
+    from fastpgn._rejects import RejectsFile
+    from fastpgn.errors import InputError
+
+    start = time.perf_counter()
+    out = Path(output)
+    final = out / f"input={partition_value(job.key)}"
+    staging = out / STAGING / f"{partition_value(job.key)}.{uuid.uuid4().hex}"
+    report = {"input": job.key, "path": job.path, "status": "converted", "games_read": 0, "games_written": 0,
+              "games_rejected": 0, "games_filtered": 0, "pgn_bytes": 0, "seconds": 0.0, "files": 0,
+              "message": None, "damage_offset": None, "backend": fastpgn.BACKEND, "peak_rss_mb": None}
+    try:
+        staging.mkdir(parents=True)
+        from fastpgn.arrow import record_batch
+        from fastpgn.sources import BLOCK_SIZE
+
+        # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.
+        reader = _TaskReader(job.path, errors="skip", block_size=BLOCK_SIZE, **options)
+        parts = _Partitions(staging, _schema.arrow_schema(reader.uci), rows_per_file)
+        rejects = RejectsFile(staging / REJECTED)
+        rejected = 0
+        flush = False
+        try:
+            with reader:
+                for columns in reader:
+                    batch = record_batch(columns, reader.uci)
+                    months, keys = _months(pc, batch)
+                    if len(months) == 1:
+                        parts.write(months[0], batch)
+                    else:
+                        for key in months:
+                            mask = pc.is_null(keys) if key is None else pc.fill_null(pc.equal(keys, key), False)
+                            parts.write(key, batch.filter(mask))
+                    for game in reader.rejected:
+                        rejects.add(game)
+                    rejected += len(reader.rejected)
+                    del reader.rejected[:]      # written: memory stays bounded
+                for game in reader.rejected:
+                    rejects.add(game)
+                rejected += len(reader.rejected)
+            flush = True
+        finally:
+            parts.close(flush)
+            rejects.close()
+        source = reader._source
+        report.update(games_read=reader.games_read, games_written=reader.games_yielded, games_rejected=rejected,
+                      games_filtered=reader.games_filtered, files=len(parts.files),
+                      pgn_bytes=0 if source is None else source.offset)
+        if reader.damage is not None:
+            report.update(status="damaged", message=f"{job.path}: {reader.damage}",
+                          damage_offset=reader.damage.offset)
+        report["seconds"] = time.perf_counter() - start
+        report["peak_rss_mb"] = _peak_rss_mb()
+        record = {"input": job.path, "size": job.size, "options": record_options,
+                  "fastpgn": fastpgn.__version__, "host": socket.gethostname(),
+                  "files": [str(p.relative_to(staging)) for p in parts.files],
+                  **{k: report[k] for k in ("status", "games_read", "games_written", "games_rejected",
+                                            "games_filtered", "pgn_bytes", "message", "damage_offset",
+                                            "backend", "seconds", "peak_rss_mb")}}
+        (staging / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        _fsync(staging / RECORD)
+        _publish(staging, final)
+    except (InputError, OSError) as exc:
+        # Unusable (missing, not PGN, unreadable from the start) or unwritable: nothing is published.
+        shutil.rmtree(staging, ignore_errors=True)
+        text = str(exc) if isinstance(exc, InputError) else f"cannot write {output}: {exc.strerror or exc}"
+        report.update(status="failed", message=text if job.path in text else f"{job.path}: {text}",
+                      seconds=time.perf_counter() - start)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return report
+
+
+def _peak_rss_mb() -> float | None:
+    try:
+        import resource
+    except ImportError:     # pragma: no cover - not POSIX
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024    # KiB on Linux
+
+
+def _publish(staging: Path, final: Path) -> None:
+    """Move ``staging`` to ``final`` with one rename; an older ``final`` (damaged, or of a changed input) goes."""
+    old = None
+    if final.exists():
+        old = staging.with_name(staging.name + ".old")
+        os.rename(final, old)
+    os.rename(staging, final)
+    dir_fd = os.open(final.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _task(jobs: list[_Input], output: str, options: dict, record_options: dict, rows_per_file: int):
+    """The function ``mapInArrow`` runs: partition ``i`` (one row, the id ``i``) converts ``jobs[i]``."""
+    def run(batches):
+        import pyarrow as pa
+
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                report = _convert_one(jobs[i], output, options, record_options, rows_per_file)
+                yield pa.RecordBatch.from_pylist([report], schema=_report_arrow_schema())
+    return run
+
+
+def _report_arrow_schema():
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "bigint": pa.int64(), "int": pa.int32(), "double": pa.float64()}
+    return pa.schema([pa.field(name, kinds[kind]) for name, kind in REPORT_FIELDS])
+
+
+def _reader_options(where, uci: bool, openings) -> dict:
+    return {"where": where, "uci": bool(uci), "openings": None if openings is None else os.fspath(openings)}
+
+
+def _one_task_each(spark, count: int):
+    """A DataFrame of the ids 0..count-1, one a partition: one Spark task per input."""
+    return spark.range(0, count, 1, count)
+
+
+def _explain_task_failure(exc: Exception) -> Exception:
+    if "No module named 'fastpgn'" in str(exc):
+        return RuntimeError("fastpgn is not installed on the Spark executors (their Python cannot import it); "
+                            "install it there or ship it (docs/spark.md, 'What the executors need')")
+    return exc
+
+
+def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None):
+    """Dump files as a DataFrame of ``schema(uci)``, one Spark task per file, fastpgn's kernel in the tasks.
+
+    ``inputs``: paths (a folder: its files) the executors can open. Bad games
+    are left out; damage (a truncated or corrupt file) fails the query, naming
+    the file and its PGN byte. The executors need fastpgn; ``convert`` writes
+    the same rows to a Parquet dataset instead.
+
+    >>> read_pgn(spark, ["2024-01.pgn.zst", "2024-02.pgn.zst"]).groupBy("speed").count().show()   # doctest: +SKIP
+    """
+    _require_pyspark()
+    jobs = _inputs(inputs)
+    options = _reader_options(where, uci, openings)
+    target = _task_arrow_schema(uci)
+
+    def run(batches):
+        from fastpgn.arrow import read_arrow
+
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                with read_arrow(jobs[i].path, batch_size=BATCH_ROWS, errors="skip", **options) as reader:
+                    for games in reader:
+                        yield games.cast(target)
+    return _one_task_each(spark, len(jobs)).mapInArrow(run, schema(uci))
+
+
+def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=None, overwrite: bool = False,
+            rows_per_file: int = ROWS_PER_FILE) -> list[FileReport]:
+    """Convert dump files to a Parquet dataset of ``schema(uci)``: one Spark task per file.
+
+    ``inputs``: paths (a folder: its files) that the driver and the executors
+    can open; ``output``: a folder on a file system they share. Each input's
+    games land in ``output/input=NAME/year=YYYY/month=MM/part-NNNNN.parquet``
+    (month of play; no date: ``__HIVE_DEFAULT_PARTITION__``), written in a
+    staging folder and published with one rename, so an input's output is
+    there whole or not at all; ``input=NAME/_fastpgn.json`` records its counts
+    and ``_rejected.pgn`` its bad games. A rerun skips the inputs already
+    complete (``overwrite=True`` converts them again); a damaged input keeps the
+    games before the damage, is reported with its byte offset, and is
+    converted again by a rerun. Returns one ``FileReport`` per input.
+
+    >>> reports = convert(spark, ["2024-01.pgn.zst", "2024-02.pgn.zst"], "games/")  # doctest: +SKIP
+    >>> spark.read.parquet("games/").where("year = 2024").count()                   # doctest: +SKIP
+    """
+    _require_pyspark()
+    from fastpgn.pipeline import _RunLock
+
+    if not isinstance(rows_per_file, int) or rows_per_file < 1:
+        raise ValueError(f"rows_per_file must be a whole number, at least 1, not {rows_per_file!r}")
+    jobs = _inputs(inputs)
+    out = Path(output)
+    _check_dataset_folder(out)
+    record_options = _options_record(where, uci, openings)
+    lock = _RunLock(out / LOCK)
+    lock.acquire()
+    try:
+        # A killed run's staging folders (only this run writes here now: the lock says so).
+        shutil.rmtree(out / STAGING, ignore_errors=True)
+        reports: dict[str, FileReport] = {}
+        todo = []
+        for job in jobs:
+            done = _complete(out, job, record_options, overwrite)
+            if done is not None:
+                reports[job.key] = done
+            else:
+                todo.append(job)
+        if todo:
+            report_type = ", ".join(f"{n} {k}" for n, k in REPORT_FIELDS)    # DDL: every pyspark takes it
+            frame = _one_task_each(spark, len(todo)).mapInArrow(
+                _task(todo, str(out.resolve()), _reader_options(where, uci, openings), record_options, rows_per_file),
+                report_type)
+            try:
+                rows = frame.collect()
+            except Exception as exc:
+                raise _explain_task_failure(exc) from exc
+            for row in rows:
+                reports[row["input"]] = FileReport(**row.asDict())
+        shutil.rmtree(out / STAGING, ignore_errors=True)
+    finally:
+        lock.release()
+    return [reports[job.key] for job in sorted(jobs, key=lambda j: j.key)]
+
+
+def _check_dataset_folder(out: Path) -> None:
+    """Make ``out``; refuse one that holds anything but a dataset's folders (a plain converter's chunks)."""
+    out.mkdir(parents=True, exist_ok=True)
+    strangers = sorted(p.name for p in out.iterdir() if p.name[0] not in "._" and not
+                       (p.is_dir() and p.name.startswith("input=")))
+    if strangers:
+        shown = ", ".join(strangers[:3]) + (", ..." if len(strangers) > 3 else "")
+        raise ValueError(f"{out} holds files that are not part of a dataset convert() writes ({shown}): "
+                         f"give an empty folder or one convert() wrote")
+
+
+def _complete(out: Path, job: _Input, record_options: dict, overwrite: bool) -> FileReport | None:
+    """The report of an input already complete in ``out`` (to skip), or None (to convert)."""
+    record = _read_record(out / f"input={partition_value(job.key)}")
+    if record is None or overwrite or record.get("status") != "converted" or record.get("size") != job.size:
+        return None     # absent, asked again, damaged last time, or the file changed since
+    options = record.get("options")
+    if options != record_options:
+        raise ValueError(f"{job.key} was converted into {out} with other options ({options}); give "
+                         f"overwrite=True to convert it again, or another output folder")
+    return FileReport(job.key, job.path, "skipped", record["games_read"], record["games_written"],
+                      record["games_rejected"], record["games_filtered"], record["pgn_bytes"], 0.0,
+                      len(record.get("files", ())), None, None, record.get("backend"), record.get("peak_rss_mb"))
+
+
+def read_dataset(spark, output, uci: bool = False):
+    """The dataset ``convert`` wrote, with its partition columns typed: ``input`` string, ``year``, ``month`` int.
+
+    >>> read_dataset(spark, "games/").where("year = 2024 AND month = 1").count()      # doctest: +SKIP
+    """
+    T = _require_pyspark()
+    full = T.StructType(schema(uci).fields + [T.StructField("input", T.StringType()),
+                                              T.StructField("year", T.IntegerType()),
+                                              T.StructField("month", T.IntegerType())])
+    return spark.read.schema(full).parquet(os.fspath(output))
+
+
+def session(master: str | None = None, app: str = "fastpgn", conf: Iterable[tuple[str, str]] = ()):
+    """A SparkSession for fastpgn: on a local master the executors run this Python (and so this fastpgn)."""
+    _require_pyspark()
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app).config("spark.ui.showConsoleProgress", "false")
+    if master:
+        builder = builder.master(master)
+    if (master or "local").startswith("local"):
+        # pyspark starts its workers with PYSPARK_PYTHON (else python3 on the PATH, which may lack fastpgn).
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    for key, value in conf:
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+__all__ = ["FileReport", "LINE_TYPES", "convert", "partition_value", "read_dataset", "read_lines", "read_pgn",
+           "schema", "session", "spark_type"]
+

@@ -1,0 +1,362 @@
+"""fastpgn on a real Spark (local[2], one session for the file): schema, read_lines, convert, the CLI, the example.
+
+Each check holds Spark's answer to fastpgn's own on the real corpus: the
+typed lines to ``parse_line``, the dataset to the converter's
+``--format parquet`` files, the example's Spark SQL to its DuckDB twin. The
+tests skip, naming the install, where Java or pyspark is missing (and fail
+on CI, which installs both).
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib.util
+import io
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+from contextlib import redirect_stderr
+from pathlib import Path
+
+import pytest
+
+import fastpgn
+from fastpgn import schema as fastpgn_schema
+from fastpgn.cli import main as cli_main
+from fastpgn.oneliner import parse_line
+
+from conftest import ROOT, missing_system_package, shared
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+INSTALL = ("apt-get install -y -qq openjdk-17-jre-headless (Java 17+) and pip install -e '.[test]' (pyspark): "
+           "the README's test command does both")
+DB = ("data", "lichess-db")
+FILES = ("lichess_db_standard_rated_2021-10.head999.pgn.zst", "lichess_db_standard_rated_2013-01.head348.pgn.bz2",
+         "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+# ... and for the dataset, games at every hour of the day (the example's rows)
+HOURS = "lichess_db_standard_rated_2013-01.slice5000.pgn.zst"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    if importlib.util.find_spec("pyspark") is None:
+        missing_system_package(f"pyspark is not installed: {INSTALL}")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        missing_system_package(f"no Java runtime: {INSTALL}")
+    from fastpgn import spark as fs
+
+    session = fs.session("local[2]", "fastpgn tests", [
+        ("spark.sql.session.timeZone", "UTC"), ("spark.ui.enabled", "false"),
+        ("spark.sql.shuffle.partitions", "2"), ("spark.driver.memory", "1g")])
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def corpus(name: str) -> Path:
+    return shared(*DB, name)
+
+
+def converter(args: list[str]) -> int:
+    with redirect_stderr(io.StringIO()):
+        return cli_main(args + ["-q"])
+
+
+def converter_parquet(path: Path, folder: Path):
+    """``python -m fastpgn PATH 1000000 --format parquet``'s chunks as one table."""
+    code = converter([str(path), "1000000", "--format", "parquet", "-o", str(folder), "-j", "1"])
+    assert code in (0, 1)
+    return pa.concat_tables(pq.read_table(p) for p in sorted(folder.glob("*.parquet")))
+
+
+def published(dataset: Path, name: str):
+    """An input's rows in the dataset, in the input's order (by ``offset``), read as plain Parquet files."""
+    files = sorted((dataset / f"input={name}").rglob("*.parquet"))
+    return pa.concat_tables(pq.read_table(p) for p in files).sort_by("offset")
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """The corpus files, a zstd file cut in half (damaged) and a file of binary data (not PGN)."""
+    folder = tmp_path_factory.mktemp("inputs")
+    good = [corpus(name) for name in (*FILES, HOURS)]
+    data = good[0].read_bytes()
+    damaged = folder / "cut.pgn.zst"
+    damaged.write_bytes(data[:len(data) // 2])
+    junk = folder / "junk.pgn"
+    junk.write_bytes(b"\x00\x01\x02 not a game\n")
+    return good, damaged, junk
+
+
+@pytest.fixture(scope="module")
+def dataset(spark, inputs, tmp_path_factory):
+    from fastpgn import spark as fs
+
+    good, damaged, junk = inputs
+    out = tmp_path_factory.mktemp("dataset")
+    reports = fs.convert(spark, [*good, damaged, junk], out, rows_per_file=400)
+    return out, {r.input: r for r in reports}
+
+
+# ---------------------------------------------------------------- schema
+
+def test_schema_is_fastpgn_schema(spark, dataset):
+    from pyspark.sql import types as T
+
+    from fastpgn import spark as fs
+
+    kinds = {"string": T.StringType(), "date32": T.DateType(), "bool": T.BooleanType(), "int8": T.ByteType(),
+             "int16": T.ShortType(), "int32": T.IntegerType(), "int64": T.LongType(),
+             "float32": T.FloatType(), "timestamp[s, tz=UTC]": T.TimestampType(),
+             "list<string>": T.ArrayType(T.StringType()), "list<int16>": T.ArrayType(T.ShortType()),
+             "list<int8>": T.ArrayType(T.ByteType()), "list<float32>": T.ArrayType(T.FloatType()),
+             "map<string, string>": T.MapType(T.StringType(), T.StringType())}
+    for uci in (False, True):
+        got = fs.schema(uci)
+        assert [(f.name, f.dataType) for f in got] == [(c.name, kinds[c.type]) for c in fastpgn_schema.columns(uci)]
+    # ... and it is what Spark reads from the dataset, partition columns aside
+    read = spark.read.parquet(str(dataset[0])).drop("input", "year", "month").schema
+    assert read == fs.schema()
+    typed = fs.read_dataset(spark, dataset[0]).schema
+    assert [(f.name, f.dataType.simpleString()) for f in typed.fields[-3:]] == [
+        ("input", "string"), ("year", "int"), ("month", "int")]
+
+
+# ---------------------------------------------------------------- read_lines
+
+def _float32(text: str) -> float:
+    return struct.unpack("f", struct.pack("f", float(text)))[0]
+
+
+def expected_line(line: str) -> tuple:
+    """A line typed by fastpgn's own rules (``parse_line``, ``fastpgn.schema``), as read_lines types it."""
+    import datetime
+
+    f = parse_line(line)
+    text = lambda v: v or None   # noqa: E731
+    day = None
+    if len(f.date) == 8 and f.date.isdigit():
+        try:
+            day = datetime.date(int(f.date[:4]), int(f.date[4:6]), int(f.date[6:]))
+        except ValueError:
+            day = None
+    second = int(f.time) if f.time.isdigit() else None
+    plies = int(f.plies) if f.plies.isdigit() else None
+    utc = None if day is None or second is None else (day - datetime.date(1970, 1, 1)).days * 86400 + second
+    return (text(f.id), day, second, text(f.result), text(f.termination), f.mate == "Y", f.has_eval == "Y",
+            f.has_clock == "Y", plies, text(f.opening), text(f.time_control), text(f.white),
+            fastpgn_schema.int16(f.white_elo), fastpgn_schema.int16(f.white_elo_diff), text(f.white_title),
+            text(f.black), fastpgn_schema.int16(f.black_elo), fastpgn_schema.int16(f.black_elo_diff),
+            text(f.black_title), f.moves.split(" ") if f.moves else [],
+            f.evals.split(" ") if f.evals else None,
+            [_float32(c) for c in f.clocks.split(" ")] if f.clocks else None, utc)
+
+
+def test_read_lines_rows_equal_fastpgn_lines(spark, tmp_path):
+    """Chunks in gz, zst and plain (several gzip members and zstd frames each) read back field by field."""
+    from pyspark.sql import functions as F
+
+    from fastpgn import spark as fs
+    from fastpgn.pipeline import Converter, Options
+
+    expected = []
+    for name in FILES:
+        src = corpus(name)
+        lines = list(fastpgn.read_lines(src))
+        assert lines
+        expected += [expected_line(line) for line in lines] * 3
+        for compression in ("gz", "zst", "none"):
+            # 64 KiB blocks: one gzip member or zstd frame each, so a chunk holds many (as a dump's do).
+            Converter(Options(input=str(src), chunk_size=700, output_dir=str(tmp_path / compression),
+                              compression=compression, jobs=1, block_size=64 << 10)).run()
+    assert any(p.stat().st_size > 200_000 for p in (tmp_path / "zst").iterdir())   # a multi-frame chunk
+    frame = fs.read_lines(spark, [tmp_path / c for c in ("gz", "zst", "none")])
+    assert frame.columns == [name for name, _ in fs.LINE_TYPES] + ["utc"]
+    rows = frame.withColumn("utc", F.unix_seconds("utc")).collect()
+    got = sorted((tuple(r) for r in rows), key=repr)
+    assert len(got) == len(expected)
+    assert got == sorted(expected, key=repr)
+
+
+def test_read_lines_refuses_a_line_without_22_fields(spark, tmp_path):
+    from fastpgn import spark as fs
+
+    bad = tmp_path / "bad.cri"
+    bad.write_text("abc\u2502def\n", encoding="utf-8")
+    with pytest.raises(Exception, match="not a 22-field line"):
+        fs.read_lines(spark, bad).collect()
+
+
+# ---------------------------------------------------------------- convert
+
+def test_convert_equals_the_parquet_converter(inputs, dataset, tmp_path):
+    good, damaged, junk = inputs
+    out, reports = dataset
+    for path in good:
+        expected = converter_parquet(path, tmp_path / path.name)
+        got = published(out, path.name)
+        assert got.schema.remove_metadata() == expected.schema.remove_metadata()
+        assert got.equals(expected), path.name
+        report = reports[path.name]
+        assert (report.status, report.games_written, report.backend) == ("converted", expected.num_rows,
+                                                                          fastpgn.BACKEND)
+        record = json.loads((out / f"input={path.name}" / "_fastpgn.json").read_text())
+        assert record["games_written"] == expected.num_rows and record["status"] == "converted"
+    # one month a folder, and never more than rows_per_file rows a file
+    for part in out.glob("input=*/year=*/month=*/*.parquet"):
+        table = pq.read_table(part)
+        year, month = (int(p.split("=")[1]) for p in part.parts[-3:-1])
+        assert table.num_rows <= 400
+        assert {(d.year, d.month) for d in table.column("date").to_pylist()} == {(year, month)}
+    assert not (out / "_staging").exists()
+
+
+def test_a_damaged_input_is_named_and_the_others_complete(inputs, dataset, tmp_path):
+    good, damaged, junk = inputs
+    out, reports = dataset
+    cut = reports[damaged.name]
+    with pytest.raises(fastpgn.errors.InputError) as raised:
+        for _ in fastpgn.read_games(damaged, errors="skip"):
+            pass
+    assert cut.status == "damaged"
+    assert cut.damage_offset == raised.value.offset > 0
+    assert str(damaged) in cut.message and f"PGN byte {raised.value.offset}" in cut.message
+    # the games before the damage are kept, as the converter keeps them
+    assert published(out, damaged.name).equals(converter_parquet(damaged, tmp_path / "cut"))
+    failed = reports[junk.name]
+    assert failed.status == "failed" and str(junk) in failed.message and "not PGN" in failed.message
+    assert not (out / f"input={junk.name}").exists()
+    assert all(reports[p.name].status == "converted" for p in good)
+
+
+def test_rerun_skips_complete_inputs_and_redoes_damaged_ones(spark, inputs, dataset):
+    from fastpgn import spark as fs
+
+    good, damaged, junk = inputs
+    out, _ = dataset
+    again = {r.input: r.status for r in fs.convert(spark, [*good, damaged], out, rows_per_file=400)}
+    assert again == {**{p.name: "skipped" for p in good}, damaged.name: "damaged"}
+    with pytest.raises(ValueError, match="other options"):
+        fs.convert(spark, good[:1], out, uci=True)
+
+
+def test_rerun_after_a_killed_job_completes_without_duplicates(spark, tmp_path):
+    """A real job killed (SIGKILL to the driver, its JVM and workers) once its first input is published."""
+    from pyspark.sql import functions as F
+
+    from fastpgn import spark as fs
+
+    source = corpus(FILES[0])
+    copies = []
+    for i in range(6):
+        copy = tmp_path / f"copy{i}.pgn.zst"
+        copy.symlink_to(source)
+        copies.append(copy)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    job = subprocess.Popen([sys.executable, "-m", "fastpgn", "spark", *map(str, copies), "-o", str(out),
+                            "--master", "local[1]", "-q"], cwd=ROOT, env=env, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 180
+    try:
+        while not list(out.glob("input=*")):
+            assert job.poll() is None, job.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "no input was published in 180 s"
+            time.sleep(0.02)
+        assert job.poll() is None, "the job finished before it could be killed"
+        os.killpg(job.pid, signal.SIGKILL)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+    done_before = {p.name for p in out.glob("input=*")}
+    assert 1 <= len(done_before) < len(copies)
+    for folder in out.glob("input=*"):             # published folders are whole: a record each
+        assert (folder / "_fastpgn.json").exists()
+    reports = {r.input: r.status for r in fs.convert(spark, copies, out)}
+    assert {k for k, v in reports.items() if v == "skipped"} == {n[len("input="):] for n in done_before}
+    assert set(reports.values()) <= {"skipped", "converted"}
+    assert not (out / "_staging").exists()
+    games = fs.read_dataset(spark, out)
+    counts = games.agg(F.count("*").alias("n"), F.countDistinct("input", "offset").alias("distinct")).first()
+    assert counts["n"] == counts["distinct"] == 6 * 999
+
+
+# ---------------------------------------------------------------- read_pgn, the CLI, the example
+
+def test_read_pgn_gives_the_dataset_rows(spark, inputs, dataset):
+    from pyspark.sql import functions as F
+
+    from fastpgn import spark as fs
+
+    path = inputs[0][0]
+    frame = fs.read_pgn(spark, [path])
+    assert frame.schema == fs.schema()
+    got = frame.select("offset", F.unix_seconds("utc").alias("utc"), "eval_cp", "clock", "tags").collect()
+    table = published(dataset[0], path.name)
+    utc = [None if v is None else int(v.timestamp()) for v in table.column("utc").to_pylist()]
+    expected = list(zip(table.column("offset").to_pylist(), utc, table.column("eval_cp").to_pylist(),
+                        table.column("clock").to_pylist(),
+                        [dict(m) for m in table.column("tags").to_pylist()]))
+    assert sorted((r["offset"], r["utc"], r["eval_cp"], r["clock"], r["tags"]) for r in got) == expected
+
+
+def test_cli_one_line_per_file_a_total_and_the_exit_rule(spark, inputs, tmp_path):
+    good, damaged, junk = inputs
+    out = tmp_path / "cli"
+    err = io.StringIO()
+    with redirect_stderr(err):
+        code = cli_main(["spark", str(good[2]), str(damaged), "-o", str(out), "--master", "local[2]"])
+    lines = err.getvalue().splitlines()
+    assert code == 1, lines                    # a damaged input: exit 1, the other complete
+    assert any(good[2].name in line and "15 games written" in line for line in lines)
+    assert any(damaged.name in line and "damaged" in line and "PGN byte" in line for line in lines)
+    assert "2 files: 1 converted, 1 damaged, 0 skipped, 0 failed" in lines[-1]
+    with redirect_stderr(io.StringIO()):
+        assert cli_main(["spark", str(good[2]), "-o", str(out), "-q"]) == 0          # complete: skipped
+        assert cli_main(["spark", str(junk), "-o", str(out), "-q"]) == 2             # not PGN
+        assert cli_main(["spark", str(tmp_path / "absent.pgn"), "-o", str(out)]) == 2
+    assert spark.sparkContext._jsc is not None       # the CLI left the session it did not start running
+
+
+def test_worst_hours_the_same_on_spark_and_duckdb(spark, dataset):
+    pytest.importorskip("duckdb")
+    spec = importlib.util.spec_from_file_location("worst_hours", ROOT / "examples" / "worst_hours.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    on_spark = example.with_spark(spark, dataset[0])
+    on_duckdb = example.with_duckdb(dataset[0])
+    assert len(on_spark) >= 10 and sum(m for _, m, _ in on_spark) > 1000
+    assert [(h, m) for h, m, _ in on_spark] == [(h, m) for h, m, _ in on_duckdb]
+    for (_, _, a), (_, _, b) in zip(on_spark, on_duckdb):
+        assert a == pytest.approx(b, rel=1e-12)
+    assert collections.Counter(h for h, _, _ in on_spark).most_common(1)[0][1] == 1
+
+
+def test_without_pyspark_the_error_names_the_extra(monkeypatch):
+    from fastpgn import spark as fs
+
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    with pytest.raises(ImportError, match=r'pip install "fastpgn\[spark\]"'):
+        fs.schema()
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert cli_main(["spark", "whatever.pgn", "-o", "out"]) == 2
+    assert "fastpgn[spark]" in err.getvalue()
+
+
+def test_doctests():
+    import doctest
+
+    pytest.importorskip("pyspark")
+    from fastpgn import spark as fs
+
+    result = doctest.testmod(fs, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 3 and result.failed == 0
