@@ -1,6 +1,6 @@
 """Two checkouts of fastpgn side by side: interleaved whole processes, medians, and the ratio.
 
-    python -m benchmarks.ab BASE_TREE HEAD_TREE [--rounds N] [--cases a,b] [--json FILE]
+    python -m benchmarks.ab BASE_TREE HEAD_TREE [--rounds N] [--cases a,b] [--release FOLDER] [--json FILE]
 
 Each tree must have its compiled kernels built (``FASTPGN_IMPLEMENTATION=cython
 python setup.py build_ext --inplace``); every case runs in each tree in turn,
@@ -26,15 +26,21 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "bench-data" / "lichess-100MB-seed0.pgn"
 
 
-def cases(pgn: Path) -> dict[str, list[str]]:
+def cases(pgn: Path, release: Path | None = None) -> dict[str, list[str]]:
     zst = str(pgn) + ".zst"
-    return {
+    chosen = {
         "kernel-lines": ["-m", "benchmarks.contenders", "kernel-lines", str(pgn)],
         "kernel-games": ["-m", "benchmarks.contenders", "kernel-games", str(pgn)],
         "read_games": ["-m", "benchmarks.contenders", "fastpgn-games", str(pgn)],
         "convert-j2": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "-o", "{OUT}"],
         "convert-j2-validate": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--validate", "-o", "{OUT}"],
+        "read_arrow-zst": ["-m", "benchmarks.contenders", "fastpgn-arrow", zst],
     }
+    if release is not None:     # lichess's Parquet release of the same games (benchmarks.lichess_release)
+        chosen["release-read_arrow"] = ["-m", "benchmarks.contenders", "lichess-parquet-arrow", str(release)]
+        chosen["release-convert-j2-parquet"] = ["-m", "fastpgn", str(release), "100000", "-j", "2", "-q",
+                                                "--format", "parquet", "-o", "{OUT}"]
+    return chosen
 
 
 def run(tree: Path, args: list[str], out: Path) -> float:
@@ -58,10 +64,12 @@ def main(argv=None) -> int:
     p.add_argument("head", type=Path)
     p.add_argument("--corpus", type=Path, default=CORPUS, help="plain PGN, with PGN.zst beside it")
     p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--cases", help="comma-separated: " + ", ".join(cases(CORPUS)))
+    p.add_argument("--cases", help="comma-separated: " + ", ".join(cases(CORPUS, Path("RELEASE"))))
+    p.add_argument("--release", type=Path, help="lichess's Parquet release of the corpus's games, for the release-* cases")
     p.add_argument("--json", type=Path, help="write the timings here")
     args = p.parse_args(argv)
-    chosen = {k: v for k, v in cases(args.corpus).items() if not args.cases or k in args.cases.split(",")}
+    chosen = {k: v for k, v in cases(args.corpus, args.release).items()
+              if not args.cases or k in args.cases.split(",")}
     trees = {"base": args.base.resolve(), "head": args.head.resolve()}
     times: dict[str, dict[str, list[float]]] = {c: {t: [] for t in trees} for c in chosen}
     with tempfile.TemporaryDirectory() as work:

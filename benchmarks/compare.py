@@ -48,6 +48,22 @@ COUNTS = ("games", "plies", "evals", "clocks")
 ALL = frozenset(COUNTS)
 REFERENCE = "fastpgn-lines-cy"
 
+#: Ratios the run reports: (numerator, denominator, what the ratio says). Same-size pairs also give the
+#: median of their per-round ratios (round i of one against round i of the other: the interleaving's point).
+PAIRS = (
+    ("lichess-parquet-arrow", "fastpgn-arrow-cy-zst",
+     "the release to the analysis schema against the same games' .pgn.zst to the same schema (read_arrow, both)"),
+    ("convert-cy-j1-parquet-release", "convert-cy-j1-parquet",
+     "the converter, -j 1 --format parquet: the release against the same games' .pgn.zst"),
+    ("convert-cy-j2-parquet-release", "convert-cy-j2-parquet",
+     "the converter, -j 2 --format parquet: the release against the same games' .pgn.zst"),
+    ("lichess-parquet-arrow", "convert-cy-j1-parquet",
+     "read_arrow over the release against the converter writing Parquet from .pgn.zst (the figure quoted before)"),
+    ("lichess-parquet-arrow", "duckdb-chess",
+     "fastpgn over the release against the usual route (DuckDB reads movetext, python-chess parses it; "
+     "first games, extrapolated)"),
+)
+
 
 # ------------------------------------------------------------------ inputs
 
@@ -287,6 +303,21 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
     def sample_pgn(s):
         return s.pgn if s else pgn
 
+    # lichess's Parquet release of the same games (untimed setup), and of the python-chess sample's games
+    release = release_sample = None
+    if cy_ok and _importable("pyarrow")[0]:
+        from benchmarks.lichess_release import write_release
+
+        release = work / "lichess-release"
+        release_sample = work / f"lichess-release-first{chess_sample.games}"
+        if not getattr(args, "list", False):
+            if not release.exists():
+                write_release(pgn, release)
+            if not release_sample.exists():
+                write_release(chess_sample.pgn, release_sample)
+    else:
+        notes.append("lichess's Parquet release rows skipped: they need the Cython kernel and pyarrow")
+
     # fastpgn, whole process
     backends = ([("cy", "cython", None)] if cy_ok else []) + [("py", "python", py_sample)]
     for tag, backend, s in backends:
@@ -299,15 +330,15 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
         add(f"fastpgn-arrow-{tag}", f"fastpgn read_arrow ({backend}), .pgn",
             ("benchmarks.contenders", "fastpgn-arrow", sample_pgn(s)), backend, s,
             note="record batches of the analysis schema (typed columns, per-ply lists)")
-        if tag == "cy" and _importable("pyarrow")[0]:
-            from benchmarks.lichess_release import write_release
-
-            release = work / "lichess-release"
-            if not release.exists() and not getattr(args, "list", False):
-                write_release(pgn, release)   # untimed: the release built from the same games
+        if tag == "cy" and zst:
+            add("fastpgn-arrow-cy-zst", "fastpgn read_arrow (cython), .pgn.zst",
+                ("benchmarks.contenders", "fastpgn-arrow", zst), backend, None, input_=zst,
+                note="decompression included; the denominator of the release's ratio (same games, same schema)")
+        if tag == "cy" and release is not None:
             add("lichess-parquet-arrow", "fastpgn read_arrow (cython), lichess's Parquet release",
                 ("benchmarks.contenders", "lichess-parquet-arrow", release), backend, None, input_=release,
-                note="the official layout's rows rebuilt as PGN with pyarrow.compute, then the same kernel")
+                note="the same games in the official layout: rows written as PGN by the kernel (release_text), "
+                     "then the same scanner")
         if tag == "cy" and zst:
             add("fastpgn-games-cy-zst", "fastpgn read_games (cython), .pgn.zst",
                 ("benchmarks.contenders", "fastpgn-games", zst), backend, None, input_=zst,
@@ -333,6 +364,13 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
                         ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--format", "parquet", "-q"),
                         backend, s, input_=src, post=_parquet_post,
                         note="the analysis schema, Parquet chunks of 100,000 games (target: 0.6x the lines' MB/s)")
+            if release is not None:
+                for j in sorted({1, jobs}):
+                    add(f"convert-cy-j{j}-parquet-release", f"python -m fastpgn (cython) -j {j} --format parquet, "
+                        "lichess's Parquet release -> .parquet",
+                        ("fastpgn", release, 100_000, "-j", j, "-o", "{OUT}", "--format", "parquet", "-q"),
+                        "cython", None, input_=release, post=_parquet_post,
+                        note="the same games in the official layout, converted to the same schema and chunks")
         else:
             notes.append("fastpgn Parquet converter skipped: no --format option or no pyarrow")
         if "--validate" in conv_help:
@@ -396,6 +434,15 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
                 note="the usual script: a row per game (headers, SAN, evals, clocks), DataFrame.to_parquet")
         else:
             notes.append(f"python-chess -> pandas -> Parquet skipped: {pandas_why} (pip install pandas)")
+        duckdb_ok, duckdb_why = _importable("duckdb")
+        if duckdb_ok and release_sample is not None:
+            add("duckdb-chess", f"DuckDB {_version('duckdb')} reads movetext, python-chess {v} parses it",
+                ("benchmarks.contenders", "duckdb-chess", release_sample), None, chess_sample,
+                input_=release_sample,
+                note="the usual route over lichess's Parquet release: DuckDB reads the rows (headers typed), "
+                     "python-chess reads each movetext (SAN, evals, clocks); the release of the first games")
+        elif not duckdb_ok:
+            notes.append(f"DuckDB + python-chess skipped: {duckdb_why} (pip install duckdb)")
         add("chess-headers", f"python-chess {v} read_headers",
             ("benchmarks.contenders", "chess-headers", pgn), claims=frozenset({"games"}),
             note="headers only, movetext skipped")
@@ -583,11 +630,30 @@ def summarize(cs: list[Contender], corpus_bytes: int) -> list[dict]:
     return rows
 
 
+def pair_ratios(cs: list[Contender]) -> list[dict]:
+    """The ratios of PAIRS whose two contenders both ran: MB/s over MB/s (medians), and for contenders
+    that read the same games the median of the per-round ratios too."""
+    by_name = {c.name: c for c in cs}
+    out = []
+    for num, den, meaning in PAIRS:
+        a, b = by_name.get(num), by_name.get(den)
+        if a is None or b is None or not a.times or not b.times:
+            continue
+        rate_a = a.nbytes / statistics.median(a.times)
+        rate_b = b.nbytes / statistics.median(b.times)
+        rounds = None
+        if a.nbytes == b.nbytes and len(a.times) == len(b.times):
+            rounds = [tb / ta for ta, tb in zip(a.times, b.times)]
+        out.append({"numerator": num, "denominator": den, "meaning": meaning, "ratio_of_medians": rate_a / rate_b,
+                    "per_round": rounds, "median_per_round": statistics.median(rounds) if rounds else None})
+    return out
+
+
 def _fmt(v, spec, dash="—"):
     return dash if v is None else format(v, spec)
 
 
-def print_table(rows: list[dict], meta: dict, notes: list, out=sys.stdout) -> None:
+def print_table(rows: list[dict], meta: dict, notes: list, out=sys.stdout, pairs: list | None = None) -> None:
     w = out.write
     w(f"Corpus: {meta['corpus']} ({meta['pgn_bytes'] / 1e6:.1f} MB PGN, {meta['games']:,} games"
       + (f", zstd ratio {meta['zst_ratio']:.2f}" if meta.get("zst_ratio") else "") + ")\n\n")
@@ -622,6 +688,16 @@ def print_table(rows: list[dict], meta: dict, notes: list, out=sys.stdout) -> No
             w(f"| {r['label']} | {src} | {r['mb_per_s']:,.1f} | {_fmt(r['games_per_s'], ',.0f')} "
               f"| {r['peak_rss_mb']:,.0f} | {vs} | {a['games']} | {a['plies']} | {a['evals']} | {a['clocks']} "
               f"| {r['check']} |\n")
+    if pairs:
+        w("\n### Ratios in this run\n\n")
+        w("| numerator | denominator | ratio of medians | median of per-round ratios | per round |\n")
+        w("|---|---|---:|---:|---|\n")
+        for p in pairs:
+            rounds = ", ".join(f"{r:.2f}" for r in p["per_round"]) if p["per_round"] else "— (different inputs)"
+            w(f"| {p['numerator']} | {p['denominator']} | {p['ratio_of_medians']:.3g}× "
+              f"| {_fmt(p['median_per_round'], '.3g')}{'×' if p['median_per_round'] else ''} | {rounds} |\n")
+        for p in pairs:
+            w(f"- {p['numerator']} / {p['denominator']}: {p['meaning']}\n")
     w(f"\n`vs fastpgn`: MB/s divided by that of `{REFERENCE}` (fastpgn read_lines, Cython, one process) "
       "in this run. `ok`: the count equals the oracle's for the games read; `—`: not extracted.\n")
     seen: dict[str, list[str]] = {}
@@ -676,6 +752,8 @@ def main(argv=None) -> int:
     p.add_argument("--only", help="comma-separated contender names to run (the reference always runs)")
     p.add_argument("--skip", help="comma-separated contender names to skip")
     p.add_argument("--timeout", type=float, default=600, help="seconds before a run is killed (default 600)")
+    p.add_argument("--work", type=Path, help="the folder for the run's samples, Parquet releases and outputs, removed "
+                   "after the run (default: beside the corpus; give one when that folder is read-only or shared)")
     p.add_argument("--list", action="store_true", help="list the contenders and exit")
     p.add_argument("--json", action="store_true", help="print JSON on stdout instead of the table")
     p.add_argument("--save", type=Path, help="also write the JSON to this file")
@@ -684,7 +762,7 @@ def main(argv=None) -> int:
 
     if args.table_from:
         saved = json.loads(args.table_from.read_text())
-        print_table(saved["rows"], saved["meta"], saved["notes"])
+        print_table(saved["rows"], saved["meta"], saved["notes"], pairs=saved.get("pairs"))
         return 0
 
     if not args.corpus.exists():
@@ -696,12 +774,12 @@ def main(argv=None) -> int:
     if corpus.manifest is None or not corpus.manifest.get("oracle"):
         notes.append("no oracle counts beside the corpus (make_corpus without python-chess): "
                      "the agreement columns show raw counts")
-    work = Path(tempfile.mkdtemp(prefix="compare-", dir=args.corpus.parent))
+    work = Path(tempfile.mkdtemp(prefix="compare-", dir=args.work or args.corpus.parent))
     try:
         cs = build_contenders(corpus, args, work, notes)
         if args.list:
             for c in cs:
-                print(f"{c.name:24} {c.label}")
+                print(f"{c.name:30} {c.label}")
             return 0
         warm_cache([corpus.pgn, corpus.zst, corpus.bz2] + [c.input for c in cs])
         load_before = os.getloadavg()[0]
@@ -718,6 +796,7 @@ def main(argv=None) -> int:
         load_after = os.getloadavg()[0]
         print(f"compare: {total_s:.0f} s in all", file=sys.stderr)
         rows = summarize(cs, corpus.nbytes)
+        pairs = pair_ratios(cs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -740,14 +819,14 @@ def main(argv=None) -> int:
         "total_seconds": round(total_s, 1),
         "rss_from": "/usr/bin/time -f %M" if TIME else "wait4 (includes this process's RSS at fork)",
     }
-    result = {"meta": meta, "rows": rows, "notes": notes}
+    result = {"meta": meta, "rows": rows, "pairs": pairs, "notes": notes}
     if args.save:
         args.save.write_text(json.dumps(result, indent=1) + "\n")
     if args.json:
         json.dump(result, sys.stdout, indent=1)
         print()
     else:
-        print_table(rows, meta, notes)
+        print_table(rows, meta, notes, pairs=pairs)
     return 0
 
 

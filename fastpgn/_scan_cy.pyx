@@ -16,6 +16,9 @@ inlines across them), each beside its pure twin (see fastpgn._scan_py's table):
 * _columns_cy.pxi: the column sink (the analysis schema in Arrow buffers).
 * _records_cy.pxi: the record sink (headers, SAN, evals, clocks; headers
   only), with the str and int caches.
+* _release_cy.pxi: not a sink but the grammar's input: a record batch of
+  lichess's Parquet release written as PGN text, straight from its Arrow
+  buffers.
 
 Everything works on a ``const char*`` over the block with ``memchr``
 skipping. A game a filter refuses, and every game read headers only, has its
@@ -78,3 +81,4 @@ include "_replay_cy.pxi"
 include "_lines_cy.pxi"
 include "_records_cy.pxi"
 include "_columns_cy.pxi"
+include "_release_cy.pxi"

@@ -10,14 +10,17 @@ a record batch at a time, and hands that text to the same scanner kernel
 that reads the dumps, so every reader, filter and output format works on it
 unchanged.
 
-The PGN text is built with ``pyarrow.compute``, column by column, never
-with a Python loop over games: each tag column becomes ``[Name "value"]\\n``
-(a null leaves the tag out), the pieces and the movetext are joined row by
-row, and the joined values, which Arrow keeps back to back in one buffer,
-are that batch's block of PGN text. A thread of its own builds the blocks
-two ahead of the reader, so Parquet decoding and the joins (pyarrow's C++,
-without the GIL) overlap the kernel's scan. Memory stays bounded: a few
-batches of ``ROWS`` rows are in memory at a time.
+The PGN text is written by the scanner kernel's ``release_text``, never
+with a Python loop over games: each tag column becomes ``[Name "value"]\n``
+(a null leaves the tag out), then a blank line, the movetext and a blank
+line, row by row, into one buffer: that batch's block of PGN text. This
+module only picks each column's kind; the compiled kernel writes strings,
+integers, dates and times straight from the Arrow buffers in one pass
+without the GIL (the pure one with ``pyarrow.compute``, the same bytes), and
+any other type is made text here first. A thread of its own builds the
+blocks two ahead of the reader, so Parquet decoding and the writing overlap
+the kernel's scan. Memory stays bounded: a few batches of ``ROWS`` rows are
+in memory at a time.
 
 Byte offsets (the ``offset`` column, ``PGN byte N`` in errors) count bytes
 of this built PGN text, from the first file's first row. Game numbers
@@ -103,41 +106,50 @@ def parquet_files(path: str | os.PathLike) -> list[Path]:
     return [root]
 
 
-def _tag_text(pa, pc, name: str, column):
-    """``column`` as tag value text (strings, escapes done), or None for a type no tag holds."""
+# The types the kernels write straight from their Arrow buffers (the release's own, and the other
+# integer widths); any other type becomes text with pyarrow.compute first (_as_text).
+_INTS = ("int8", "int16", "int32", "int64")
+
+
+def _column(pa, name: str, column):
+    """``(name, kind, signed, unrated, array)`` for the kernels' ``release_text``; None for a type no tag holds."""
+    kind = column.type
+    signed, unrated = name in _SIGNED_TAGS, name in _UNRATED_TAGS
+    if pa.types.is_string(kind) and name not in _DATE_TAGS:
+        return name, "text", False, unrated, column
+    if str(kind) in _INTS:
+        return name, "int", signed, unrated, column
+    if pa.types.is_date32(kind):
+        return name, "date", False, unrated, column
+    if pa.types.is_time(kind):
+        return name, "time", False, unrated, column
+    text = _as_text(pa, name, column)
+    return None if text is None else (name, "text", False, unrated, text)
+
+
+def _as_text(pa, name: str, column):
+    """``column`` as tag value text (a string array, escapes not done), or None for a type no tag holds."""
+    import pyarrow.compute as pc
+
     kind = column.type
     if pa.types.is_dictionary(kind):
         column = column.cast(kind.value_type)   # dictionary_decode
         kind = column.type
     if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
-        text = pc.strftime(column, format="%Y.%m.%d") if pa.types.is_timestamp(kind) else \
+        return pc.strftime(column, format="%Y.%m.%d") if pa.types.is_timestamp(kind) else \
             pc.replace_substring(column.cast(pa.string()), "-", ".")
-    elif pa.types.is_time(kind):
+    if pa.types.is_time(kind):
         text = column.cast(pa.string())
-        if kind.unit != "s":
-            text = pc.utf8_slice_codeunits(text, 0, 8)    # whole seconds, as the dumps write them
-    elif pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+        return pc.utf8_slice_codeunits(text, 0, 8) if kind.unit != "s" else text  # whole seconds, as the dumps
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
         text = column.cast(pa.string())
         if name in _SIGNED_TAGS:     # the dumps write +5 and +0, and the 22-field line keeps the text
             text = pc.if_else(pc.greater_equal(column, 0), pc.binary_join_element_wise("+", text, ""), text)
-    elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return text
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         text = column.cast(pa.string())
-        if name in _DATE_TAGS:
-            text = pc.replace_substring(text, "-", ".")   # a revision with dates as ISO text
-        if pc.any(pc.match_substring_regex(text, r'["\\\n\r]')).as_py():
-            text = pc.replace_substring(text, "\\", "\\\\")
-            text = pc.replace_substring(text, '"', '\\"')
-            text = pc.replace_substring_regex(text, r"[\r\n]", " ")   # a tag is one line
-    else:
-        return None
-    if name in _UNRATED_TAGS:        # the dumps write ? for no rating; the release holds a null
-        text = pc.fill_null(text, "?")
-    return text
-
-
-def _text(pa, value: str):
-    """``value`` as an Arrow string scalar: compute functions given Python strings convert them on every call."""
-    return pa.scalar(value, pa.string())
+        return pc.replace_substring(text, "-", ".") if name in _DATE_TAGS else text  # dates as ISO text
+    return None
 
 
 def pgn_text(batch) -> bytes:
@@ -145,32 +157,29 @@ def pgn_text(batch) -> bytes:
     return bytes(_pgn_view(batch))
 
 
-def _pgn_view(batch) -> memoryview:
+def _pgn_view(batch):
+    """The batch's PGN text as the live kernel writes it (a bytes-like object)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from fastpgn import _scan
 
     names = batch.schema.names
     order = [n for n in TAG_ORDER if n in names] + [n for n in names if n not in TAG_ORDER and n != MOVETEXT]
-    pieces = []
-    for name in order:
-        text = _tag_text(pa, pc, name, batch.column(name))
-        if text is None:
-            continue
-        piece = pc.binary_join_element_wise(_text(pa, f'[{name} "'), text, _text(pa, '"]\n'), _text(pa, ""))
-        pieces.append(pc.fill_null(piece, _text(pa, "")))   # null: the tag left out
+    columns = [c for c in (_column(pa, name, batch.column(name)) for name in order) if c is not None]
     if MOVETEXT in names:
-        movetext = batch.column(MOVETEXT).cast(pa.string())
-        # No movetext reads as a game without moves (*), which keeps one game a row.
-        movetext = pc.if_else(pc.equal(pc.utf8_length(movetext), 0), None, movetext).fill_null("*")
+        movetext = batch.column(MOVETEXT)
+        if pa.types.is_dictionary(movetext.type):
+            movetext = movetext.cast(movetext.type.value_type)   # dictionary_decode
+        if movetext.type != pa.string():
+            movetext = movetext.cast(pa.string())
     else:
-        movetext = pa.nulls(batch.num_rows, pa.string()).fill_null("*")
-    joined = pc.binary_join_element_wise(*pieces, _text(pa, "\n"), movetext, _text(pa, "\n\n"), _text(pa, ""))
-    if joined.type != pa.string():
-        joined = joined.cast(pa.string())
-    offsets = memoryview(joined.buffers()[1]).cast("i")
-    first, last = offsets[joined.offset], offsets[joined.offset + len(joined)]
-    data = joined.buffers()[2]
-    return memoryview(data).cast("B")[first:last] if data is not None else memoryview(b"")
+        movetext = pa.nulls(batch.num_rows, pa.string())
+    text = _scan.kernel.release_text(columns, movetext)
+    if text is None:        # a date or a time the kernels do not write (a year before 1, a time past the day)
+        columns = [(name, "text", False, unrated, _as_text(pa, name, array)) if kind in ("date", "time")
+                   else (name, kind, signed, unrated, array) for name, kind, signed, unrated, array in columns]
+        text = _scan.kernel.release_text(columns, movetext)
+    return text
 
 
 class _Located:

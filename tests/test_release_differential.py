@@ -1,0 +1,177 @@
+"""The release text builder, compiled against its pure twin: the same PGN bytes from every batch.
+
+A record batch of lichess's Parquet release becomes PGN text before the
+scanner reads it (fastpgn.lichess_parquet); the pure kernel writes it with
+pyarrow.compute (_release_py.py), the compiled one straight from the Arrow
+buffers (_release_cy.pxi). Equal bytes here mean equal games, offsets and
+errors downstream, whichever backend reads the release.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fastpgn
+from conftest import shared
+from fastpgn import _backend, lichess_parquet, sources
+from test_lichess_parquet import DUMPS, official_schema, release_rows
+
+pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
+
+BACKENDS = dict(_backend.available("_scan"))
+pytestmark = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
+
+
+def answers(columns, movetext):
+    """Each kernel's ``release_text`` (bytes, or None) or the exception it raised, as comparable values."""
+    out = []
+    for name in ("py", "cy"):
+        try:
+            text = BACKENDS[name].release_text(columns, movetext)
+            out.append(None if text is None else bytes(text))
+        except Exception as exc:  # noqa: BLE001 - the errors are compared too
+            out.append((type(exc).__name__, str(exc)))
+    return out
+
+
+def pgn_texts(batch, monkeypatch):
+    """``lichess_parquet.pgn_text(batch)`` on each kernel (the fallback for dates and times included)."""
+    out = []
+    for name in ("py", "cy"):
+        monkeypatch.setattr(fastpgn._scan, "kernel", BACKENDS[name])
+        out.append(lichess_parquet.pgn_text(batch))
+    return out
+
+
+@pytest.fixture(scope="module")
+def release_table():
+    pgn = b"\n".join(b"".join(sources.open_source(shared("data", "lichess-db", name)).chunks()) for name in DUMPS)
+    return pa.Table.from_pylist(release_rows(pgn), schema=official_schema())
+
+
+def test_the_real_games_in_batches_and_slices(release_table, monkeypatch):
+    batches = release_table.to_batches(max_chunksize=97) + [release_table.slice(5, 200).combine_chunks().to_batches()[0]]
+    for batch in batches:
+        py, cy = pgn_texts(batch, monkeypatch)
+        assert py == cy
+    # As read back from Parquet: time32[s] comes back as time32[ms], which the kernels write as well.
+    import io
+
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(release_table, buffer)
+    back = pq.read_table(buffer)
+    assert back.schema.field("UTCTime").type == pa.time32("ms")
+    py, cy = pgn_texts(back.combine_chunks().to_batches()[0], monkeypatch)
+    assert py == cy and py.count(b'[UTCTime "') == release_table.num_rows - release_table.column("UTCTime").null_count
+
+
+def test_every_kind_as_the_dumps_write_it(scan, monkeypatch):
+    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    batch = pa.record_batch({
+        "White": ['Ann "the rook"', "back\\slash", "line\r\nbreak", "é"],
+        "WhiteElo": pa.array([None, 1500, -32768, 32767], pa.int16()),
+        "WhiteRatingDiff": pa.array([0, -8, 5, None], pa.int64()),
+        "BlackRatingDiff": pa.array([-128, 127, 0, None], pa.int8()),
+        "UTCDate": pa.array([datetime.date(1, 1, 1), datetime.date(1969, 12, 31), datetime.date(9999, 12, 31), None]),
+        "UTCTime": pa.array([datetime.time(0, 0, 0), datetime.time(23, 59, 59, 999_999), None,
+                             datetime.time(12, 30, 1, 500_000)], pa.time64("us")),
+        "movetext": ["1. e4 *", None, "", "1. d4 d5 1/2-1/2"],
+    })
+    text = lichess_parquet.pgn_text(batch).decode()
+    assert text == (
+        '[White "Ann \\"the rook\\""]\n[UTCDate "0001.01.01"]\n[UTCTime "00:00:00"]\n[WhiteElo "?"]\n'
+        '[WhiteRatingDiff "+0"]\n[BlackRatingDiff "-128"]\n\n1. e4 *\n\n'
+        '[White "back\\\\slash"]\n[UTCDate "1969.12.31"]\n[UTCTime "23:59:59"]\n[WhiteElo "1500"]\n'
+        '[WhiteRatingDiff "-8"]\n[BlackRatingDiff "+127"]\n\n*\n\n'
+        '[White "line  break"]\n[UTCDate "9999.12.31"]\n[WhiteElo "-32768"]\n'
+        '[WhiteRatingDiff "+5"]\n[BlackRatingDiff "+0"]\n\n*\n\n'
+        '[White "é"]\n[UTCTime "12:30:01"]\n[WhiteElo "32767"]\n\n1. d4 d5 1/2-1/2\n\n')
+
+
+@pytest.mark.parametrize("column", [pa.array([0, 2_932_897], pa.date32()), pa.array([-719_163, 1], pa.date32()),
+                                    pa.array([86_400, 1], pa.time32("s")), pa.array([-1, 1], pa.time32("ms"))],
+                         ids=["year-10000", "year-0", "a-day-on", "before-midnight"])
+def test_dates_and_times_the_kernels_do_not_write(column, monkeypatch):
+    name = "UTCDate" if pa.types.is_date(column.type) else "UTCTime"
+    movetext = pa.array(["*", "*"])
+    kind = "date" if name == "UTCDate" else "time"
+    assert answers([(name, kind, False, False, column)], movetext) == [None, None]
+    batch = pa.record_batch({name: column, "movetext": movetext})
+    py, cy = pgn_texts(batch, monkeypatch)
+    assert py == cy
+    # written as pyarrow writes such a value, as before the kernels wrote dates and times themselves
+    want = column.cast(pa.string()).to_pylist()[0]
+    want = want.replace("-", ".") if kind == "date" else want[:8] if column.type.unit != "s" else want
+    assert py.startswith(f'[{name} "{want}"]\n'.encode())
+
+
+@pytest.mark.parametrize("columns, movetext", [
+    ([("White", "name", False, False, pa.array(["a"]))], pa.array(["*"])),
+    ([("White", "int", False, False, pa.array(["a"]))], pa.array(["*"])),
+    ([("WhiteElo", "int", False, False, pa.array([1], pa.uint16()))], pa.array(["*"])),
+    ([("White", "text", False, False, pa.array(["a", "b"]))], pa.array(["*"])),
+    ([("White", "text", False, False, pa.array(["a"]))], pa.array([1])),
+    ([("White", "text", False, False, pa.array(["a"])), ("X", "date", False, False, pa.array([1]))], pa.array(["*"])),
+], ids=["no-such-kind", "text-as-int", "unsigned", "rows", "movetext-type", "second-column"])
+def test_the_same_errors(columns, movetext):
+    py, cy = answers(columns, movetext)
+    assert isinstance(py, tuple) and py == cy
+
+
+def _values(draw, kind: str, rows: int):
+    """A column of ``kind`` (a few values outside the written ranges), and its type."""
+    if kind == "text":
+        text = st.text(st.sampled_from('ab "\\\r\n\té€'), max_size=6) | st.text(max_size=4)
+        return draw(st.lists(st.none() | text, min_size=rows, max_size=rows)), pa.string()
+    if kind == "int":
+        bits = draw(st.sampled_from((8, 16, 32, 64)))
+        top = 2 ** (bits - 1)
+        ints = st.integers(-top, top - 1)
+        return draw(st.lists(st.none() | ints, min_size=rows, max_size=rows)), pa.int64() if bits == 64 else \
+            getattr(pa, f"int{bits}")()
+    if kind == "date":
+        days = st.integers(-719_162, 2_932_896) | st.integers(-800_000, 3_000_000)
+        return [None if d is None else datetime.date(1970, 1, 1) + datetime.timedelta(days=d)
+                if -719_162 <= d <= 2_932_896 else d
+                for d in draw(st.lists(st.none() | days, min_size=rows, max_size=rows))], pa.date32()
+    unit = draw(st.sampled_from(("s", "ms", "us", "ns")))
+    per = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[unit]
+    seconds = st.integers(0, 86_400 * per - 1) | st.integers(-per, 86_401 * per)
+    return draw(st.lists(st.none() | seconds, min_size=rows, max_size=rows)), \
+        (pa.time32(unit) if unit in ("s", "ms") else pa.time64(unit))
+
+
+@st.composite
+def batches(draw):
+    rows = draw(st.integers(0, 12))
+    columns = []
+    for i in range(draw(st.integers(0, 5))):
+        kind = draw(st.sampled_from(("text", "int", "date", "time")))
+        values, kind_type = _values(draw, kind, rows + 3)
+        if kind == "date":      # days as numbers: dates Python cannot hold are built from int32
+            array = pa.array([v if not isinstance(v, int) else None for v in values], pa.date32())
+            if any(isinstance(v, int) for v in values):
+                days = [None if v is None else (v - datetime.date(1970, 1, 1)).days if not isinstance(v, int) else v
+                        for v in values]
+                array = pa.array(days, pa.int32()).view(pa.date32())
+        else:
+            array = pa.array(values, kind_type)
+        start = draw(st.integers(0, 3))
+        columns.append((f"Tag{i}", kind, draw(st.booleans()), draw(st.booleans()), array.slice(start, rows)))
+    movetext = pa.array(draw(st.lists(st.none() | st.sampled_from(("", "1. e4 *", "1. d4 { [%clk 0:03:00] } 1-0")) |
+                                      st.text(max_size=5), min_size=rows + 1, max_size=rows + 1)), pa.string())
+    return columns, movetext.slice(draw(st.integers(0, 1)), rows)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batches())
+def test_random_batches(batch):
+    columns, movetext = batch
+    py, cy = answers(columns, movetext)
+    assert py == cy
