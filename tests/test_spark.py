@@ -364,3 +364,16 @@ def test_doctests():
 
     result = doctest.testmod(fs, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 3 and result.failed == 0
+
+
+def test_games_without_a_date_are_in_the_null_partition(spark, tmp_path):
+    from fastpgn import spark as fs
+
+    pgn = tmp_path / "dates.pgn"
+    pgn.write_text('[Site "https://lichess.org/nodate"]\n\n1. e4 e5 1-0\n\n'
+                   '[Site "https://lichess.org/dated"]\n[UTCDate "2024.01.05"]\n[UTCTime "10:00:00"]\n\n1. d4 *\n')
+    assert [r.status for r in fs.convert(spark, [pgn], tmp_path / "out")] == ["converted"]
+    assert (tmp_path / "out" / "input=dates.pgn" / "year=__HIVE_DEFAULT_PARTITION__"
+            / "month=__HIVE_DEFAULT_PARTITION__" / "part-00000.parquet").exists()
+    rows = fs.read_dataset(spark, tmp_path / "out").select("game_id", "input", "year", "month").collect()
+    assert sorted(map(tuple, rows), key=repr) == [("dated", "dates.pgn", 2024, 1), ("nodate", "dates.pgn", None, None)]
