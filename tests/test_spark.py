@@ -79,7 +79,8 @@ def converter_parquet(path: Path, folder: Path):
 def published(dataset: Path, name: str):
     """An input's rows in the dataset, in the input's order (by ``offset``), read as plain Parquet files."""
     files = sorted((dataset / f"input={name}").rglob("*.parquet"))
-    return pa.concat_tables(pq.read_table(p) for p in files).sort_by("offset")
+    # ParquetFile, not read_table: some pyarrow versions add the path's year=/month= as columns
+    return pa.concat_tables(pq.ParquetFile(p).read() for p in files).sort_by("offset")
 
 
 @pytest.fixture(scope="module")
@@ -166,18 +167,21 @@ def test_read_lines_rows_equal_fastpgn_lines(spark, tmp_path):
     from fastpgn import spark as fs
     from fastpgn.pipeline import Converter, Options
 
+    # Spark 4's Hadoop client reads zstd text by itself; Spark 3.5's needs a native libhadoop built with
+    # zstd (docs/spark.md), which pip's pyspark has not: there the gz and plain chunks are checked.
+    compressions = ("gz", "zst", "none") if int(spark.version.split(".")[0]) >= 4 else ("gz", "none")
     expected = []
     for name in FILES:
         src = corpus(name)
         lines = list(fastpgn.read_lines(src))
         assert lines
-        expected += [expected_line(line) for line in lines] * 3
-        for compression in ("gz", "zst", "none"):
+        expected += [expected_line(line) for line in lines] * len(compressions)
+        for compression in compressions:
             # 64 KiB blocks: one gzip member or zstd frame each, so a chunk holds many (as a dump's do).
             Converter(Options(input=str(src), chunk_size=700, output_dir=str(tmp_path / compression),
                               compression=compression, jobs=1, block_size=64 << 10)).run()
-    assert any(p.stat().st_size > 200_000 for p in (tmp_path / "zst").iterdir())   # a multi-frame chunk
-    frame = fs.read_lines(spark, [tmp_path / c for c in ("gz", "zst", "none")])
+    assert any(p.stat().st_size > 200_000 for p in (tmp_path / compressions[0]).iterdir())   # many members
+    frame = fs.read_lines(spark, [tmp_path / c for c in compressions])
     assert frame.columns == [name for name, _ in fs.LINE_TYPES] + ["utc"]
     rows = frame.withColumn("utc", F.unix_seconds("utc")).collect()
     got = sorted((tuple(r) for r in rows), key=repr)
@@ -211,7 +215,7 @@ def test_convert_equals_the_parquet_converter(inputs, dataset, tmp_path):
         assert record["games_written"] == expected.num_rows and record["status"] == "converted"
     # one month a folder, and never more than rows_per_file rows a file
     for part in out.glob("input=*/year=*/month=*/*.parquet"):
-        table = pq.read_table(part)
+        table = pq.ParquetFile(part).read()
         year, month = (int(p.split("=")[1]) for p in part.parts[-3:-1])
         assert table.num_rows <= 400
         assert {(d.year, d.month) for d in table.column("date").to_pylist()} == {(year, month)}
@@ -360,3 +364,16 @@ def test_doctests():
 
     result = doctest.testmod(fs, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 3 and result.failed == 0
+
+
+def test_games_without_a_date_are_in_the_null_partition(spark, tmp_path):
+    from fastpgn import spark as fs
+
+    pgn = tmp_path / "dates.pgn"
+    pgn.write_text('[Site "https://lichess.org/nodate"]\n\n1. e4 e5 1-0\n\n'
+                   '[Site "https://lichess.org/dated"]\n[UTCDate "2024.01.05"]\n[UTCTime "10:00:00"]\n\n1. d4 *\n')
+    assert [r.status for r in fs.convert(spark, [pgn], tmp_path / "out")] == ["converted"]
+    assert (tmp_path / "out" / "input=dates.pgn" / "year=__HIVE_DEFAULT_PARTITION__"
+            / "month=__HIVE_DEFAULT_PARTITION__" / "part-00000.parquet").exists()
+    rows = fs.read_dataset(spark, tmp_path / "out").select("game_id", "input", "year", "month").collect()
+    assert sorted(map(tuple, rows), key=repr) == [("dated", "dates.pgn", 2024, 1), ("nodate", "dates.pgn", None, None)]

@@ -29,7 +29,7 @@ EXAMPLES = """\
 examples:
   python -m fastpgn spark lichess_db_standard_rated_2024-0*.pgn.zst -o games/
   python -m fastpgn spark dumps/ -o /mnt/nfs/games --master spark://head:7077 --conf spark.executor.memory=2g
-  python -c "import duckdb; print(duckdb.sql(\\"SELECT year, month, count(*) FROM read_parquet('games/*/*/*/*.parquet', hive_partitioning=true) GROUP BY ALL\\"))"
+  python -c "import duckdb; print(duckdb.sql(\\"SELECT year, month, count(*) FROM read_parquet('games/input=*/year=*/month=*/*.parquet', hive_partitioning=true) GROUP BY ALL\\"))"
 
 exit status:
   0    every file is complete (converted now or skipped as done before); bad
