@@ -224,10 +224,10 @@ cdef inline bint _san_ok(const char *tok, Py_ssize_t n) noexcept nogil:
 cdef inline bint _san_full(const char *tok, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i = 0, j, k, lim, m
     cdef char c
-    if n == 2 and ((tok[0] == b'-' and tok[1] == b'-') or (tok[0] == b'Z' and tok[1] == b'0')):
-        return True
     c = tok[0]
-    if c == b'O' or c == b'0':
+    if n >= 2 and ((c == b'-' and tok[1] == b'-') or (c == b'Z' and tok[1] == b'0')):
+        i = 2   # a null move, with the suffixes any move takes ("--!?", "Z0+")
+    elif c == b'O' or c == b'0':
         if n < 3 or tok[1] != b'-' or tok[2] != c:
             return False
         i = 3

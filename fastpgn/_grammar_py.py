@@ -19,13 +19,13 @@ Grammar accepted, per game:
   ``\\\\`` escapes in values; text after the last pair on a line is movetext.
 * Movetext tokens: move numbers (``12.``, ``12...``), SAN moves (checked
   lexically: castling with ``O``/``0``, piece letter, disambiguation, capture,
-  promotion with or without ``=``, ``+``/``#``, ``!``/``?`` annotations, drops,
-  null moves), results (``1-0``, ``0-1``, ``1/2-1/2``, ``*``), brace comments
-  (``[%eval ...]`` and ``[%clk H:MM:SS[.f]]`` are read, everything else is
-  skipped), ``;`` comments, NAGs ``$n`` and variations ``( ... )`` (skipped,
-  nested; a ``(`` before the first move and a ``)`` with no variation open
-  are stray and ignored, as python-chess does). A ``%`` in the first column
-  escapes the line.
+  promotion with or without ``=``, ``+``/``#``, ``!``/``?`` annotations,
+  drops, null moves ``--`` and ``Z0``), results (``1-0``, ``0-1``,
+  ``1/2-1/2``, ``*``), brace comments (``[%eval ...]`` and ``[%clk
+  H:MM:SS[.f]]`` are read, everything else is skipped), ``;`` comments, NAGs
+  ``$n`` and variations ``( ... )`` (skipped, nested; a ``(`` before the first
+  move and a ``)`` with no variation open are stray and ignored, as
+  python-chess does). A ``%`` in the first column escapes the line.
 * UTF-8 BOM at the start of the stream, CRLF line ends and a missing final
   newline are accepted.
 
@@ -165,10 +165,10 @@ def _san_ok(tok: bytes) -> bool:
     """Lexical SAN check: shapes found in real PGN, not legality."""
     n = len(tok)
     i = 0
-    if tok == b"--" or tok == b"Z0":
-        return True
     c = tok[0]
-    if c == 79 or c == 48:  # 'O' or '0': castling
+    if tok[:2] == b"--" or tok[:2] == b"Z0":  # a null move, with the suffixes any move takes ("--!?", "Z0+")
+        i = 2
+    elif c == 79 or c == 48:  # 'O' or '0': castling
         if n < 3 or tok[1] != 45 or tok[2] != c:
             return False
         i = 3
