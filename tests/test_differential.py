@@ -34,10 +34,11 @@ def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False
     end = len(data) if end is None else end
     results = []
     for mod in (BACKENDS["py"], BACKENDS["cy"]):
-        results.append((
-            mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop),
-            typed(mod.games_from_block(data, start, end, 7, first, start == 0, stop)),
-        ))
+        lines = mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop)
+        texts = mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop, None, None, True)
+        # the lines as str (read_lines): what decoding the bytes and splitting them gives
+        assert texts == (lines[0].decode("utf-8", "replace").split("\n")[:-1],) + lines[1:]
+        results.append((lines, typed(mod.games_from_block(data, start, end, 7, first, start == 0, stop)), texts))
     return results
 
 
