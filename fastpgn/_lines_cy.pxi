@@ -505,19 +505,11 @@ cdef list _line_texts(const char *p, Py_ssize_t n):
     cdef list lines = []
     cdef const char *end = p + n
     cdef const char *nl
-    cdef Py_ssize_t size, longest = 0, k
-    cdef Py_UCS2 *units = NULL
+    cdef Py_ssize_t size, room = 4096, k
+    cdef Py_UCS2 *units = <Py_UCS2 *>malloc((room + 16) * sizeof(Py_UCS2))
+    cdef Py_UCS2 *grown
     cdef Py_UCS4 top
     cdef object text
-    cdef const char *q = p
-    while q < end:  # the longest line sizes the scratch buffer
-        nl = <const char *>memchr(q, b'\n', end - q)
-        if nl == NULL:
-            nl = end
-        if nl - q > longest:
-            longest = nl - q
-        q = nl + 1
-    units = <Py_UCS2 *>malloc((longest + 16) * sizeof(Py_UCS2))
     if units == NULL:
         raise MemoryError()
     try:
@@ -526,6 +518,12 @@ cdef list _line_texts(const char *p, Py_ssize_t n):
             if nl == NULL:
                 nl = end
             size = nl - p
+            if size > room:
+                room = 2 * size
+                grown = <Py_UCS2 *>realloc(units, (room + 16) * sizeof(Py_UCS2))
+                if grown == NULL:
+                    raise MemoryError()
+                units = grown
             k = fastpgn_utf8_ucs2(<const unsigned char *>p, size, units, &top)
             if k < 0 or top < 0x100:
                 text = PyUnicode_DecodeUTF8(p, size, "replace")
@@ -686,7 +684,20 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
 
 
 cdef str _text(const char *p, Py_ssize_t n):
-    return PyUnicode_DecodeUTF8(p, n, "replace")
+    """``p[:n].decode("utf-8", "replace")``; ASCII (most tag values) copied straight into a new str."""
+    cdef Py_ssize_t i = 0
+    cdef object text
+    while i + 8 <= n:
+        if _load64(p + i) & 0x8080808080808080ULL:
+            return PyUnicode_DecodeUTF8(p, n, "replace")
+        i += 8
+    while i < n:
+        if <unsigned char>p[i] >= 0x80:
+            return PyUnicode_DecodeUTF8(p, n, "replace")
+        i += 1
+    text = PyUnicode_New(n, 127)
+    memcpy(PyUnicode_DATA(text), p, n)
+    return text
 
 
 # Header names as ready str objects (hash cached): most of a game's dict keys.

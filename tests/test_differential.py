@@ -38,7 +38,10 @@ def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False
         texts = mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop, None, None, True)
         # the lines as str (read_lines): what decoding the bytes and splitting them gives
         assert texts == (lines[0].decode("utf-8", "replace").split("\n")[:-1],) + lines[1:]
-        results.append((lines, typed(mod.games_from_block(data, start, end, 7, first, start == 0, stop)), texts))
+        # headers only: the movetext skipped (the compiled kernel runs over it sixteen bytes at a time)
+        headers = mod.headers_from_block(data, start, end, 7, first, start == 0, stop)
+        results.append((lines, typed(mod.games_from_block(data, start, end, 7, first, start == 0, stop)), texts,
+                        headers))
     return results
 
 
