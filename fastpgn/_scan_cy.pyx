@@ -19,8 +19,9 @@ inlines across them), each beside its pure twin (see fastpgn._scan_py's table):
 
 Everything works on a ``const char*`` over the block with ``memchr``
 skipping. A game a filter refuses, and every game read headers only, has its
-movetext skipped (_skip_movetext, a memchr-style run to the next byte that
-can matter).
+movetext skipped (_skip_movetext: a run to the next byte that can matter,
+sixteen bytes a step with SSE2). The line sink hands read_lines its lines as
+str (``text=True``), decoded from UTF-8 in C.
 """
 
 from libc.stdlib cimport calloc, malloc, realloc, free
