@@ -7,6 +7,8 @@ python setup.py build_ext --inplace``); every case runs in each tree in turn,
 the order flipped every round, on the Cython backend. The kernel cases report
 the kernel calls' own time (``inner_seconds``), the others the whole process.
 Used to check that a change costs nothing beyond noise (docs/performance.md).
+The contender cases run ``benchmarks/contenders.py`` of each tree: to time an
+older tree with a contender it lacks, copy this tree's script into it first.
 """
 
 from __future__ import annotations
@@ -31,10 +33,14 @@ def cases(pgn: Path, release: Path | None = None) -> dict[str, list[str]]:
     chosen = {
         "kernel-lines": ["-m", "benchmarks.contenders", "kernel-lines", str(pgn)],
         "kernel-games": ["-m", "benchmarks.contenders", "kernel-games", str(pgn)],
+        "memory-lines": ["-m", "benchmarks.contenders", "memory-lines", str(pgn)],
         "read_games": ["-m", "benchmarks.contenders", "fastpgn-games", str(pgn)],
+        "read_headers": ["-m", "benchmarks.contenders", "fastpgn-headers", str(pgn)],
         "convert-j2": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "-o", "{OUT}"],
+        "convert-j2-filtered": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--min-elo", "1900", "-o", "{OUT}"],
         "convert-j2-validate": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--validate", "-o", "{OUT}"],
         "read_arrow-zst": ["-m", "benchmarks.contenders", "fastpgn-arrow", zst],
+        "convert-j2-uci": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--uci", "-o", "{OUT}"],
     }
     if release is not None:     # lichess's Parquet release of the same games (benchmarks.lichess_release)
         chosen["release-read_arrow"] = ["-m", "benchmarks.contenders", "lichess-parquet-arrow", str(release)]

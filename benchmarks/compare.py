@@ -327,6 +327,9 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
         add(f"fastpgn-games-{tag}", f"fastpgn read_games ({backend}), .pgn",
             ("benchmarks.contenders", "fastpgn-games", sample_pgn(s)), backend, s,
             note="Game records: all headers, SAN, evals, clocks")
+        add(f"fastpgn-headers-{tag}", f"fastpgn read_headers ({backend}), .pgn",
+            ("benchmarks.contenders", "fastpgn-headers", sample_pgn(s)), backend, s, claims=frozenset({"games"}),
+            note="headers only: each game's headers dict, offset and number; movetext skipped (target: 0.5x grep)")
         add(f"fastpgn-arrow-{tag}", f"fastpgn read_arrow ({backend}), .pgn",
             ("benchmarks.contenders", "fastpgn-arrow", sample_pgn(s)), backend, s,
             note="record batches of the analysis schema (typed columns, per-ply lists)")
@@ -355,6 +358,17 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
                     ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--compression", "gz", "-q"),
                     backend, s, input_=src, post=_converter_post,
                     note="22-field lines in gz chunks of 100,000 games; counts read back from the chunks")
+        if "--min-elo" in conv_help:
+            for tag, backend, s in backends:
+                src = (s.zst if s else zst) or sample_pgn(s)
+                for j in sorted({1, jobs}):
+                    add(f"convert-{tag}-j{j}-filtered", f"python -m fastpgn ({backend}) -j {j} --min-elo 1900, "
+                        ".pgn.zst -> .gz",
+                        ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--compression", "gz", "-q",
+                         "--min-elo", 1900),
+                        backend, s, input_=src, post=_converter_post, claims=frozenset(),
+                        note="the converter keeping the games where a player is rated 1,900 or more (11% of the "
+                             "corpus); the others' movetext is skipped (target: 1.5x the unfiltered converter)")
         if "--format" in conv_help and _importable("pyarrow")[0]:
             for tag, backend, s in backends:
                 src = (s.zst if s else zst) or sample_pgn(s)
@@ -415,6 +429,10 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
             add(f"kernel-{kind}-{tag}", f"kernel {kind}_from_block ({backend}), in memory",
                 ("benchmarks.contenders", f"kernel-{kind}", sample_pgn(s)), backend, s, section="kernel",
                 note="4 MiB game-aligned blocks already in memory; kernel calls timed inside the process")
+        add(f"memory-lines-{tag}", f"read_lines over bytes in memory ({backend})",
+            ("benchmarks.contenders", "memory-lines", sample_pgn(s)), backend, s, section="kernel",
+            note="read_lines(bytes) whole, the file read before the timer: blocks, kernel, str lines "
+                 "(target: within 1.3x of kernel-lines' time)")
 
     # peers
     add("baseline-lichess-db-parser", "str-split baseline (python-lichess-db-pgn-parser style), .pgn",

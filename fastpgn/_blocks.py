@@ -10,7 +10,8 @@ same output bytes.
 Buffers: the stream is read straight into the buffers the blocks are views
 of (``Source.readinto`` fills them in place for zstd and plain files), and a
 released block's buffer holds a later one, so a run allocates a handful of
-buffers whatever the input size.
+buffers whatever the input size. A stream already in memory (``bytes``) is
+cut in place (``cut_buffer``): its blocks are views of it, the same blocks.
 
 Damage: a stream that ends in an ``InputError`` (or inside the tags of its
 last game) yields every whole game before it, then the cut-short game as a
@@ -101,9 +102,9 @@ def _line_starts_tag(buf, i: int, end: int) -> bool:
     return 0x61 <= letter <= 0x7A
 
 
-def has_moves(buf, end: int) -> bool:
-    """Whether ``buf[:end]`` has a line of movetext: not blank, and not a tag line (``[`` first)."""
-    i = 0
+def has_moves(buf, end: int, start: int = 0) -> bool:
+    """Whether ``buf[start:end]`` has a line of movetext: not blank, and not a tag line (``[`` first)."""
+    i = start
     while i < end:
         j = buf.find(b"\n", i, end)
         j = end if j < 0 else j
@@ -114,8 +115,8 @@ def has_moves(buf, end: int) -> bool:
     return False
 
 
-def _cut_before_unfinished_tags(buf, end: int, moves_seen: bool) -> int:
-    """Where the last game starts if the input ends inside its tags, before any moves; else -1.
+def _cut_before_unfinished_tags(buf, end: int, moves_seen: bool, start: int = 0) -> int:
+    """Where the last game of ``buf[start:end]`` starts if the input ends inside its tags, before any moves; else -1.
 
     A lichess game always has movetext (at least its result): a dump cut
     short at a bzip2 stream or zstd frame boundary still decodes cleanly,
@@ -125,24 +126,24 @@ def _cut_before_unfinished_tags(buf, end: int, moves_seen: bool) -> int:
     lichess broadcast exported before its games began) is not.
     """
     hi = end
-    while hi > 0 and buf[hi - 1] in b" \t\r\n":
+    while hi > start and buf[hi - 1] in b" \t\r\n":
         hi -= 1
     first = -1
-    while hi > 0:
-        lo = buf.rfind(b"\n", 0, hi) + 1
+    while hi > start:
+        lo = buf.rfind(b"\n", start, hi) + 1 or start
         if not _line_starts_tag(buf, lo, hi):
             break
         if first < 0:
             first = lo
             last_line = bytes(buf[lo:hi]).rstrip()
-        start = lo
-        hi = lo - 1 if lo > 0 else 0
-        if lo == 0:
+        game = lo
+        hi = lo - 1 if lo > start else start
+        if lo == start:
             break
     if first < 0:
         return -1
-    if not last_line.endswith(b"]") or moves_seen or has_moves(buf, start):
-        return start
+    if not last_line.endswith(b"]") or moves_seen or has_moves(buf, game, start):
+        return game
     return -1
 
 
@@ -236,6 +237,36 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
     if cut > 0:
         yield Block(view[:cut].toreadonly(), base, base == 0)
     yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
+
+
+def cut_buffer(data: bytes, block_size: int = BLOCK_SIZE) -> Iterator[Block]:
+    """``cut_blocks`` over a whole stream already in memory: the same blocks, views of ``data`` (no copy).
+
+    The cuts are cut_blocks's: the first game boundary at or after each next
+    multiple of ``block_size``, and at the end the last game cut short inside
+    its tags as damage.
+    """
+    view = memoryview(data)
+    n = len(data)
+    base = 0
+    moves_seen = False
+    while True:
+        target = (base // block_size + 1) * block_size
+        q = find_cut(data, max(target, base + 1), n) if target < n else -1
+        if q < 0:
+            break
+        moves_seen = moves_seen or has_moves(data, q, base)
+        yield Block(view[base:q], base, base == 0)
+        base = q
+    cut = _cut_before_unfinished_tags(data, n, moves_seen, base)
+    if cut < 0:
+        if n > base:
+            yield Block(view[base:n], base, base == 0)
+        return
+    damage = InputError("the input ends inside the tags of its last game, before any moves", n)
+    if cut > base:
+        yield Block(view[base:cut], base, base == 0)
+    yield Block(view[cut:n], cut, cut == 0, damage, truncated=True)
 
 
 class _ChunkFiller:

@@ -47,6 +47,10 @@ cdef enum:
     FLAG_CASTLE = 1
     FLAG_EP = 2
     FLAG_DOUBLE = 3
+    FLAG_NULL = 4
+    # The null move, a pass: from 0x08 to 0x08, a square off the board whose name in
+    # _SQ_NAMES is "00", so _write_uci writes 0000 without a test of its own.
+    NULL_MOVE = 0x08 | 0x08 << 7 | FLAG_NULL << 17
     MAX_MOVES = 512
 
 MAX_CLOCK = 1_000_000_000
@@ -77,6 +81,7 @@ cdef char _SQ_NAMES[128][2]  # each 0x88 square's name, for writing UCI
 for _i in range(128):
     _SQ_NAMES[_i][0] = _FILE_CHARS[_i & 7]
     _SQ_NAMES[_i][1] = 49 + ((_i >> 4) & 7)
+_SQ_NAMES[0x08][0] = _SQ_NAMES[0x08][1] = 48  # the null move's square: 0000 in UCI
 
 # Resolution codes of _resolve_san / _resolve_castle (moves are >= 0).
 cdef enum:
@@ -90,6 +95,7 @@ cdef enum:
     ERR_NO_RIGHT = -8
     ERR_BLOCKED = -9
     ERR_ATTACKED = -10
+    ERR_NULL_CHECK = -11
 
 
 cdef signed char _LINE[239]
@@ -302,7 +308,8 @@ cdef class Move:
 
     A board hands out castling as its ``uci`` writes it: the king to the g or
     c file (``e1g1``), or the king taking its own rook on a Chess960 board
-    (``e1h1``); a board takes either form back.
+    (``e1h1``); a board takes either form back. The null move (a pass) is
+    ``Move.null()``: a1 to a1, false as a bool, ``0000`` in UCI.
     """
 
     cdef readonly int from_square
@@ -321,8 +328,19 @@ cdef class Move:
         self.promotion = promotion
 
     @classmethod
+    def null(cls):
+        """The null move: a pass (``0000`` in UCI, ``--`` in SAN).
+
+        >>> Move.null(), bool(Move.null()), Move.null() == Move.from_uci("0000")
+        (Move.from_uci('0000'), False, True)
+        """
+        return cls(0, 0)
+
+    @classmethod
     def from_uci(cls, text):
-        """Parse ``e2e4``/``e7e8q`` without a board (no legality check)."""
+        """Parse ``e2e4``/``e7e8q`` (``0000``: the null move) without a board (no legality check)."""
+        if text == "0000":
+            return cls(0, 0)
         if (isinstance(text, str) and 4 <= len(text) <= 5 and "a" <= text[0] <= "h"
                 and "1" <= text[1] <= "8" and "a" <= text[2] <= "h" and "1" <= text[3] <= "8"
                 and (len(text) == 4 or text[4] in "nbrq")):
@@ -334,12 +352,18 @@ cdef class Move:
     def uci(self):
         """The move in UCI (castling as the board that made the move writes it).
 
-        >>> Move(12, 28).uci(), Move.from_uci("a7a8n").uci()
-        ('e2e4', 'a7a8n')
+        >>> Move(12, 28).uci(), Move.from_uci("a7a8n").uci(), Move.null().uci()
+        ('e2e4', 'a7a8n', '0000')
         """
         f, t = self.from_square, self.to_square
+        if not (f or t or self.promotion):
+            return "0000"
         return (_FILES[f & 7] + str((f >> 3) + 1) + _FILES[t & 7] + str((t >> 3) + 1)
                 + (self.promotion or ""))
+
+    def __bool__(self):
+        """False for the null move, as python-chess's ``Move.null()``."""
+        return bool(self.from_square or self.to_square or self.promotion)
 
     def __eq__(self, other):
         if not isinstance(other, Move):
@@ -467,14 +491,15 @@ cdef class BoardCore:
         return [_to_move(self, moves[i]) for i in range(n)]
 
     def is_legal(self, move):
-        return _from_move(self, move) >= 0
+        """Whether ``move`` is one of ``legal_moves()``: never the null move, which ``push`` plays all the same."""
+        mv = _from_move(self, move)
+        return mv >= 0 and mv != NULL_MOVE
 
     def push(self, move):
-        """Play a legal Move; IllegalMoveError otherwise."""
+        """Play a legal Move, or the null move (not in check); IllegalMoveError otherwise."""
         mv = _from_move(self, move)
         if mv < 0:
-            raise IllegalMoveError(f"illegal move {_move_label(self)} {_move_text(move)}: "
-                                   f"not legal in this position")
+            raise _not_legal(self, move, mv)
         _push(self, mv)
 
     def pop(self):
@@ -504,15 +529,14 @@ cdef class BoardCore:
         return _to_move(self, mv)
 
     def san(self, move):
-        """Canonical SAN of a legal move, with ``+``/``#``."""
+        """Canonical SAN of a legal move, with ``+``/``#``; ``--`` for the null move."""
         mv = _from_move(self, move)
         if mv < 0:
-            raise IllegalMoveError(f"illegal move {_move_label(self)} {_move_text(move)}: "
-                                   f"not legal in this position")
+            raise _not_legal(self, move, mv)
         return _san_of(self, mv)
 
     def uci(self, move):
-        """UCI of a move in this position: castling as e1g1, or king takes rook for Chess960."""
+        """UCI of a move here: castling as e1g1 (king takes rook for Chess960), the null move as ``0000``."""
         mv = _from_move(self, move)
         return _uci_of(self, mv) if mv >= 0 else _move_text(move)
 
@@ -1243,6 +1267,10 @@ cdef void _make(BoardCore b, int mv, Undo* undo) noexcept:
     undo.halfmove = b.halfmove
     undo.key = key
     undo.checked = b.checked
+    if mv == NULL_MOVE:
+        _make_null(b)
+        undo.captured = 0
+        return
     if b.ep >= 0:
         key ^= _Z[_Z_EP + (b.ep & 7)]
         b.ep = -1
@@ -1282,6 +1310,22 @@ cdef void _make(BoardCore b, int mv, Undo* undo) noexcept:
     b.checked = _gives_check(b, frm, to, flag)
 
 
+cdef void _make_null(BoardCore b) noexcept nogil:
+    """Pass: the other side to move, no en passant square, the halfmove clock on (python-chess's null move)."""
+    cdef uint64_t key = b.zkey ^ _Z_TURN
+    if b.ep >= 0:
+        key ^= _Z[_Z_EP + (b.ep & 7)]
+        b.ep = -1
+    b.halfmove += 1
+    if b.stm == BLACK:
+        b.fullmove += 1
+    b.stm ^= 1
+    b.zkey = key
+    # Nothing moved, and the side now to move was not in check before (no side may
+    # leave its king attacked); the side that passed was not in check (_null_move).
+    b.checked = False
+
+
 cdef void _unmake(BoardCore b, Undo* undo) noexcept:
     cdef signed char* sq = b.sq
     cdef int mv = undo.mv
@@ -1295,7 +1339,9 @@ cdef void _unmake(BoardCore b, Undo* undo) noexcept:
     b.stm = us
     if us == BLACK:
         b.fullmove -= 1
-    if flag == FLAG_CASTLE:
+    if flag == FLAG_NULL:
+        pass
+    elif flag == FLAG_CASTLE:
         _castle_targets(frm, to, &kt, &rt)
         piece = sq[kt]
         rook = sq[rt]
@@ -1579,6 +1625,9 @@ cdef int _resolve_san(BoardCore b, const unsigned char* s, int n, int* info) noe
     if n < 2:
         return ERR_SYNTAX
     c = s[0]
+    if ((n == 2 and ((c == 45 and s[1] == 45) or (c == 90 and s[1] == 48)))  # -- Z0
+            or (n == 4 and c == 48 and s[1] == 48 and s[2] == 48 and s[3] == 48)):  # 0000
+        return _null_move(b)
     if c == 79 or c == 48:  # O 0
         if n == 3 and s[1] == 45 and s[2] == c:
             return _resolve_castle(b, True, info)
@@ -1724,6 +1773,21 @@ def _move_label(BoardCore b):
     return f"{b.fullmove}." if b.stm == WHITE else f"{b.fullmove}..."
 
 
+cdef inline int _null_move(BoardCore b) noexcept nogil:
+    """The null move, or ERR_NULL_CHECK: a side in check may not pass."""
+    return ERR_NULL_CHECK if b.checked else NULL_MOVE
+
+
+def _null_reason(BoardCore b):
+    return f"{_COLOURS[b.stm]} is in check and cannot pass (a null move)"
+
+
+def _not_legal(BoardCore b, move, int mv):
+    """The error for a Move that is not legal here (``mv``: what _from_move answered)."""
+    reason = _null_reason(b) if mv == ERR_NULL_CHECK else "not legal in this position"
+    return IllegalMoveError(f"illegal move {_move_label(b)} {_move_text(move)}: {reason}")
+
+
 def _san_error(BoardCore b, text, int code, int piece, int dest, int frm, int other):
     """The exception for a failed SAN resolution, naming the move number and the SAN."""
     colour = _COLOURS[b.stm]
@@ -1731,6 +1795,8 @@ def _san_error(BoardCore b, text, int code, int piece, int dest, int frm, int ot
     side = "kingside" if text[:5] not in ("O-O-O", "0-0-0") else "queenside"
     if code == ERR_SYNTAX:
         reason = "not a move in SAN"
+    elif code == ERR_NULL_CHECK:
+        reason = _null_reason(b)
     elif code == ERR_NONE:
         reason = f"no {colour} {name} can move to {_sq_name(dest)}"
     elif code == ERR_CHECK:
@@ -1781,6 +1847,8 @@ def _san_of(BoardCore b, int mv):
     cdef int t, j, s, norig
     cdef int origins[16]
     cdef Undo undo
+    if mv == NULL_MOVE:
+        return "--"
     if flag == FLAG_CASTLE:
         out = "O-O" if to > frm else "O-O-O"
     else:
@@ -1847,6 +1915,8 @@ def _to_move(BoardCore b, int mv):
     cdef int frm = mv & 127
     cdef int to = (mv >> 7) & 127
     cdef int promo = (mv >> 14) & 7
+    if mv == NULL_MOVE:
+        return Move(0, 0)
     if mv >> 17 == FLAG_CASTLE and not b.chess960:
         to = (frm & 0x70) | (6 if to > frm else 2)
     return Move((frm >> 4) * 8 + (frm & 7), (to >> 4) * 8 + (to & 7),
@@ -1861,7 +1931,11 @@ def _move_text(move):
 
 
 def _from_move(BoardCore b, move):
-    """The legal internal move equal to ``move`` (castling also as king to g/c file), or -1."""
+    """The legal internal move equal to ``move`` (castling also as king to g/c file), or < 0.
+
+    The null move (a1 to a1 without promotion: python-chess's ``Move.null()``
+    too) is NULL_MOVE, or ERR_NULL_CHECK in check.
+    """
     try:
         frm = (move.from_square >> 3) * 16 + (move.from_square & 7)
         to = (move.to_square >> 3) * 16 + (move.to_square & 7)
@@ -1870,6 +1944,8 @@ def _from_move(BoardCore b, move):
         return -1
     if not isinstance(promo, (str, type(None))):
         return -1
+    if frm == 0 and to == 0 and not promo:
+        return _null_move(b)
     promo_code = _PROMO_UCI.find(promo) if promo else 0
     if promo_code < 0 or promo == ".":
         return -1
@@ -1898,6 +1974,11 @@ cdef int _uci_move(BoardCore b, text) except -1:
     cdef int frm, to, promo, mv
     if not isinstance(text, str):
         raise IllegalMoveError(f"illegal move {_move_label(b)} {text!r}: not a UCI move")
+    if text == "0000":
+        mv = _null_move(b)
+        if mv < 0:
+            raise IllegalMoveError(f"illegal move {_move_label(b)} {text}: {_null_reason(b)}")
+        return mv
     if not (4 <= len(text) <= 5 and "a" <= text[0] <= "h" and "1" <= text[1] <= "8"
             and "a" <= text[2] <= "h" and "1" <= text[3] <= "8"
             and (len(text) == 4 or text[4] in "nbrq")):
@@ -2549,8 +2630,19 @@ cdef inline int _fast_ply(BoardCore b, Fast* f, const unsigned char* q, const un
     return mv
 
 
+cdef void _fast_pass(BoardCore b) noexcept nogil:
+    """_make_null for san_to_uci's private board: no key or halfmove clock, which that board does not keep."""
+    b.fullmove += b.stm
+    b.stm ^= 1
+    b.ep = -1
+    b.checked = False
+
+
 cdef inline void _fast_make(BoardCore b, Fast* f, int mv) noexcept nogil:
-    """_make for san_to_uci's private board: the bitboards kept, no undo record, no key or halfmove clock."""
+    """_make for san_to_uci's private board: the bitboards kept, no undo record, no key or halfmove clock.
+
+    Not for the null move (_fast_pass).
+    """
     cdef signed char* sq = b.sq
     cdef int us = b.stm
     cdef int frm = mv & 127
@@ -2609,6 +2701,24 @@ cdef struct Stuck:
     int info[4]
 
 
+cdef int _slow_ply(BoardCore b, Fast* f, const unsigned char* p, Py_ssize_t n, int* info) noexcept nogil:
+    """A ply _fast_ply left, resolved by _resolve_san and played: its move, or the error code (``info`` says more)."""
+    cdef int mv
+    info[0] = info[1] = info[2] = info[3] = 0
+    mv = _resolve_san(b, p, <int>n, info)
+    if mv == NULL_MOVE:
+        _fast_pass(b)
+    elif mv >= 0:
+        _fast_make(b, f, mv)
+    return mv
+
+
+# _play_core calls _slow_ply through this pointer, so the C compiler keeps the rare path
+# out of the loop (inlined, it grew the loop and cost the common plies about 1%, callgrind).
+cdef int (*_slow_ply_call)(BoardCore, Fast*, const unsigned char*, Py_ssize_t, int*) noexcept nogil
+_slow_ply_call = _slow_ply
+
+
 cdef Py_ssize_t _play_core(BoardCore b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
                            Py_ssize_t nplies, char* out, Stuck* stuck) noexcept nogil:
     """Play plies ``buf[spans[2 * i]:spans[2 * i + 1]]`` on private board ``b``; UCI into ``out`` unless NULL.
@@ -2645,12 +2755,10 @@ cdef Py_ssize_t _play_core(BoardCore b, Fast* f, const char* buf, Py_ssize_t lim
                 p = tok
             mv = _fast_ply(b, f, p, p + n)
         if mv < 0:
-            stuck.info[0] = stuck.info[1] = stuck.info[2] = stuck.info[3] = 0
-            mv = _resolve_san(b, p, <int>n, stuck.info)
+            mv = _slow_ply_call(b, f, p, n, stuck.info)
             if mv < 0:
                 stuck.text, stuck.n, stuck.code = <const unsigned char*>buf + (sp - 2)[0], n, mv
                 return -1
-            _fast_make(b, f, mv)
         if o != NULL:
             o += _write_uci(b.chess960, mv, o)
             o[0] = 32

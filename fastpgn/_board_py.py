@@ -13,6 +13,8 @@ incremental Zobrist key, make/unmake with an undo record per ply. Internal
 moves are ints ``from | to << 7 | promotion << 14 | flag << 17``. Castling is
 stored as the king taking its own rook, so Chess960 needs no special case;
 only what is handed out (UCI, Move objects) looks at the ``chess960`` flag.
+The null move (a pass) is ``NULL_MOVE``, flag 4 and no squares; handed out it
+is ``Move.null()`` (a1 to a1, false as a bool), as python-chess has it.
 Public squares are 0..63 (a1 = 0, h8 = 63).
 
 Accepted input:
@@ -28,8 +30,18 @@ Accepted input:
   zeros; any trailing mix of ``+ # ! ?`` is ignored, so check marks and
   annotations such as ``?!`` pass through. The capture mark is not checked
   for pieces; a pawn capture is the pawn's file then the target square.
+  A null move is ``--`` or ``Z0`` (ChessBase, python-chess) or ``0000``.
 * UCI: ``e2e4``, ``e7e8q``; castling as king to the g/c file or as king takes
-  own rook (the only form written for Chess960).
+  own rook (the only form written for Chess960); ``0000`` for a null move.
+
+A null move passes: the other side moves next, the en passant square goes,
+the halfmove clock counts on, the fullmove number as after any move, and
+the castling rights stay (python-chess's null move). It is not among the
+legal moves, and ``is_legal`` says False of it, as in python-chess; it is
+played by ``push``, ``push_san`` and ``push_uci`` and in a game's SAN, and
+written ``--`` in SAN and ``0000`` in UCI. Unlike python-chess, a side in
+check cannot pass (ChessBase does not let it either): that would leave a
+position where the king can be taken, which no later move could mend.
 
 Errors are InvalidFENError, IllegalMoveError and AmbiguousMoveError from
 fastpgn.errors; move errors name the move number and the move, e.g.
@@ -53,7 +65,8 @@ if TYPE_CHECKING:
 
 WHITE, BLACK = 0, 1
 PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = 1, 2, 3, 4, 5, 6
-FLAG_CASTLE, FLAG_EP, FLAG_DOUBLE = 1, 2, 3
+FLAG_CASTLE, FLAG_EP, FLAG_DOUBLE, FLAG_NULL = 1, 2, 3, 4
+NULL_MOVE = FLAG_NULL << 17  # the null move: a pass, no squares
 MAX_CLOCK = 1_000_000_000
 
 _KNIGHT_D = (33, 31, 18, 14, -14, -18, -31, -33)
@@ -74,6 +87,7 @@ _WS = str.maketrans("\t\n\v\f\r", "     ")
 # Resolution codes of _resolve_san / _resolve_castle (moves are >= 0).
 ERR_SYNTAX, ERR_NONE, ERR_CHECK, ERR_AMBIGUOUS, ERR_PROMO_MISSING = -1, -2, -3, -4, -5
 ERR_PROMO_BAD, ERR_OWN, ERR_NO_RIGHT, ERR_BLOCKED, ERR_ATTACKED = -6, -7, -8, -9, -10
+ERR_NULL_CHECK = -11
 
 # An undo record: the move, the piece it captured, and the castling rooks, en
 # passant square, halfmove clock, position key and check flag before it.
@@ -149,7 +163,8 @@ class Move:
 
     A board hands out castling as its ``uci`` writes it: the king to the g or
     c file (``e1g1``), or the king taking its own rook on a Chess960 board
-    (``e1h1``); a board takes either form back.
+    (``e1h1``); a board takes either form back. The null move (a pass) is
+    ``Move.null()``: a1 to a1, false as a bool, ``0000`` in UCI.
     """
 
     __slots__ = ("from_square", "to_square", "promotion")
@@ -166,8 +181,19 @@ class Move:
         self.promotion = promotion
 
     @classmethod
+    def null(cls) -> Self:
+        """The null move: a pass (``0000`` in UCI, ``--`` in SAN).
+
+        >>> Move.null(), bool(Move.null()), Move.null() == Move.from_uci("0000")
+        (Move.from_uci('0000'), False, True)
+        """
+        return cls(0, 0)
+
+    @classmethod
     def from_uci(cls, text: str) -> Self:
-        """Parse ``e2e4``/``e7e8q`` without a board (no legality check)."""
+        """Parse ``e2e4``/``e7e8q`` (``0000``: the null move) without a board (no legality check)."""
+        if text == "0000":
+            return cls(0, 0)
         if (isinstance(text, str) and 4 <= len(text) <= 5 and "a" <= text[0] <= "h"
                 and "1" <= text[1] <= "8" and "a" <= text[2] <= "h" and "1" <= text[3] <= "8"
                 and (len(text) == 4 or text[4] in "nbrq")):
@@ -179,12 +205,18 @@ class Move:
     def uci(self) -> str:
         """The move in UCI (castling as the board that made the move writes it).
 
-        >>> Move(12, 28).uci(), Move.from_uci("a7a8n").uci()
-        ('e2e4', 'a7a8n')
+        >>> Move(12, 28).uci(), Move.from_uci("a7a8n").uci(), Move.null().uci()
+        ('e2e4', 'a7a8n', '0000')
         """
         f, t = self.from_square, self.to_square
+        if not (f or t or self.promotion):
+            return "0000"
         return (_FILES[f & 7] + str((f >> 3) + 1) + _FILES[t & 7] + str((t >> 3) + 1)
                 + (self.promotion or ""))
+
+    def __bool__(self) -> bool:
+        """False for the null move, as python-chess's ``Move.null()``."""
+        return bool(self.from_square or self.to_square or self.promotion)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Move):
@@ -286,14 +318,15 @@ class BoardCore:
         return [_to_move(self, mv) for mv in _gen_legal(self)]
 
     def is_legal(self, move: Move) -> bool:
-        return _from_move(self, move) >= 0
+        """Whether ``move`` is one of ``legal_moves()``: never the null move, which ``push`` plays all the same."""
+        mv = _from_move(self, move)
+        return mv >= 0 and mv != NULL_MOVE
 
     def push(self, move: Move) -> None:
-        """Play a legal Move; IllegalMoveError otherwise."""
+        """Play a legal Move, or the null move (not in check); IllegalMoveError otherwise."""
         mv = _from_move(self, move)
         if mv < 0:
-            raise IllegalMoveError(f"illegal move {_move_label(self)} {_move_text(move)}: "
-                                   f"not legal in this position")
+            raise _not_legal(self, move, mv)
         _push(self, mv)
 
     def pop(self) -> Move:
@@ -323,15 +356,14 @@ class BoardCore:
         return _to_move(self, mv)
 
     def san(self, move: Move) -> str:
-        """Canonical SAN of a legal move, with ``+``/``#``."""
+        """Canonical SAN of a legal move, with ``+``/``#``; ``--`` for the null move."""
         mv = _from_move(self, move)
         if mv < 0:
-            raise IllegalMoveError(f"illegal move {_move_label(self)} {_move_text(move)}: "
-                                   f"not legal in this position")
+            raise _not_legal(self, move, mv)
         return _san_of(self, mv)
 
     def uci(self, move: Move) -> str:
-        """UCI of a move in this position: castling as e1g1, or king takes rook for Chess960."""
+        """UCI of a move here: castling as e1g1 (king takes rook for Chess960), the null move as ``0000``."""
         mv = _from_move(self, move)
         return _uci_of(self, mv) if mv >= 0 else _move_text(move)
 
@@ -822,6 +854,8 @@ def _gives_check(b: BoardCore, frm: int, to: int, flag: int) -> bool:
 
 def _make(b: BoardCore, mv: int) -> _Undo:
     """Play internal move ``mv`` (assumed legal); return its undo record."""
+    if mv == NULL_MOVE:
+        return _make_null(b)
     sq = b.sq
     us = b.stm
     frm = mv & 127
@@ -893,8 +927,35 @@ def _make(b: BoardCore, mv: int) -> _Undo:
     return undo
 
 
+def _make_null(b: BoardCore) -> _Undo:
+    """Pass: the other side to move, no en passant square, the halfmove clock on (python-chess's null move)."""
+    undo = (NULL_MOVE, 0, b.castle, b.ep, b.halfmove, b.zkey, b.checked)
+    key = b.zkey ^ _Z_TURN
+    if b.ep >= 0:
+        key ^= _Z[_Z_EP + (b.ep & 7)]
+        b.ep = -1
+    b.halfmove += 1
+    if b.stm == BLACK:
+        b.fullmove += 1
+    b.stm ^= 1
+    b.zkey = key
+    # Nothing moved, and the side now to move was not in check before (no side may
+    # leave its king attacked); the side that passed was not in check (_null_move).
+    b.checked = False
+    return undo
+
+
 def _unmake(b: BoardCore, undo: _Undo) -> None:
     mv, captured, castle, ep, halfmove, key, checked = undo
+    if mv == NULL_MOVE:
+        b.stm ^= 1
+        if b.stm == BLACK:
+            b.fullmove -= 1
+        b.ep = ep
+        b.halfmove = halfmove
+        b.zkey = key
+        b.checked = checked
+        return
     sq = b.sq
     frm = mv & 127
     to = (mv >> 7) & 127
@@ -1102,6 +1163,8 @@ def _resolve_san(b: BoardCore, s: str, info: list[int]) -> int:
     if n < 2:
         return ERR_SYNTAX
     c = s[0]
+    if (n == 2 and (s[:2] == "--" or s[:2] == "Z0")) or (n == 4 and s[:4] == "0000"):
+        return _null_move(b)
     if c == "O" or c == "0":
         if n == 3 and s[1] == "-" and s[2] == c:
             return _resolve_castle(b, True, info)
@@ -1228,6 +1291,21 @@ def _move_label(b: BoardCore) -> str:
     return f"{b.fullmove}." if b.stm == WHITE else f"{b.fullmove}..."
 
 
+def _null_move(b: BoardCore) -> int:
+    """The null move, or ERR_NULL_CHECK: a side in check may not pass."""
+    return ERR_NULL_CHECK if b.checked else NULL_MOVE
+
+
+def _null_reason(b: BoardCore) -> str:
+    return f"{_COLOURS[b.stm]} is in check and cannot pass (a null move)"
+
+
+def _not_legal(b: BoardCore, move: Any, mv: int) -> IllegalMoveError:
+    """The error for a Move that is not legal here (``mv``: what _from_move answered)."""
+    reason = _null_reason(b) if mv == ERR_NULL_CHECK else "not legal in this position"
+    return IllegalMoveError(f"illegal move {_move_label(b)} {_move_text(move)}: {reason}")
+
+
 def _san_error(b: BoardCore, text: str, code: int, piece: int, dest: int, frm: int, other: int) -> PGNError:
     """The exception for a failed SAN resolution, naming the move number and the SAN."""
     colour = _COLOURS[b.stm]
@@ -1235,6 +1313,8 @@ def _san_error(b: BoardCore, text: str, code: int, piece: int, dest: int, frm: i
     side = "kingside" if text[:5] not in ("O-O-O", "0-0-0") else "queenside"
     if code == ERR_SYNTAX:
         reason = "not a move in SAN"
+    elif code == ERR_NULL_CHECK:
+        reason = _null_reason(b)
     elif code == ERR_NONE:
         reason = f"no {colour} {name} can move to {_sq_name(dest)}"
     elif code == ERR_CHECK:
@@ -1274,6 +1354,8 @@ def _san_move(b: BoardCore, san: object) -> int:
 # -- SAN and UCI out -------------------------------------------------------------------
 
 def _san_of(b: BoardCore, mv: int) -> str:
+    if mv == NULL_MOVE:
+        return "--"
     sq = b.sq
     frm = mv & 127
     to = (mv >> 7) & 127
@@ -1319,6 +1401,8 @@ def _san_of(b: BoardCore, mv: int) -> str:
 
 
 def _uci_of(b: BoardCore, mv: int) -> str:
+    if mv == NULL_MOVE:
+        return "0000"
     frm = mv & 127
     to = (mv >> 7) & 127
     promo = (mv >> 14) & 7
@@ -1328,6 +1412,8 @@ def _uci_of(b: BoardCore, mv: int) -> str:
 
 
 def _to_move(b: BoardCore, mv: int) -> Move:
+    if mv == NULL_MOVE:
+        return Move(0, 0)
     frm = mv & 127
     to = (mv >> 7) & 127
     promo = (mv >> 14) & 7
@@ -1345,7 +1431,11 @@ def _move_text(move: Any) -> str:
 
 
 def _from_move(b: BoardCore, move: Any) -> int:
-    """The legal internal move equal to ``move`` (castling also as king to g/c file), or -1."""
+    """The legal internal move equal to ``move`` (castling also as king to g/c file), or < 0.
+
+    The null move (a1 to a1 without promotion: python-chess's ``Move.null()``
+    too) is NULL_MOVE, or ERR_NULL_CHECK in check.
+    """
     try:
         frm = (move.from_square >> 3) * 16 + (move.from_square & 7)
         to = (move.to_square >> 3) * 16 + (move.to_square & 7)
@@ -1354,6 +1444,8 @@ def _from_move(b: BoardCore, move: Any) -> int:
         return -1
     if not isinstance(promo, (str, type(None))):
         return -1
+    if frm == 0 and to == 0 and not promo:
+        return _null_move(b)
     promo_code = _PROMO_UCI.find(promo) if promo else 0
     if promo_code < 0 or promo == ".":
         return -1
@@ -1377,6 +1469,11 @@ def _match_move(b: BoardCore, frm: int, to: int, promo: int) -> int:
 def _uci_move(b: BoardCore, text: object) -> int:
     if not isinstance(text, str):
         raise IllegalMoveError(f"illegal move {_move_label(b)} {text!r}: not a UCI move")
+    if text == "0000":
+        mv = _null_move(b)
+        if mv < 0:
+            raise IllegalMoveError(f"illegal move {_move_label(b)} {text}: {_null_reason(b)}")
+        return mv
     if not (4 <= len(text) <= 5 and "a" <= text[0] <= "h" and "1" <= text[1] <= "8"
             and "a" <= text[2] <= "h" and "1" <= text[3] <= "8"
             and (len(text) == 4 or text[4] in "nbrq")):

@@ -211,6 +211,8 @@ def _san_line(fen: str | None, chess960: bool, ucis: Iterable[str]) -> list[str]
             move = board.parse_uci(uci)
         except BoardError:
             break
+        if not move:
+            break       # 0000: no move (a null move is no line of play)
         out.append(board.san(move))
         board.push(move)
     return out

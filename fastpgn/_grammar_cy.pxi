@@ -29,6 +29,67 @@ DEF C_SKIP = 32768  # where _skip_movetext stops running: LF { } ( ; $ and the r
 cdef unsigned short _CLS[256]
 
 
+# Runs over bytes that do not matter, sixteen at a time where SSE2 is there (every x86-64): each
+# returns the first index from pos of a byte it stops at, or the first index from which fewer than
+# sixteen bytes are left before end (the caller reads those one by one, with _CLS).
+cdef extern from *:
+    """
+    #if defined(__SSE2__) && defined(__GNUC__)
+    #include <emmintrin.h>
+    #define FASTPGN_EQ(v, c) _mm_cmpeq_epi8((v), _mm_set1_epi8(c))
+    /* the bytes _skip_movetext's run stops at (C_SKIP): LF { } ( ; $ - / * */
+    static __attribute__((noinline)) Py_ssize_t fastpgn_skip_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
+        while (end - pos >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + pos));
+            __m128i hit = _mm_or_si128(
+                _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, 0x0A), FASTPGN_EQ(v, '{')),
+                             _mm_or_si128(FASTPGN_EQ(v, '}'), FASTPGN_EQ(v, '('))),
+                _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, ';'), FASTPGN_EQ(v, '$')),
+                             _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, '-'), FASTPGN_EQ(v, '/')),
+                                          FASTPGN_EQ(v, '*'))));
+            int mask = _mm_movemask_epi8(hit);
+            if (mask)
+                return pos + __builtin_ctz(mask);
+            pos += 16;
+        }
+        return pos;
+    }
+    /* what ends a plain tag value or makes it not plain (C_TAG_STOP, C_FIELD_CARE): " \\ LF, CR, 0xE2 */
+    static Py_ssize_t fastpgn_value_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
+        while (end - pos >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + pos));
+            __m128i hit = _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, '"'), FASTPGN_EQ(v, 0x5C)),
+                                       _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, 0x0A), FASTPGN_EQ(v, 0x0D)),
+                                                    FASTPGN_EQ(v, (char)0xE2)));
+            int mask = _mm_movemask_epi8(hit);
+            if (mask)
+                return pos + __builtin_ctz(mask);
+            pos += 16;
+        }
+        return pos;
+    }
+    /* a comment's end or a line break */
+    static __attribute__((noinline)) Py_ssize_t fastpgn_brace_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
+        while (end - pos >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + pos));
+            int mask = _mm_movemask_epi8(_mm_or_si128(FASTPGN_EQ(v, '}'), FASTPGN_EQ(v, 0x0A)));
+            if (mask)
+                return pos + __builtin_ctz(mask);
+            pos += 16;
+        }
+        return pos;
+    }
+    #else
+    #define fastpgn_skip_run(buf, pos, end) (pos)
+    #define fastpgn_brace_run(buf, pos, end) (pos)
+    #define fastpgn_value_run(buf, pos, end) (pos)
+    #endif
+    """
+    Py_ssize_t fastpgn_skip_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
+    Py_ssize_t fastpgn_brace_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
+    Py_ssize_t fastpgn_value_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
+
+
 cdef void _init_classes():
     cdef int i
     for i in range(256):
@@ -224,10 +285,10 @@ cdef inline bint _san_ok(const char *tok, Py_ssize_t n) noexcept nogil:
 cdef inline bint _san_full(const char *tok, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i = 0, j, k, lim, m
     cdef char c
-    if n == 2 and ((tok[0] == b'-' and tok[1] == b'-') or (tok[0] == b'Z' and tok[1] == b'0')):
-        return True
     c = tok[0]
-    if c == b'O' or c == b'0':
+    if n >= 2 and ((c == b'-' and tok[1] == b'-') or (c == b'Z' and tok[1] == b'0')):
+        i = 2   # a null move, with the suffixes any move takes ("--!?", "Z0+")
+    elif c == b'O' or c == b'0':
         if n < 3 or tok[1] != b'-' or tok[2] != c:
             return False
         i = 3
@@ -539,6 +600,7 @@ cdef inline Py_ssize_t _plain_tag_line(const char *buf, Py_ssize_t pos, Py_ssize
         return -1
     i += 2
     value_start = i
+    i = fastpgn_value_run(buf, i, end)
     while i < end and not (_CLS[<unsigned char>buf[i]] & (C_TAG_STOP | C_FIELD_CARE)):
         i += 1
     if i < end and _CLS[<unsigned char>buf[i]] & C_FIELD_CARE:
@@ -918,6 +980,7 @@ cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, 
             # comment, variation or NAG, then back to the start of its token (after
             # the last delimiter: a token boundary of the reading below).
             since = pos
+            pos = fastpgn_skip_run(buf, pos, end)
             while pos < end and not (_CLS[<unsigned char>buf[pos]] & C_SKIP):
                 pos += 1
             if pos >= end:
@@ -989,6 +1052,17 @@ cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, 
 
 
 cdef Py_ssize_t _skip_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    # Compiled only: most comments close on their line, which one run finds.
+    cdef Py_ssize_t close = fastpgn_brace_run(buf, pos + 1, end)
+    while close < end and buf[close] != b'}' and buf[close] != b'\n':
+        close += 1
+    if close < end and buf[close] == b'}':
+        return close + 1
+    return _skip_long_comment(buf, pos, end, game)
+
+
+cdef Py_ssize_t _skip_long_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    """_skip_comment for a comment that spans lines or is not closed."""
     cdef const char *hit = <const char *>memchr(buf + pos + 1, b'}', end - pos - 1) if pos + 1 < end else NULL
     cdef Py_ssize_t close = -1 if hit == NULL else hit - buf
     cdef Py_ssize_t limit = end if close < 0 else close

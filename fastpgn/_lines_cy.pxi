@@ -381,14 +381,13 @@ cdef inline bint _reads_as_dict(object mapping):
     return PyDict_Check(mapping) and type(mapping).__getitem__ is dict.__getitem__
 
 
-cdef bytes _fill_openings(const char *buf, Out *out, Gaps *gaps, object openings):
-    """The lines of ``out`` with each gap's opening code (the map's value, ``?`` when absent)."""
+cdef list _gap_codes(const char *buf, Gaps *gaps, object openings, Py_ssize_t *size):
+    """Each gap's opening code (the map's value, ``?`` when absent); ``size`` grows by their lengths."""
     cdef bint plain_dict = _reads_as_dict(openings)
     cdef list codes = []
-    cdef Py_ssize_t i, size = out.size, at = 0
+    cdef Py_ssize_t i
     cdef PyObject *hit
-    cdef bytes key, code, result
-    cdef Out dest
+    cdef bytes key, code
     for i in range(gaps.n):
         key = _opening_key(buf, &gaps.items[i])
         # a miss still goes through openings[key], so __missing__ answers
@@ -401,9 +400,16 @@ cdef bytes _fill_openings(const char *buf, Out *out, Gaps *gaps, object openings
             except KeyError:
                 code = b"?"
         codes.append(code)
-        size += PyBytes_GET_SIZE(code)
-    result = PyBytes_FromStringAndSize(NULL, size)
-    dest.data = PyBytes_AS_STRING(result)
+        size[0] += PyBytes_GET_SIZE(code)
+    return codes
+
+
+cdef Py_ssize_t _fill_gaps(Out *out, Gaps *gaps, list codes, char *target, Py_ssize_t size):
+    """The lines of ``out`` with the gaps' ``codes`` written into ``target`` (``size`` bytes); the bytes written."""
+    cdef Py_ssize_t i, at = 0
+    cdef bytes code
+    cdef Out dest
+    dest.data = target
     dest.size = 0
     dest.cap = size
     for i in range(gaps.n):
@@ -414,9 +420,139 @@ cdef bytes _fill_openings(const char *buf, Out *out, Gaps *gaps, object openings
         _wfield(&dest, PyBytes_AS_STRING(code), PyBytes_GET_SIZE(code), False, False)
     memcpy(dest.data + dest.size, out.data + at, out.size - at)
     dest.size += out.size - at
-    if dest.size == size:
+    return dest.size
+
+
+cdef bytes _fill_openings(const char *buf, Out *out, Gaps *gaps, object openings):
+    """The lines of ``out`` with each gap's opening code (the map's value, ``?`` when absent)."""
+    cdef Py_ssize_t size = out.size, written
+    cdef list codes = _gap_codes(buf, gaps, openings, &size)
+    cdef bytes result = PyBytes_FromStringAndSize(NULL, size)
+    written = _fill_gaps(out, gaps, codes, PyBytes_AS_STRING(result), size)
+    if written == size:
         return result
-    return result[:dest.size]  # a code held a separator or line break, which _wfield dropped
+    return result[:written]  # a code held a separator or line break, which _wfield dropped
+
+
+cdef extern from *:
+    """
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    /* n bytes of UTF-8 as UCS-2 code units in out (room for n + 16): their number, or -1 for a sequence
+       that is not valid UTF-8 or is above U+FFFF (CPython's decoder reads those). *top gets the
+       highest code point above U+007F, 0 when all are ASCII. */
+    static Py_ssize_t fastpgn_utf8_ucs2(const unsigned char *p, Py_ssize_t n, Py_UCS2 *out, Py_UCS4 *top) {
+        Py_ssize_t i = 0, k = 0;
+        Py_UCS4 high = 0;
+        while (i < n) {
+    #if defined(__SSE2__) && defined(__GNUC__)
+            if (n - i >= 16) {
+                /* 16 bytes widened at once (out has room for 16 past any unit): all of them when they
+                   are ASCII, else the ASCII ones before the first that is not */
+                __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+                __m128i z = _mm_setzero_si128();
+                int high_bits = _mm_movemask_epi8(v);
+                _mm_storeu_si128((__m128i *)(out + k), _mm_unpacklo_epi8(v, z));
+                _mm_storeu_si128((__m128i *)(out + k + 8), _mm_unpackhi_epi8(v, z));
+                if (high_bits == 0) {
+                    i += 16;
+                    k += 16;
+                    continue;
+                }
+                i += __builtin_ctz(high_bits);
+                k += __builtin_ctz(high_bits);
+            }
+    #endif
+            Py_UCS4 c = p[i];
+            if (c < 0x80) {
+                out[k++] = (Py_UCS2)c;
+                i++;
+                continue;
+            }
+            if (c >= 0xC2 && c <= 0xDF) {
+                if (i + 1 >= n || (p[i + 1] & 0xC0) != 0x80) return -1;
+                c = ((c & 0x1F) << 6) | (p[i + 1] & 0x3F);
+                i += 2;
+            } else if (c >= 0xE0 && c <= 0xEF) {
+                if (i + 2 >= n) return -1;
+                Py_UCS4 c1 = p[i + 1], c2 = p[i + 2];
+                if ((c1 & 0xC0) != 0x80 || (c2 & 0xC0) != 0x80) return -1;
+                if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) return -1;  /* overlong; surrogate */
+                c = ((c & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F);
+                i += 3;
+            } else {
+                return -1;
+            }
+            out[k++] = (Py_UCS2)c;
+            if (c > high) high = c;
+        }
+        *top = high;
+        return k;
+    }
+    """
+    Py_ssize_t fastpgn_utf8_ucs2(const unsigned char *p, Py_ssize_t n, Py_UCS2 *out, Py_UCS4 *top) nogil
+
+
+cdef list _line_texts(const char *p, Py_ssize_t n):
+    """The lines of ``p[:n]`` (each ends with ``\\n``) as str, as ``p[:n].decode("utf-8", "replace").split("\\n")``
+    gives them, less the empty last one.
+
+    Every line holds the separator U+2502, so a line is UCS-2 text: it is decoded here into a str of that
+    kind, and a line this does not read (not valid UTF-8, a code point above U+FFFF) by CPython's
+    decoder, line by line: a line break never falls inside a UTF-8 sequence, so the answer is the same.
+    """
+    cdef list lines = []
+    cdef const char *end = p + n
+    cdef const char *nl
+    cdef Py_ssize_t size, room = 4096, k
+    cdef Py_UCS2 *units = <Py_UCS2 *>malloc((room + 16) * sizeof(Py_UCS2))
+    cdef Py_UCS2 *grown
+    cdef Py_UCS4 top
+    cdef object text
+    if units == NULL:
+        raise MemoryError()
+    try:
+        while p < end:
+            nl = <const char *>memchr(p, b'\n', end - p)
+            if nl == NULL:
+                nl = end
+            size = nl - p
+            if size > room:
+                room = 2 * size
+                grown = <Py_UCS2 *>realloc(units, (room + 16) * sizeof(Py_UCS2))
+                if grown == NULL:
+                    raise MemoryError()
+                units = grown
+            k = fastpgn_utf8_ucs2(<const unsigned char *>p, size, units, &top)
+            if k < 0 or top < 0x100:
+                text = PyUnicode_DecodeUTF8(p, size, "replace")
+            else:
+                text = PyUnicode_New(k, top)
+                memcpy(PyUnicode_DATA(text), units, k * sizeof(Py_UCS2))
+            lines.append(text)
+            p = nl + 1
+    finally:
+        free(units)
+    return lines
+
+
+cdef list _texts_of(const char *buf, Out *out, Gaps *gaps, object openings):
+    """The lines of ``out`` as a list of str, each gap (``gaps`` not NULL) filled with its opening code."""
+    cdef Py_ssize_t size = out.size, written
+    cdef list codes
+    cdef char *filled
+    if gaps == NULL or gaps.n == 0:
+        return _line_texts(out.data, out.size)
+    codes = _gap_codes(buf, gaps, openings, &size)
+    filled = <char *>malloc(size if size > 0 else 1)
+    if filled == NULL:
+        raise MemoryError()
+    try:
+        written = _fill_gaps(out, gaps, codes, filled, size)
+        return _line_texts(filled, written)
+    finally:
+        free(filled)
 
 
 cdef char *_spare = NULL       # lines_from_block's output buffer, kept between calls (taken with the GIL)
@@ -437,7 +573,7 @@ def opening_table(object openings):
 
 def lines_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                      long long first_game, bint at_stream_start, object openings,
-                     bint stop_on_error, object moves_hook=None, object where=None):
+                     bint stop_on_error, object moves_hook=None, object where=None, bint text=False):
     """Turn the whole games in ``data[start:end]`` into 22-field lines (see the pure twin).
 
     ``data`` is any bytes-like object (bytes, bytearray, memoryview). Without
@@ -451,14 +587,14 @@ def lines_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long ba
         if end > view.len:
             end = view.len
         return _lines_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                 openings, stop_on_error, moves_hook, where_plan(where))
+                                 openings, stop_on_error, moves_hook, where_plan(where), text)
     finally:
         PyBuffer_Release(&view)
 
 
 cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                              long long first_game, bint at_stream_start, object openings,
-                             bint stop_on_error, object moves_hook, _WherePlan plan):
+                             bint stop_on_error, object moves_hook, _WherePlan plan, bint text):
     cdef _Game game = _Game()
     cdef Where *where = NULL if plan is None else &plan.c
     cdef long long filtered = 0
@@ -527,7 +663,9 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
         if game.out_of_memory:
             raise MemoryError()
         rejects = _rejects(buf, &bads, base_offset, hook_reasons)
-        if use_gaps == NULL:
+        if text:
+            lines = _texts_of(buf, &out, use_gaps, openings)
+        elif use_gaps == NULL:
             lines = PyBytes_FromStringAndSize(out.data, out.size)
         else:
             lines = _fill_openings(buf, &out, &gaps, openings)
@@ -546,7 +684,20 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
 
 
 cdef str _text(const char *p, Py_ssize_t n):
-    return PyUnicode_DecodeUTF8(p, n, "replace")
+    """``p[:n].decode("utf-8", "replace")``; ASCII (most tag values) copied straight into a new str."""
+    cdef Py_ssize_t i = 0
+    cdef object text
+    while i + 8 <= n:
+        if _load64(p + i) & 0x8080808080808080ULL:
+            return PyUnicode_DecodeUTF8(p, n, "replace")
+        i += 8
+    while i < n:
+        if <unsigned char>p[i] >= 0x80:
+            return PyUnicode_DecodeUTF8(p, n, "replace")
+        i += 1
+    text = PyUnicode_New(n, 127)
+    memcpy(PyUnicode_DATA(text), p, n)
+    return text
 
 
 # Header names as ready str objects (hash cached): most of a game's dict keys.

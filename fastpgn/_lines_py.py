@@ -192,7 +192,7 @@ def opening_table(openings):
 
 
 def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
-                     openings, stop_on_error, moves_hook=None, where=None):
+                     openings, stop_on_error, moves_hook=None, where=None, text=False):
     """Turn the whole games in ``buf[start:end]`` into 22-field lines.
 
     Returns ``(lines, games_read, rejects)``; ``lines`` is bytes, one
@@ -205,7 +205,9 @@ def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
     that say where the game starts (FEN, SetUp, Variant), in file order.
     With ``where`` (a where_plan), games it refuses get no line, and the
     answer is ``(lines, games_read, rejects, games_filtered)``; games_read
-    counts them too.
+    counts them too. With ``text`` the lines come as a list of str, each
+    without its ``\\n`` (UTF-8 decoded, a bad byte as U+FFFD), as
+    ``read_lines`` yields them.
     """
     buf = _as_bytes(buf)
     where = where_plan(where)
@@ -255,6 +257,10 @@ def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
                 break
             continue
         out.append(_line(game, openings))
+    lines = b"".join(out)
+    if text:
+        lines = lines.decode("utf-8", "replace").split("\n")
+        lines.pop()
     if where is not None:
-        return b"".join(out), number - first_game, rejects, filtered
-    return b"".join(out), number - first_game, rejects
+        return lines, number - first_game, rejects, filtered
+    return lines, number - first_game, rejects

@@ -156,7 +156,7 @@ cdef object _value_text(const char *p, Py_ssize_t n):
             if _str_len(s) == n and memcmp(_str_data(s), p, n) == 0:
                 return <object>s
         h = (h + 1) & (VALUE_SLOTS - 1)
-    text = PyUnicode_DecodeUTF8(p, n, "replace")
+    text = _text(p, n)
     s = <PyObject *>text
     if not _is_ascii(s):  # (then the str's data is not the bytes to compare)
         return text

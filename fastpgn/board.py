@@ -260,6 +260,17 @@ class Board(_BoardFace, kernel.BoardCore):
     ('e1g1', 'e1g1', 'e1h1')
     >>> b.push_san("O-O"), b.move_stack
     (Move.from_uci('e1g1'), [Move.from_uci('e1g1')])
+
+    A null move (``--`` or ``Z0`` in SAN, ``0000`` in UCI, ``Move.null()``)
+    passes, as python-chess plays it: the en passant square goes, the
+    halfmove clock counts on. It is not among the legal moves, and a side in
+    check cannot pass (python-chess lets it, leaving no valid position).
+
+    >>> b = Board()
+    >>> b.push_san("e4"), b.push_san("--"), b.fen()
+    (Move.from_uci('e2e4'), Move.from_uci('0000'), 'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 1 2')
+    >>> b.san(Move.null()), b.is_legal(Move.null()), Move.null() in b.legal_moves()
+    ('--', False, False)
     """
 
     __slots__ = ()

@@ -319,7 +319,9 @@ class Engine:
         """Send ``position startpos|fen FEN moves ...``; ``moves`` are UCI strings or fastpgn Moves.
 
         The moves are checked on fastpgn's board (IllegalMoveError names the
-        first illegal one) and sent in the form the engine's mode expects.
+        first illegal one) and sent in the form the engine's mode expects. A
+        null move among them (``0000``), which engines do not read, sends the
+        position after the moves as a FEN instead, without their history.
         """
         self._check_open()
         from fastpgn.board import Board
@@ -345,12 +347,17 @@ class Engine:
         except BaseException:
             self._board = None      # pushed in part: set up afresh next time
             raise
+        command = root_command + (" moves " + " ".join(sent) if sent else "")
+        if "0000" in sent:
+            # UCI engines stop reading moves at a null move (0000): the position after the moves
+            # goes as a FEN instead, without the history before it (python-chess does the same).
+            command = f"position fen {board.fen(shredder=bool(chess960))}"
         if bool(chess960) != self._chess960:
             if "UCI_Chess960" in self._options:
                 self.setoption("UCI_Chess960", bool(chess960))
             elif chess960:
                 raise EngineError(f"engine {self.name or self.path} has no UCI_Chess960 option")
-        self._send(root_command + (" moves " + " ".join(sent) if sent else ""))
+        self._send(command)
         self._root, self._given, self._sent, self._board = root, given, sent, board
         self._root_command = root_command
 

@@ -18,7 +18,7 @@ from typing import Generator, Iterator
 
 from fastpgn import _scan, openings as _openings
 from fastpgn.errors import InputError, PGNSyntaxError, Rejected, rejected_games
-from fastpgn.sources import BLOCK_SIZE, Block, Source, check_pgn, cut_blocks, open_source
+from fastpgn.sources import BLOCK_SIZE, Block, Source, check_pgn, open_source
 
 _POLICIES = ("raise", "skip")
 
@@ -268,7 +268,7 @@ class _RecordReader:
             if source.kind == "pgn" and source.size == 0:
                 return
             first = True
-            for block in cut_blocks(source.readinto, self.block_size, pool=self._buffers):
+            for block in source.blocks(self.block_size, pool=self._buffers):
                 if first:
                     # Binary data is not a game to reject: the input is not PGN, as the converter says.
                     check_pgn(bytes(block.data[:1 << 16]), source.name)
@@ -367,25 +367,22 @@ class LineReader(_RecordReader):
     def _read(self) -> Iterator[str]:
         scan = _scan.kernel.lines_from_block
         stop = self.errors == "raise"
-        where = () if self._plan is None else (None, self._plan)   # (no moves hook)
         blocks = self._blocks()
         try:
             for block in blocks:
                 if self._truncated(block):
                     self._damage(block)
                     continue
-                out, read, rejects, *filtered = scan(block.data, 0, len(block.data), block.offset,
-                                                     self.games_read, block.at_stream_start, self.openings, stop,
-                                                     *where)
+                # text: the kernel hands the lines over as str, decoded line by line
+                lines, read, rejects, *filtered = scan(block.data, 0, len(block.data), block.offset,
+                                                       self.games_read, block.at_stream_start, self.openings, stop,
+                                                       None, self._plan, True)
                 self.games_read += read
                 self.games_filtered += filtered[0] if filtered else 0
                 kept = self._kept(rejects, block)
                 block.release()
-                if out:
-                    lines = out.decode("utf-8", "replace").split("\n")
-                    lines.pop()
-                    self.games_yielded += len(lines)
-                    yield from lines
+                self.games_yielded += len(lines)
+                yield from lines
                 self._finish(kept)
                 self._damage(block)
         finally:

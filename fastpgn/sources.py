@@ -35,12 +35,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Callable, Iterator, Protocol
 
-from fastpgn._blocks import BLOCK_SIZE, Block, _ChunkFiller, blocks, cut_blocks, find_cut, has_moves, line_blocks
+from fastpgn._blocks import (BLOCK_SIZE, Block, _ChunkFiller, blocks, cut_blocks, cut_buffer, find_cut, has_moves,
+                             line_blocks)
 from fastpgn._bzip2 import _ibz2, parallel_decode
 from fastpgn._zstd import _ZstdStream
 from fastpgn.errors import InputError
 
-__all__ = ["BLOCK_SIZE", "Block", "READ_SIZE", "Source", "blocks", "check_pgn", "cut_blocks", "detect",
+__all__ = ["BLOCK_SIZE", "Block", "READ_SIZE", "Source", "blocks", "check_pgn", "cut_blocks", "cut_buffer", "detect",
            "find_cut", "has_moves", "line_blocks", "open_source"]
 
 READ_SIZE = 1 << 20
@@ -95,8 +96,15 @@ class Source:
         self.offset = 0             # decompressed bytes handed out so far
         self._fill: Callable[[memoryview], int] | None = None  # readinto of the decoder, made on first use
         self.fallback: str | None = None   # why the parallel bzip2 decoder gave way to the stream decoder
+        self.in_memory: bytes | None = None  # the whole input, when it was given as bytes
         head = self._peek(4)
         self.kind = detect(head)
+
+    def blocks(self, block_size: int = BLOCK_SIZE, pool: list | None = None) -> Iterator[Block]:
+        """The decompressed stream in game-aligned blocks (``cut_blocks``); plain PGN given as bytes is cut in place."""
+        if self.kind == "pgn" and self.in_memory is not None:
+            return cut_buffer(self.in_memory, block_size)
+        return cut_blocks(self.readinto, block_size, pool=pool)
 
     def _peek(self, n: int) -> bytes:
         peek = getattr(self._raw, "peek", None)
@@ -369,7 +377,10 @@ def open_source(source, threads: int = 1) -> Source:
         return io.BufferedReader(Pieces(pieces))
 
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return Source(io.BytesIO(bytes(source)), "<bytes>", len(source), None, True, threads)
+        opened = Source(io.BytesIO(bytes(source)), "<bytes>", len(source), None, True, threads)
+        if type(source) is bytes:   # immutable: its blocks may be views of it
+            opened.in_memory = source
+        return opened
     if isinstance(source, (str, os.PathLike)):
         text = os.fspath(source)
         if text == "-":

@@ -537,7 +537,12 @@ BAD_SANS = [
      "ambiguous move 1. Ra3+: the white rooks on a1 and a5 can both move to a3"),
     (None, "e4 \u00e95", IllegalMoveError, "illegal move 1... \u00e95: not a move in SAN"),
     (None, "1. e4", IllegalMoveError, "illegal move 1. 1.: not a move in SAN"),
-    (None, "e4 --", IllegalMoveError, "illegal move 1... --: not a move in SAN"),
+    (None, "e4 ---", IllegalMoveError, "illegal move 1... ---: not a move in SAN"),
+    # a null move passes, but not in check
+    (None, "e4 e5 Qh5 Nc6 Bc4 Nf6 Qxf7# --", IllegalMoveError,
+     "illegal move 4... --: black is in check and cannot pass (a null move)"),
+    (None, "e4 f6 Qh5+ Z0", IllegalMoveError,
+     "illegal move 2... Z0: black is in check and cannot pass (a null move)"),
 ]
 
 

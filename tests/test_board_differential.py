@@ -40,7 +40,7 @@ FENS_960 = [
 ]
 SUFFIXES = ["", "", "", "!", "?", "!?", "?!", "!!", "??", "+", "#", "+!"]
 STRAY = "abcdefgh12345678NBRQKOx=+#-0 \u00e9\t\x00"
-FOREIGN = ["1.", "1-0", "*", "--", "Z0", "e9", "Kx", "O-O-O-O", "=Q", "e8=K", "exd", "N", "",
+FOREIGN = ["1.", "1-0", "*", "--", "Z0", "0000", "--!?", "e9", "Kx", "O-O-O-O", "=Q", "e8=K", "exd", "N", "",
            "Nbd7", "Qxf7#", "0-0", "a1=Q", "h8N", "e2e4", "g1f3", "e1g1"]
 
 
@@ -68,7 +68,7 @@ def both(fn):
 
 @st.composite
 def games(draw):
-    """A random legal game from one of the test positions: (fen, chess960, SAN list)."""
+    """A random legal game, with a pass now and then, from one of the test positions: (fen, chess960, SAN list)."""
     chess960 = draw(st.booleans())
     fen = draw(st.sampled_from(FENS_960 if chess960 else FENS))
     # A seed and a length rather than one draw per move: games run long and still shrink.
@@ -79,7 +79,7 @@ def games(draw):
         moves = b.legal_moves()
         if not moves:
             break
-        move = moves[rng.randrange(len(moves))]
+        move = PY.Move.null() if not b.is_check() and rng.random() < 0.05 else moves[rng.randrange(len(moves))]
         sans.append(b.san(move))
         b.push(move)
     return fen, chess960, sans

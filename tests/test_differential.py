@@ -34,10 +34,14 @@ def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False
     end = len(data) if end is None else end
     results = []
     for mod in (BACKENDS["py"], BACKENDS["cy"]):
-        results.append((
-            mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop),
-            typed(mod.games_from_block(data, start, end, 7, first, start == 0, stop)),
-        ))
+        lines = mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop)
+        texts = mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop, None, None, True)
+        # the lines as str (read_lines): what decoding the bytes and splitting them gives
+        assert texts == (lines[0].decode("utf-8", "replace").split("\n")[:-1],) + lines[1:]
+        # headers only: the movetext skipped (the compiled kernel runs over it sixteen bytes at a time)
+        headers = mod.headers_from_block(data, start, end, 7, first, start == 0, stop)
+        results.append((lines, typed(mod.games_from_block(data, start, end, 7, first, start == 0, stop)), texts,
+                        headers))
     return results
 
 
@@ -117,8 +121,8 @@ def test_backends_agree_on_arbitrary_bytes(data):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([b"1.", b"e4", b"e5", b"Nf3", b"{", b"}", b"[%clk 0:01:00]", b"[%eval -0.5]",
                                  b"(", b")", b"$1", b";x\n", b"\n", b"\n\n", b"[Event \"x\"]", b"1-0", b"*",
-                                 b"O-O-O#", b"exd8=Q+", b"Qh4e1", b"--", b"N@f3", b"  ", b"12.e4",
-                                 b"3...", b"12x", b"exd5", b"Pxe5", b"xd5", b"e4+", b"Nf3#", b"e9", b"0-0"]),
+                                 b"O-O-O#", b"exd8=Q+", b"Qh4e1", b"--", b"Z0", b"--!?", b"Z0+", b"N@f3", b"  ",
+                                 b"12.e4", b"3...", b"12x", b"exd5", b"Pxe5", b"xd5", b"e4+", b"Nf3#", b"e9", b"0-0"]),
                 max_size=40))
 def test_backends_agree_on_token_soup(tokens):
     data = b" ".join(tokens)
@@ -174,7 +178,8 @@ def test_moves_hook_gets_the_same_start_tags_from_both():
 # result and at the very end of the block.
 TOKENS = ["12.", "12...", "12.e4", "1...e5", "12", "12x", "1-0", "0-1", "1/2-1/2", "0-0", "0-0-0",
           "e4", "e4+", "e4#", "e9", "i4", "Nf3", "Nf3+", "Nf9", "Pe4", "exd5", "Nxe5", "Pxe5", "xd5",
-          "exd", "Kxe1#", "e4!?", "*", "**", "0.", "00.", "1.2", "e4{", "Nf3$1"]
+          "exd", "Kxe1#", "e4!?", "*", "**", "0.", "00.", "1.2", "e4{", "Nf3$1", "--", "Z0", "--!?", "Z0+", "---",
+          "Z0-0", "0000"]
 
 
 @pytest.mark.parametrize("token", TOKENS)

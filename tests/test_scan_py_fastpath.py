@@ -156,7 +156,8 @@ def real_game(i: int) -> bytes:
 # Tokens that look like what the fast path expects, or nearly.
 TOKENS = [
     b"e4", b"Nf3", b"exd5", b"O-O", b"O-O-O", b"0-0", b"0-0-0", b"O-O+", b"e8=Q+", b"e8Q", b"exd8=N#",
-    b"Qh4e1", b"Nbd2", b"R1e2", b"N@f3", b"@e4", b"--", b"Z0", b"e4!?", b"e4!!?", b"Kxe2??", b"e4++",
+    b"Qh4e1", b"Nbd2", b"R1e2", b"N@f3", b"@e4", b"--", b"Z0", b"--!?", b"Z0+", b"e4!?", b"e4!!?", b"Kxe2??",
+    b"e4++",
     b"1xe4", b"e4e5", b"i9", b"K", b"e", b"O-O-O-O", b"0-0-0-0", b"Pe4", b"e4:", b"e:d5", b"e4.",
     b"1.", b"1...", b"12.", b"0.", b"1234567890.", b"1..", b"1.e4", b"1...e5", b"12", b"1.-", b"3.5",
     b"1.2.", b"1.2...", b"..", b"1.e4.",

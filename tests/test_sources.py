@@ -11,7 +11,7 @@ import zstandard
 from conftest import shared
 from fastpgn import _scan, openings
 from fastpgn.errors import InputError
-from fastpgn.sources import cut_blocks, detect, open_source
+from fastpgn.sources import blocks, cut_blocks, cut_buffer, detect, open_source
 from test_reader import _reference_cuts
 from test_scan import decompressed
 
@@ -101,6 +101,31 @@ def test_reused_buffers_give_the_blocks_the_cut_rule_gives(block_size):
         block.release()
     assert got == _reference_cuts(data, block_size)
     assert len(pool) <= 2                 # two buffers served every block
+
+
+def _block_tuples(cut) -> list:
+    return [(bytes(b.data), b.offset, b.at_stream_start, b.truncated, None if b.damage is None else str(b.damage))
+            for b in cut]
+
+
+def test_bytes_are_cut_in_place_into_the_blocks_the_stream_cutter_gives():
+    """cut_buffer (bytes given to a reader: its blocks are views of them) against cut_blocks on the same stream."""
+    from conftest import CASES
+
+    sources = [decompressed(shared("data", "lichess-db", SAMPLE))]
+    sources += [path.read_bytes() for path in sorted(CASES.glob("*.pgn"))]
+    game = b'[Event "x"]\n[Site "y"]\n\n1. e4 e5 *\n\n'
+    sources += [b"", b"\n\n", game, game * 3 + b'[Event "cut', game * 2 + b'[Event "tags"]\n[Site "z"]\n',
+                b'[Event "tags only"]\n\n[Event "more"]\n', b"  \n[Event", b"\n[Event \"a\"]\n\n*\n" * 5]
+    rng = random.Random(7)
+    whole = sources[0]
+    sources += [whole[:rng.randrange(len(whole))] for _ in range(20)]
+    for data in sources:
+        for block_size in (1, 7, 300, 3_000, 65_536, 4 << 20):
+            in_place = list(cut_buffer(data, block_size))
+            assert _block_tuples(in_place) == _block_tuples(blocks(iter([data]), block_size)), block_size
+            assert all(b.data.obj is data for b in in_place)   # views of the bytes given, no copy
+    assert list(open_source(whole).blocks(65_536))[1].data.obj is whole
 
 
 def test_kernels_read_any_bytes_like_block():

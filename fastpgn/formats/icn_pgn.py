@@ -175,7 +175,9 @@ def _game_to_long(game) -> dict:
         enpassant = board.ep_square
     white = turn == "w"
     moves = []
-    for uci in game.uci():
+    for ply, uci in enumerate(game.uci()):
+        if uci == "0000":
+            raise FormatError(f"no ICN: ply {ply + 1} ({game.moves[ply]}) is a null move, which ICN cannot write")
         move = _SQUARES[uci[:2]] + ">" + _SQUARES[uci[2:4]]
         if len(uci) == 5:
             move += uci[4].upper() if white else uci[4]
