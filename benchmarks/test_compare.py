@@ -52,3 +52,18 @@ def test_make_corpus_is_deterministic_and_reidentifies(tmp_path):
     copies = {data[s:e] for s, e in zip(starts, starts[1:])}
     originals, _ = make_corpus.load_games(SOURCE)
     assert len(copies) == len(starts) - 1 and not copies & set(originals)
+
+
+def test_many_inputs_pieces_are_the_corpus_cut_at_game_starts(tmp_path):
+    import zstandard
+
+    from benchmarks import many_inputs
+
+    games = b"".join(b'[Event "g%d"]\n[Site "x"]\n\n1. e4 e5 %d-0\n\n' % (i, i % 2) for i in range(50))
+    corpus = tmp_path / "c.pgn"
+    corpus.write_bytes(games)
+    pieces, size = many_inputs.split(corpus, 7, tmp_path / "work")
+    assert size == len(games) and len(pieces) == 7
+    texts = [zstandard.ZstdDecompressor().decompressobj().decompress(p.read_bytes()) for p in pieces]
+    assert b"".join(texts) == games and all(t.startswith(b"[Event ") for t in texts)
+    assert many_inputs.split(corpus, 7, tmp_path / "work") == (pieces, size)     # reused, not rewritten
