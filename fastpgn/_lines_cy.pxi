@@ -462,6 +462,12 @@ cdef extern from *:
                 }
                 i += __builtin_ctz(high_bits);
                 k += __builtin_ctz(high_bits);
+                if (i + 2 < n && p[i] == 0xE2 && p[i + 1] == 0x94 && p[i + 2] == 0x82) {   /* the separator, U+2502 */
+                    out[k++] = 0x2502;
+                    i += 3;
+                    if (high < 0x2502) high = 0x2502;
+                    continue;
+                }
             }
     #endif
             Py_UCS4 c = p[i];

@@ -361,10 +361,24 @@ class LineReader(_RecordReader):
         self.where = filters.as_where(where)
         self._plan = filters.plan(self.where)
         self.games_filtered = 0   # games_read == games_yielded + len(rejected) + games_filtered
+        self._lines: Iterator[str] = iter(())   # the lines of the block in hand
         super().__init__(source, errors, block_size)
         self.openings = _scan.kernel.opening_table(openings_map)
 
-    def _read(self) -> Iterator[str]:
+    def __next__(self):
+        # A block's lines come as one list (see _read), and are handed out from its iterator:
+        # no generator frame to resume per line.
+        line = next(self._lines, None)
+        while line is None:
+            self._lines = iter(super().__next__())   # the next block's lines; StopIteration at the end
+            line = next(self._lines, None)
+        return line
+
+    def close(self) -> None:
+        self._lines = iter(())
+        super().close()
+
+    def _read(self) -> Iterator[list[str]]:
         scan = _scan.kernel.lines_from_block
         stop = self.errors == "raise"
         blocks = self._blocks()
@@ -382,7 +396,7 @@ class LineReader(_RecordReader):
                 kept = self._kept(rejects, block)
                 block.release()
                 self.games_yielded += len(lines)
-                yield from lines
+                yield lines
                 self._finish(kept)
                 self._damage(block)
         finally:
