@@ -39,6 +39,14 @@ def add_error_options(parser) -> None:
                         help="deprecated: the same as --errors raise")
 
 
+def parse_args(parser, argv):
+    """The parsed arguments, or the exit status argparse asked for (0 after --help, 2 on a usage error)."""
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+
+
 def plural(count: int, noun: str) -> str:
     """``plural(1, "game")`` -> '1 game'; ``plural(2_000, "game")`` -> '2,000 games'."""
     return f"{count:,} {noun}" + ("" if count == 1 else "s")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from fastpgn._analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
+from fastpgn.cli._common import parse_args
 from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputError, PGNError
 
@@ -185,10 +186,9 @@ class _Progress:
 
 def main(argv: list[str] | None = None) -> int:
     """The ``analyse`` command: ``main(["games.pgn", "-o", "out.pgn", "--nodes", "20000"])`` returns the exit code."""
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    args = parse_args(parser(), argv)
+    if isinstance(args, int):
+        return args
     return _Run(args).run()
 
 

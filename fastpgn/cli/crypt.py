@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Iterator
 
-from fastpgn.cli._common import EXIT_RULE, Run, add_error_options, guarded
+from fastpgn.cli._common import EXIT_RULE, Run, add_error_options, guarded, parse_args
 from fastpgn.errors import InputError
 from fastpgn.formats.crypt import decode_games, encode_games
 from fastpgn.sources import line_blocks
@@ -105,10 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     written; 130: interrupted (a closed stdout exits 0). The ``--help``
     text says the same.
     """
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    args = parse_args(_parser(), argv)
+    if isinstance(args, int):
+        return args
     if args.command == "encode":
         run = Run("crypt encode", args, nothing="empty or not PGN", output=args.output)
         work = _encode

@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Iterable, Iterator
 
-from fastpgn.cli._common import EXIT_RULE, Run, add_error_options, guarded
+from fastpgn.cli._common import EXIT_RULE, Run, add_error_options, guarded, parse_args
 from fastpgn.errors import InputError
 from fastpgn.formats.icn_pgn import icn_to_pgn, pgn_to_icn
 
@@ -111,10 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     written; 130: interrupted (a closed stdout exits 0). The ``--help``
     text says the same.
     """
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    args = parse_args(_parser(), argv)
+    if isinstance(args, int):
+        return args
     for flag, given in (("--lenient", args.lenient), ("--whole", args.whole)):
         if given and not args.to_pgn:
             print(f"python -m fastpgn icn: {flag} reads ICN, so it needs --to-pgn", file=sys.stderr)

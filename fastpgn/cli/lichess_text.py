@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from fastpgn.cli._common import EXIT_RULE, Output, Run, add_error_options, guarded
+from fastpgn.cli._common import EXIT_RULE, Output, Run, add_error_options, guarded, parse_args
 from fastpgn.errors import FormatError, InputError
 from fastpgn.formats._lichess_text_read import _block_movetext, _read
 from fastpgn.formats._lichess_text_stats import Stats
@@ -155,10 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     empty, not PGN or not UTF-8 text, output that cannot be written; 130:
     interrupted (a closed stdout exits 0). The ``--help`` text says the same.
     """
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    args = parse_args(_parser(), argv)
+    if isinstance(args, int):
+        return args
     if args.reverse:
         run = Run("lichess-text --reverse", args, nothing="empty or not PGN")
         return guarded(lambda: run.execute(lambda: _reverse(args, run)))
