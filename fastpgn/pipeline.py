@@ -414,6 +414,10 @@ class Converter:
         head, moves_seen = self._first_bytes(source, count.block_offset)
         if count.block_offset == 0:
             check_pgn(head, source.name)
+        if saved is None and not self.to_stdout:
+            # A record of the run before its first chunk is renamed: killed between that rename and
+            # the first checkpoint, --resume still knows the chunk is this run's (and writes it again).
+            count.save(self.state_path, fingerprint)
         scheduler = writer = damage = None
         try:
             scheduler = self._schedule(table, source, count.block_offset, head, moves_seen)

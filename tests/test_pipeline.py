@@ -338,7 +338,8 @@ def _big_input(tmp_path: Path, dump: Path, copies: int = 4) -> Path:
     return path
 
 
-def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch):
+@pytest.mark.parametrize("chunks_done", [1, 5])
+def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch, chunks_done):
     src = _big_input(tmp_path, dump)
     full, out_full = run(tmp_path, src, 700, block_size=300_000)
     out = tmp_path / "resumed"
@@ -350,7 +351,7 @@ def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch):
     def close_then_die(self):
         original(self)
         calls["n"] += 1
-        if calls["n"] == 5:
+        if calls["n"] == chunks_done:
             raise KeyboardInterrupt
 
     monkeypatch.setattr(pipeline.ChunkFiles, "close", close_then_die)
@@ -358,11 +359,12 @@ def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         Converter(opts).run()
     monkeypatch.setattr(pipeline.ChunkFiles, "close", original)
-    assert len(chunk_files(out)) == 5 and not list(out.glob("*.tmp"))
+    assert len(chunk_files(out)) == chunks_done and not list(out.glob("*.tmp"))
     opts.resume = True
     summary = Converter(opts).run()
-    # Killed between the rename and the state update: chunk 4 is redone, byte for byte.
-    assert summary.resumed_from_chunk == 4
+    # Killed between the rename and the state update: the last chunk is redone, byte for byte (the
+    # first chunk too: the run's record exists before any chunk does).
+    assert summary.resumed_from_chunk == chunks_done - 1
     assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(out_full)]
     assert summary.games_written == full.games_written == 4 * 2499
 
@@ -779,9 +781,12 @@ def test_a_failed_rename_or_state_write_leaves_no_temporary_file(tmp_path, dump,
         monkeypatch.setattr(pipeline.os, "replace", failing_replace)
     else:
         write_text = Path.write_text
+        states = []
 
         def full_disk_write_text(self, data, *args, **kw):
             if self.name.endswith("-state.json.tmp"):
+                states.append(data)
+            if len(states) == 2 and self.name.endswith("-state.json.tmp"):     # the first chunk's checkpoint
                 write_text(self, data[:10], *args, **kw)
                 raise OSError(28, "No space left on device")
             return write_text(self, data, *args, **kw)
