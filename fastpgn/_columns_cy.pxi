@@ -935,3 +935,141 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
         free(uci.data)
         _columns_free(c)
         free(c)
+
+
+# ------------------------------------------------------- dictionary encoding for the Parquet writer
+
+cdef struct _Slot:
+    uint64_t key                    # the string's bytes (zero padded) when 8 or fewer, else their hash
+    int32_t size                    # -1: an empty slot
+    int32_t index
+
+
+cdef inline uint64_t _string_key(const char *p, Py_ssize_t n, const char *end) noexcept nogil:
+    """A string's key in the interning table: its bytes themselves up to 8, else a hash of them
+    (``end``: where the readable bytes end)."""
+    cdef uint64_t k = 0, w
+    cdef Py_ssize_t i = 0
+    if n <= 8:
+        if p + 8 <= end:            # one load, the bytes past the string masked off
+            memcpy(&k, p, 8)
+            return k if n == 8 else k & ((1ULL << (8 * n)) - 1)
+        memcpy(&k, p, n)
+        return k
+    k = <uint64_t>n
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        k = (k ^ w) * 0x9E3779B97F4A7C15ULL
+        k ^= k >> 29
+        i += 8
+    w = 0
+    memcpy(&w, p + i, n - i)
+    k = (k ^ w) * 0x9E3779B97F4A7C15ULL
+    return k ^ (k >> 32)
+
+
+cdef int _intern_all(const int32_t *offsets, const char *data, const char *data_end, Py_ssize_t n, Out *indices,
+                     Out *dict_off, Out *dict_data) noexcept nogil:
+    """The ``n`` strings ``data[offsets[i]:offsets[i+1]]`` as indices into their distinct values, numbered
+    in order of first occurrence (the values' offsets and bytes into ``dict_off``/``dict_data``)."""
+    cdef Py_ssize_t cap = 1024, count = 0, i, j, size, at
+    cdef _Slot *slots = <_Slot *>malloc(cap * sizeof(_Slot))
+    cdef _Slot *grown
+    cdef uint64_t key, h
+    cdef int shift = 64 - 10
+    cdef const char *p
+    cdef const int32_t *doff
+    cdef int32_t *out
+    if slots == NULL or _reserve(indices, 4 * n) < 0 or _reserve(dict_off, 4) < 0:
+        free(slots)
+        return -1
+    for i in range(cap):
+        slots[i].size = -1
+    (<int32_t *>dict_off.data)[0] = 0
+    dict_off.size = 4
+    out = <int32_t *>indices.data
+    for i in range(n):
+        p = data + offsets[i]
+        size = offsets[i + 1] - offsets[i]
+        key = _string_key(p, size, data_end)
+        h = ((key ^ <uint64_t>size) * 0x9E3779B97F4A7C15ULL) >> shift
+        while True:
+            if slots[h].size < 0:       # a new string: the next index
+                if _reserve(dict_data, size) < 0 or _reserve(dict_off, 4) < 0:
+                    free(slots)
+                    return -1
+                memcpy(dict_data.data + dict_data.size, p, size)
+                dict_data.size += size
+                (<int32_t *>(dict_off.data + dict_off.size))[0] = <int32_t>dict_data.size
+                dict_off.size += 4
+                slots[h].key, slots[h].size, slots[h].index = key, <int32_t>size, <int32_t>count
+                out[i] = <int32_t>count
+                count += 1
+                break
+            if slots[h].key == key and slots[h].size == size:
+                j = slots[h].index
+                if size <= 8:
+                    out[i] = <int32_t>j
+                    break
+                doff = <const int32_t *>dict_off.data
+                if memcmp(dict_data.data + doff[j], p, size) == 0:
+                    out[i] = <int32_t>j
+                    break
+            h = (h + 1) & (cap - 1)
+        if 2 * count > cap:             # half full: twice the room, every string placed again
+            grown = <_Slot *>malloc(2 * cap * sizeof(_Slot))
+            if grown == NULL:
+                free(slots)
+                return -1
+            cap *= 2
+            shift -= 1
+            for j in range(cap):
+                grown[j].size = -1
+            for j in range(cap // 2):
+                if slots[j].size >= 0:
+                    h = ((slots[j].key ^ <uint64_t>slots[j].size) * 0x9E3779B97F4A7C15ULL) >> shift
+                    while grown[h].size >= 0:
+                        h = (h + 1) & (cap - 1)
+                    grown[h] = slots[j]
+            free(slots)
+            slots = grown
+    indices.size = 4 * n
+    free(slots)
+    return 0
+
+
+def dictionary_encode(object array):
+    """An Arrow string array without nulls as ``(indices, count, offsets, data)`` (see the pure twin)."""
+    cdef Py_buffer views[2]
+    cdef int nviews = 0
+    cdef list buffers
+    cdef Py_ssize_t n = len(array), first = array.offset, end
+    cdef const int32_t *offsets
+    cdef const char *data
+    cdef Out indices, dict_off, dict_data
+    cdef int failed
+    if str(array.type) != "string":
+        raise TypeError(f"dictionary_encode takes a string array, not {array.type}")
+    if array.null_count:
+        raise ValueError("dictionary_encode takes a string array without nulls")
+    indices.data, indices.size, indices.cap = NULL, 0, 0
+    dict_off.data, dict_off.size, dict_off.cap = NULL, 0, 0
+    dict_data.data, dict_data.size, dict_data.cap = NULL, 0, 0
+    buffers = array.buffers()
+    try:
+        offsets = <const int32_t *>_buffer_of(buffers[1], 4 * (first + n + 1), views, &nviews)
+        end = offsets[first + n] if n else 0
+        data = <const char *>_buffer_of(buffers[2], end, views, &nviews)
+        if n and (offsets[first] < 0 or offsets[first] > end):
+            raise ValueError("Arrow string offsets out of order")
+        with nogil:
+            failed = _intern_all(offsets + first, data, data + end, n, &indices, &dict_off, &dict_data)
+        if failed:
+            raise MemoryError()
+        return _out_bytes(&indices), dict_off.size // 4 - 1, _out_bytes(&dict_off), _out_bytes(&dict_data)
+    finally:
+        for i in range(nviews):
+            PyBuffer_Release(&views[i])
+        free(indices.data)
+        free(dict_off.data)
+        free(dict_data.data)

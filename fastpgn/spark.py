@@ -304,7 +304,7 @@ class _Partition:
     """One month's files: the open writer, rows in its file, files so far, batches waiting for a row group."""
 
     def __init__(self) -> None:
-        self.writer: Any = None     # a pyarrow.parquet.ParquetWriter while a file is open
+        self.writer: Any = None     # a fastpgn.arrow.ParquetWriter while a file is open
         self.path = Path()
         self.rows = 0
         self.files = 0
@@ -342,7 +342,8 @@ class _Partitions:
     def _flush(self, key, part: _Partition, size: int) -> None:
         """Write the first ``size`` pending rows: one row group, or two where a file ends among them."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
+
+        from fastpgn.arrow import parquet_writer
 
         table = pa.Table.from_batches(part.pending, schema=self.schema)
         while size:
@@ -350,8 +351,7 @@ class _Partitions:
                 self._close(part)
                 part.path = self.root / self.folder(key) / f"part-{part.files:05d}.parquet"
                 part.path.parent.mkdir(parents=True, exist_ok=True)
-                # The converter's settings: zstd, dictionary pages where they pay (docs/schema.md).
-                part.writer = pq.ParquetWriter(part.path, self.schema, compression="zstd", use_dictionary=True)
+                part.writer = parquet_writer(part.path, self.schema)    # the converter's settings
                 part.files += 1
                 part.rows = 0
                 self.files.append(part.path)
