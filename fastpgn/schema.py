@@ -76,7 +76,8 @@ SOURCE_TAGS = frozenset((
 ))
 
 #: Low-cardinality string columns: always dictionary pages in Parquet (the Arrow type stays plain string);
-#: the writers ask for dictionaries on every column, which Parquet drops where a dictionary grows too big.
+#: the writer (fastpgn.arrow.ParquetWriter) asks for dictionaries on every column but game_id and offset,
+#: and Parquet drops them where a dictionary grows too big.
 DICTIONARY_COLUMNS = ("event", "white_title", "black_title", "result", "termination", "time_control", "speed",
                       "eco", "opening", "opening_code", "variant")
 
