@@ -330,6 +330,30 @@ def test_cli_one_line_per_file_a_total_and_the_exit_rule(spark, inputs, tmp_path
     assert spark.sparkContext._jsc is not None       # the CLI left the session it did not start running
 
 
+def test_cli_filters_as_the_converter_does(spark, inputs, tmp_path):
+    from fastpgn.filters import Where
+
+    good = inputs[0][0]
+    out = tmp_path / "filtered"
+    err = io.StringIO()
+    with redirect_stderr(err):
+        code = cli_main(["spark", str(good), "-o", str(out), "--master", "local[2]",
+                         "--min-elo", "1800", "--speed", "blitz", "--with-clocks"])
+    assert code == 0, err.getvalue()
+    files = sorted(out.rglob("*.parquet"))
+    got = pa.concat_tables([pq.read_table(f, columns=["game_id", "white_elo", "speed"]) for f in files])
+    wanted = [g.headers["Site"].rsplit("/", 1)[-1]
+              for g in fastpgn.read_games(good, where=Where(min_elo=1800, speed="blitz", with_clocks=True))]
+    assert 0 < len(wanted) < 999 and sorted(got.column("game_id").to_pylist()) == sorted(wanted)
+    assert min(got.column("white_elo").to_pylist()) >= 1800 and set(got.column("speed").to_pylist()) == {"blitz"}
+    line = next(x for x in err.getvalue().splitlines() if good.name in x)
+    assert f"{len(wanted)} games written, 0 rejected, {999 - len(wanted):,} filtered out (of 999 read)" in line
+    err = io.StringIO()
+    with redirect_stderr(err):       # a bad value: one line naming the flag, before Spark starts
+        assert cli_main(["spark", str(good), "-o", str(out), "--min-elo", "strong"]) == 2
+    assert err.getvalue().startswith("fastpgn spark: --min-elo") and len(err.getvalue().splitlines()) == 1
+
+
 def test_worst_hours_the_same_on_spark_and_duckdb(spark, dataset):
     pytest.importorskip("duckdb")
     spec = importlib.util.spec_from_file_location("worst_hours", ROOT / "examples" / "worst_hours.py")

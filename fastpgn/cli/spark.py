@@ -12,7 +12,8 @@ import argparse
 import sys
 import time
 
-from fastpgn.cli._common import guarded, plural
+from fastpgn.cli._common import guarded, parse_args, plural
+from fastpgn.cli._filters import FilterParser, add_filter_arguments
 
 DESCRIPTION = """\
 Convert PGN dumps (.pgn.zst, .pgn.bz2, .gz, plain; a folder: its files) to one
@@ -46,8 +47,8 @@ byte offsets count bytes of the decompressed PGN, not of the .zst/.bz2/.gz file
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m fastpgn spark", description=DESCRIPTION, epilog=EXAMPLES,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = FilterParser(prog="python -m fastpgn spark", name="fastpgn spark", description=DESCRIPTION,
+                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="PGN dump files (any compression), or folders of them")
     p.add_argument("-o", "--output-dir", metavar="DIR", required=True,
                    help="the dataset's folder (made if missing), on a file system the executors share")
@@ -62,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--openings-map", metavar="FILE",
                    help="openings map in the original format (every executor must read FILE)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary lines")
+    add_filter_arguments(p)
     return p
 
 
@@ -69,13 +71,14 @@ def _say(text: str) -> None:
     print(f"fastpgn spark: {text}", file=sys.stderr)
 
 
-def _line(r) -> str:
+def _line(r, filtered: bool) -> str:
     if r.status == "skipped":
         return f"{r.input}: complete from an earlier run ({plural(r.games_written, 'game')}), skipped"
     if r.status == "failed":
         return f"{r.input}: failed, nothing published: {r.message}"
     rate = r.pgn_bytes / 1e6 / r.seconds if r.seconds > 0 else 0.0
-    text = (f"{r.input}: {plural(r.games_written, 'game')} written, {r.games_rejected:,} rejected "
+    text = (f"{r.input}: {plural(r.games_written, 'game')} written, {r.games_rejected:,} rejected"
+            f"{f', {r.games_filtered:,} filtered out' if filtered else ''} "
             f"(of {r.games_read:,} read), {plural(r.files, 'file')}, {r.pgn_bytes / 1e6:,.1f} MB of PGN, "
             f"{r.seconds:.1f} s, {rate:,.1f} MB/s, backend {r.backend}")
     if r.status == "damaged":
@@ -84,7 +87,9 @@ def _line(r) -> str:
 
 
 def _run(argv) -> int:
-    args = _parser().parse_args(argv)
+    args = parse_args(_parser(), argv)
+    if isinstance(args, int):
+        return args
     conf = []
     for item in args.conf:
         key, eq, value = item.partition("=")
@@ -126,7 +131,7 @@ def _run(argv) -> int:
             spark.sparkContext.setLogLevel("ERROR")
         began = time.perf_counter()
         try:
-            reports = fs.convert(spark, args.inputs, args.output_dir, uci=args.uci,
+            reports = fs.convert(spark, args.inputs, args.output_dir, where=args.where, uci=args.uci,
                                  openings=args.openings_map, overwrite=args.overwrite,
                                  rows_per_file=args.rows_per_file or fs.ROWS_PER_FILE)
         except (OutputError, ValueError) as exc:
@@ -145,12 +150,14 @@ def _run(argv) -> int:
     counts = {s: sum(r.status == s for r in reports) for s in ("converted", "damaged", "skipped", "failed")}
     if not args.quiet:
         for r in reports:
-            _say(_line(r))
+            _say(_line(r, args.where is not None))
         done = [r for r in reports if r.status in ("converted", "damaged")]
         mb = sum(r.pgn_bytes for r in done) / 1e6
         _say(f"{plural(len(reports), 'file')}: {', '.join(f'{n} {s}' for s, n in counts.items())}; "
              f"{plural(sum(r.games_written for r in done), 'game')} written, "
-             f"{sum(r.games_rejected for r in done):,} rejected, {mb:,.1f} MB of PGN in {seconds:.1f} s "
+             f"{sum(r.games_rejected for r in done):,} rejected, "
+             f"{f'{sum(r.games_filtered for r in done):,} filtered out, ' if args.where is not None else ''}"
+             f"{mb:,.1f} MB of PGN in {seconds:.1f} s "
              f"({mb / seconds if seconds > 0 else 0.0:,.1f} MB/s; Spark start {jvm:.1f} s apart), "
              f"master {args.master}, dataset {args.output_dir}")
     if counts["failed"]:
