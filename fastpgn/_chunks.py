@@ -135,7 +135,7 @@ class ChunkFormat:
     resumes only in the format it began in): Parquet, say, reads the
     block with ``games_from_block`` into an Arrow record batch in
     ``block``, slices batches in ``split`` and returns from ``open`` a
-    chunk file around ``fastpgn.arrow.ParquetWriter``, one
+    chunk file around ``pyarrow.parquet.ParquetWriter``, one
     ``.part_NNNNNN.parquet`` per chunk; CSV is lines with a header row that
     ``open`` writes first. Output that is one stream rather than chunks
     (``-o -``) replaces :class:`ChunkFiles` instead, with the same

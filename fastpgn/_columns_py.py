@@ -167,22 +167,3 @@ def _columns(records: list, openings) -> dict:
 
 
 __all__ = ["columns_from_block", "default_openings"]
-
-
-def dictionary_encode(array):
-    """An Arrow string array without nulls as ``(indices, count, offsets, data)``: int32 indices into its
-    ``count`` distinct strings, numbered in order of first occurrence, whose int32 offsets and bytes
-    follow (buffer objects). fastpgn.arrow.ParquetWriter hands the SAN moves to pyarrow so; here
-    pyarrow's own hash kernel does the work (it numbers in the same order)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if str(array.type) != "string":
-        raise TypeError(f"dictionary_encode takes a string array, not {array.type}")
-    if array.null_count:
-        raise ValueError("dictionary_encode takes a string array without nulls")
-    encoded = pc.dictionary_encode(array)
-    # whole arrays of their own, from offset 0 (a copy only where pyarrow returned a slice)
-    indices = pa.concat_arrays([encoded.indices.cast(pa.int32())])
-    values = pa.concat_arrays([encoded.dictionary])
-    return indices.buffers()[1], len(values), values.buffers()[1], values.buffers()[2]

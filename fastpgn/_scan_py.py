@@ -52,12 +52,9 @@ def columns_from_block(data, start, end, base_offset, first_game, at_stream_star
     return _columns_py.columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
                                           where, openings, uci, scan=games_from_block)
 
-
-dictionary_encode = _columns_py.dictionary_encode
-
 __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
-    "SPEED_LIMITS", "SPEEDS", "columns_from_block", "dictionary_encode", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
+    "SPEED_LIMITS", "SPEEDS", "columns_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
     "release_text", "speed_bit", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other
     "_CLOCKS", "_SAN", "_fast_game", "_fast_headers", "_fast_where", "_scan_game",

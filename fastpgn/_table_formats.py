@@ -104,8 +104,8 @@ class ParquetChunkFile(ChunkFile):
         import pyarrow as pa
 
         table = pa.Table.from_batches(self._pending)
-        # One row group, made contiguous by the writer: its bytes do not depend on where the blocks were cut.
-        self._writer.write_table(table.slice(0, rows), row_group_size=rows)
+        # One contiguous table a row group: its bytes do not depend on where the blocks were cut.
+        self._writer.write_table(table.slice(0, rows).combine_chunks(), row_group_size=rows)
         rest = table.slice(rows)
         self._pending = rest.to_batches()
         self._rows = rest.num_rows

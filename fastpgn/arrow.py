@@ -12,7 +12,6 @@ which reads the same column dicts through ``ColumnReader``.
 
 from __future__ import annotations
 
-import base64
 import os
 from typing import Iterator
 
@@ -246,101 +245,26 @@ def _leaf_paths(field) -> list[str]:
     return [field.name]
 
 
-class ParquetWriter:
-    """A Parquet file with the settings of every Parquet file fastpgn writes (the converter's chunks,
-    ``to_parquet``, ``fastpgn.spark.convert``).
+def parquet_writer(where, arrow_schema):
+    """A ``pyarrow.parquet.ParquetWriter`` with the settings of every Parquet file fastpgn writes (the
+    converter's chunks, ``to_parquet``, ``fastpgn.spark.convert``).
 
     zstd; dictionary pages for every column but ``game_id`` and ``offset``
     (the writer falls back to plain pages where a dictionary grows past its
     limit, so they pay where values repeat, SAN moves included; game ids and
-    offsets never repeat); min/max statistics on the scalar columns only:
-    readers skip row groups by them (a range of dates, of ratings), while on
-    the per-ply lists and the tags map no reader prunes by them and their
-    string comparisons cost 8% of the writing.
-
-    The lists of strings (``moves``, ``uci``) reach pyarrow dictionary-encoded
-    by the scanner kernel's ``dictionary_encode`` (one probe of a small table
-    a move), so that pyarrow's writer, the busiest thread of a Parquet
-    conversion, does not hash every move itself; the Arrow schema stored in
-    the file is ``arrow_schema`` all the same, and the bytes are those
-    pyarrow writes from the plain strings (tests/test_output_formats.py).
-    Each ``write_table`` writes row groups of ``row_group_size`` rows (default:
-    the whole table); ``write_batch`` one row group. A context manager.
+    offsets never repeat, and plain pages are smaller and written faster
+    there); min/max statistics on the scalar columns only: readers skip row
+    groups by them (a range of dates, of ratings), while on the per-ply lists
+    and the tags map no reader prunes by them and their string comparisons
+    cost 8% of the writing.
     """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    def __init__(self, where, arrow_schema) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        self.schema = arrow_schema
-        self._encoded = [i for i, f in enumerate(arrow_schema)
-                         if pa.types.is_list(f.type) and f.type.value_type == pa.string()]
-        writing = arrow_schema.remove_metadata()
-        for i in self._encoded:
-            item = arrow_schema.field(i).type.value_field
-            writing = writing.set(i, arrow_schema.field(i).with_type(
-                pa.list_(item.with_type(pa.dictionary(pa.int32(), pa.string())))))
-        self._writing = writing
-        scalars = [f.name for f in arrow_schema if not (pa.types.is_list(f.type) or pa.types.is_map(f.type))]
-        dictionaries = [path for f in arrow_schema if f.name not in _PLAIN_COLUMNS for path in _leaf_paths(f)]
-        # The stored Arrow schema is the declared one: the dictionaries are how the pages are written,
-        # not the columns' types (pyarrow stores the schema it is given; this key replaces it).
-        self._writer = pq.ParquetWriter(where, writing, compression="zstd", use_dictionary=dictionaries,
-                                        write_statistics=scalars, store_schema=False)
-        self._writer.add_key_value_metadata({**(arrow_schema.metadata or {}),
-                                             b"ARROW:schema": base64.b64encode(arrow_schema.serialize())})
-
-    def write_batch(self, batch) -> None:
-        """``batch`` as one row group."""
-        import pyarrow as pa
-
-        self.write_table(pa.Table.from_batches([batch]))
-
-    def write_table(self, table, row_group_size: int | None = None) -> None:
-        """``table`` (of the writer's schema) in row groups of ``row_group_size`` rows (default: one)."""
-        if not table.schema.equals(self.schema, check_metadata=False):
-            raise ValueError(f"a table of another schema than the file's:\n{table.schema}\nnot\n{self.schema}")
-        size = row_group_size or max(table.num_rows, 1)
-        for start in range(0, table.num_rows, size):
-            group = table.slice(start, size).combine_chunks()
-            self._writer.write_table(self._encode(group), row_group_size=group.num_rows)
-
-    def _encode(self, table):
-        """``table`` (one chunk a column) with its lists of strings dictionary-encoded."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        arrays = table.columns
-        for i in self._encoded:
-            lists = arrays[i].chunk(0) if arrays[i].num_chunks == 1 else arrays[i].combine_chunks()
-            first, last = lists.offsets[0].as_py(), lists.offsets[-1].as_py()
-            values = lists.values.slice(first, last - first)
-            offsets = lists.offsets if first == 0 else pc.subtract(lists.offsets, first)
-            if values.null_count:   # (never from fastpgn's readers: a move is never null)
-                encoded = pc.dictionary_encode(values)
-            else:
-                indices, count, value_offsets, data = _scan.kernel.dictionary_encode(values)
-                encoded = pa.DictionaryArray.from_arrays(
-                    pa.Array.from_buffers(pa.int32(), len(values), [None, pa.py_buffer(indices)]),
-                    pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(value_offsets),
-                                                               pa.py_buffer(data)]))
-            arrays[i] = pa.ListArray.from_arrays(offsets, encoded, type=self._writing.field(i).type,
-                                                 mask=lists.is_null() if lists.null_count else None)
-        return pa.Table.from_arrays(arrays, schema=self._writing)
-
-    def close(self) -> None:
-        self._writer.close()
-
-    def __enter__(self) -> ParquetWriter:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def parquet_writer(where, arrow_schema) -> ParquetWriter:
-    """A :class:`ParquetWriter` of ``arrow_schema`` at ``where`` (a path or a binary file object)."""
-    return ParquetWriter(where, arrow_schema)
+    scalars = [f.name for f in arrow_schema if not (pa.types.is_list(f.type) or pa.types.is_map(f.type))]
+    dictionaries = [path for f in arrow_schema if f.name not in _PLAIN_COLUMNS for path in _leaf_paths(f)]
+    return pq.ParquetWriter(where, arrow_schema, compression="zstd", use_dictionary=dictionaries,
+                            write_statistics=scalars)
 
 
 def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
@@ -379,4 +303,4 @@ def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     return reader
 
 
-__all__ = ["ArrowReader", "ColumnReader", "ParquetWriter", "parquet_writer", "read_arrow", "record_batch", "to_parquet"]
+__all__ = ["ArrowReader", "ColumnReader", "parquet_writer", "read_arrow", "record_batch", "to_parquet"]

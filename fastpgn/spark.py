@@ -304,7 +304,7 @@ class _Partition:
     """One month's files: the open writer, rows in its file, files so far, batches waiting for a row group."""
 
     def __init__(self) -> None:
-        self.writer: Any = None     # a fastpgn.arrow.ParquetWriter while a file is open
+        self.writer: Any = None     # a pyarrow.parquet.ParquetWriter while a file is open
         self.path = Path()
         self.rows = 0
         self.files = 0
