@@ -14,11 +14,18 @@ each bad game, with its raw text, in ``reader.rejected``. Either way
 
 from __future__ import annotations
 
-from typing import Generator, Iterator
-
-from fastpgn import _scan, openings as _openings
-from fastpgn.errors import InputError, PGNSyntaxError, Rejected, rejected_games
+from fastpgn import _scan
+from fastpgn.errors import InputError, PGNSyntaxError, rejected_games
 from fastpgn.sources import BLOCK_SIZE, Block, Source, check_pgn, open_source
+
+# What a program that only reads games does not need is imported on first use (the
+# openings map, the filters, errors.Rejected, typing): start-up is a good part of
+# reading a file's headers (docs/performance.md).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Generator, Iterator
+
+    from fastpgn.errors import Rejected
 
 _POLICIES = ("raise", "skip")
 
@@ -285,6 +292,8 @@ class _RecordReader:
         if text.strip():
             self.games_read += 1
             reason, error_offset = block.truncation()
+            from fastpgn.errors import Rejected
+
             self.rejected.append(Rejected(block.offset, self.games_read, reason, error_offset, text))
             if self.errors == "raise":
                 raise PGNSyntaxError(reason, error_offset, self.games_read)
@@ -306,6 +315,16 @@ class _RecordReader:
             raise block.damage
 
 
+def _where(where) -> tuple:
+    """``(Where or None, the kernel's plan or None)`` of a reader's ``where`` (fastpgn.filters)."""
+    if where is None:
+        return None, None
+    from fastpgn import filters
+
+    where = filters.as_where(where)
+    return where, filters.plan(where)
+
+
 class GameReader(_RecordReader):
     """Iterate ``Game`` records; see ``read_games``.
 
@@ -314,11 +333,8 @@ class GameReader(_RecordReader):
     """
 
     def __init__(self, source, errors, block_size, headers_only: bool = False, where=None) -> None:
-        from fastpgn import filters
-
         self.headers_only = headers_only
-        self.where = filters.as_where(where)
-        self._plan = filters.plan(self.where)
+        self.where, self._plan = _where(where)
         self.games_filtered = 0
         super().__init__(source, errors, block_size)
 
@@ -356,10 +372,7 @@ class LineReader(_RecordReader):
     """Iterate 22-field lines (str, without the newline); see ``read_lines``."""
 
     def __init__(self, source, errors, block_size, openings_map, where=None) -> None:
-        from fastpgn import filters
-
-        self.where = filters.as_where(where)
-        self._plan = filters.plan(self.where)
+        self.where, self._plan = _where(where)
         self.games_filtered = 0   # games_read == games_yielded + len(rejected) + games_filtered
         self._lines: Iterator[str] = iter(())   # the lines of the block in hand
         super().__init__(source, errors, block_size)
@@ -473,8 +486,18 @@ def read_lines(source, *, errors: str = "raise", openings=None, block_size: int 
     ``where`` filters as in ``read_games`` (``reader.games_filtered``).
     """
     if openings is None or not isinstance(openings, dict):
+        from fastpgn import openings as _openings
+
         openings = _openings.load(openings)
     return LineReader(source, errors, block_size, openings, where)
+
+
+def __getattr__(name: str):
+    if name == "Rejected":   # (one of this module's names: see fastpgn.errors)
+        from fastpgn.errors import Rejected
+
+        return Rejected
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Game", "GameReader", "InputError", "LineReader", "Rejected", "read_games", "read_headers", "read_lines"]

@@ -10,6 +10,7 @@ walk, and wherever the full read accepts every game, with the full read.
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -152,3 +153,29 @@ def test_tagless_games_split_as_in_the_full_read(scan):
     full = projected(scan.games_from_block(data, 0, len(data), 0, 0, True, False))
     assert scan.headers_from_block(data, 0, len(data), 0, 0, True, False) == full
     assert [r[3] for r in full[0]] == ["1-0", "0-1", "*", "*"]
+
+
+@pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
+def test_reading_headers_of_a_pgn_file_imports_only_what_it_uses(tmp_path):
+    """Python's start-up and imports are a good part of reading a dump's headers (docs/performance.md):
+    with the compiled kernels, a plain .pgn read headers only imports no decoder, filter, openings map,
+    Parquet reader, typing, dataclasses or pathlib. (The pure kernels import more: they are slower
+    by far anyway.)"""
+    import subprocess
+    import sys
+
+    path = tmp_path / "games.pgn"
+    path.write_bytes(b'[White "A"]\n\n1. e4 *\n\n[White "B"]\n\n1. d4 *\n')
+    script = ("import sys\n"
+              "from fastpgn import read_headers\n"
+              f"assert [g.headers['White'] for g in read_headers({str(path)!r})] == ['A', 'B']\n"
+              "print(sorted(m for m in sys.modules if m in sys.argv[1:]))\n")
+    unwanted = ["bz2", "dataclasses", "datetime", "fastpgn._bzip2", "fastpgn._rejected", "fastpgn._zstd",
+                "fastpgn.board", "fastpgn.filters", "fastpgn.lichess_parquet", "fastpgn.openings", "indexed_bzip2",
+                "inspect", "isal", "pathlib", "typing", "zstandard"]
+    # -S: no site-packages hook (an editable install's finder imports pathlib itself)
+    done = subprocess.run([sys.executable, "-S", "-c", script, *unwanted], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+                               "FASTPGN_IMPLEMENTATION": "cython"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n", f"reading headers imported {done.stdout.strip()}"
