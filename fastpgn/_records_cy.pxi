@@ -246,16 +246,80 @@ cdef list _ply_clocks(const char *buf, _Game game):
     return clocks
 
 
+# ---------------------------------------------------------------- records: games as the reader hands them out
+
+cdef class GameCore:
+    """A game as the reader hands it out: fastpgn.reader.Game is this, with its methods (once for both kernels).
+
+    ``games_from_block(..., record=Game)`` (and ``headers_from_block``)
+    fills these in place of the record tuples, without calling ``__init__``:
+    a game costs an allocation and some pointer stores, where a tuple and a
+    Python ``__init__`` cost about three times that.
+    """
+
+    cdef public object offset, number, headers, first_ply
+    cdef public object _moves, _evals, _clocks, _result_token
+
+    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1):
+        self.offset = offset
+        self.number = number
+        self.headers = headers
+        #: The ply the movetext's move number before the first move names
+        #: (``1.`` is 0, ``12...`` is 23: Black's twelfth move); None without one.
+        self.first_ply = first_ply if first_ply >= 0 else None
+        self._moves = moves
+        self._evals = evals
+        self._clocks = clocks
+        self._result_token = result_token
+
+
+cdef extern from *:
+    """
+    /* An instance of cls (a GameCore subclass: the caller checked) made by its tp_new alone. */
+    static PyObject *fastpgn_bare_instance(PyObject *cls, PyObject *no_args) {
+        return ((PyTypeObject *)cls)->tp_new((PyTypeObject *)cls, no_args, NULL);
+    }
+    """
+    object _bare_instance "fastpgn_bare_instance" (object cls, object no_args)
+
+cdef tuple _NO_ARGS = ()
+
+
+cdef GameCore _game_record(object cls, long long offset, long long number, dict headers, object moves,
+                           object evals, object clocks, object result, long long first_ply):
+    cdef GameCore game = <GameCore>_bare_instance(cls, _NO_ARGS)
+    game.offset = PyLong_FromLongLong(offset)
+    game.number = PyLong_FromLongLong(number)
+    game.headers = headers
+    if first_ply >= 0:
+        game.first_ply = PyLong_FromLongLong(first_ply)
+    game._moves = moves
+    game._evals = evals
+    game._clocks = clocks
+    game._result_token = result
+    return game
+
+
+cdef object _record_class(object record):
+    """games_from_block's ``record``, checked: None, or a subclass of GameCore."""
+    if record is not None and not (isinstance(record, type) and issubclass(record, GameCore)):
+        raise TypeError(f"record must be None or a subclass of GameCore, not {record!r}")
+    return record
+
+
 def games_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
-                     long long first_game, bint at_stream_start, bint stop_on_error, object where=None):
-    """Scan the whole games in ``data[start:end]`` (any bytes-like object) into record tuples (see the pure twin)."""
+                     long long first_game, bint at_stream_start, bint stop_on_error, object where=None,
+                     object record=None):
+    """Scan the whole games in ``data[start:end]`` (any bytes-like object) into record tuples, or instances of
+    ``record`` (see the pure twin)."""
     cdef Py_buffer view
+    record = _record_class(record)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         if end > view.len:
             end = view.len
         return _games_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                 stop_on_error, where_plan(where), False)
+                                 stop_on_error, where_plan(where), False, record)
     finally:
         PyBuffer_Release(&view)
 
@@ -291,13 +355,13 @@ cdef dict _headers(const char *buf, _Game game, Out *scratch):
 
 cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                              long long first_game, bint at_stream_start, bint stop_on_error, _WherePlan plan,
-                             bint headers_only):
-    """games_from_block, or with ``headers_only`` headers_from_block."""
+                             bint headers_only, object cls):
+    """games_from_block, or with ``headers_only`` headers_from_block; ``cls``: their ``record``."""
     cdef _Game game = _Game()
     cdef list out = [], rejects = []
     cdef long long number = first_game, filtered = 0
     cdef Py_ssize_t pos
-    cdef tuple record
+    cdef object record
     cdef Out scratch
     cdef Where *where = NULL if plan is None else &plan.c
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
@@ -317,17 +381,29 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
             if game.filtered:
                 filtered += 1
                 continue
-            if headers_only:
-                record = (base_offset + game.start, number, _headers(buf, game, &scratch),
-                          _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
-                          game.start, game.end)
+            if cls is not None:
+                if headers_only:
+                    record = _game_record(   # (the per-ply lists: None, made when asked for: reader.Game)
+                        cls, base_offset + game.start, number, _headers(buf, game, &scratch), None, None, None,
+                        _token(buf + game.result_start, game.result_end - game.result_start, buf + end), -1)
+                else:
+                    record = _game_record(
+                        cls, base_offset + game.start, number, _headers(buf, game, &scratch),
+                        _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game), _ply_clocks(buf, game),
+                        _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
+                        game.first_ply)
             else:
-                record = (base_offset + game.start, number, _headers(buf, game, &scratch),
-                          _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game),
-                          _ply_clocks(buf, game),
-                          _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
-                          game.first_ply, game.start, game.end)
-            _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
+                if headers_only:
+                    record = (base_offset + game.start, number, _headers(buf, game, &scratch),
+                              _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
+                              game.start, game.end)
+                else:
+                    record = (base_offset + game.start, number, _headers(buf, game, &scratch),
+                              _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game),
+                              _ply_clocks(buf, game),
+                              _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
+                              game.first_ply, game.start, game.end)
+                _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
             out.append(record)
         if plan is not None:
             return out, number - first_game, rejects, filtered
@@ -337,14 +413,16 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
 
 
 def headers_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
-                       long long first_game, bint at_stream_start, bint stop_on_error, object where=None):
+                       long long first_game, bint at_stream_start, bint stop_on_error, object where=None,
+                       object record=None):
     """games_from_block without the moves: each game's tags, its movetext skipped (see the pure twin)."""
     cdef Py_buffer view
+    record = _record_class(record)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         if end > view.len:
             end = view.len
         return _games_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                 stop_on_error, where_plan(where), True)
+                                 stop_on_error, where_plan(where), True, record)
     finally:
         PyBuffer_Release(&view)

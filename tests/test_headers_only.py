@@ -179,3 +179,54 @@ def test_reading_headers_of_a_pgn_file_imports_only_what_it_uses(tmp_path):
                                "FASTPGN_IMPLEMENTATION": "cython"})
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[]\n", f"reading headers imported {done.stdout.strip()}"
+
+
+def _fields(game):
+    """A Game's user-visible fields (a Game compares by identity)."""
+    return (game.offset, game.number, game.headers, game.moves, game.evals, game.clocks, game._result_token,
+            game.first_ply)
+
+
+def test_the_kernel_makes_the_games_the_tuples_describe(scan, corpus_data):
+    """``record=Game``: each game is the Game the record tuple describes (what the reader made of the
+    tuples before), read in full or headers only, with a filter, and with rejected games between."""
+    from fastpgn import filters
+    from fastpgn.reader import Game
+
+    bad = b'[White "X"]\n\n1. e4 { open *\n\n[White "Y]\n\n1. d4 *\n\n'
+    plan = filters.plan({"min_elo": 1900})
+    for name, data in sorted(corpus_data.items())[:6]:
+        data = bad + data
+        for where in (None, plan):
+            full = scan.games_from_block(data, 0, len(data), 5, 7, True, False, where)
+            made = scan.games_from_block(data, 0, len(data), 5, 7, True, False, where, Game)
+            assert made[1:] == full[1:], name
+            assert all(type(g) is Game for g in made[0])
+            assert [_fields(g) for g in made[0]] == [_fields(Game(*r[:8])) for r in full[0]], name
+            heads = scan.headers_from_block(data, 0, len(data), 5, 7, True, False, where)
+            made = scan.headers_from_block(data, 0, len(data), 5, 7, True, False, where, Game)
+            assert made[1:] == heads[1:], name
+            assert [_fields(g) for g in made[0]] == [(o, n, h, [], [], [], r, None) for o, n, h, r, _, _ in heads[0]]
+    with pytest.raises(TypeError, match="record must be None or a subclass of GameCore"):
+        scan.headers_from_block(bad, 0, len(bad), 0, 0, True, False, None, dict)
+
+
+def test_games_read_headers_only_are_whole_games():
+    """Their per-ply lists, made when asked for, are each game's own; a Game copies, pickles and takes
+    new attribute values as any object does."""
+    import copy
+    import pickle
+
+    games = list(read_headers(b'[White "A"]\n\n1. e4 *\n\n[White "B"]\n\n1. d4 *\n'))
+    games[0].moves.append("e4")
+    games[0].clocks.append(None)
+    assert [g.moves for g in games] == [["e4"], []] and [g.clocks for g in games] == [[None], []]
+    assert games[1].evals == [] and games[1].plies == 0 and games[1].first_ply is None
+    for again in (pickle.loads(pickle.dumps(games[0])), copy.copy(games[0]), copy.deepcopy(games[0])):
+        assert type(again) is type(games[0]) and _fields(again) == _fields(games[0])
+        assert repr(again) == "<Game 1 at byte 0: A - ?, 1 plies>"
+    games[1].headers = {"White": "C"}
+    games[1].offset = None
+    assert repr(games[1]) == "<Game 2 at byte None: C - ?, 0 plies>"
+    with pytest.raises(AttributeError):
+        games[1].no_such_field = 1       # a Game has no __dict__: its fields are all there is
