@@ -324,14 +324,15 @@ def games_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long ba
         PyBuffer_Release(&view)
 
 
-cdef dict _headers(const char *buf, _Game game, Out *scratch):
-    """The game's tags as a dict of str (the last of a name wins)."""
+cdef dict _headers(const char *buf, _Game game, Out *scratch, const char *stop):
+    """The game's tags as a dict of str (the last of a name wins); ``stop`` ends the block's readable bytes."""
     cdef dict headers = _sized_dict(game.ntags)
     cdef Py_ssize_t t, vn, ns, nn
     cdef const char *vp
     cdef int slot
     cdef bint repeats
     cdef str name
+    cdef PyObject *value
     for t in range(game.ntags):
         ns = game.tags[4 * t]
         nn = game.tags[4 * t + 1] - ns
@@ -349,7 +350,14 @@ cdef dict _headers(const char *buf, _Game game, Out *scratch):
             vn = game.tags[4 * t + 3] - game.tags[4 * t + 2]
         elif _cspan(buf, game, t, scratch, &vp, &vn) < 0:
             raise MemoryError()
-        headers[name] = _value_text(vp, vn) if repeats else _text(vp, vn)
+        if repeats and 0 < vn <= TOKEN_BYTES:
+            # A short value (a result, rating, ECO code, time control) is a token as a move is:
+            # its bytes are its cache key, so it costs no hash and no compare.
+            value = _token_ref(vp, vn, stop if vp != scratch.data else vp + vn)
+            headers[name] = <object>value
+            _decref(value)
+        else:
+            headers[name] = _value_text(vp, vn) if repeats else _text(vp, vn)
     return headers
 
 
@@ -361,7 +369,8 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
     cdef list out = [], rejects = []
     cdef long long number = first_game, filtered = 0
     cdef Py_ssize_t pos
-    cdef object record
+    cdef object record, result
+    cdef dict headers
     cdef Out scratch
     cdef Where *where = NULL if plan is None else &plan.c
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
@@ -381,28 +390,22 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
             if game.filtered:
                 filtered += 1
                 continue
+            headers = _headers(buf, game, &scratch, buf + end)
+            result = _token(buf + game.result_start, game.result_end - game.result_start, buf + end)
             if cls is not None:
-                if headers_only:
-                    record = _game_record(   # (the per-ply lists: None, made when asked for: reader.Game)
-                        cls, base_offset + game.start, number, _headers(buf, game, &scratch), None, None, None,
-                        _token(buf + game.result_start, game.result_end - game.result_start, buf + end), -1)
+                if headers_only:   # (the per-ply lists: None, made when asked for: reader.Game)
+                    record = _game_record(cls, base_offset + game.start, number, headers, None, None, None, result, -1)
                 else:
-                    record = _game_record(
-                        cls, base_offset + game.start, number, _headers(buf, game, &scratch),
-                        _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game), _ply_clocks(buf, game),
-                        _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
-                        game.first_ply)
+                    record = _game_record(cls, base_offset + game.start, number, headers,
+                                          _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game),
+                                          _ply_clocks(buf, game), result, game.first_ply)
             else:
                 if headers_only:
-                    record = (base_offset + game.start, number, _headers(buf, game, &scratch),
-                              _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
-                              game.start, game.end)
+                    record = (base_offset + game.start, number, headers, result, game.start, game.end)
                 else:
-                    record = (base_offset + game.start, number, _headers(buf, game, &scratch),
-                              _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game),
-                              _ply_clocks(buf, game),
-                              _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
-                              game.first_ply, game.start, game.end)
+                    record = (base_offset + game.start, number, headers, _ply_moves(buf, buf + end, game),
+                              _ply_evals(buf, buf + end, game), _ply_clocks(buf, game), result, game.first_ply,
+                              game.start, game.end)
                 _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
             out.append(record)
         if plan is not None:

@@ -230,3 +230,26 @@ def test_games_read_headers_only_are_whole_games():
     assert repr(games[1]) == "<Game 2 at byte None: C - ?, 0 plies>"
     with pytest.raises(AttributeError):
         games[1].no_such_field = 1       # a Game has no __dict__: its fields are all there is
+
+
+def test_tag_values_of_every_shape_read_alike():
+    """Values the compiled kernel takes from its caches (short ones by their bytes, as moves are) read as
+    the pure twin reads them: empty, 1 to 9 bytes, escaped, non-ASCII, invalid UTF-8, a repeated tag, and
+    a value whose line ends the data (nothing after it to read ahead into)."""
+    values = ["", "-", "1-0", "B06", "1811", "+9", "300+8", "Normal", "1234567", "12345678", "123456789",
+              'a "q"', "\\\\", "é", "éé", "ÿ♞", "Zoë"]
+    tags = b"".join(b'[%s "%s"]\n' % (name.encode(), value.encode().replace(b"\\", b"\\\\").replace(b'"', b'\\"'))
+                    for name in ("Result", "WhiteElo", "ECO", "TimeControl", "Event", "Custom")
+                    for value in values[:1] + values)
+    games = [tags + b"\n1. e4 *\n",
+             b'[Result "1-0"]\n[Result "0-1"]\n[ECO "\xff\xfe"]\n[Round "\xe2\x94"]\n\n*\n',
+             b'[Result "1-0"]\n[ECO "A00"]']               # (tags alone: the data ends in a value)
+    for data in games:
+        answers = {name: mod.headers_from_block(data, 0, len(data), 0, 0, True, False)
+                   for name, mod in BACKENDS.items()}
+        full = _scan_py.games_from_block(data, 0, len(data), 0, 0, True, False)
+        assert answers["py"][0][0][2] == full[0][0][2]
+        if "cy" in answers:
+            assert answers["cy"] == answers["py"]
+            assert BACKENDS["cy"].games_from_block(data, 0, len(data), 0, 0, True, False)[0][0][2] == full[0][0][2]
+    assert answers["py"][0][0][2] == {"Result": "1-0", "ECO": "A00"}
