@@ -273,6 +273,52 @@ cdef class GameCore:
         self._result_token = result_token
 
 
+cdef extern from "Python.h":
+    PyObject *_list_item "PyList_GET_ITEM" (object, Py_ssize_t)
+    Py_ssize_t _list_size "PyList_GET_SIZE" (object)
+    void _track "PyObject_GC_Track" (PyObject *)
+    bint _is_tracked "PyObject_GC_IsTracked" (PyObject *)
+    bint _is_gc "PyObject_IS_GC" (PyObject *)
+
+
+cdef class RecordFeed:
+    """The reader's ``__next__``, in C: fastpgn.reader.GameReader is this, with the rest of a reader.
+
+    Hands out the items of the lists ``self._next_list()`` returns (a
+    block's games; StopIteration at the end), one a call, counting them in
+    ``games_yielded``: a Python ``__next__`` cost more than the kernel's
+    making of the game. The lists are read, never changed. The kernel makes
+    a block's games untracked by the garbage collector (see
+    ``_game_record``); each is tracked here, when it is handed out and can
+    first be changed.
+    """
+
+    cdef list _items
+    cdef Py_ssize_t _at
+    cdef public long long games_yielded
+
+    def __next__(self):
+        cdef list items = self._items
+        cdef Py_ssize_t at = self._at
+        cdef PyObject *item
+        while items is None or at >= _list_size(items):
+            self._items = None
+            items = self._next_list()
+            self._items = items
+            at = 0
+        item = _list_item(items, at)
+        self._at = at + 1
+        self.games_yielded += 1
+        if _is_gc(item) and not _is_tracked(item):
+            _track(item)
+        return <object>item
+
+    def _drop(self):
+        """Forget the items not handed out yet (the reader's close())."""
+        self._items = None
+        self._at = 0
+
+
 cdef extern from *:
     """
     /* An instance of cls (a GameCore subclass: the caller checked) made by its tp_new alone. */
@@ -287,7 +333,15 @@ cdef tuple _NO_ARGS = ()
 
 cdef GameCore _game_record(object cls, long long offset, long long number, dict headers, object moves,
                            object evals, object clocks, object result, long long first_ply):
+    """A game's record, untracked by the garbage collector until RecordFeed hands it out.
+
+    Nothing in a record as made can be part of a reference cycle (a dict of
+    str, lists of str, int, float and None), and a block's records wait
+    together for the reader: tracked, the collector would walk each of them
+    several times before it is read, for nothing.
+    """
     cdef GameCore game = <GameCore>_bare_instance(cls, _NO_ARGS)
+    _untrack(game)
     game.offset = PyLong_FromLongLong(offset)
     game.number = PyLong_FromLongLong(number)
     game.headers = headers

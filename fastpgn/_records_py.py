@@ -84,6 +84,36 @@ class GameCore:
         self._result_token = result_token
 
 
+class RecordFeed:
+    """The reader's ``__next__``: fastpgn.reader.GameReader is this, with the rest of a reader (pure twin of
+    the compiled RecordFeed, which is there to spare a Python frame per game).
+
+    Hands out the items of the lists ``self._next_list()`` returns (a
+    block's games; StopIteration at the end), one a call, counting them in
+    ``games_yielded``. The lists are read, never changed.
+    """
+
+    _items: list | None = None
+    _at = 0
+
+    def __next__(self):
+        items = self._items
+        at = self._at
+        while items is None or at >= len(items):
+            self._items = None
+            items = self._items = self._next_list()
+            at = 0
+        item = items[at]
+        self._at = at + 1
+        self.games_yielded += 1
+        return item
+
+    def _drop(self) -> None:
+        """Forget the items not handed out yet (the reader's close())."""
+        self._items = None
+        self._at = 0
+
+
 def _record_class(record):
     """games_from_block's ``record``, checked: None, or a subclass of GameCore."""
     if record is not None and not (isinstance(record, type) and issubclass(record, GameCore)):

@@ -25,10 +25,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Generator, Iterator
 
-    from fastpgn._records_py import GameCore as _GameCore   # (both kernels' GameCore has its attributes)
+    # (both kernels' GameCore and RecordFeed have the same attributes)
+    from fastpgn._records_py import GameCore as _GameCore, RecordFeed as _RecordFeed
     from fastpgn.errors import Rejected
 else:
-    _GameCore = _scan.kernel.GameCore
+    _GameCore, _RecordFeed = _scan.kernel.GameCore, _scan.kernel.RecordFeed
 
 _POLICIES = ("raise", "skip")
 
@@ -333,7 +334,7 @@ def _where(where) -> tuple:
     return where, filters.plan(where)
 
 
-class GameReader(_RecordReader):
+class GameReader(_RecordFeed, _RecordReader):
     """Iterate ``Game`` records; see ``read_games``.
 
     ``games_filtered`` counts the games ``where`` dropped:
@@ -344,22 +345,17 @@ class GameReader(_RecordReader):
         self.headers_only = headers_only
         self.where, self._plan = _where(where)
         self.games_filtered = 0
-        self._games: Iterator[Game] = iter(())   # the games of the block in hand
-        super().__init__(source, errors, block_size)
+        _RecordReader.__init__(self, source, errors, block_size)
 
-    def __next__(self):
-        # A block's games come as one list (see _read), handed out from its iterator: no
-        # generator frame to resume per game.
-        game = next(self._games, None)
-        while game is None:
-            self._games = iter(super().__next__())   # the next block's games; StopIteration at the end
-            game = next(self._games, None)
-        self.games_yielded += 1
-        return game
+    # __next__ is the kernel's RecordFeed's: it hands out the games of the lists this returns,
+    # with no Python frame per game.
+    def _next_list(self) -> list[Game]:
+        """The next block's games (see _read); StopIteration at the end."""
+        return _RecordReader.__next__(self)
 
     def close(self) -> None:
-        self._games = iter(())
-        super().close()
+        self._drop()
+        _RecordReader.close(self)
 
     def _read(self) -> Iterator[list[Game]]:
         scan = _scan.kernel.headers_from_block if self.headers_only else _scan.kernel.games_from_block

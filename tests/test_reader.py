@@ -320,3 +320,27 @@ def test_blocks_cut_where_the_rule_says_whatever_the_read_sizes(parts, sizes, bl
         got[-1] = (offset, last + cut_off)
         assert cut_off.lstrip(b" \t")[:1] == b"["
     assert got == want
+
+
+@pytest.mark.parametrize("headers_only", [False, True])
+def test_games_are_handed_out_one_at_a_time_counted_and_collectable(headers_only):
+    """The reader hands out a block's games one by one (the kernel's RecordFeed, in C on the compiled
+    backend): counted as they go, none after close(), and each one a garbage-collected object, so a
+    reference cycle a program makes through a game is freed."""
+    import gc
+
+    data = b"".join(b'[White "P%d"]\n\n1. e4 { [%%clk 0:01:00] } *\n\n' % i for i in range(5))
+    games = read_games(data, headers_only=headers_only)
+    first = next(games)
+    assert games.games_yielded == 1 and gc.is_tracked(first)
+    assert [next(games).headers["White"] for _ in range(2)] == ["P1", "P2"] and games.games_yielded == 3
+    games.close()
+    assert next(games, None) is None and games.games_yielded == 3   # the block's other games are dropped
+    games = read_games(data, headers_only=headers_only)
+    assert [g.number for g in games] == [1, 2, 3, 4, 5] and games.games_yielded == games.games_read == 5
+    assert list(games) == [] and next(games, None) is None
+    gc.collect()
+    for game in read_games(data, headers_only=headers_only):
+        assert gc.is_tracked(game)
+        game.headers["game"] = game          # a cycle: game -> headers -> game
+    assert gc.collect() >= 5 * 2, "the cycles through the games were not freed"
