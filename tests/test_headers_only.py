@@ -253,3 +253,26 @@ def test_tag_values_of_every_shape_read_alike():
             assert answers["cy"] == answers["py"]
             assert BACKENDS["cy"].games_from_block(data, 0, len(data), 0, 0, True, False)[0][0][2] == full[0][0][2]
     assert answers["py"][0][0][2] == {"Result": "1-0", "ECO": "A00"}
+
+
+def test_comments_of_every_shape_and_offset_skip_alike():
+    """The compiled skip runs over a line's closed comments sixteen bytes at a time: wherever they fall in
+    those sixteen bytes, whatever they hold (result-like text, a '{', nothing), however they end (closed on
+    their line, on a later line, never), the headers-only read ends each game where the pure twin and the
+    full read end it, and rejects the same games."""
+    comments = [b"{}", b"{ [%clk 0:03:00] }", b"{ [%eval -0.3] [%clk 0:00:59.5] }", b"{1-0 0-1 1/2-1/2 *}",
+                b"{ a { b }", b"{" + b"x" * 40 + b"}", b"{-}{/}{*}"]
+    tails = [b" 1-0\n\n", b"1-0\n\n", b" { open\nstill open } 0-1\n\n", b" {\n\n[Event \"x\"]\n\n1. d4 *\n\n",
+             b" { never closed", b" 1/2-1/2 { after the result } *\n\n"]
+    head = b'[White "A"]\n\n'
+    for shift in range(33):
+        for k in range(len(comments)):
+            for tail in tails:
+                moves = b" " * shift + b"1. e4 " + b" e5 ".join(comments[k:] + comments[:k]) + b" Nf3" + tail
+                data = head + moves + head + b"1. c4 " + comments[k] + b" *\n"
+                answer = _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False)
+                if "cy" in BACKENDS:
+                    assert BACKENDS["cy"].headers_from_block(data, 0, len(data), 0, 0, True, False) == answer, data
+                full = projected(_scan_py.games_from_block(data, 0, len(data), 0, 0, True, False))
+                if not full[2]:
+                    assert answer == full, data
