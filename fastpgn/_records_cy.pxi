@@ -277,6 +277,7 @@ cdef extern from "Python.h":
     PyObject *_list_item "PyList_GET_ITEM" (object, Py_ssize_t)
     Py_ssize_t _list_size "PyList_GET_SIZE" (object)
     void _track "PyObject_GC_Track" (PyObject *)
+    Py_ssize_t _refcnt "Py_REFCNT" (PyObject *)
     bint _is_tracked "PyObject_GC_IsTracked" (PyObject *)
     bint _is_gc "PyObject_IS_GC" (PyObject *)
 
@@ -287,23 +288,29 @@ cdef class RecordFeed:
     Hands out the items of the lists ``self._next_list()`` returns (a
     block's games; StopIteration at the end), one a call, counting them in
     ``games_yielded``: a Python ``__next__`` cost more than the kernel's
-    making of the game. The lists are read, never changed. The kernel makes
-    a block's games untracked by the garbage collector (see
-    ``_game_record``); each is tracked here, when it is handed out and can
-    first be changed.
+    making of the game. A list no one else holds (GameReader hands its
+    lists over) gives up each item as it is handed out, so a game lives as
+    long as its caller keeps it; a list held elsewhere too is only read.
+    The kernel makes a block's games untracked by the garbage collector
+    (see ``_game_record``); each is tracked here, when it is handed out and
+    can first be changed. Both spare the collector: a block's games waiting
+    or read, tracked and still held, were walked at every collection.
     """
 
     cdef list _items
     cdef Py_ssize_t _at
+    cdef bint _owned        # _items is held by this feed alone: its items are handed over
     cdef public long long games_yielded
 
     def __next__(self):
         cdef list items = self._items
         cdef Py_ssize_t at = self._at
         cdef PyObject *item
+        cdef object out
         while items is None or at >= _list_size(items):
             self._items = None
             items = self._next_list()
+            self._owned = _refcnt(<PyObject *>items) == 1   # (the local alone)
             self._items = items
             at = 0
         item = _list_item(items, at)
@@ -311,7 +318,13 @@ cdef class RecordFeed:
         self.games_yielded += 1
         if _is_gc(item) and not _is_tracked(item):
             _track(item)
-        return <object>item
+        if not self._owned:
+            return <object>item
+        _incref(<PyObject *>None)
+        _list_set(items, at, <PyObject *>None)   # the list's reference, handed over
+        out = <object>item
+        _decref(item)
+        return out
 
     def _drop(self):
         """Forget the items not handed out yet (the reader's close())."""

@@ -373,7 +373,9 @@ class GameReader(_RecordFeed, _RecordReader):
                 self.games_filtered += filtered[0] if filtered else 0
                 kept = self._kept(rejects, block)
                 block.release()
-                yield games
+                # handed over, not kept here: RecordFeed then frees each game once its reader drops it
+                games = [games]
+                yield games.pop()
                 self._finish(kept)
                 self._damage(block)
         finally:

@@ -344,3 +344,43 @@ def test_games_are_handed_out_one_at_a_time_counted_and_collectable(headers_only
         assert gc.is_tracked(game)
         game.headers["game"] = game          # a cycle: game -> headers -> game
     assert gc.collect() >= 5 * 2, "the cycles through the games were not freed"
+
+
+def test_a_game_read_is_freed_when_the_program_drops_it():
+    """Compiled backend: the reader holds no game it has handed out, so a program that keeps none holds
+    one game at a time, not a block's (the pure twin's reader frees a block's games with the block)."""
+    import gc
+
+    from fastpgn import _scan
+    from fastpgn.reader import Game
+
+    if _scan.BACKEND != "cython":
+        pytest.skip("the pure twin's RecordFeed frees a block's games with the block")
+    data = b"".join(b'[White "P%d"]\n\n1. e4 *\n\n' % i for i in range(200))
+    for headers_only in (False, True):
+        games = read_games(data, headers_only=headers_only)
+        for _ in range(100):
+            next(games)
+        assert sum(type(o) is Game for o in gc.get_objects()) == 0
+        kept = next(games)
+        assert [o for o in gc.get_objects() if type(o) is Game] == [kept]
+        del kept
+
+
+def test_the_feed_reads_a_list_held_elsewhere_without_changing_it():
+    """RecordFeed (GameReader's __next__) gives up a list's items only when no one else holds the list."""
+    from fastpgn import _scan
+
+    shared_lists = [["a", "b"], ["c"]]
+
+    class Feed(_scan.kernel.RecordFeed):
+        def __init__(self):
+            self.games_yielded = 0
+            self._lists = iter(shared_lists)
+
+        def _next_list(self):
+            return next(self._lists)
+
+    feed = Feed()
+    assert [next(feed) for _ in range(3)] == ["a", "b", "c"] and next(feed, None) is None
+    assert shared_lists == [["a", "b"], ["c"]] and feed.games_yielded == 3
