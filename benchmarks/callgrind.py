@@ -12,7 +12,7 @@ the one ``itertools.starmap`` call that wraps it).
 
 Modes: lines, lines-validate, lines-uci, lines-filtered (``--min-elo 1900``),
 games, headers, columns, columns-uci (the kernel front ends over the blocks);
-read-lines, read-headers (the readers over the same bytes in memory).
+read-lines, read-headers, read-games (the readers over the same bytes in memory).
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = ("lines", "lines-validate", "lines-uci", "lines-filtered", "games", "headers", "columns", "columns-uci",
-         "read-lines", "read-headers")
+         "read-lines", "read-headers", "read-games")
 
 
 def _run(mode: str, corpus: str, mb: float) -> None:
     """The measured process: prepare untimed, then one starmap call around the run."""
     from fastpgn import _scan, filters, openings
     from fastpgn.board import moves_hook
-    from fastpgn.reader import read_headers, read_lines
+    from fastpgn.reader import read_games, read_headers, read_lines
     from fastpgn.sources import BLOCK_SIZE, cut_blocks, open_source
 
     with open(corpus, "rb") as f:
@@ -66,6 +66,8 @@ def _run(mode: str, corpus: str, mb: float) -> None:
             n = sum(1 for _ in read_lines(data, openings=shipped))
         elif mode == "read-headers":
             n = sum(1 for _ in read_headers(data))
+        elif mode == "read-games":
+            n = sum(1 for _ in read_games(data))
         return n
 
     print(f"{mode}: {list(itertools.starmap(run, [()]))[0]} games in {len(data):,} bytes", file=sys.stderr)

@@ -19,14 +19,14 @@ from fastpgn.errors import (
     PGNSyntaxError,
 )
 from fastpgn.formats._compact import BACKEND as _COMPACT_BACKEND
-from fastpgn.reader import Game, Rejected, read_games, read_headers, read_lines
+from fastpgn.reader import Game, read_games, read_headers, read_lines
 
 # The board layer and the 22-field line reader load on first use: a program
 # that only reads games does not pay for importing them.
 _LAZY = {name: "fastpgn.board" for name in
          ("Board", "Move", "Outcome", "Termination", "game_to_pgn", "moves_to_pgn", "san_to_uci")}
 _LAZY.update({name: "fastpgn.oneliner" for name in ("Line", "format_line", "iter_lines", "parse_line")})
-_LAZY.update({"Where": "fastpgn.filters", "Engine": "fastpgn.engine"})
+_LAZY.update({"Where": "fastpgn.filters", "Engine": "fastpgn.engine", "Rejected": "fastpgn.errors"})
 # Arrow and Parquet output; pyarrow itself is imported only when they run.
 _LAZY.update({name: "fastpgn.arrow" for name in ("read_arrow", "to_parquet")})
 

@@ -23,15 +23,15 @@ of whole lines instead: ``line_blocks``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import BinaryIO, Iterator
-
 from fastpgn.errors import InputError
+
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import BinaryIO, Iterator
 
 BLOCK_SIZE = 4 << 20
 
 
-@dataclass
 class Block:
     """Whole games: ``data`` starts at decompressed ``offset`` of the stream.
 
@@ -40,13 +40,22 @@ class Block:
     after that.
     """
 
-    data: memoryview
-    offset: int
-    at_stream_start: bool
-    damage: InputError | None = None   # set on the last block when the input is damaged
-    truncated: bool = False            # the data is the start of a game the damage cut short
-    _buffer: bytearray | None = None
-    _pool: list | None = None
+    # A plain class, not a dataclass: importing dataclasses costs a reader's start-up (fastpgn._rejected).
+    __slots__ = ("data", "offset", "at_stream_start", "damage", "truncated", "_buffer", "_pool")
+
+    def __init__(self, data: memoryview, offset: int, at_stream_start: bool, damage: InputError | None = None,
+                 truncated: bool = False, _buffer: bytearray | None = None, _pool: list | None = None) -> None:
+        self.data = data
+        self.offset = offset
+        self.at_stream_start = at_stream_start
+        self.damage = damage            # set on the last block when the input is damaged
+        self.truncated = truncated      # the data is the start of a game the damage cut short
+        self._buffer = _buffer
+        self._pool = _pool
+
+    def __repr__(self) -> str:
+        return (f"Block(offset={self.offset}, {len(self.data)} bytes, at_stream_start={self.at_stream_start}, "
+                f"damage={self.damage!r}, truncated={self.truncated})")
 
     def truncation(self) -> tuple[str, int]:
         """A truncated block's cut-short game: why it is rejected, and the byte where it breaks."""

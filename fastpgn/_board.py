@@ -1,8 +1,8 @@
 """Backend selector for the board kernel (fastpgn._board_cy or fastpgn._board_py)."""
 
-from typing import TYPE_CHECKING
-
 from fastpgn._backend import load
+
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
 
 if TYPE_CHECKING:
     # Both kernels present one interface; a type checker reads it off the pure twin

@@ -37,23 +37,6 @@ cdef extern from *:
     #if defined(__SSE2__) && defined(__GNUC__)
     #include <emmintrin.h>
     #define FASTPGN_EQ(v, c) _mm_cmpeq_epi8((v), _mm_set1_epi8(c))
-    /* the bytes _skip_movetext's run stops at (C_SKIP): LF { } ( ; $ - / * */
-    static __attribute__((noinline)) Py_ssize_t fastpgn_skip_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
-        while (end - pos >= 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(buf + pos));
-            __m128i hit = _mm_or_si128(
-                _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, 0x0A), FASTPGN_EQ(v, '{')),
-                             _mm_or_si128(FASTPGN_EQ(v, '}'), FASTPGN_EQ(v, '('))),
-                _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, ';'), FASTPGN_EQ(v, '$')),
-                             _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, '-'), FASTPGN_EQ(v, '/')),
-                                          FASTPGN_EQ(v, '*'))));
-            int mask = _mm_movemask_epi8(hit);
-            if (mask)
-                return pos + __builtin_ctz(mask);
-            pos += 16;
-        }
-        return pos;
-    }
     /* what ends a plain tag value or makes it not plain (C_TAG_STOP, C_FIELD_CARE): " \\ LF, CR, 0xE2 */
     static Py_ssize_t fastpgn_value_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
         while (end - pos >= 16) {
@@ -79,15 +62,60 @@ cdef extern from *:
         }
         return pos;
     }
+    /* _skip_movetext's run: to the first byte of C_SKIP (LF { } ( ; $ - / *) outside the
+       comments closed on their line, which it runs over too (lichess writes one after every
+       ply: one loop, where a run to each '{' and another to its '}' cost two calls and a stop
+       a comment), or to a '{' whose '}' is not on its line (the caller's _skip_comment reads
+       that one), or to where fewer than sixteen bytes are left. */
+    static __attribute__((noinline)) Py_ssize_t fastpgn_skip_comments_run(const char *buf, Py_ssize_t pos,
+                                                                          Py_ssize_t end) {
+        while (end - pos >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + pos));
+            __m128i hit = _mm_or_si128(
+                _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, 0x0A), FASTPGN_EQ(v, '{')),
+                             _mm_or_si128(FASTPGN_EQ(v, '}'), FASTPGN_EQ(v, '('))),
+                _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, ';'), FASTPGN_EQ(v, '$')),
+                             _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, '-'), FASTPGN_EQ(v, '/')),
+                                          FASTPGN_EQ(v, '*'))));
+            int mask = _mm_movemask_epi8(hit);
+            Py_ssize_t open, close;
+            if (!mask) {
+                pos += 16;
+                continue;
+            }
+            open = pos + __builtin_ctz(mask);
+            if (buf[open] != '{')
+                return open;
+            close = open + 1;
+            for (;;) {
+                if (end - close < 16) {
+                    while (close < end && buf[close] != '}' && buf[close] != 0x0A)
+                        close++;
+                    break;
+                }
+                v = _mm_loadu_si128((const __m128i *)(buf + close));
+                mask = _mm_movemask_epi8(_mm_or_si128(FASTPGN_EQ(v, '}'), FASTPGN_EQ(v, 0x0A)));
+                if (mask) {
+                    close += __builtin_ctz(mask);
+                    break;
+                }
+                close += 16;
+            }
+            if (close >= end || buf[close] != '}')
+                return open;
+            pos = close + 1;
+        }
+        return pos;
+    }
     #else
-    #define fastpgn_skip_run(buf, pos, end) (pos)
     #define fastpgn_brace_run(buf, pos, end) (pos)
     #define fastpgn_value_run(buf, pos, end) (pos)
+    #define fastpgn_skip_comments_run(buf, pos, end) (pos)
     #endif
     """
-    Py_ssize_t fastpgn_skip_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
     Py_ssize_t fastpgn_brace_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
     Py_ssize_t fastpgn_value_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
+    Py_ssize_t fastpgn_skip_comments_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
 
 
 cdef void _init_classes():
@@ -977,10 +1005,11 @@ cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, 
             # Compiled only: once the game has a move and no result, no token but a
             # result changes where it ends, and every result holds '-', '/' or '*';
             # run to the next such byte, or one that ends a line or opens a
-            # comment, variation or NAG, then back to the start of its token (after
-            # the last delimiter: a token boundary of the reading below).
+            # variation, NAG or a comment not closed on its line (closed ones are
+            # run over), then back to the start of its token (after the last
+            # delimiter: a token boundary of the reading below).
             since = pos
-            pos = fastpgn_skip_run(buf, pos, end)
+            pos = fastpgn_skip_comments_run(buf, pos, end)
             while pos < end and not (_CLS[<unsigned char>buf[pos]] & C_SKIP):
                 pos += 1
             if pos >= end:

@@ -246,28 +246,160 @@ cdef list _ply_clocks(const char *buf, _Game game):
     return clocks
 
 
+# ---------------------------------------------------------------- records: games as the reader hands them out
+
+cdef class GameCore:
+    """A game as the reader hands it out: fastpgn.reader.Game is this, with its methods (once for both kernels).
+
+    ``games_from_block(..., record=Game)`` (and ``headers_from_block``)
+    fills these in place of the record tuples, without calling ``__init__``:
+    a game costs an allocation and some pointer stores, where a tuple and a
+    Python ``__init__`` cost about three times that.
+    """
+
+    cdef public object offset, number, headers, first_ply
+    cdef public object _moves, _evals, _clocks, _result_token
+
+    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1):
+        self.offset = offset
+        self.number = number
+        self.headers = headers
+        #: The ply the movetext's move number before the first move names
+        #: (``1.`` is 0, ``12...`` is 23: Black's twelfth move); None without one.
+        self.first_ply = first_ply if first_ply >= 0 else None
+        self._moves = moves
+        self._evals = evals
+        self._clocks = clocks
+        self._result_token = result_token
+
+
+cdef extern from "Python.h":
+    PyObject *_list_item "PyList_GET_ITEM" (object, Py_ssize_t)
+    Py_ssize_t _list_size "PyList_GET_SIZE" (object)
+    void _track "PyObject_GC_Track" (PyObject *)
+    Py_ssize_t _refcnt "Py_REFCNT" (PyObject *)
+    bint _is_tracked "PyObject_GC_IsTracked" (PyObject *)
+    bint _is_gc "PyObject_IS_GC" (PyObject *)
+
+
+cdef class RecordFeed:
+    """The reader's ``__next__``, in C: fastpgn.reader.GameReader is this, with the rest of a reader.
+
+    Hands out the items of the lists ``self._next_list()`` returns (a
+    block's games; StopIteration at the end), one a call, counting them in
+    ``games_yielded``: a Python ``__next__`` cost more than the kernel's
+    making of the game. A list no one else holds (GameReader hands its
+    lists over) gives up each item as it is handed out, so a game lives as
+    long as its caller keeps it; a list held elsewhere too is only read.
+    The kernel makes a block's games untracked by the garbage collector
+    (see ``_game_record``); each is tracked here, when it is handed out and
+    can first be changed. Both spare the collector: a block's games waiting
+    or read, tracked and still held, were walked at every collection.
+    """
+
+    cdef list _items
+    cdef Py_ssize_t _at
+    cdef bint _owned        # _items is held by this feed alone: its items are handed over
+    cdef public long long games_yielded
+
+    def __next__(self):
+        cdef list items = self._items
+        cdef Py_ssize_t at = self._at
+        cdef PyObject *item
+        cdef object out
+        while items is None or at >= _list_size(items):
+            self._items = None
+            items = self._next_list()
+            self._owned = _refcnt(<PyObject *>items) == 1   # (the local alone)
+            self._items = items
+            at = 0
+        item = _list_item(items, at)
+        self._at = at + 1
+        self.games_yielded += 1
+        if _is_gc(item) and not _is_tracked(item):
+            _track(item)
+        if not self._owned:
+            return <object>item
+        _incref(<PyObject *>None)
+        _list_set(items, at, <PyObject *>None)   # the list's reference, handed over
+        out = <object>item
+        _decref(item)
+        return out
+
+    def _drop(self):
+        """Forget the items not handed out yet (the reader's close())."""
+        self._items = None
+        self._at = 0
+
+
+cdef extern from *:
+    """
+    /* An instance of cls (a GameCore subclass: the caller checked) made by its tp_new alone. */
+    static PyObject *fastpgn_bare_instance(PyObject *cls, PyObject *no_args) {
+        return ((PyTypeObject *)cls)->tp_new((PyTypeObject *)cls, no_args, NULL);
+    }
+    """
+    object _bare_instance "fastpgn_bare_instance" (object cls, object no_args)
+
+cdef tuple _NO_ARGS = ()
+
+
+cdef GameCore _game_record(object cls, long long offset, long long number, dict headers, object moves,
+                           object evals, object clocks, object result, long long first_ply):
+    """A game's record, untracked by the garbage collector until RecordFeed hands it out.
+
+    Nothing in a record as made can be part of a reference cycle (a dict of
+    str, lists of str, int, float and None), and a block's records wait
+    together for the reader: tracked, the collector would walk each of them
+    several times before it is read, for nothing.
+    """
+    cdef GameCore game = <GameCore>_bare_instance(cls, _NO_ARGS)
+    _untrack(game)
+    game.offset = PyLong_FromLongLong(offset)
+    game.number = PyLong_FromLongLong(number)
+    game.headers = headers
+    if first_ply >= 0:
+        game.first_ply = PyLong_FromLongLong(first_ply)
+    game._moves = moves
+    game._evals = evals
+    game._clocks = clocks
+    game._result_token = result
+    return game
+
+
+cdef object _record_class(object record):
+    """games_from_block's ``record``, checked: None, or a subclass of GameCore."""
+    if record is not None and not (isinstance(record, type) and issubclass(record, GameCore)):
+        raise TypeError(f"record must be None or a subclass of GameCore, not {record!r}")
+    return record
+
+
 def games_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
-                     long long first_game, bint at_stream_start, bint stop_on_error, object where=None):
-    """Scan the whole games in ``data[start:end]`` (any bytes-like object) into record tuples (see the pure twin)."""
+                     long long first_game, bint at_stream_start, bint stop_on_error, object where=None,
+                     object record=None):
+    """Scan the whole games in ``data[start:end]`` (any bytes-like object) into record tuples, or instances of
+    ``record`` (see the pure twin)."""
     cdef Py_buffer view
+    record = _record_class(record)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         if end > view.len:
             end = view.len
         return _games_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                 stop_on_error, where_plan(where), False)
+                                 stop_on_error, where_plan(where), False, record)
     finally:
         PyBuffer_Release(&view)
 
 
-cdef dict _headers(const char *buf, _Game game, Out *scratch):
-    """The game's tags as a dict of str (the last of a name wins)."""
+cdef dict _headers(const char *buf, _Game game, Out *scratch, const char *stop):
+    """The game's tags as a dict of str (the last of a name wins); ``stop`` ends the block's readable bytes."""
     cdef dict headers = _sized_dict(game.ntags)
     cdef Py_ssize_t t, vn, ns, nn
     cdef const char *vp
     cdef int slot
     cdef bint repeats
     cdef str name
+    cdef PyObject *value
     for t in range(game.ntags):
         ns = game.tags[4 * t]
         nn = game.tags[4 * t + 1] - ns
@@ -285,19 +417,27 @@ cdef dict _headers(const char *buf, _Game game, Out *scratch):
             vn = game.tags[4 * t + 3] - game.tags[4 * t + 2]
         elif _cspan(buf, game, t, scratch, &vp, &vn) < 0:
             raise MemoryError()
-        headers[name] = _value_text(vp, vn) if repeats else _text(vp, vn)
+        if repeats and 0 < vn <= TOKEN_BYTES:
+            # A short value (a result, rating, ECO code, time control) is a token as a move is:
+            # its bytes are its cache key, so it costs no hash and no compare.
+            value = _token_ref(vp, vn, stop if vp != scratch.data else vp + vn)
+            headers[name] = <object>value
+            _decref(value)
+        else:
+            headers[name] = _value_text(vp, vn) if repeats else _text(vp, vn)
     return headers
 
 
 cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                              long long first_game, bint at_stream_start, bint stop_on_error, _WherePlan plan,
-                             bint headers_only):
-    """games_from_block, or with ``headers_only`` headers_from_block."""
+                             bint headers_only, object cls):
+    """games_from_block, or with ``headers_only`` headers_from_block; ``cls``: their ``record``."""
     cdef _Game game = _Game()
     cdef list out = [], rejects = []
     cdef long long number = first_game, filtered = 0
     cdef Py_ssize_t pos
-    cdef tuple record
+    cdef object record, result
+    cdef dict headers
     cdef Out scratch
     cdef Where *where = NULL if plan is None else &plan.c
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
@@ -317,17 +457,23 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
             if game.filtered:
                 filtered += 1
                 continue
-            if headers_only:
-                record = (base_offset + game.start, number, _headers(buf, game, &scratch),
-                          _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
-                          game.start, game.end)
+            headers = _headers(buf, game, &scratch, buf + end)
+            result = _token(buf + game.result_start, game.result_end - game.result_start, buf + end)
+            if cls is not None:
+                if headers_only:   # (the per-ply lists: None, made when asked for: reader.Game)
+                    record = _game_record(cls, base_offset + game.start, number, headers, None, None, None, result, -1)
+                else:
+                    record = _game_record(cls, base_offset + game.start, number, headers,
+                                          _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game),
+                                          _ply_clocks(buf, game), result, game.first_ply)
             else:
-                record = (base_offset + game.start, number, _headers(buf, game, &scratch),
-                          _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game),
-                          _ply_clocks(buf, game),
-                          _token(buf + game.result_start, game.result_end - game.result_start, buf + end),
-                          game.first_ply, game.start, game.end)
-            _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
+                if headers_only:
+                    record = (base_offset + game.start, number, headers, result, game.start, game.end)
+                else:
+                    record = (base_offset + game.start, number, headers, _ply_moves(buf, buf + end, game),
+                              _ply_evals(buf, buf + end, game), _ply_clocks(buf, game), result, game.first_ply,
+                              game.start, game.end)
+                _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
             out.append(record)
         if plan is not None:
             return out, number - first_game, rejects, filtered
@@ -337,14 +483,16 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
 
 
 def headers_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
-                       long long first_game, bint at_stream_start, bint stop_on_error, object where=None):
+                       long long first_game, bint at_stream_start, bint stop_on_error, object where=None,
+                       object record=None):
     """games_from_block without the moves: each game's tags, its movetext skipped (see the pure twin)."""
     cdef Py_buffer view
+    record = _record_class(record)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         if end > view.len:
             end = view.len
         return _games_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                 stop_on_error, where_plan(where), True)
+                                 stop_on_error, where_plan(where), True, record)
     finally:
         PyBuffer_Release(&view)

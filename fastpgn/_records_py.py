@@ -61,7 +61,68 @@ def _text(value: bytes) -> str:
     return value.decode("utf-8", "replace")
 
 
-def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None):
+class GameCore:
+    """A game as the reader hands it out: fastpgn.reader.Game is this, with its methods (once for both kernels).
+
+    ``games_from_block(..., record=Game)`` (and ``headers_from_block``)
+    gives these in place of the record tuples (the compiled twin fills them
+    without calling ``__init__``).
+    """
+
+    __slots__ = ("offset", "number", "headers", "first_ply", "_moves", "_evals", "_clocks", "_result_token")
+
+    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1):
+        self.offset = offset
+        self.number = number
+        self.headers = headers
+        #: The ply the movetext's move number before the first move names
+        #: (``1.`` is 0, ``12...`` is 23: Black's twelfth move); None without one.
+        self.first_ply = first_ply if first_ply >= 0 else None
+        self._moves = moves
+        self._evals = evals
+        self._clocks = clocks
+        self._result_token = result_token
+
+
+class RecordFeed:
+    """The reader's ``__next__``: fastpgn.reader.GameReader is this, with the rest of a reader (pure twin of
+    the compiled RecordFeed, which is there to spare a Python frame per game).
+
+    Hands out the items of the lists ``self._next_list()`` returns (a
+    block's games; StopIteration at the end), one a call, counting them in
+    ``games_yielded``. The lists are read, never changed.
+    """
+
+    _items: list | None = None
+    _at = 0
+
+    def __next__(self):
+        items = self._items
+        at = self._at
+        while items is None or at >= len(items):
+            self._items = None
+            items = self._items = self._next_list()
+            at = 0
+        item = items[at]
+        self._at = at + 1
+        self.games_yielded += 1
+        return item
+
+    def _drop(self) -> None:
+        """Forget the items not handed out yet (the reader's close())."""
+        self._items = None
+        self._at = 0
+
+
+def _record_class(record):
+    """games_from_block's ``record``, checked: None, or a subclass of GameCore."""
+    if record is not None and not (isinstance(record, type) and issubclass(record, GameCore)):
+        raise TypeError(f"record must be None or a subclass of GameCore, not {record!r}")
+    return record
+
+
+def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
+                     record=None):
     """Scan the whole games in ``buf[start:end]`` into record tuples for the reader.
 
     Returns ``(games, games_read, rejects)``; each game is
@@ -73,12 +134,17 @@ def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, 
     ``first_ply`` the ply the move number before the first move names (``12...``
     is 23: Black's 12th move; -1 when no number precedes the first move).
     With ``where`` (a where_plan), games it refuses get no record, and the
-    answer is ``(games, games_read, rejects, games_filtered)``.
+    answer is ``(games, games_read, rejects, games_filtered)``. With
+    ``record`` (a subclass of GameCore: fastpgn.reader.Game) each game is
+    ``record(offset, number, headers, moves, evals, clocks, result, first_ply)``
+    instead of a tuple.
     """
-    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, False)
+    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, False,
+                             _record_class(record))
 
 
-def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None):
+def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
+                       record=None):
     """games_from_block without the moves: each game's tags, its movetext skipped (_skip_movetext).
 
     Returns ``(games, games_read, rejects)``, or with ``where``
@@ -88,12 +154,18 @@ def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start
     Movetext is not checked: only a bad tag, an unterminated comment or
     variation and a stray ``}`` reject a game (and, where ``where`` tests the
     movetext, any error in the movetext of a game whose tags it keeps).
+    With ``record``, each game is ``record(offset, number, headers, None,
+    None, None, result)`` (no per-ply lists: fastpgn.reader.Game makes
+    empty ones when asked for).
     """
-    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, True)
+    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, True,
+                             _record_class(record))
 
 
-def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, headers):
-    """games_from_block's records, or with ``headers`` headers_from_block's (the compiled twin's shape)."""
+def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, headers,
+                      record=None):
+    """games_from_block's records, or with ``headers`` headers_from_block's (the compiled twin's shape);
+    ``record``: their record class."""
     buf = _as_bytes(buf)
     where = where_plan(where)
     out = []
@@ -149,6 +221,11 @@ def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start,
             game.start,
             game.end,
         ))
+    if record is not None:
+        if headers:
+            out = [record(offset, number, tags, None, None, None, result) for offset, number, tags, result, _, _ in out]
+        else:
+            out = [record(*fields) for *fields, _, _ in out]
     if where is not None:
         return out, number - first_game, rejects, filtered
     return out, number - first_game, rejects

@@ -15,7 +15,8 @@ inlines across them), each beside its pure twin (see fastpgn._scan_py's table):
 * _lines_cy.pxi: the 22-field line sink (openings table, moves hooks).
 * _columns_cy.pxi: the column sink (the analysis schema in Arrow buffers).
 * _records_cy.pxi: the record sink (headers, SAN, evals, clocks; headers
-  only), with the str and int caches.
+  only), with the str and int caches; the compiled cores of reader.Game
+  and reader.GameReader (GameCore, RecordFeed).
 * _release_cy.pxi: not a sink but the grammar's input: a record batch of
   lichess's Parquet release written as PGN text, straight from its Arrow
   buffers.

@@ -15,7 +15,9 @@ pure Python                 Cython                        owns
                             ``_lines_cy.pxi``             moves hooks (validation, UCI)
 (``fastpgn.board``)         ``_replay_cy.pxi``            the declared start (FEN, Variant) and the
                                                           replay on the compiled board without the GIL
-``_records_py.py``          ``_records_cy.pxi``           game records and headers only, with caches
+``_records_py.py``          ``_records_cy.pxi``           game records and headers only, with caches;
+                                                          GameCore and RecordFeed, under reader.Game and
+                                                          reader.GameReader
 ``_columns_py.py``          ``_columns_cy.pxi``           the analysis schema's columns (lists here,
                                                           Arrow buffers there)
 ``_release_py.py``          ``_release_cy.pxi``           a record batch of lichess's Parquet release
@@ -41,7 +43,7 @@ from fastpgn._grammar_py import (
 )
 from fastpgn._fastpath_py import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
 from fastpgn._lines_py import lines_from_block, opening_table
-from fastpgn._records_py import games_from_block, headers_from_block
+from fastpgn._records_py import GameCore, RecordFeed, games_from_block, headers_from_block
 from fastpgn._release_py import release_text
 from fastpgn import _columns_py
 
@@ -54,6 +56,7 @@ def columns_from_block(data, start, end, base_offset, first_game, at_stream_star
 
 __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
+    "GameCore", "RecordFeed",
     "SPEED_LIMITS", "SPEEDS", "columns_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
     "release_text", "speed_bit", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other

@@ -10,10 +10,9 @@ decompressed offset reached.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from fastpgn.errors import InputError
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
 if TYPE_CHECKING:
     from fastpgn.sources import Source
 

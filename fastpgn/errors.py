@@ -15,8 +15,12 @@ around in that one shape; the scanner kernels' own 5-tuples become records in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+# typing.TYPE_CHECKING, without importing typing (a reader's start-up: see fastpgn._rejected)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from fastpgn._rejected import Rejected
 
 
 class PGNError(ValueError):
@@ -133,27 +137,14 @@ class EngineTimeoutError(EngineError):
     """The engine did not answer in time; the search was stopped (or the engine killed)."""
 
 
-@dataclass(frozen=True)
-class Rejected:
-    """A game that was not read: where, why, and its raw text (bytes).
+def __getattr__(name: str):
+    # Rejected is made on first use (fastpgn._rejected says why): ``from fastpgn.errors import
+    # Rejected``, pickles and ``errors.Rejected`` come here the first time.
+    if name == "Rejected":
+        from fastpgn._rejected import Rejected
 
-    ``offset`` is where the game starts and ``error_offset`` where it goes
-    wrong, both in bytes of the decompressed PGN; ``number`` counts games
-    from 1, rejected ones included.
-
-    >>> r = Rejected(0, 3, "unterminated comment", 42, b"1. e4 { *")
-    >>> r.error()
-    PGNSyntaxError('unterminated comment (PGN byte 42, game 3)')
-    """
-
-    offset: int
-    number: int
-    reason: str
-    error_offset: int
-    text: bytes
-
-    def error(self) -> PGNError:
-        return PGNSyntaxError(self.reason, self.error_offset, self.number)
+        return Rejected
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def rejected_games(rejects, data, offset: int) -> list[Rejected]:
@@ -167,5 +158,9 @@ def rejected_games(rejects, data, offset: int) -> list[Rejected]:
     >>> rejected_games([("bad", 7, 2, 4, 9)], b"....1. e4 *", 100)
     [Rejected(offset=104, number=2, reason='bad', error_offset=7, text=b'1. e4')]
     """
+    if not rejects:
+        return []
+    from fastpgn._rejected import Rejected
+
     return [Rejected(offset + start, number, reason, error_offset, bytes(data[start:end]))
             for reason, error_offset, number, start, end in rejects]

@@ -50,7 +50,7 @@ from typing import Iterator
 
 from fastpgn._blocks import _ChunkFiller
 from fastpgn.errors import InputError
-from fastpgn.sources import Source
+from fastpgn.sources import Source, is_parquet_input
 
 __all__ = ["MOVETEXT", "ParquetSource", "TAG_ORDER", "is_parquet_input", "open_parquet", "parquet_files",
            "pgn_text", "pgn_blocks"]
@@ -70,21 +70,6 @@ ROWS = 4096
 _DATE_TAGS = frozenset(("UTCDate", "Date"))
 _SIGNED_TAGS = frozenset(("WhiteRatingDiff", "BlackRatingDiff"))
 _UNRATED_TAGS = frozenset(("WhiteElo", "BlackElo"))
-
-
-def is_parquet_input(path: str | os.PathLike) -> bool:
-    """True for a path this module reads: a ``.parquet`` file, or a folder holding ``.parquet`` files.
-
-    >>> is_parquet_input("games.pgn.zst"), is_parquet_input("no/such/games.parquet")
-    (False, True)
-    """
-    text = os.fspath(path)
-    if text.lower().endswith(".parquet"):
-        return True
-    try:
-        return os.path.isdir(text) and next(_walk(Path(text)), None) is not None
-    except OSError:
-        return False
 
 
 def _walk(folder: Path) -> Iterator[Path]:

@@ -14,20 +14,36 @@ each bad game, with its raw text, in ``reader.rejected``. Either way
 
 from __future__ import annotations
 
-from typing import Generator, Iterator
-
-from fastpgn import _scan, openings as _openings
-from fastpgn.errors import InputError, PGNSyntaxError, Rejected, rejected_games
+from fastpgn import _scan
+from fastpgn.errors import InputError, PGNSyntaxError, rejected_games
 from fastpgn.sources import BLOCK_SIZE, Block, Source, check_pgn, open_source
+
+# What a program that only reads games does not need is imported on first use (the
+# openings map, the filters, errors.Rejected, typing): start-up is a good part of
+# reading a file's headers (docs/performance.md).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Generator, Iterator
+
+    # (both kernels' GameCore and RecordFeed have the same attributes)
+    from fastpgn._records_py import GameCore as _GameCore, RecordFeed as _RecordFeed
+    from fastpgn.errors import Rejected
+else:
+    _GameCore, _RecordFeed = _scan.kernel.GameCore, _scan.kernel.RecordFeed
 
 _POLICIES = ("raise", "skip")
 
 
-class Game:
+class Game(_GameCore):
     """One game: all headers, SAN moves as written, per-ply evals and clocks.
 
-    The scanner kernel builds the three per-ply lists with the game; their
-    short tokens and clock values come from its caches, so a ply costs little
+    ``Game(offset, number, headers, moves, evals, clocks, result_token,
+    first_ply=-1)``; the attributes ``offset``, ``number``, ``headers`` and
+    ``first_ply`` (the ply the move number before the first move names:
+    ``1.`` is 0, ``12...`` is 23; None without one) live in the scanner
+    kernel's ``GameCore``, which the kernel fills as it reads the game.
+    The kernel builds the three per-ply lists with the game; their short
+    tokens and clock values come from its caches, so a ply costs little
     more than a pointer.
 
     >>> g = next(read_games(b'[Site "https://lichess.org/abc"]\\n\\n1. e4 { [%clk 0:01:00] } e5 *\\n'))
@@ -35,34 +51,34 @@ class Game:
     ('abc', ['e4', 'e5'], [60, None], [None, None], '*')
     """
 
-    __slots__ = ("offset", "number", "headers", "first_ply", "_moves", "_evals", "_clocks", "_result_token")
+    __slots__ = ()
 
-    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1):
-        self.offset = offset
-        self.number = number
-        self.headers = headers
-        #: The ply the movetext's move number before the first move names
-        #: (``1.`` is 0, ``12...`` is 23: Black's twelfth move); None without one.
-        self.first_ply = first_ply if first_ply >= 0 else None
-        self._moves = moves
-        self._evals = evals
-        self._clocks = clocks
-        self._result_token = result_token
+    # A game read headers only has no per-ply lists (None) until they are asked for: three
+    # empty lists a game would cost more than its Game object.
 
     @property
     def moves(self) -> list[str]:
         """SAN moves as written (lichess annotations such as ``?!``, ``+``, ``#`` kept)."""
-        return self._moves
+        moves = self._moves
+        if moves is None:
+            moves = self._moves = []
+        return moves
 
     @property
     def evals(self) -> list[str | None]:
         """Per ply: the raw ``%eval`` value (``"0.12"``, ``"#-9"``) or None."""
-        return self._evals
+        evals = self._evals
+        if evals is None:
+            evals = self._evals = []
+        return evals
 
     @property
     def clocks(self) -> list[int | float | None]:
         """Per ply: the ``%clk`` value in seconds (int; float when the source has tenths) or None."""
-        return self._clocks
+        clocks = self._clocks
+        if clocks is None:
+            clocks = self._clocks = []
+        return clocks
 
     @property
     def plies(self) -> int:
@@ -95,7 +111,7 @@ class Game:
 
         fen, chess960 = self._start()
         # One string, not the list: the scanner's moves hold no whitespace, so nothing needs checking.
-        text = san_to_uci(" ".join(self._moves), fen, chess960) if self._moves else ""
+        text = san_to_uci(" ".join(self._moves), fen, chess960) if self.moves else ""
         return text.split(" ") if text else []
 
     def fens(self) -> list[str]:
@@ -103,14 +119,14 @@ class Game:
         from fastpgn.board import replay_fens
 
         fen, chess960 = self._start()
-        return list(replay_fens(" ".join(self._moves), fen, chess960)) if self._moves else []
+        return list(replay_fens(" ".join(self._moves), fen, chess960)) if self.moves else []
 
     def board(self):
         """The final position as a ``fastpgn.Board`` (outcome, checkmate, draws...)."""
         from fastpgn.board import replay
 
         fen, chess960 = self._start()
-        return replay(" ".join(self._moves), fen, chess960)
+        return replay(" ".join(self.moves), fen, chess960)
 
     def to_pgn(self) -> str:
         """The game as PGN text, moves in canonical SAN: ``fastpgn.game_to_pgn(game)``.
@@ -170,15 +186,15 @@ class Game:
             # is written the way its board takes it): fastpgn's board replays the moves.
             from fastpgn.board import san_to_uci
 
-            text = san_to_uci(" ".join(self._moves), self.headers.get("FEN"), board.chess960)
+            text = san_to_uci(" ".join(self.moves), self.headers.get("FEN"), board.chess960)
             moves = [chess.Move.from_uci(uci) for uci in text.split()]
         else:
             moves = []
-            for san in self._moves:
+            for san in self.moves:
                 moves.append(board.parse_san(san.rstrip("!?")))
                 board.push(moves[-1])
         node = game
-        for move, san, value, clock in zip(moves, self._moves, self._evals, self._clocks):
+        for move, san, value, clock in zip(moves, self.moves, self.evals, self.clocks):
             node = node.add_variation(move)
             nag = _NAGS.get(san[len(san.rstrip("!?")):])
             if nag:
@@ -285,6 +301,8 @@ class _RecordReader:
         if text.strip():
             self.games_read += 1
             reason, error_offset = block.truncation()
+            from fastpgn.errors import Rejected
+
             self.rejected.append(Rejected(block.offset, self.games_read, reason, error_offset, text))
             if self.errors == "raise":
                 raise PGNSyntaxError(reason, error_offset, self.games_read)
@@ -306,7 +324,17 @@ class _RecordReader:
             raise block.damage
 
 
-class GameReader(_RecordReader):
+def _where(where) -> tuple:
+    """``(Where or None, the kernel's plan or None)`` of a reader's ``where`` (fastpgn.filters)."""
+    if where is None:
+        return None, None
+    from fastpgn import filters
+
+    where = filters.as_where(where)
+    return where, filters.plan(where)
+
+
+class GameReader(_RecordFeed, _RecordReader):
     """Iterate ``Game`` records; see ``read_games``.
 
     ``games_filtered`` counts the games ``where`` dropped:
@@ -314,38 +342,40 @@ class GameReader(_RecordReader):
     """
 
     def __init__(self, source, errors, block_size, headers_only: bool = False, where=None) -> None:
-        from fastpgn import filters
-
         self.headers_only = headers_only
-        self.where = filters.as_where(where)
-        self._plan = filters.plan(self.where)
+        self.where, self._plan = _where(where)
         self.games_filtered = 0
-        super().__init__(source, errors, block_size)
+        _RecordReader.__init__(self, source, errors, block_size)
 
-    def _read(self) -> Iterator[Game]:
+    # __next__ is the kernel's RecordFeed's: it hands out the games of the lists this returns,
+    # with no Python frame per game.
+    def _next_list(self) -> list[Game]:
+        """The next block's games (see _read); StopIteration at the end."""
+        return _RecordReader.__next__(self)
+
+    def close(self) -> None:
+        self._drop()
+        _RecordReader.close(self)
+
+    def _read(self) -> Iterator[list[Game]]:
         scan = _scan.kernel.headers_from_block if self.headers_only else _scan.kernel.games_from_block
         stop = self.errors == "raise"
-        where = () if self._plan is None else (self._plan,)
         blocks = self._blocks()
         try:
             for block in blocks:
                 if self._truncated(block):
                     self._damage(block)
                     continue
-                records, read, rejects, *filtered = scan(block.data, 0, len(block.data), block.offset,
-                                                         self.games_read, block.at_stream_start, stop, *where)
+                # the kernel makes the Game objects (record=Game), so none costs a Python __init__
+                games, read, rejects, *filtered = scan(block.data, 0, len(block.data), block.offset,
+                                                       self.games_read, block.at_stream_start, stop, self._plan, Game)
                 self.games_read += read
                 self.games_filtered += filtered[0] if filtered else 0
                 kept = self._kept(rejects, block)
                 block.release()
-                if self.headers_only:
-                    for offset, number, headers, result, _s, _e in records:
-                        self.games_yielded += 1
-                        yield Game(offset, number, headers, [], [], [], result, -1)
-                else:
-                    for offset, number, headers, moves, evals, clocks, result, first_ply, _s, _e in records:
-                        self.games_yielded += 1
-                        yield Game(offset, number, headers, moves, evals, clocks, result, first_ply)
+                # handed over, not kept here: RecordFeed then frees each game once its reader drops it
+                games = [games]
+                yield games.pop()
                 self._finish(kept)
                 self._damage(block)
         finally:
@@ -356,10 +386,7 @@ class LineReader(_RecordReader):
     """Iterate 22-field lines (str, without the newline); see ``read_lines``."""
 
     def __init__(self, source, errors, block_size, openings_map, where=None) -> None:
-        from fastpgn import filters
-
-        self.where = filters.as_where(where)
-        self._plan = filters.plan(self.where)
+        self.where, self._plan = _where(where)
         self.games_filtered = 0   # games_read == games_yielded + len(rejected) + games_filtered
         self._lines: Iterator[str] = iter(())   # the lines of the block in hand
         super().__init__(source, errors, block_size)
@@ -473,8 +500,18 @@ def read_lines(source, *, errors: str = "raise", openings=None, block_size: int 
     ``where`` filters as in ``read_games`` (``reader.games_filtered``).
     """
     if openings is None or not isinstance(openings, dict):
+        from fastpgn import openings as _openings
+
         openings = _openings.load(openings)
     return LineReader(source, errors, block_size, openings, where)
+
+
+def __getattr__(name: str):
+    if name == "Rejected":   # (one of this module's names: see fastpgn.errors)
+        from fastpgn.errors import Rejected
+
+        return Rejected
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Game", "GameReader", "InputError", "LineReader", "Rejected", "read_games", "read_headers", "read_lines"]

@@ -24,34 +24,50 @@ here with the rest of its public names).
 
 from __future__ import annotations
 
-import bz2
-import contextlib
 import io
 import os
 import stat
 import sys
 import zlib
-from pathlib import Path
-from types import ModuleType
-from typing import Callable, Iterator, Protocol
 
 from fastpgn._blocks import (BLOCK_SIZE, Block, _ChunkFiller, blocks, cut_blocks, cut_buffer, find_cut, has_moves,
                              line_blocks)
-from fastpgn._bzip2 import _ibz2, parallel_decode
-from fastpgn._zstd import _ZstdStream
 from fastpgn.errors import InputError
 
+# Each decoder (fastpgn._zstd, _bzip2, bz2, ISA-L), pathlib and typing are imported where
+# they are needed: start-up is a good part of reading a file's headers (docs/performance.md).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Iterator, Protocol
+
 __all__ = ["BLOCK_SIZE", "Block", "READ_SIZE", "Source", "blocks", "check_pgn", "cut_blocks", "cut_buffer", "detect",
-           "find_cut", "has_moves", "line_blocks", "open_source"]
+           "find_cut", "has_moves", "is_parquet_input", "line_blocks", "open_source"]
 
 READ_SIZE = 1 << 20
 FEED_SIZE = 64 << 10     # compressed bytes given to a bzip2/gzip decoder at a time
 
-_gzip_zlib: ModuleType
-try:  # ISA-L inflates gzip several times faster than zlib.
-    from isal import isal_zlib as _gzip_zlib
-except ImportError:  # pragma: no cover - optional speed-up
-    _gzip_zlib = zlib
+
+def _gzip_zlib():
+    """The gzip decoder's module: ISA-L (several times faster than zlib) when installed."""
+    try:
+        from isal import isal_zlib
+    except ImportError:  # pragma: no cover - optional speed-up
+        return zlib
+    return isal_zlib
+
+
+def _parallel_bzip2():
+    """The parallel bzip2 decoder's module, indexed_bzip2; None when it is not installed (fastpgn._bzip2)."""
+    from fastpgn import _bzip2
+
+    return _bzip2._ibz2
+
+
+def __getattr__(name: str):
+    if name == "_ibz2":   # (what it was when imported here: tests ask whether it is in use)
+        return _parallel_bzip2()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 MAGIC_ZSTD = b"\x28\xb5\x2f\xfd"
 MAGIC_BZ2 = b"BZh"
@@ -73,12 +89,13 @@ def detect(head: bytes) -> str:
     return "pgn"
 
 
-class _RawInput(Protocol):
-    """What a Source reads: a binary file object whose ``read`` gives bytes (b"" at the end)."""
+if TYPE_CHECKING:
+    class _RawInput(Protocol):
+        """What a Source reads: a binary file object whose ``read`` gives bytes (b"" at the end)."""
 
-    def read(self, size: int = -1, /) -> bytes: ...
+        def read(self, size: int = -1, /) -> bytes: ...
 
-    def close(self) -> None: ...
+        def close(self) -> None: ...
 
 
 class Source:
@@ -145,6 +162,8 @@ class Source:
         """
         if self._fill is None:
             if self.kind == "zst":
+                from fastpgn._zstd import _ZstdStream
+
                 self._fill = _ZstdStream(self, READ_SIZE).readinto
             elif self.kind == "pgn" and isinstance(self._raw, (io.BufferedReader, io.FileIO, io.BytesIO)):
                 self._raw_readinto = self._raw.readinto
@@ -166,21 +185,25 @@ class Source:
                 self.offset += len(data)
                 yield data
         elif self.kind == "zst":
+            from fastpgn._zstd import _ZstdStream
+
             stream = _ZstdStream(self, READ_SIZE)
             while True:
                 data = stream.read(4 * READ_SIZE)
                 if not data:
                     return
                 yield data
-        elif self.kind == "bz2" and _ibz2 is not None and self.path is not None and self._threads > 1:
+        elif self.kind == "bz2" and self.path is not None and self._threads > 1 and _parallel_bzip2() is not None:
             yield from self._indexed_bzip2()
         else:
             yield from self._frames()
 
     def _new_decoder(self):
         if self.kind == "bz2":
+            import bz2
+
             return bz2.BZ2Decompressor()
-        return _gzip_zlib.decompressobj(31)
+        return _gzip_zlib().decompressobj(31)
 
     def _decoded(self, decoder, data: bytes) -> Iterator[bytes]:
         """What ``decoder`` makes of ``data``, bzip2 in pieces of at most FEED_SIZE bytes.
@@ -251,6 +274,10 @@ class Source:
         stream decoder re-reads the file, drops what was already handed out,
         and names the exact offset of the damage.
         """
+        import contextlib
+
+        from fastpgn._bzip2 import parallel_decode
+
         path = self.path
         assert path is not None  # chunks() comes here for a file alone
         handed_out = 0
@@ -387,15 +414,19 @@ def open_source(source, threads: int = 1) -> Source:
             stdin = getattr(sys.stdin, "buffer", None)   # a program may have put a StringIO there
             raw = stdin if stdin is not None else encoded(pieces_of_reader(sys.stdin.read))
             return Source(raw, "<stdin>", None, None, False, threads)
-        path = Path(text)
-        from fastpgn import lichess_parquet   # lichess's Parquet release: its rows as PGN text
-        if lichess_parquet.is_parquet_input(text):
+        if is_parquet_input(text):
+            from fastpgn import lichess_parquet   # lichess's Parquet release: its rows as PGN text
+
             return lichess_parquet.open_parquet(text, threads)
-        try:
-            folder = path.is_dir()
-        except OSError:             # a name too long: PGN text given as a str, most likely
-            folder = False
-        if folder:
+        # The file pathlib names: on POSIX that is the name itself unless it is empty or ends in
+        # "/" or "/." (importing pathlib takes longer than the rest of a reader's start-up).
+        if os.name == "posix" and text and not text.endswith(("/", "/.")):
+            path = text
+        else:
+            from pathlib import Path
+
+            path = os.fspath(Path(text))
+        if os.path.isdir(path):     # (False for a name too long: PGN text given as a str, most likely)
             raise InputError(f"{text} is a folder, not a PGN file")
         try:
             raw = open(path, "rb")
@@ -424,6 +455,29 @@ def open_source(source, threads: int = 1) -> Source:
         raise TypeError(f"cannot read PGN from {type(source).__name__}: give a path, bytes, a file "
                         f"or an iterable of lines") from None
     return Source(encoded(pieces_of_lines(lines)), "<lines>", None, None, False, threads)
+
+
+def is_parquet_input(path: str | os.PathLike) -> bool:
+    """True for a path of lichess's Parquet release: a ``.parquet`` file, or a folder holding ``.parquet`` files
+    (``fastpgn.lichess_parquet`` reads it).
+
+    Told here, where inputs are told apart, so that opening a ``.pgn`` file
+    does not import the Parquet reader.
+
+    >>> is_parquet_input("games.pgn.zst"), is_parquet_input("no/such/games.parquet")
+    (False, True)
+    """
+    text = os.fspath(path)
+    if text.lower().endswith(".parquet"):
+        return True
+    if not os.path.isdir(text):
+        return False
+    from fastpgn import lichess_parquet
+
+    try:
+        return bool(lichess_parquet.parquet_files(text))
+    except OSError:
+        return False
 
 
 def check_pgn(head: bytes, name: str) -> None:

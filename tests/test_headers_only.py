@@ -10,6 +10,7 @@ walk, and wherever the full read accepts every game, with the full read.
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -152,3 +153,126 @@ def test_tagless_games_split_as_in_the_full_read(scan):
     full = projected(scan.games_from_block(data, 0, len(data), 0, 0, True, False))
     assert scan.headers_from_block(data, 0, len(data), 0, 0, True, False) == full
     assert [r[3] for r in full[0]] == ["1-0", "0-1", "*", "*"]
+
+
+@pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
+def test_reading_headers_of_a_pgn_file_imports_only_what_it_uses(tmp_path):
+    """Python's start-up and imports are a good part of reading a dump's headers (docs/performance.md):
+    with the compiled kernels, a plain .pgn read headers only imports no decoder, filter, openings map,
+    Parquet reader, typing, dataclasses or pathlib. (The pure kernels import more: they are slower
+    by far anyway.)"""
+    import subprocess
+    import sys
+
+    path = tmp_path / "games.pgn"
+    path.write_bytes(b'[White "A"]\n\n1. e4 *\n\n[White "B"]\n\n1. d4 *\n')
+    script = ("import sys\n"
+              "from fastpgn import read_headers\n"
+              f"assert [g.headers['White'] for g in read_headers({str(path)!r})] == ['A', 'B']\n"
+              "print(sorted(m for m in sys.modules if m in sys.argv[1:]))\n")
+    unwanted = ["bz2", "dataclasses", "datetime", "fastpgn._bzip2", "fastpgn._rejected", "fastpgn._zstd",
+                "fastpgn.board", "fastpgn.filters", "fastpgn.lichess_parquet", "fastpgn.openings", "indexed_bzip2",
+                "inspect", "isal", "pathlib", "typing", "zstandard"]
+    # -S: no site-packages hook (an editable install's finder imports pathlib itself)
+    done = subprocess.run([sys.executable, "-S", "-c", script, *unwanted], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+                               "FASTPGN_IMPLEMENTATION": "cython"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n", f"reading headers imported {done.stdout.strip()}"
+
+
+def _fields(game):
+    """A Game's user-visible fields (a Game compares by identity)."""
+    return (game.offset, game.number, game.headers, game.moves, game.evals, game.clocks, game._result_token,
+            game.first_ply)
+
+
+def test_the_kernel_makes_the_games_the_tuples_describe(scan, corpus_data):
+    """``record=Game``: each game is the Game the record tuple describes (what the reader made of the
+    tuples before), read in full or headers only, with a filter, and with rejected games between."""
+    from fastpgn import filters
+    from fastpgn.reader import Game
+
+    bad = b'[White "X"]\n\n1. e4 { open *\n\n[White "Y]\n\n1. d4 *\n\n'
+    plan = filters.plan({"min_elo": 1900})
+    for name, data in sorted(corpus_data.items())[:6]:
+        data = bad + data
+        for where in (None, plan):
+            full = scan.games_from_block(data, 0, len(data), 5, 7, True, False, where)
+            made = scan.games_from_block(data, 0, len(data), 5, 7, True, False, where, Game)
+            assert made[1:] == full[1:], name
+            assert all(type(g) is Game for g in made[0])
+            assert [_fields(g) for g in made[0]] == [_fields(Game(*r[:8])) for r in full[0]], name
+            heads = scan.headers_from_block(data, 0, len(data), 5, 7, True, False, where)
+            made = scan.headers_from_block(data, 0, len(data), 5, 7, True, False, where, Game)
+            assert made[1:] == heads[1:], name
+            assert [_fields(g) for g in made[0]] == [(o, n, h, [], [], [], r, None) for o, n, h, r, _, _ in heads[0]]
+    with pytest.raises(TypeError, match="record must be None or a subclass of GameCore"):
+        scan.headers_from_block(bad, 0, len(bad), 0, 0, True, False, None, dict)
+
+
+def test_games_read_headers_only_are_whole_games():
+    """Their per-ply lists, made when asked for, are each game's own; a Game copies, pickles and takes
+    new attribute values as any object does."""
+    import copy
+    import pickle
+
+    games = list(read_headers(b'[White "A"]\n\n1. e4 *\n\n[White "B"]\n\n1. d4 *\n'))
+    games[0].moves.append("e4")
+    games[0].clocks.append(None)
+    assert [g.moves for g in games] == [["e4"], []] and [g.clocks for g in games] == [[None], []]
+    assert games[1].evals == [] and games[1].plies == 0 and games[1].first_ply is None
+    for again in (pickle.loads(pickle.dumps(games[0])), copy.copy(games[0]), copy.deepcopy(games[0])):
+        assert type(again) is type(games[0]) and _fields(again) == _fields(games[0])
+        assert repr(again) == "<Game 1 at byte 0: A - ?, 1 plies>"
+    games[1].headers = {"White": "C"}
+    games[1].offset = None
+    assert repr(games[1]) == "<Game 2 at byte None: C - ?, 0 plies>"
+    with pytest.raises(AttributeError):
+        games[1].no_such_field = 1       # a Game has no __dict__: its fields are all there is
+
+
+def test_tag_values_of_every_shape_read_alike():
+    """Values the compiled kernel takes from its caches (short ones by their bytes, as moves are) read as
+    the pure twin reads them: empty, 1 to 9 bytes, escaped, non-ASCII, invalid UTF-8, a repeated tag, and
+    a value whose line ends the data (nothing after it to read ahead into)."""
+    values = ["", "-", "1-0", "B06", "1811", "+9", "300+8", "Normal", "1234567", "12345678", "123456789",
+              'a "q"', "\\\\", "é", "éé", "ÿ♞", "Zoë"]
+    tags = b"".join(b'[%s "%s"]\n' % (name.encode(), value.encode().replace(b"\\", b"\\\\").replace(b'"', b'\\"'))
+                    for name in ("Result", "WhiteElo", "ECO", "TimeControl", "Event", "Custom")
+                    for value in values[:1] + values)
+    games = [tags + b"\n1. e4 *\n",
+             b'[Result "1-0"]\n[Result "0-1"]\n[ECO "\xff\xfe"]\n[Round "\xe2\x94"]\n\n*\n',
+             b'[Result "1-0"]\n[ECO "A00"]']               # (tags alone: the data ends in a value)
+    for data in games:
+        answers = {name: mod.headers_from_block(data, 0, len(data), 0, 0, True, False)
+                   for name, mod in BACKENDS.items()}
+        full = _scan_py.games_from_block(data, 0, len(data), 0, 0, True, False)
+        assert answers["py"][0][0][2] == full[0][0][2]
+        if "cy" in answers:
+            assert answers["cy"] == answers["py"]
+            assert BACKENDS["cy"].games_from_block(data, 0, len(data), 0, 0, True, False)[0][0][2] == full[0][0][2]
+    assert answers["py"][0][0][2] == {"Result": "1-0", "ECO": "A00"}
+
+
+def test_comments_of_every_shape_and_offset_skip_alike():
+    """The compiled skip runs over a line's closed comments sixteen bytes at a time: wherever they fall in
+    those sixteen bytes, whatever they hold (result-like text, a '{', nothing), however they end (closed on
+    their line, on a later line, never), the headers-only read ends each game where the pure twin and the
+    full read end it, and rejects the same games."""
+    comments = [b"{}", b"{ [%clk 0:03:00] }", b"{ [%eval -0.3] [%clk 0:00:59.5] }", b"{1-0 0-1 1/2-1/2 *}",
+                b"{ a { b }", b"{" + b"x" * 40 + b"}", b"{-}{/}{*}"]
+    tails = [b" 1-0\n\n", b"1-0\n\n", b" { open\nstill open } 0-1\n\n", b" {\n\n[Event \"x\"]\n\n1. d4 *\n\n",
+             b" { never closed", b" 1/2-1/2 { after the result } *\n\n"]
+    head = b'[White "A"]\n\n'
+    for shift in range(33):
+        for k in range(len(comments)):
+            for tail in tails:
+                moves = b" " * shift + b"1. e4 " + b" e5 ".join(comments[k:] + comments[:k]) + b" Nf3" + tail
+                data = head + moves + head + b"1. c4 " + comments[k] + b" *\n"
+                answer = _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False)
+                if "cy" in BACKENDS:
+                    assert BACKENDS["cy"].headers_from_block(data, 0, len(data), 0, 0, True, False) == answer, data
+                full = projected(_scan_py.games_from_block(data, 0, len(data), 0, 0, True, False))
+                if not full[2]:
+                    assert answer == full, data

@@ -320,3 +320,71 @@ def test_blocks_cut_where_the_rule_says_whatever_the_read_sizes(parts, sizes, bl
         got[-1] = (offset, last + cut_off)
         assert cut_off.lstrip(b" \t")[:1] == b"["
     assert got == want
+
+
+@pytest.mark.parametrize("headers_only", [False, True])
+def test_games_are_handed_out_one_at_a_time_counted_and_collectable(headers_only):
+    """The reader hands out a block's games one by one (the kernel's RecordFeed, in C on the compiled
+    backend): counted as they go, none after close(), and each one a garbage-collected object, so a
+    reference cycle a program makes through a game is freed."""
+    import gc
+
+    data = b"".join(b'[White "P%d"]\n\n1. e4 { [%%clk 0:01:00] } *\n\n' % i for i in range(5))
+    games = read_games(data, headers_only=headers_only)
+    first = next(games)
+    assert games.games_yielded == 1 and gc.is_tracked(first)
+    assert [next(games).headers["White"] for _ in range(2)] == ["P1", "P2"] and games.games_yielded == 3
+    games.close()
+    assert next(games, None) is None and games.games_yielded == 3   # the block's other games are dropped
+    games = read_games(data, headers_only=headers_only)
+    assert [g.number for g in games] == [1, 2, 3, 4, 5] and games.games_yielded == games.games_read == 5
+    assert list(games) == [] and next(games, None) is None
+    gc.collect()
+    for game in read_games(data, headers_only=headers_only):
+        assert gc.is_tracked(game)
+        game.headers["game"] = game          # a cycle: game -> headers -> game
+    assert gc.collect() >= 5 * 2, "the cycles through the games were not freed"
+
+
+def test_a_game_read_is_freed_when_the_program_drops_it():
+    """Compiled backend: the reader holds no game it has handed out, so a program that keeps none holds
+    one game at a time, not a block's (the pure twin's reader frees a block's games with the block)."""
+    import gc
+
+    from fastpgn import _scan
+    from fastpgn.reader import Game
+
+    if _scan.BACKEND != "cython":
+        pytest.skip("the pure twin's RecordFeed frees a block's games with the block")
+    data = b"".join(b'[Event "freed when dropped"]\n[White "P%d"]\n\n1. e4 *\n\n' % i for i in range(200))
+
+    def alive():
+        return [o for o in gc.get_objects() if type(o) is Game and o.headers.get("Event") == "freed when dropped"]
+
+    for headers_only in (False, True):
+        games = read_games(data, headers_only=headers_only)
+        for _ in range(100):
+            next(games)
+        assert alive() == []
+        kept = next(games)
+        assert alive() == [kept]
+        del kept
+
+
+def test_the_feed_reads_a_list_held_elsewhere_without_changing_it():
+    """RecordFeed (GameReader's __next__) gives up a list's items only when no one else holds the list."""
+    from fastpgn import _scan
+
+    shared_lists = [["a", "b"], ["c"]]
+
+    class Feed(_scan.kernel.RecordFeed):
+        def __init__(self):
+            self.games_yielded = 0
+            self._lists = iter(shared_lists)
+
+        def _next_list(self):
+            return next(self._lists)
+
+    feed = Feed()
+    assert [next(feed) for _ in range(3)] == ["a", "b", "c"] and next(feed, None) is None
+    assert shared_lists == [["a", "b"], ["c"]] and feed.games_yielded == 3

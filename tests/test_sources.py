@@ -136,3 +136,17 @@ def test_kernels_read_any_bytes_like_block():
     for form in (bytearray(data), memoryview(data), memoryview(bytearray(data)).toreadonly()):
         assert _scan.kernel.lines_from_block(form, 0, len(data), 0, 0, True, table, False) == expected
         assert _scan.kernel.games_from_block(form, 0, len(data), 0, 0, True, False) == games
+
+
+def test_a_path_names_the_file_pathlib_names(tmp_path, monkeypatch):
+    """A name is opened as pathlib reads it (open_source passes it to open() straight where that is the same)."""
+    game = b'[White "A"]\n\n1. e4 *\n'
+    (tmp_path / "a.pgn").write_bytes(game)
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.pgn", "a.pgn/", "a.pgn/.", "./a.pgn", ".//a.pgn", str(tmp_path / "a.pgn/"), tmp_path / "a.pgn"):
+        assert b"".join(open_source(name).chunks()) == game, name
+    for name in ("", ".", "./", str(tmp_path) + "/", tmp_path):
+        with pytest.raises(InputError, match="is a folder, not a PGN file"):
+            open_source(name)
+    with pytest.raises(InputError, match="b.pgn/: no such file"):
+        open_source("b.pgn/")
