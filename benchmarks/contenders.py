@@ -35,6 +35,18 @@ def _line_counts(line: str) -> tuple[int, int, int]:
     return int(f[8]), ev, (f[21].count(" ") + 1 if f[21] else 0)
 
 
+def _lines_totals(lines, into: dict | None = None) -> dict:
+    """The games, plies, evals and clocks of 22-field ``lines``, added to ``into`` (a new dict if None)."""
+    totals = into if into is not None else {"games": 0, "plies": 0, "evals": 0, "clocks": 0}
+    for line in lines:
+        p, e, c = _line_counts(line)
+        totals["games"] += 1
+        totals["plies"] += p
+        totals["evals"] += e
+        totals["clocks"] += c
+    return totals
+
+
 # ------------------------------------------------------------------ fastpgn
 
 def fastpgn_games(path: str, limit: int | None) -> int:
@@ -57,14 +69,7 @@ def fastpgn_lines(path: str, limit: int | None) -> int:
     """``read_lines``: the 22-field line of every game, as str."""
     from fastpgn.reader import read_lines
 
-    games = plies = evals = clocks = 0
-    for line in read_lines(path):
-        p, e, c = _line_counts(line)
-        games += 1
-        plies += p
-        evals += e
-        clocks += c
-    return _result(games=games, plies=plies, evals=evals, clocks=clocks)
+    return _result(**_lines_totals(read_lines(path)))
 
 
 def fastpgn_headers(path: str, limit: int | None) -> int:
@@ -91,15 +96,8 @@ def memory_lines(path: str, limit: int | None) -> int:
     for _line in read_lines(data, openings=table):   # as a program iterates them, keeping none
         pass
     inner = time.perf_counter() - t0
-    games = plies = evals = clocks = 0
-    for line in read_lines(data, openings=table):    # again, untimed, for the counts
-        p, e, c = _line_counts(line)
-        games += 1
-        plies += p
-        evals += e
-        clocks += c
-    return _result(games=games, plies=plies, evals=evals, clocks=clocks,
-                   inner_seconds=inner, backend=_scan.BACKEND)
+    totals = _lines_totals(read_lines(data, openings=table))    # again, untimed, for the counts
+    return _result(**totals, inner_seconds=inner, backend=_scan.BACKEND)
 
 
 def _memory_blocks(path: str):
@@ -126,20 +124,14 @@ def kernel_lines(path: str, limit: int | None) -> int:
     todo = _memory_blocks(path)
     clock = time.perf_counter
     read = inner = 0
-    games = plies = evals = clocks = 0
+    totals = _lines_totals(())
     for b in todo:
         t0 = clock()
         out, n, _rej = scan(b.data, 0, len(b.data), b.offset, read, b.at_stream_start, table, False)
         inner += clock() - t0
         read += n
-        for line in out.decode("utf-8", "replace").splitlines():
-            p, e, c = _line_counts(line)
-            games += 1
-            plies += p
-            evals += e
-            clocks += c
-    return _result(games=games, plies=plies, evals=evals, clocks=clocks,
-                   inner_seconds=inner, backend=_scan.BACKEND)
+        _lines_totals(out.decode("utf-8", "replace").splitlines(), totals)
+    return _result(**totals, inner_seconds=inner, backend=_scan.BACKEND)
 
 
 def kernel_games(path: str, limit: int | None) -> int:
@@ -245,7 +237,8 @@ def fastpgn_validate(path: str, limit: int | None) -> int:
         return 3
     scan = _scan.kernel.lines_from_block
     table = openings.load()
-    games = plies = evals = clocks = rejected = read = 0
+    totals = _lines_totals(())
+    rejected = read = 0
     src = open_source(path)
     try:
         for b in blocks(src.chunks()):
@@ -253,15 +246,10 @@ def fastpgn_validate(path: str, limit: int | None) -> int:
                                    table, False, hook)
             read += n
             rejected += len(rejects)
-            for line in out.decode("utf-8", "replace").splitlines():
-                p, e, c = _line_counts(line)
-                games += 1
-                plies += p
-                evals += e
-                clocks += c
+            _lines_totals(out.decode("utf-8", "replace").splitlines(), totals)
     finally:
         src.close()
-    return _result(games=games, plies=plies, evals=evals, clocks=clocks, rejected=rejected)
+    return _result(**totals, rejected=rejected)
 
 
 # ------------------------------------------------------------------ python-chess (GPL peer)

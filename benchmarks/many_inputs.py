@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import bisect
 import datetime
-import hashlib
 import json
 import os
 import platform
@@ -49,6 +48,7 @@ import time
 from pathlib import Path
 
 from benchmarks.compare import commit, game_starts, machine
+from benchmarks.scaling import chunks_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 TIME = shutil.which("time", path="/usr/bin:/bin")
@@ -130,15 +130,6 @@ def contenders(pieces: list[Path], jobs: int, out: Path, at_once: list[int], pro
     return found
 
 
-def _hash(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.iterdir()):
-        if ".part_" in p.name:
-            h.update(p.name.encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()
-
-
 def _cpu_times() -> tuple[int, int]:
     with open("/proc/stat") as f:
         fields = [int(x) for x in f.readline().split()[1:]]
@@ -205,7 +196,7 @@ def main(argv=None) -> int:
                 r["idle_before"] = idle
                 results[name].append(r)
                 if run == 1:
-                    hashes[name] = _hash(out)
+                    hashes[name] = chunks_hash(out)
                 print(f"[run {run}/{args.runs}] {name}: {r['wall']:.2f} s"
                       + (f" (cores {idle:.0%} idle before)" if idle is not None else ""), file=sys.stderr)
     finally:
@@ -235,7 +226,7 @@ def main(argv=None) -> int:
     print(f"{meta['corpus']} ({pgn_bytes / 1e6:,.0f} MB of PGN) in {len(pieces)} .pgn.zst pieces, -j {args.jobs}, "
           f"{args.backend}; {meta['date']}, {meta['machine']}, commit {meta['commit']}; median of {args.runs} "
           f"rounds; load average {load_before:.1f} before, {load_after:.1f} after\n")
-    print(f"| contender | s | MB/s | vs one-per-input | CPU s | peak RSS MB | same chunks |")
+    print("| contender | s | MB/s | vs one-per-input | CPU s | peak RSS MB | same chunks |")
     print("|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         print(f"| {r['name']} | {r['seconds']:.2f} | {r['mb_per_s']:,.0f} | {r['vs_one_per_input']:.2f}x | "

@@ -100,7 +100,8 @@ def run_once(argv: list[str], env: dict, cwd: Path, poll: float = 0.02) -> dict:
             "threads": len(ticks), "rss_kb": hwm, "stderr": stderr}
 
 
-def _hash_dir(folder: Path) -> str:
+def chunks_hash(folder: Path) -> str:
+    """One hash of a folder's chunk files, names and bytes: equal hashes, identical output."""
     h = hashlib.sha256()
     for p in sorted(folder.iterdir()):
         if ".part_" in p.name:
@@ -166,7 +167,7 @@ def main(argv=None) -> int:
                     games = int(m.group(1).replace(",", ""))
                     pgn_bytes = pgn_bytes or int(float(m.group(3).replace(",", "")) * 1e6)
                 if run == 1:
-                    hashes[name, j] = _hash_dir(out)
+                    hashes[name, j] = chunks_hash(out)
                 results[name, j].append(r)
                 print(f"[run {run}/{args.runs}] {name} -j {j}: {r['wall']:.2f} s, "
                       f"busiest thread {r['busiest_cpu']:.2f} s CPU", file=sys.stderr, flush=True)
