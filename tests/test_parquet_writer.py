@@ -1,7 +1,7 @@
 """fastpgn.arrow.parquet_writer: the settings every Parquet file of fastpgn gets.
 
 Dictionary pages where values repeat, plain pages where they never do
-(game ids, offsets), statistics on the scalar columns only; DuckDB, polars
+(game ids, offsets), byte-stream-split pages for the clocks, statistics on the scalar columns only; DuckDB, polars
 and pyarrow read the files back with the schema's types.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_differential import corpus_files
+from conftest import shared
 from test_scan import decompressed
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
@@ -32,24 +32,28 @@ def table_of(source, **options):
         return pa.Table.from_batches(batches, schema=reader.schema)
 
 
-def test_pages_dictionary_encoded_where_values_repeat_plain_where_unique(tmp_path):
+def test_pages_dictionary_encoded_where_values_repeat_plain_where_unique_split_for_clocks(tmp_path):
     path = tmp_path / "games.parquet"
-    arrow.to_parquet(decompressed(corpus_files()[0]), path)
+    dump = decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
+    arrow.to_parquet(dump, path)
     meta = pq.ParquetFile(path).metadata
     columns = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i)
                for i in range(meta.num_columns)}
     assert set(columns) == {p for f in schema.arrow_schema() for p in arrow._leaf_paths(f)}
-    for name in ("moves.list.element", "clock.list.element", "white", "event", "tags.key_value.key"):
+    for name in ("moves.list.element", "eval_cp.list.element", "white", "event", "tags.key_value.key"):
         assert "RLE_DICTIONARY" in columns[name].encodings, name
-    for name in ("game_id", "offset"):
+    for name in ("game_id", "offset", "clock.list.element"):
         assert "RLE_DICTIONARY" not in columns[name].encodings, name
+    assert "BYTE_STREAM_SPLIT" in columns["clock.list.element"].encodings
     assert columns["white_elo"].statistics.has_min_max and columns["moves.list.element"].statistics is None
     # read back typed by every reader, game for game
-    games = table_of(decompressed(corpus_files()[0]))
+    games = table_of(dump)
     back = pq.read_table(path)
     assert back.schema.field("offset").type == pa.int64() and back.equals(games.cast(back.schema))
-    rows = duckdb.sql(f"SELECT game_id, \"offset\", moves FROM read_parquet('{path}')").fetchall()
-    assert rows == list(zip(*(games.column(c).to_pylist() for c in ("game_id", "offset", "moves"))))
+    rows = duckdb.sql(f"SELECT game_id, \"offset\", moves, clock FROM read_parquet('{path}')").fetchall()
+    assert rows == list(zip(*(games.column(c).to_pylist() for c in ("game_id", "offset", "moves", "clock"))))
+    assert any(clock for *_, clock in rows)
     frame = pl.read_parquet(path)
     assert frame["game_id"].to_list() == games.column("game_id").to_pylist()
+    assert frame["clock"].to_list() == games.column("clock").to_pylist()
     assert frame["offset"].dtype == pl.Int64
