@@ -799,3 +799,23 @@ def test_a_failed_rename_or_state_write_leaves_no_temporary_file(tmp_path, dump,
     # A chunk that could not be renamed is dropped; one renamed before the state write failed is whole.
     assert [f.name for f in chunk_files(out)] == ([] if failing == "chunk rename" else
                                                   [dump.name + ".part_000000.cri.gz"])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own niceness is Linux's")
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_workers_run_below_the_reader_and_writer_priority(jobs):
+    """The workers are interchangeable, the reader and writer threads are not: with more busy threads than
+    cores the workers give way (Parquet at -j 2 on two cores was slower than at -j 1 without it)."""
+    from fastpgn import _schedule
+    from fastpgn._table_formats import chunk_format
+
+    pool = _schedule.start_workers(jobs, chunk_format("lines", "gz", False), None, False, False, None)
+    if pool is None:
+        pytest.skip("one job on the pure backend runs inline, in the main thread")
+    try:
+        # (PRIO_PROCESS, 0): the calling thread's niceness, on Linux
+        seen = {pool.submit(os.getpriority, os.PRIO_PROCESS, 0).result() for _ in range(4)}
+    finally:
+        pool.shutdown()
+    main_thread = os.getpriority(os.PRIO_PROCESS, 0)
+    assert seen == {min(19, main_thread + _schedule.WORKER_NICENESS)} and (main_thread == 19 or min(seen) > main_thread)
