@@ -129,6 +129,7 @@ def start_workers(jobs: int, fmt: ChunkFormat, table, validate: bool, uci: bool,
     (or, with one job, the main process), spawned, so a script of one's
     own that runs a Converter on the pure backend needs the usual
     ``if __name__ == "__main__":`` guard. ``where`` is a Where's spec.
+    Either way the workers run WORKER_NICENESS below the other threads.
     """
     args = (fmt, table, validate, uci)
     kernel = _scan.kernel
