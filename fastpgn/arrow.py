@@ -166,7 +166,6 @@ class ArrowReader(ColumnReader):
         return self._pa.schema([full.field(name) for name in self.columns], metadata=full.metadata)
 
     def _read(self) -> Iterator:
-        pa = self._pa
         pending = []    # batches of whole blocks, not yet batch_size rows together
         rows = 0
         try:
