@@ -44,7 +44,11 @@ class Game(_GameCore):
     kernel's ``GameCore``, which the kernel fills as it reads the game.
     The kernel builds the three per-ply lists with the game; their short
     tokens and clock values come from its caches, so a ply costs little
-    more than a pointer.
+    more than a pointer. As made they hold only str, int, float and None,
+    so the compiled kernel leaves them out of Python's cycle collector
+    (which would walk every ply of every game kept): a list that a program
+    makes part of a reference cycle (``game.moves.append(game)``) is freed
+    only once the cycle is broken.
 
     >>> g = next(read_games(b'[Site "https://lichess.org/abc"]\\n\\n1. e4 { [%clk 0:01:00] } e5 *\\n'))
     >>> g.id, g.moves, g.clocks, g.evals, g.result
