@@ -7,7 +7,7 @@ Three parts, each with one job:
   payload is cut at a count of games, and how a chunk file is written;
   :class:`LinesFormat`, the 22-field lines, is the one there is;
 - :class:`ChunkFiles` makes chunks of exactly ``size`` games of payloads, in
-  order: ``NAME.part_NNNNNN<suffix>``, written as ``.tmp``, made durable
+  order: ``NAME.part_NNNNNN<suffix>``, written as ``.NAME.part_NNNNNN<suffix>.tmp``, made durable
   (fsync) and renamed when complete, so a chunk that exists is whole;
 - :class:`ChunkWriter` is the chunk files' own thread.
 """
@@ -216,7 +216,8 @@ class ChunkFiles:
         return self.folder / f"{self.prefix}.part_{index:06d}{self.format.suffix}"
 
     def _tmp(self) -> Path:
-        return self.path(self.index).with_name(self.path(self.index).name + ".tmp")
+        # Hidden until whole: pandas, pyarrow and Spark reading the folder meanwhile pass over dot files.
+        return self.path(self.index).with_name("." + self.path(self.index).name + ".tmp")
 
     def room(self) -> int:
         return self.size - self.lines

@@ -51,7 +51,7 @@ def is_pgn_name(name: str) -> bool:
 
     >>> is_pgn_name("lichess_db_standard_rated_2024-01.pgn.zst"), is_pgn_name("notes.txt")
     (True, False)
-    >>> is_pgn_name("games.pgn.zst.rejected.pgn"), is_pgn_name(".hidden.pgn")
+    >>> is_pgn_name("_games.pgn.zst.rejected.pgn"), is_pgn_name(".hidden.pgn")
     (False, False)
     """
     return name.lower().endswith(PGN_SUFFIXES) and not _own_output(name)

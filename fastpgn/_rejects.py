@@ -1,4 +1,4 @@
-"""The dump converter's rejected games: ``<input>.rejected.pgn``, itself a PGN file.
+"""The dump converter's rejected games: ``_<input>.rejected.pgn``, itself a PGN file.
 
 Each rejected game is written raw after a comment line that names it::
 

@@ -1,7 +1,7 @@
 """The dump converter's resume state: where an interrupted run goes on, and the record of a finished one.
 
 After each complete chunk the converter saves, as JSON beside the chunks
-(``<input>.fastpgn-state.json``), the options of the run and where the next
+(``.<input>.fastpgn-state.json``), the options of the run and where the next
 chunk starts: the block that holds the boundary, the games of that block
 already in chunks, and the counts up to there. A finished run saves its
 totals (``complete``) in a hidden record instead (``.<input>.fastpgn-done.json``).
@@ -28,7 +28,7 @@ class Tally:
 
     games_read: int = 0
     games_rejected: int = 0
-    rejects_size: int = 0       # bytes of ``<input>.rejected.pgn``: a resumed run cuts the file back to this
+    rejects_size: int = 0       # bytes of ``_<input>.rejected.pgn``: a resumed run cuts the file back to this
     games_filtered: int = 0
 
 

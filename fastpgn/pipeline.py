@@ -19,14 +19,14 @@ that block's member, splits its lines and compresses each piece on its own
 function of the input and the options, so any ``-j`` and a ``--resume`` give
 identical files.
 
-Safety. A chunk is written as ``NAME.tmp`` and renamed when complete. After
-each complete chunk a small JSON state (``<input>.fastpgn-state.json``)
+Safety. A chunk is written as a hidden ``.NAME.tmp`` and renamed when complete. After
+each complete chunk a small JSON state (``.<input>.fastpgn-state.json``)
 records where its successor starts: the block that holds the boundary, the
 lines of that block already written, and the counters. ``--resume`` restarts
 from that block; a run that finishes replaces it by a hidden record
 (``.<input>.fastpgn-done.json``), so that ``--resume`` then does nothing. Bad games are written,
 raw and with a ``%`` comment line naming byte, game number and reason, to
-``<input>.rejected.pgn``, itself a PGN file; games read = games written +
+``_<input>.rejected.pgn``, itself a PGN file; games read = games written +
 games rejected.
 
 Ownership. The chunks, state and rejected games of one input in one folder
@@ -288,10 +288,10 @@ class Converter:
             self.folder = Path(opts.output_dir)
         else:
             self.folder = Path.cwd() if stdin else Path(opts.input).resolve().parent
-        self.state_path = self.folder / f"{name}.fastpgn-state.json"
+        self.state_path = self.folder / f".{name}.fastpgn-state.json"
         # A finished run's record, hidden (Spark and globs pass over dot files): --resume then has nothing to do.
         self.done_path = self.folder / f".{name}.fastpgn-done.json"
-        self.rejects_path = self.folder / f"{name}.rejected.pgn"
+        self.rejects_path = self.folder / f"_{name}.rejected.pgn"
         self.summary = Summary(backend=_scan.BACKEND, workers=self.jobs)
         from fastpgn import filters
 
@@ -327,7 +327,7 @@ class Converter:
         rejected games."""
         names = {self.state_path.name, self.state_path.name + ".tmp", self.rejects_path.name,
                  self.done_path.name, self.done_path.name + ".tmp"}
-        parts = f"{self.prefix}.part_"
+        parts = (f"{self.prefix}.part_", f".{self.prefix}.part_")     # chunks, and the hidden unfinished one
         try:
             entries = sorted(os.listdir(self.folder))
         except OSError:

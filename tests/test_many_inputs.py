@@ -94,7 +94,7 @@ def test_any_jobs_and_any_inputs_at_once_give_identical_chunks(tmp_path, damaged
         list(ManyInputs(list(map(str, inputs)), opts, at_once=at_once).run())
         seen.append(outputs(out))
     assert all(s == seen[0] for s in seen[1:])
-    assert "cut.pgn.zst.rejected.pgn" in seen[0]
+    assert "_cut.pgn.zst.rejected.pgn" in seen[0]
 
 
 def test_counts_reconcile_per_input_and_in_the_total(tmp_path, capsys):
@@ -133,7 +133,7 @@ def test_counts_reconcile_per_input_and_in_the_total(tmp_path, capsys):
     written, rejected, filtered, read, chunks = numbers(total)
     assert [written, rejected, filtered, read, chunks] == [sum(col) for col in zip(*per_input)]
     assert read == written + rejected + filtered
-    assert "mixed.pgn.rejected.pgn" in err
+    assert "_mixed.pgn.rejected.pgn" in err
 
 
 def test_a_damaged_input_is_named_and_the_others_convert(tmp_path, damaged, capsys):
@@ -185,7 +185,7 @@ def test_stdout_is_one_stream_in_input_order(tmp_path, damaged):
     proc = subprocess.run([sys.executable, "-m", "fastpgn", inputs[0], str(damaged["cut"]), inputs[1], "-o", "-"],
                           env=ENV, cwd=tmp_path, capture_output=True)
     assert proc.returncode == 1 and proc.stdout.count(b"\n") == 2499 + 1137 + 999, proc.stderr
-    assert (tmp_path / "cut.pgn.zst.rejected.pgn").exists()     # in the current folder, as for one input
+    assert (tmp_path / "_cut.pgn.zst.rejected.pgn").exists()     # in the current folder, as for one input
 
 
 def _big(tmp_path: Path, copies: int) -> Path:
@@ -198,7 +198,7 @@ def _big(tmp_path: Path, copies: int) -> Path:
 
 def _chunks_so_far(folder: Path) -> int:
     total = 0
-    for state in folder.glob("*.fastpgn-state.json"):
+    for state in folder.glob(".*.fastpgn-state.json"):
         try:
             total += json.loads(state.read_text())["progress"].get("chunk", 0)
         except (ValueError, OSError):
@@ -229,7 +229,7 @@ def test_killed_many_input_run_then_resume_is_identical(tmp_path, sig):
     done = subprocess.run(cmd + ["--resume"], env=ENV, capture_output=True)
     assert done.returncode == 0, done.stderr
     assert outputs(out) == outputs(reference)
-    assert not list(out.glob("*.tmp")) and not list(out.glob("*.fastpgn-state.json"))
+    assert not list(out.glob("*.tmp")) and not list(out.glob(".*.fastpgn-state.json"))
     # Once more: every input is converted already, and each says so.
     again = subprocess.run(cmd[:-1] + ["--resume"], env=ENV, capture_output=True, text=True)
     assert again.returncode == 0 and again.stderr.count("nothing to resume") == 3, again.stderr
@@ -247,7 +247,7 @@ def test_folders_and_patterns(tmp_path, capsys):
     assert [Path(p).name for p in expand_inputs([str(dumps)])] == names
     # Beside its inputs, a run leaves chunks and rejected games: a rerun on the folder takes none of them.
     assert main([str(dumps), "1000", "-q"]) == 0
-    (dumps / f"{names[0]}.rejected.pgn").write_text("% fastpgn rejected game 1 ...\n")
+    (dumps / f"_{names[0]}.rejected.pgn").write_text("% fastpgn rejected game 1 ...\n")
     assert [Path(p).name for p in expand_inputs([str(dumps)])] == names
     assert main([str(dumps), "1000", "-q", "--resume"]) == 0
     # A quoted pattern, expanded here; ** crosses folders; a file named twice is converted once.

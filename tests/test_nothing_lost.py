@@ -75,7 +75,7 @@ def _damaged_bzip2(tmp_path: Path, games: bytes) -> dict[str, Path]:
 
 
 def _outcome(folder: Path, name: str) -> tuple[list[bytes], bytes | None]:
-    rejects = folder / f"{name}.rejected.pgn"
+    rejects = folder / f"_{name}.rejected.pgn"
     return [f.read_bytes() for f in chunk_files(folder)], rejects.read_bytes() if rejects.exists() else None
 
 
@@ -152,7 +152,7 @@ def test_a_used_output_folder_is_refused_unless_resume_or_overwrite(tmp_path, ca
     first = {f.name: f.read_bytes() for f in chunk_files(out)}
     assert len(first) == 9
     # The state JSON gives way to a hidden record: nothing but chunks is left to see.
-    assert not (out / f"{src.name}.fastpgn-state.json").exists()
+    assert not (out / f".{src.name}.fastpgn-state.json").exists()
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(first)
     for again in (["1000"], ["300", "--compression", "zst"]):
         assert main([str(src), *again, "-o", str(out)]) == 2
@@ -204,7 +204,7 @@ def test_two_runs_on_one_output_folder_at_once(tmp_path, games_2021, capsys):
     _, stderr = first.communicate(pgn, timeout=60)
     assert first.returncode == 0, stderr
     assert all_lines(out) == list(read_lines(games_2021))
-    assert (out / "stdin.rejected.pgn").read_text().count("% fastpgn rejected game") == 1
+    assert (out / "_stdin.rejected.pgn").read_text().count("% fastpgn rejected game") == 1
     assert not lock.exists()
     # A run killed with its lock held leaves the file, not the lock: the next run goes ahead.
     killed = subprocess.Popen([sys.executable, "-m", "fastpgn", "-", "200", "-o", str(out), "-q", "--overwrite"],
@@ -230,7 +230,7 @@ def test_limit_counts_only_the_games_it_considered(tmp_path, games_2021, capsys)
     assert main([str(src), "1000", "-o", str(tmp_path / "o"), "--limit", "10"]) == 0
     err = capsys.readouterr().err
     assert err.startswith("fastpgn: 10 games written, 1 rejected (of 11 read), 1 chunk, "), err
-    assert (tmp_path / "o" / "mixed.pgn.rejected.pgn").read_text().count("% fastpgn rejected game") == 1
+    assert (tmp_path / "o" / "_mixed.pgn.rejected.pgn").read_text().count("% fastpgn rejected game") == 1
     assert all_lines(tmp_path / "o") == list(read_lines(games_2021))[:10]
     # The limit on the last line of a block whose later games were rejected: those are not counted either.
     assert main([str(src), "1000", "-o", str(tmp_path / "p"), "--limit", "5"]) == 0
@@ -300,10 +300,10 @@ def test_resume_leaves_no_empty_rejects_file(tmp_path, games_2021, monkeypatch):
     monkeypatch.setattr(pipeline.ChunkFiles, "close", close_then_die)
     assert main([str(src), "300", "-o", str(out), "-q", "-j", "1"]) == 130
     monkeypatch.setattr(pipeline.ChunkFiles, "close", original)
-    assert (out / "big.pgn.fastpgn-state.json").exists()
+    assert (out / ".big.pgn.fastpgn-state.json").exists()
     assert main([str(src), "300", "-o", str(out), "-q", "-j", "1", "--resume"]) == 0
-    assert not (out / "big.pgn.rejected.pgn").exists()
-    assert not (out / "big.pgn.fastpgn-state.json").exists()
+    assert not (out / "_big.pgn.rejected.pgn").exists()
+    assert not (out / ".big.pgn.fastpgn-state.json").exists()
     assert len(all_lines(out)) == 2 * 999
 
 

@@ -261,7 +261,7 @@ def test_the_converter_validates_and_writes_uci(tmp_path):
         assert main([str(src), "100", "-o", str(out), "-q", "--compression", "none", *flags]) == 0
         lines = [line for path in sorted(out.glob("*.part_*")) for line in path.read_text("utf-8").splitlines()]
         assert len(lines) == 4 and lines[0].split("\u2502")[19].startswith(expected_moves)
-        rejected = (out / f"{CASE.name}.rejected.pgn").read_text("utf-8")
+        rejected = (out / f"_{CASE.name}.rejected.pgn").read_text("utf-8")
         assert "NULL0004" in rejected and IN_CHECK in rejected
 
 

@@ -146,9 +146,12 @@ def test_killed_then_resume_is_identical(tmp_path, fmt):
     out = tmp_path / "killed"
     cmd = [sys.executable, "-m", "fastpgn", str(src), "400", "-o", str(out), "-j", "2", "-q", "--format", fmt]
     proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
-    signal_after_chunks(proc, out / "big.pgn.fastpgn-state.json", 3, signal.SIGKILL)
+    signal_after_chunks(proc, out / ".big.pgn.fastpgn-state.json", 3, signal.SIGKILL)
     for f in chunk_files(out):
         assert f.read_bytes() == (ref / f.name).read_bytes()     # a chunk under its final name is whole
+    if fmt == "parquet":    # the folder, read as pandas and Spark read it: the whole chunks alone (not the
+        # unfinished one the kill left, nor the state)
+        assert pq.read_table(out).num_rows == 400 * len(chunk_files(out))
     done = subprocess.run(cmd + ["--resume"], env=ENV, capture_output=True)
     assert done.returncode == 0, done.stderr
     assert [f.name for f in chunk_files(out)] == [f.name for f in chunk_files(ref)]
@@ -181,7 +184,9 @@ def test_a_game_with_an_illegal_move_is_rejected_in_parquet_as_in_lines(tmp_path
     summary = convert(pgn, tmp_path / "out", "parquet", validate=True)
     assert parquet_table(tmp_path / "out").column("white").to_pylist() == ["a", "c"]
     assert (summary.games_read, summary.games_written, summary.games_rejected) == (3, 2, 1)
-    assert b"illegal move" in (tmp_path / "out" / "games.pgn.rejected.pgn").read_bytes()
+    assert b"illegal move" in (tmp_path / "out" / "_games.pgn.rejected.pgn").read_bytes()
+    # the rejected games beside the chunks do not stop a reader of the folder (pd.read_parquet("out/"))
+    assert pq.read_table(tmp_path / "out").column("white").to_pylist() == ["a", "c"]
 
 
 def _stdout_of(args: list[str], cwd: Path | None = None) -> tuple[int, bytes, str]:
@@ -216,7 +221,7 @@ def test_stdout_keeps_rejected_games_in_the_current_folder_and_writes_nothing_be
     code, out, err = _stdout_of([str(pgn), "-o", "-"], cwd=work)
     assert code == 0 and out.count(b"\n") == 2, err
     assert "1 rejected" in err
-    assert b"unterminated comment" in (work / "games.pgn.rejected.pgn").read_bytes()
+    assert b"unterminated comment" in (work / "_games.pgn.rejected.pgn").read_bytes()
     assert sorted(p.name for p in folder.iterdir()) == ["games.pgn"]       # no lock, state or probe left there
 
 

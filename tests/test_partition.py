@@ -116,7 +116,7 @@ def test_any_jobs_and_a_killed_run_resumed_give_the_same_tree(tmp_path, mixed):
     out = tmp_path / "killed"
     cmd = [sys.executable, "-m", "fastpgn", *args, "-o", str(out)]
     proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
-    signal_after_chunks(proc, out / "mixed.pgn.fastpgn-state.json", 2, signal.SIGKILL)
+    signal_after_chunks(proc, out / ".mixed.pgn.fastpgn-state.json", 2, signal.SIGKILL)
     done = subprocess.run(cmd + ["--resume"], env=ENV, capture_output=True)
     assert done.returncode == 0, done.stderr
     assert tree(out) == tree(fresh)

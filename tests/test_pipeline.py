@@ -112,8 +112,8 @@ def test_rejected_games_are_kept_beside_the_chunks(tmp_path, capsys):
     # Kept and counted, the rejects do not fail the run (a month's dump with one odd game still exits 0).
     assert code == 0
     err = capsys.readouterr().err
-    assert "2 games written, 2 rejected (of 4 read)" in err and "mixed.pgn.rejected.pgn" in err
-    rejected = (tmp_path / "o" / "mixed.pgn.rejected.pgn").read_text()
+    assert "2 games written, 2 rejected (of 4 read)" in err and "_mixed.pgn.rejected.pgn" in err
+    rejected = (tmp_path / "o" / "_mixed.pgn.rejected.pgn").read_text()
     assert rejected.count("% fastpgn rejected game") == 2
     assert "game 1 at PGN byte" in rejected and "invalid move token 'hello'" in rejected
     assert "game 3 at PGN byte" in rejected and "malformed clock" in rejected
@@ -388,7 +388,7 @@ def test_killed_process_then_resume_is_identical(tmp_path, dump, sig):
     out = tmp_path / "killed"
     cmd = [sys.executable, "-m", "fastpgn", str(src), "500", "-o", str(out), "-j", "2", "-q"]
     proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
-    code = signal_after_chunks(proc, out / "big.pgn.fastpgn-state.json", 3, sig)
+    code = signal_after_chunks(proc, out / ".big.pgn.fastpgn-state.json", 3, sig)
     if sig == signal.SIGINT and code != 0:
         assert code == 130
         err = proc.stderr.read().decode()
@@ -409,7 +409,7 @@ def test_resume_state_round_trip(tmp_path):
     from fastpgn.errors import InputError
 
     options = {"version": 1, "input": "x.pgn", "chunk_size": 700}
-    path = tmp_path / "x.pgn.fastpgn-state.json"
+    path = tmp_path / ".x.pgn.fastpgn-state.json"
     before, after = Tally(3470, 2, 700, 9), Tally(3562, 3, 1100, 9)
     # A chunk boundary inside a block: resume at the block, its first 40 games skipped ...
     inside = ResumeState.checkpoint(chunk=5, games_written=3500, start=1000, end=2000, lines_done=40, count=90,
@@ -478,15 +478,15 @@ def test_a_state_file_of_an_earlier_version_resumes(tmp_path, dump, version):
     out.mkdir()
     for f in chunk_files(ref_out)[:8]:      # the chunks the interrupted run completed
         (out / f.name).write_bytes(f.read_bytes())
-    rejects = (ref_out / "big.pgn.rejected.pgn").read_bytes()
+    rejects = (ref_out / "_big.pgn.rejected.pgn").read_bytes()
     assert len(rejects) == 394
     # The interrupted run had rejected a game after its last checkpoint too: resuming drops it.
-    (out / "big.pgn.rejected.pgn").write_bytes(rejects + b"% fastpgn rejected game 9000 at PGN byte 1: x\n*\n\n")
+    (out / "_big.pgn.rejected.pgn").write_bytes(rejects + b"% fastpgn rejected game 9000 at PGN byte 1: x\n*\n\n")
     state = (EARLIER_STATE.replace("INPUT_SIZE", str(src.stat().st_size))
              .replace("GZIP", f"{pipeline.GZIP_LIBRARY}-{pipeline.GZIP_LEVEL}"))
     if version == "before filters":
         state = state.replace('  "games_filtered": 0,\n', "")
-    (out / "big.pgn.fastpgn-state.json").write_text(state)
+    (out / ".big.pgn.fastpgn-state.json").write_text(state)
     summary = Converter(Options(input=str(src), chunk_size=700, output_dir=str(out), jobs=1, block_size=300_000,
                                 resume=True)).run()
     assert summary.resumed_from_chunk == 8
@@ -494,8 +494,8 @@ def test_a_state_file_of_an_earlier_version_resumes(tmp_path, dump, version):
         reference.games_read, reference.games_written, reference.games_rejected) == (4 * 2499 + 2, 4 * 2499 + 1, 1)
     assert [f.name for f in chunk_files(out)] == [f.name for f in chunk_files(ref_out)]
     assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(ref_out)]
-    assert (out / "big.pgn.rejected.pgn").read_bytes() == rejects
-    assert not (out / "big.pgn.fastpgn-state.json").exists()
+    assert (out / "_big.pgn.rejected.pgn").read_bytes() == rejects
+    assert not (out / ".big.pgn.fastpgn-state.json").exists()
 
 
 def test_validate_rejects_illegal_games_and_uci_writes_uci(tmp_path):
@@ -508,7 +508,7 @@ def test_validate_rejects_illegal_games_and_uci_writes_uci(tmp_path):
     assert main([str(src), "10", "-o", str(tmp_path / "v"), "-q", "--validate"]) == 0
     lines = all_lines(tmp_path / "v")
     assert len(lines) == 1 and lines[0].split("\u2502")[19] == "e4 e5 Qh5 Nc6 Bc4 Nf6?? Qxf7#"
-    rejected = (tmp_path / "v" / "v.pgn.rejected.pgn").read_text()
+    rejected = (tmp_path / "v" / "_v.pgn.rejected.pgn").read_text()
     assert "game 2" in rejected and "Qxf8#" in rejected
     assert main([str(src), "10", "-o", str(tmp_path / "u"), "-q", "--uci", "-j", "2"]) == 0
     fields = all_lines(tmp_path / "u")[0].split("\u2502")
@@ -534,7 +534,7 @@ def test_validated_runs_are_identical_for_any_jobs(tmp_path, dump, flag):
     assert s1.games_read == s2.games_read == 2499 + 4
     assert s1.games_rejected == s2.games_rejected == 2
     assert [f.read_bytes() for f in chunk_files(out1)] == [f.read_bytes() for f in chunk_files(out2)]
-    assert (out1 / "mixed.pgn.rejected.pgn").read_bytes() == (out2 / "mixed.pgn.rejected.pgn").read_bytes()
+    assert (out1 / "_mixed.pgn.rejected.pgn").read_bytes() == (out2 / "_mixed.pgn.rejected.pgn").read_bytes()
     lines = all_lines(out1)
     unvalidated = [line for line in read_lines(src) if line.split("\u2502")[19] != "e4 e5 Ke3"]
     assert len(lines) == len(unvalidated) == 2499 + 2

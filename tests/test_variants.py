@@ -54,7 +54,7 @@ def test_the_converter_keeps_variant_games_and_exits_0(tmp_path, capsys):
     assert main([str(path), "100", "-o", str(tmp_path / "v"), "--validate"]) == 0
     err = capsys.readouterr().err
     assert "0 games written, 83 rejected (of 83 read)" in err
-    rejected = (tmp_path / "v" / f"{path.name}.rejected.pgn").read_text()
+    rejected = (tmp_path / "v" / f"_{path.name}.rejected.pgn").read_text()
     assert rejected.count("unsupported variant: crazyhouse") == 83
     assert main([str(path), "100", "-o", str(tmp_path / "p"), "-q"]) == 0
     assert len(all_lines(tmp_path / "p")) == 83

@@ -29,7 +29,7 @@ from fastpgn.errors import InputError, PGNError
 EXIT_CODES = """\
 exit status (the same for every command):
   0    the run finished; bad games it skipped are counted on stderr and kept
-       (the converter: in <input>.rejected.pgn), and do not fail the run
+       (the converter: in _<input>.rejected.pgn), and do not fail the run
   1    the input is damaged (truncated or corrupt: the games after the damage
        are lost, every whole game before it is written), or --errors raise
        stopped the run at a bad game
@@ -72,7 +72,7 @@ other commands (each has --help):
   openings       build the openings map from the lichess chess-openings list
 
 Bad games are skipped, counted and appended with their byte offset and reason
-to <input>.rejected.pgn beside the chunks; games read = written + rejected.
+to _<input>.rejected.pgn beside the chunks; games read = written + rejected.
 A second run into a folder that holds the input's chunks needs --resume (go
 on with an interrupted run) or --overwrite (start again).
 
@@ -156,7 +156,7 @@ def convert_parser() -> argparse.ArgumentParser:
                         help="chunk compression of lines and csv (default gz: gzip, Spark and Python read it whole; "
                              "none with -o -); Parquet is zstd inside")
     parser.add_argument("--errors", choices=("skip", "raise"), default="skip",
-                        help="skip (default): reject bad games to <input>.rejected.pgn and go on; "
+                        help="skip (default): reject bad games to _<input>.rejected.pgn and go on; "
                              "raise: stop at the first one")
     parser.add_argument("--limit", type=_chunk_size, metavar="N", help="stop after writing N games")
     parser.add_argument("--openings-map", metavar="FILE",
