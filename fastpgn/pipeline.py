@@ -357,7 +357,8 @@ class Converter:
         shown = ", ".join(named[:3]) + (f" and {len(owned) - 3:,} more" if len(owned) > 3 else "")
         if not opts.resume:
             raise OutputError(f"{self.folder} already holds output for {self.prefix} ({shown}): "
-                              "add --resume to continue an interrupted run, or --overwrite to replace it")
+                              "add --resume to continue an interrupted run, --overwrite to replace it, or give "
+                              "another -o folder (to keep both, in two formats say)")
         if not (self.state_path.exists() or self.done_path.exists()):
             raise OutputError(f"nothing to resume in {self.folder}: it holds output for {self.prefix} "
                               f"({shown}) but no record of the run that wrote it; add --overwrite to "

@@ -311,6 +311,12 @@ def test_positional_arguments(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([a, b, "0", "-q"])
     assert "CHUNK_SIZE must be at least 1" in capsys.readouterr().err
+    # A mistyped CHUNK_SIZE is named as one, not taken for a second input (nor "-5" for an option)
+    for typo, says in (("100,000", "'100,000', is neither a file nor a whole number"),
+                       ("1e5", "'1e5', is neither a file nor a whole number"), ("-5", "at least 1")):
+        with pytest.raises(SystemExit) as stop:
+            main([a, typo, "-o", str(tmp_path / "typo"), "-q"])
+        assert stop.value.code == 2 and says in capsys.readouterr().err, typo
     assert main([a, "-", "100", "-q"]) == 2
     assert "stdin" in capsys.readouterr().err
     help_text = subprocess.run([sys.executable, "-m", "fastpgn", "--help"], env=ENV, capture_output=True,

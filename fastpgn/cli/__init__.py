@@ -244,7 +244,7 @@ def _positional_indexes(parser: argparse.ArgumentParser, argv: list[str]) -> lis
             skip = False
         elif arg == "--":
             return found + list(range(i + 1, len(argv)))
-        elif arg.startswith("-") and arg != "-":
+        elif arg.startswith("-") and arg != "-" and not _is_int(arg):   # ("-5": a CHUNK_SIZE, refused below)
             skip = arg in takes_value          # "--min-elo 2000"; "--min-elo=2000" is one token
         else:
             found.append(i)
@@ -286,6 +286,13 @@ def convert_main(argv) -> int:
         parser.error(f"argument CHUNK_SIZE: {exc}")
     to_stdout = args.output_dir == "-"
     if args.chunk_size is None and not to_stdout:
+        import glob
+
+        last = args.inputs[-1] if len(args.inputs) >= 2 else None
+        if last is not None and not (last == "-" or os.path.exists(last) or glob.has_magic(last)):
+            # "dump.pgn.zst 100,000": a mistyped CHUNK_SIZE, not a second input
+            parser.error(f"argument CHUNK_SIZE: the last argument, {last!r}, is neither a file nor a whole "
+                         "number of games per chunk (such as 100000 or 100_000)")
         parser.error("the following arguments are required: CHUNK_SIZE (games per chunk file; "
                      "leave it out only with -o -, one stream to stdout)")
     if args.partition and args.format != "parquet":
