@@ -1143,7 +1143,7 @@ cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game
     cdef bint skip
     while pos < end:
         stop = _line_end(buf, pos, end)
-        if not _is_blank(buf, pos, stop):
+        if not (_is_blank(buf, pos, stop) or buf[pos] == b'%'):     # (an escape line is no game's)
             break
         pos = stop + 1
     if pos >= end:
@@ -1151,6 +1151,11 @@ cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game
     game.reset(pos)
     r = 0
     while True:
+        if buf[pos] == b'%':        # an escape line among the tags
+            pos = _line_end(buf, pos, end) + 1
+            if pos >= end:
+                break
+            continue
         if buf[pos] == b'[':
             rest = _plain_tag_line(buf, pos, end, game)
             if rest >= 0:

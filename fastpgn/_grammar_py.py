@@ -582,7 +582,7 @@ def _scan_game(buf: bytes, pos: int, end: int, where=None, headers: bool = False
     """
     while pos < end:
         stop = _line_end(buf, pos, end)
-        if not _is_blank(buf, pos, stop):
+        if not (_is_blank(buf, pos, stop) or buf[pos] == 37):   # (a '%' escape line is no game's)
             break
         pos = stop + 1
     if pos >= end:
@@ -591,6 +591,11 @@ def _scan_game(buf: bytes, pos: int, end: int, where=None, headers: bool = False
     try:
         while True:
             stop = _line_end(buf, pos, end)
+            if buf[pos] == 37:  # an escape line among the tags
+                pos = stop + 1
+                if pos >= end:
+                    break
+                continue
             if not _is_tag_line(buf, pos, stop):
                 break
             rest = _tags_on_line(buf, pos, stop, game.tags)

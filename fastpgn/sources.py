@@ -481,11 +481,36 @@ def is_parquet_input(path: str | os.PathLike) -> bool:
 
 
 def check_pgn(head: bytes, name: str) -> None:
-    """Raise InputError unless the first decompressed bytes can start PGN (text, not binary)."""
+    """Raise InputError unless the first decompressed bytes can start PGN (text, not binary).
+
+    PGN starts with a tag, a comment, an escape line, a move number or
+    result, or (a game without tags) a SAN move: a pawn's square or capture,
+    a piece letter, castling, a null move. Text that starts otherwise (a
+    README, JSON, CSV with a header row, a letter) is refused here, where it
+    would be one rejected "game" of the whole file.
+
+    >>> check_pgn(b"e4 e5 *", "a.pgn"), check_pgn(b"Nf3 d5", "a.pgn"), check_pgn(b"-- e5", "a.pgn")
+    (None, None, None)
+    >>> check_pgn(b"hello world", "notes.pgn")
+    Traceback (most recent call last):
+      ...
+    fastpgn.errors.InputError: notes.pgn is not PGN: it starts with b'hello world' (PGN byte 0)
+    """
     nul = head.find(b"\0", 0, 1 << 16)
     if nul >= 0:
         raise InputError(f"{name} is not PGN: binary data", nul)
     text = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
     text = text.lstrip(b" \t\r\n")
-    if text and text[:1] not in b"[{;%(*0123456789" and not text[:1].isalpha():
+    if text and not _can_start_pgn(text[:2]):
         raise InputError(f"{name} is not PGN: it starts with {text[:16]!r}", head.find(text[:1]))
+
+
+def _can_start_pgn(two: bytes) -> bool:
+    first, second = two[:1], two[1:2]
+    if first in b"[{;%(*0123456789" and first:
+        return True
+    if first in b"abcdefgh":                # e4, exd5
+        return second in b"12345678x"
+    if first in b"KQRBNP":                  # Nf3, Nbd2, Qxe5, N@f3 (a drop), P@e4
+        return second in b"abcdefgh12345678x@"
+    return two in (b"O-", b"--", b"Z0")     # castling, null moves

@@ -353,3 +353,23 @@ def test_readers_refuse_binary_input_as_the_converter_does(tmp_path):
         with pytest.raises(InputError, match=f"^{path} is not PGN: binary data"):
             list(reader)
         assert reader.games_read == 0 and not reader.rejected
+
+
+@pytest.mark.parametrize("text", [b"hello world\nthis is not a game\n", b"white,black,result\nann,bob,1-0\n",
+                                  b"Event: Rated Blitz game\nWhite: ann\n", b'\xef\xbb\xbf  "quoted" text\n'])
+def test_text_that_cannot_start_pgn_is_refused_whole_not_rejected_as_one_game(tmp_path, capsys, text):
+    """A note, a CSV or a list of tags without brackets: exit 2 and one line, not 'exit 0, 1 rejected'."""
+    path = tmp_path / "notes.pgn"
+    path.write_bytes(text)
+    assert main([str(path), "10", "-o", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fastpgn: {path} is not PGN: it starts with ") and err.count("\n") == 1
+    assert not (tmp_path / "out" / "_notes.pgn.rejected.pgn").exists()
+    with pytest.raises(InputError, match="is not PGN"):
+        list(read_games(path))
+
+
+@pytest.mark.parametrize("start", [b"e4 e5 *", b"exd5 *", b"Nf3 d5 *", b"N@f3 *", b"O-O *", b"-- e5 *",
+                                   b"Z0 e5 *", b"1. e4 *", b"{ a note } 1. e4 *", b"% escape\n1. d4 *"])
+def test_a_tagless_game_may_start_with_any_move(start):
+    assert len(list(read_games(start, errors="skip"))) == 1
