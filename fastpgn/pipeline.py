@@ -314,6 +314,8 @@ class Converter:
     # -- the output folder and the run
 
     def _check_output(self) -> None:
+        if self.folder.exists() and not self.folder.is_dir():
+            raise OutputError(f"cannot write to {self.folder}: it is a file, and -o names the folder of the output")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             probe = self.folder / f".{self.prefix}.fastpgn-probe"

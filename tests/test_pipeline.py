@@ -187,6 +187,8 @@ def test_missing_file_folder_and_unwritable_output_exit_2(tmp_path, dump, capsys
     blocker.write_text("x")
     assert main([str(dump), "10", "-o", str(blocker / "sub"), "-q"]) == 2
     assert "cannot write" in capsys.readouterr().err
+    assert main([str(dump), "10", "-o", str(blocker), "-q"]) == 2     # -o names a file
+    assert capsys.readouterr().err == f"fastpgn: cannot write to {blocker}: it is a file, and -o names the folder of the output\n"
 
 
 def test_a_full_disk_keeps_whole_chunks_and_resume_finishes(tmp_path):

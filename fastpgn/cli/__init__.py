@@ -133,7 +133,7 @@ def convert_parser() -> argparse.ArgumentParser:
                              "pattern convert several inputs at once (below)")
     # Which positional argument is CHUNK_SIZE is decided before argparse sees them (_positionals).
     parser.add_argument("chunk_size", metavar="CHUNK_SIZE", nargs="?",
-                        help="games per output file, e.g. 100000 or 100_000 (not with -o -); with several "
+                        help="games per output file, e.g. 100000 or 100_000 (none needed with -o -); with several "
                              "positional arguments, the last one when it is a whole number")
     parser.add_argument("-o", "--output-dir", metavar="DIR",
                         help="folder for the chunks (default: beside the input; the current folder for stdin or a "

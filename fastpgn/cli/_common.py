@@ -321,7 +321,7 @@ class Run:
 
     def summary(self) -> str:
         line = (f"{self.prog}: {plural(self.written + self.rejected, 'game')} read, "
-                f"{self.written} written, {self.rejected} rejected")
+                f"{self.written:,} written, {self.rejected:,} rejected")
         return f"{line}; {self.note}" if self.note else line
 
 
