@@ -230,10 +230,6 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
 
 # Unique to a game: a dictionary would only cost there (plain pages are smaller and written faster).
 _PLAIN_COLUMNS = ("game_id", "offset")
-# Floats that vary slowly (seconds left on the clock): byte-stream-split pages, the bytes of like rank side
-# by side, compress better than a dictionary's indices and are written faster (per 100 MB of PGN: 2.0
-# against 2.6 MB, 29 against 38 ms).
-_SPLIT_COLUMNS = ("clock",)
 
 
 def _leaf_paths(field) -> list[str]:
@@ -252,12 +248,12 @@ def parquet_writer(where, arrow_schema):
     """A ``pyarrow.parquet.ParquetWriter`` with the settings of every Parquet file fastpgn writes (the
     converter's chunks, ``to_parquet``, ``fastpgn.spark.convert``).
 
-    zstd; dictionary pages for every column but ``game_id``, ``offset`` and
-    ``clock`` (the writer falls back to plain pages where a dictionary grows
-    past its limit, so they pay where values repeat, SAN moves included; game
-    ids and offsets never repeat, and plain pages are smaller and written
-    faster there; the clocks get byte-stream-split pages, which every reader
-    of Parquet's format 2.8 reads: pyarrow, DuckDB, polars, Spark); min/max statistics on the scalar columns only: readers skip row
+    zstd; dictionary pages for every column but ``game_id`` and ``offset``
+    (the writer falls back to plain pages where a dictionary grows past its
+    limit, so they pay where values repeat, SAN moves included; game ids and
+    offsets never repeat, and plain pages are smaller and written faster
+    there; byte-stream-split pages would suit the clocks better, but Spark
+    3.5's reader refuses them); min/max statistics on the scalar columns only: readers skip row
     groups by them (a range of dates, of ratings), while on the per-ply lists
     and the tags map no reader prunes by them and their string comparisons
     cost 8% of the writing.
@@ -266,11 +262,9 @@ def parquet_writer(where, arrow_schema):
     import pyarrow.parquet as pq
 
     scalars = [f.name for f in arrow_schema if not (pa.types.is_list(f.type) or pa.types.is_map(f.type))]
-    dictionaries = [path for f in arrow_schema if f.name not in _PLAIN_COLUMNS + _SPLIT_COLUMNS
-                    for path in _leaf_paths(f)]
-    split = [path for f in arrow_schema if f.name in _SPLIT_COLUMNS for path in _leaf_paths(f)]
+    dictionaries = [path for f in arrow_schema if f.name not in _PLAIN_COLUMNS for path in _leaf_paths(f)]
     return pq.ParquetWriter(where, arrow_schema, compression="zstd", use_dictionary=dictionaries,
-                            use_byte_stream_split=split, write_statistics=scalars)
+                            write_statistics=scalars)
 
 
 def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
