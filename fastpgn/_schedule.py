@@ -92,7 +92,8 @@ def _yield_to_serial_stages(thread: bool = True) -> None:
     niceness of its own), or its process."""
     try:
         if not thread:
-            os.nice(WORKER_NICENESS)
+            if hasattr(os, "nice"):     # (not on Windows)
+                os.nice(WORKER_NICENESS)
         elif sys.platform.startswith("linux"):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
                            os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + WORKER_NICENESS)
@@ -129,7 +130,9 @@ def start_workers(jobs: int, fmt: ChunkFormat, table, validate: bool, uci: bool,
     (or, with one job, the main process), spawned, so a script of one's
     own that runs a Converter on the pure backend needs the usual
     ``if __name__ == "__main__":`` guard. ``where`` is a Where's spec.
-    Either way the workers run WORKER_NICENESS below the other threads.
+    Either way the workers run WORKER_NICENESS below the other threads
+    (threads on Linux, where a thread has a niceness of its own; worker
+    processes wherever ``os.nice`` exists).
     """
     args = (fmt, table, validate, uci)
     kernel = _scan.kernel

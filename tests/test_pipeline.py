@@ -815,9 +815,31 @@ def test_workers_run_below_the_reader_and_writer_priority(jobs):
     if pool is None:
         pytest.skip("one job on the pure backend runs inline, in the main thread")
     try:
-        # (PRIO_PROCESS, 0): the calling thread's niceness, on Linux
-        seen = {pool.submit(os.getpriority, os.PRIO_PROCESS, 0).result() for _ in range(4)}
+        # Every worker: tasks that wait for each other (threads), or that outlast a task's hand-out
+        # (processes); (PRIO_PROCESS, 0) is the calling thread's niceness, on Linux.
+        futures = [pool.submit(_niceness_of_a_worker, jobs) for _ in range(4 * jobs)]
+        workers = dict(f.result() for f in futures)
     finally:
         pool.shutdown()
+    assert len(workers) == jobs
+    seen = set(workers.values())
     main_thread = os.getpriority(os.PRIO_PROCESS, 0)
     assert seen == {min(19, main_thread + _schedule.WORKER_NICENESS)} and (main_thread == 19 or min(seen) > main_thread)
+
+
+_ALL_WORKERS: dict = {}
+
+
+def _niceness_of_a_worker(jobs: int) -> tuple[int, int]:
+    """(this worker's thread id, its niceness), once ``jobs`` workers of a thread pool are all busy."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():     # a thread pool: meet the others
+        barrier = _ALL_WORKERS.setdefault(jobs, threading.Barrier(jobs))
+        try:
+            barrier.wait(timeout=1)
+        except threading.BrokenBarrierError:
+            pass
+    else:
+        time.sleep(0.2)     # a process pool: the other processes take the other tasks meanwhile
+    return threading.get_native_id(), os.getpriority(os.PRIO_PROCESS, 0)
