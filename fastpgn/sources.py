@@ -484,13 +484,14 @@ def check_pgn(head: bytes, name: str) -> None:
     """Raise InputError unless the first decompressed bytes can start PGN (text, not binary).
 
     PGN starts with a tag, a comment, an escape line, a move number or
-    result, or (a game without tags) a SAN move: a pawn's square or capture,
-    a piece letter, castling, a null move. Text that starts otherwise (a
-    README, JSON, CSV with a header row, a letter) is refused here, where it
-    would be one rejected "game" of the whole file.
+    result, or (a game without tags) a SAN move. Text that starts with a
+    word is PGN still when a tag line or a move number starts a line of its
+    first bytes (a title line above the games becomes one rejected game, the
+    games are read); otherwise (a note, a CSV, tags without brackets) it is
+    refused here, where it would be one rejected "game" of the whole file.
 
-    >>> check_pgn(b"e4 e5 *", "a.pgn"), check_pgn(b"Nf3 d5", "a.pgn"), check_pgn(b"-- e5", "a.pgn")
-    (None, None, None)
+    >>> check_pgn(b"e4 e5 *", "a.pgn"), check_pgn(b"A title\\n[Event", "a.pgn")
+    (None, None)
     >>> check_pgn(b"hello world", "notes.pgn")
     Traceback (most recent call last):
       ...
@@ -501,16 +502,31 @@ def check_pgn(head: bytes, name: str) -> None:
         raise InputError(f"{name} is not PGN: binary data", nul)
     text = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
     text = text.lstrip(b" \t\r\n")
-    if text and not _can_start_pgn(text[:2]):
-        raise InputError(f"{name} is not PGN: it starts with {text[:16]!r}", head.find(text[:1]))
+    if not text or text[:1] in b"[{;%(*$!?)@0123456789" or _san_start(text[:3]):
+        return
+    if text[:1].isalpha() and _pgn_line_in(text[:1 << 16]):
+        return
+    raise InputError(f"{name} is not PGN: it starts with {text[:16]!r}", head.find(text[:1]))
 
 
-def _can_start_pgn(two: bytes) -> bool:
-    first, second = two[:1], two[1:2]
-    if first in b"[{;%(*0123456789" and first:
+def _san_start(three: bytes) -> bool:
+    """Whether a game without tags could start with these bytes: a SAN move (or fewer than three bytes)."""
+    if len(three) < 3:
         return True
-    if first in b"abcdefgh":                # e4, exd5
-        return second in b"12345678x"
-    if first in b"KQRBNP":                  # Nf3, Nbd2, Qxe5, N@f3 (a drop), P@e4
-        return second in b"abcdefgh12345678x@"
-    return two in (b"O-", b"--", b"Z0")     # castling, null moves
+    first, second = three[:1], three[1:2]
+    if first in b"abcdefgh":                # e4, exd5, ed5
+        return second in b"12345678x:" or (second in b"abcdefgh" and three[2:] in b"12345678")
+    if first in b"KQRBNP":                  # Nf3, Nbd2, Qxe5, N:e5, N-f3, N@f3 (a drop)
+        return second in b"abcdefgh12345678x:-@"
+    return three[:2] in (b"O-", b"--", b"Z0")  # castling, null moves
+
+
+def _pgn_line_in(text: bytes) -> bool:
+    """Whether a line of ``text`` starts with a tag (``[`` and a letter) or a move number (``1.``)."""
+    at = text.find(b"\n")
+    while 0 <= at < len(text) - 2:
+        line = text[at + 1:at + 3]
+        if (line[:1] == b"[" and line[1:].isalpha()) or (line[:1].isdigit() and line[1:] in b"0123456789."):
+            return True
+        at = text.find(b"\n", at + 1)
+    return False

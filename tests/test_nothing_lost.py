@@ -18,6 +18,7 @@ from fastpgn.cli import main
 from fastpgn.errors import InputError
 from fastpgn.reader import read_games, read_lines
 from test_pipeline import ENV, all_lines, chunk_files
+from test_scan import decompressed
 
 LICHESS = ("data", "lichess-db")
 # The first game of the named case: a move token that is no move.
@@ -369,7 +370,18 @@ def test_text_that_cannot_start_pgn_is_refused_whole_not_rejected_as_one_game(tm
         list(read_games(path))
 
 
-@pytest.mark.parametrize("start", [b"e4 e5 *", b"exd5 *", b"Nf3 d5 *", b"N@f3 *", b"O-O *", b"-- e5 *",
-                                   b"Z0 e5 *", b"1. e4 *", b"{ a note } 1. e4 *", b"% escape\n1. d4 *"])
+@pytest.mark.parametrize("start", [b"e4 e5 *", b"exd5 *", b"ed5 *", b"Nf3 d5 *", b"N:e5 *", b"N@f3 *", b"O-O *",
+                                   b"-- e5 *", b"Z0 e5 *", b"1. e4 *", b"{ a note } 1. e4 *", b"% escape\n1. d4 *",
+                                   b"$1 e4 *", b"!? e4 *"])
 def test_a_tagless_game_may_start_with_any_move(start):
     assert len(list(read_games(start, errors="skip"))) == 1
+
+
+def test_a_title_line_above_the_games_is_one_rejected_game_and_the_games_are_read(tmp_path, capsys):
+    games = shared("data", "lichess-db", "lichess_db_standard_rated_2013-01.head348.pgn.zst")
+    path = tmp_path / "titled.pgn"
+    path.write_bytes(b"Downloaded from lichess.org on 2013-02-01\n\n" + decompressed(games))
+    assert main([str(path), "1000", "-o", str(tmp_path / "out"), "-q"]) == 0
+    rejected = (tmp_path / "out" / "_titled.pgn.rejected.pgn").read_text()
+    assert rejected.count("% fastpgn rejected game") == 1 and "Downloaded from" in rejected
+    assert len(list(read_lines(path, errors="skip"))) == 348
