@@ -80,12 +80,25 @@ def _blank_line_ends_at(byte_at, i: int) -> bool:
     return j >= 0 and byte_at(j) == 10
 
 
+def _ends_blank_or_escapes(byte_at, i: int) -> bool:
+    """Whether the ``\\n`` at index ``i`` ends a blank line, or ``%`` escape lines that follow one."""
+    while not _blank_line_ends_at(byte_at, i):
+        j = i - 1
+        while j >= 0 and byte_at(j) != 10:
+            j -= 1
+        if j < 0 or byte_at(j + 1) != 37:     # the line is not an escape line (or no line came before it)
+            return False
+        i = j
+    return True
+
+
 def find_cut(buf, lo: int, hi: int | None = None) -> int:
-    """First index ``q`` in ``[lo, hi]`` where a blank line is followed by a line starting with ``[``; -1 if none."""
+    """First index ``q`` in ``[lo, hi]`` where a blank line (and any escape lines) is followed by a line
+    starting with ``[``; -1 if none."""
     hi = len(buf) if hi is None else hi
     i = buf.find(b"\n[", max(lo, 1) - 1, hi)
     while i >= 0:
-        if _blank_line_ends_at(buf.__getitem__, i):
+        if _ends_blank_or_escapes(buf.__getitem__, i):
             return i + 1
         i = buf.find(b"\n[", i + 1, hi)
     return -1
@@ -95,7 +108,7 @@ def _last_cut(buf, hi: int) -> int:
     """Last game boundary in ``buf[:hi]``; 0 if none."""
     i = buf.rfind(b"\n[", 0, hi)
     while i > 0:
-        if _blank_line_ends_at(buf.__getitem__, i):
+        if _ends_blank_or_escapes(buf.__getitem__, i):
             return i + 1
         i = buf.rfind(b"\n[", 0, i)
     return 0
@@ -112,13 +125,14 @@ def _line_starts_tag(buf, i: int, end: int) -> bool:
 
 
 def has_moves(buf, end: int, start: int = 0) -> bool:
-    """Whether ``buf[start:end]`` has a line of movetext: not blank, and not a tag line (``[`` first)."""
+    """Whether ``buf[start:end]`` has a line of movetext: not blank, not a tag line (``[`` first), not an
+    escape line (``%`` first)."""
     i = start
     while i < end:
         j = buf.find(b"\n", i, end)
         j = end if j < 0 else j
         line = bytes(buf[i:j]).strip(b" \t\r\xef\xbb\xbf")
-        if line and line[:1] != b"[":
+        if line and line[:1] != b"[" and buf[i:i + 1] != b"%":     # (an escape line is no movetext)
             return True
         i = j + 1
     return False
@@ -140,6 +154,11 @@ def _cut_before_unfinished_tags(buf, end: int, moves_seen: bool, start: int = 0)
     first = -1
     while hi > start:
         lo = buf.rfind(b"\n", start, hi) + 1 or start
+        if buf[lo:lo + 1] == b"%":      # an escape line among (or after) the tags
+            hi = lo - 1 if lo > start else start
+            if lo == start:
+                break
+            continue
         if not _line_starts_tag(buf, lo, hi):
             break
         if first < 0:

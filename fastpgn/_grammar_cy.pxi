@@ -285,7 +285,8 @@ cdef Py_ssize_t _next_boundary(const char *buf, Py_ssize_t pos, Py_ssize_t end) 
         stop = _line_end(buf, start, end)
         if blank and _is_tag_line(buf, start, stop):
             return start
-        blank = _is_blank(buf, start, stop)
+        # (escape lines between the blank line and the tags: still a boundary)
+        blank = _is_blank(buf, start, stop) or (blank and start < stop and buf[start] == b'%')
         if stop >= end:
             return end
         nl = stop

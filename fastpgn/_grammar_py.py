@@ -146,7 +146,8 @@ def _ends_blank_line(buf: bytes, nl: int) -> bool:
 
 
 def _next_boundary(buf: bytes, pos: int, end: int) -> int:
-    """First line start after ``pos`` where a blank line is followed by a tag line; else ``end``."""
+    """First line start after ``pos`` where a blank line (and any escape lines) is followed by a tag line;
+    else ``end``."""
     blank = False
     nl = buf.find(b"\n", pos, end)
     while nl >= 0:
@@ -154,7 +155,8 @@ def _next_boundary(buf: bytes, pos: int, end: int) -> int:
         stop = _line_end(buf, start, end)
         if blank and _is_tag_line(buf, start, stop):
             return start
-        blank = _is_blank(buf, start, stop)
+        # (escape lines between the blank line and the tags: still a boundary)
+        blank = _is_blank(buf, start, stop) or (blank and start < stop and buf[start] == 37)
         if stop >= end:
             return end
         nl = stop

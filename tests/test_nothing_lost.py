@@ -385,3 +385,38 @@ def test_a_title_line_above_the_games_is_one_rejected_game_and_the_games_are_rea
     rejected = (tmp_path / "out" / "_titled.pgn.rejected.pgn").read_text()
     assert rejected.count("% fastpgn rejected game") == 1 and "Downloaded from" in rejected
     assert len(list(read_lines(path, errors="skip"))) == 348
+
+
+def _with_escape_lines(data: bytes) -> bytes:
+    """``data`` with a ``%`` escape line above every game's first tag, as some exporters write."""
+    return data.replace(b'[Event ', b'% exported by a tool\n[Event ')
+
+
+@pytest.mark.parametrize("damage", ["bad move", "truncated"])
+def test_escape_lines_between_games_keep_the_blocks_and_the_resync(tmp_path, damage):
+    """A game boundary is a blank line, then any escape lines, then a tag: the converter's blocks, the
+    skip past a bad game and the truncation check find the same games with the escape lines as without."""
+    from fastpgn.pipeline import Converter, Options
+
+    data = decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
+    if damage == "bad move":
+        at = data.index(b"\n1. ") + 4
+        data = data[:at] + b"Zz9" + data[at + 2:]
+    else:
+        data = data[:len(data) * 2 // 3]
+    outputs = []
+    for name, text in (("plain.pgn", data), ("escaped.pgn", _with_escape_lines(data))):
+        src = tmp_path / name
+        src.write_bytes(text)
+        summary = Converter(Options(input=str(src), chunk_size=100_000, output_dir=str(tmp_path / name[:-4]),
+                                    jobs=2, block_size=100_000)).run()
+        outputs.append(((summary.games_read, summary.games_written, summary.games_rejected),
+                        all_lines(tmp_path / name[:-4])))
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0][1] > 1000 and outputs[0][0][2] == 1
+
+
+def test_escape_lines_among_the_tags_of_a_headers_only_file_are_no_damage():
+    text = b'% a broadcast before its games began\n[Event "a"]\n% the round\n[White "b"]\n[Black "c"]\n'
+    games = list(read_games(text))
+    assert [g.headers for g in games] == [{"Event": "a", "White": "b", "Black": "c"}]
