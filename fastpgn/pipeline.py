@@ -324,6 +324,15 @@ class Converter:
         except OSError as exc:
             raise OutputError(f"cannot write to {self.folder}: {exc.strerror or exc}") from None
 
+    def _adopt_earlier_names(self) -> None:
+        """A run's state and rejected games under the names an earlier fastpgn gave them (without the ``.``
+        and ``_`` that readers of the folder pass over): renamed, so that --resume goes on and --overwrite
+        removes them."""
+        for old, new in ((self.folder / f"{self.prefix}.fastpgn-state.json", self.state_path),
+                         (self.folder / f"{self.prefix}.rejected.pgn", self.rejects_path)):
+            if old.is_file() and not new.exists():
+                os.replace(old, new)
+
     def _owned(self) -> list[Path]:
         """This input's files in the output folder: chunks (and .tmp, in month folders too), resume state,
         rejected games."""
@@ -376,6 +385,7 @@ class Converter:
             lock.acquire()
         try:
             if lock is not None:
+                self._adopt_earlier_names()
                 self._claim_output()
             source = open_source(self.opts.input,
                                  threads=self.workers.threads if self.workers is not None else self.jobs)
@@ -413,6 +423,12 @@ class Converter:
         else:
             chunks = ChunkFiles(self.folder, self.prefix, self.format, self.opts.chunk_size, count.chunk,
                                 count.games_written)
+        if count.rejects_size:
+            size = self.rejects_path.stat().st_size if self.rejects_path.exists() else 0
+            if size < count.rejects_size:
+                raise OutputError(f"cannot resume: {self.rejects_path} holds {size:,} bytes where the interrupted "
+                                  f"run had written {count.rejects_size:,}; it was changed since: add --overwrite "
+                                  "to convert again")
         rejects = RejectsFile(self.rejects_path, keep=count.rejects_size)
         head, moves_seen = self._first_bytes(source, count.block_offset)
         if count.block_offset == 0:

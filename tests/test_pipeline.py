@@ -482,13 +482,14 @@ def test_a_state_file_of_an_earlier_version_resumes(tmp_path, dump, version):
         (out / f.name).write_bytes(f.read_bytes())
     rejects = (ref_out / "_big.pgn.rejected.pgn").read_bytes()
     assert len(rejects) == 394
-    # The interrupted run had rejected a game after its last checkpoint too: resuming drops it.
-    (out / "_big.pgn.rejected.pgn").write_bytes(rejects + b"% fastpgn rejected game 9000 at PGN byte 1: x\n*\n\n")
+    # The interrupted run had rejected a game after its last checkpoint too: resuming drops it. (An
+    # earlier version's names: no "_" and "." in front.)
+    (out / "big.pgn.rejected.pgn").write_bytes(rejects + b"% fastpgn rejected game 9000 at PGN byte 1: x\n*\n\n")
     state = (EARLIER_STATE.replace("INPUT_SIZE", str(src.stat().st_size))
              .replace("GZIP", f"{pipeline.GZIP_LIBRARY}-{pipeline.GZIP_LEVEL}"))
     if version == "before filters":
         state = state.replace('  "games_filtered": 0,\n', "")
-    (out / ".big.pgn.fastpgn-state.json").write_text(state)
+    (out / "big.pgn.fastpgn-state.json").write_text(state)
     summary = Converter(Options(input=str(src), chunk_size=700, output_dir=str(out), jobs=1, block_size=300_000,
                                 resume=True)).run()
     assert summary.resumed_from_chunk == 8
@@ -498,6 +499,36 @@ def test_a_state_file_of_an_earlier_version_resumes(tmp_path, dump, version):
     assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(ref_out)]
     assert (out / "_big.pgn.rejected.pgn").read_bytes() == rejects
     assert not (out / ".big.pgn.fastpgn-state.json").exists()
+    assert not (out / "big.pgn.rejected.pgn").exists() and not (out / "big.pgn.fastpgn-state.json").exists()
+
+
+def test_a_resume_whose_rejected_games_file_was_removed_stops_with_a_reason(tmp_path, dump, monkeypatch):
+    from fastpgn import pipeline
+
+    src = tmp_path / "big.pgn"
+    pgn = zstandard.ZstdDecompressor().decompressobj().decompress(dump.read_bytes())
+    src.write_bytes((ROOT / "tests" / "cases" / "invalid-move-token.pgn").read_bytes() + pgn * 2)
+    out = tmp_path / "out"
+    opts = Options(input=str(src), chunk_size=700, output_dir=str(out), jobs=1, block_size=300_000)
+    original = pipeline.ChunkFiles.close
+    closed = []
+
+    def close_then_die(self):
+        original(self)
+        closed.append(self)
+        if len(closed) == 3:        # (a checkpoint after the first block counts the rejected game)
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline.ChunkFiles, "close", close_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        Converter(opts).run()
+    monkeypatch.setattr(pipeline.ChunkFiles, "close", original)
+    (out / "_big.pgn.rejected.pgn").unlink()
+    opts.resume = True
+    with pytest.raises(pipeline.OutputError, match="^cannot resume: .*_big.pgn.rejected.pgn holds 0 bytes where "
+                                                   "the interrupted run had written [0-9]+; .* --overwrite"):
+        Converter(opts).run()
+    assert not (out / "_big.pgn.rejected.pgn").exists()       # not made up of zeros
 
 
 def test_validate_rejects_illegal_games_and_uci_writes_uci(tmp_path):
