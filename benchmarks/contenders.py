@@ -481,13 +481,13 @@ CONTENDERS = {
 def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     limit = None
-    for at, arg in enumerate(args):
+    for i, arg in enumerate(args):
         if arg == "--limit" or arg.startswith("--limit="):
-            value = arg[len("--limit="):] if "=" in arg else (args[at + 1] if at + 1 < len(args) else "")
-            del args[at:at + (1 if "=" in arg else 2)]
-            limit = int(value) if value.isdigit() else -1
+            given = arg.partition("=")[2] if "=" in arg else " ".join(args[i + 1:i + 2])
+            del args[i:i + (1 if "=" in arg else 2)]
+            limit = int(given) if given.isdigit() else 0
             break
-    if len(args) != 2 or args[0] not in CONTENDERS or limit == -1:
+    if len(args) != 2 or args[0] not in CONTENDERS or limit == 0:
         print(f"usage: python -m benchmarks.contenders {{{','.join(sorted(CONTENDERS))}}} INPUT [--limit N]",
               file=sys.stderr)
         return 2

@@ -80,13 +80,11 @@ def _blank_line_ends_at(byte_at, i: int) -> bool:
     return j >= 0 and byte_at(j) == 10
 
 
-def _ends_blank_or_escapes(byte_at, i: int) -> bool:
+def _ends_blank_or_escapes(buf, i: int) -> bool:
     """Whether the ``\\n`` at index ``i`` ends a blank line, or ``%`` escape lines that follow one."""
-    while not _blank_line_ends_at(byte_at, i):
-        j = i - 1
-        while j >= 0 and byte_at(j) != 10:
-            j -= 1
-        if j < 0 or byte_at(j + 1) != 37:     # the line is not an escape line (or no line came before it)
+    while not _blank_line_ends_at(buf.__getitem__, i):
+        j = buf.rfind(b"\n", 0, i)
+        if j < 0 or buf[j + 1] != 37:     # the line is not an escape line (or no line came before it)
             return False
         i = j
     return True
@@ -98,7 +96,7 @@ def find_cut(buf, lo: int, hi: int | None = None) -> int:
     hi = len(buf) if hi is None else hi
     i = buf.find(b"\n[", max(lo, 1) - 1, hi)
     while i >= 0:
-        if _ends_blank_or_escapes(buf.__getitem__, i):
+        if _ends_blank_or_escapes(buf, i):
             return i + 1
         i = buf.find(b"\n[", i + 1, hi)
     return -1
@@ -108,7 +106,7 @@ def _last_cut(buf, hi: int) -> int:
     """Last game boundary in ``buf[:hi]``; 0 if none."""
     i = buf.rfind(b"\n[", 0, hi)
     while i > 0:
-        if _ends_blank_or_escapes(buf.__getitem__, i):
+        if _ends_blank_or_escapes(buf, i):
             return i + 1
         i = buf.rfind(b"\n[", 0, i)
     return 0

@@ -314,15 +314,15 @@ class Converter:
     # -- the output folder and the run
 
     def _check_output(self) -> None:
-        if self.folder.exists() and not self.folder.is_dir():
-            raise OutputError(f"cannot write to {self.folder}: it is a file, and -o names the folder of the output")
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             probe = self.folder / f".{self.prefix}.fastpgn-probe"
             probe.write_bytes(b"")
             probe.unlink()
         except OSError as exc:
-            raise OutputError(f"cannot write to {self.folder}: {exc.strerror or exc}") from None
+            why = ("it is a file, and -o names the folder of the output" if isinstance(exc, FileExistsError)
+                   else exc.strerror or exc)   # (mkdir of an existing file)
+            raise OutputError(f"cannot write to {self.folder}: {why}") from None
 
     def _adopt_earlier_names(self) -> None:
         """A run's state and rejected games under the names an earlier fastpgn gave them (without the ``.``
