@@ -132,9 +132,8 @@ class MonthPartitionedChunkFile(ChunkFile):
 
     The layout of lichess's own Parquet release (``data/year=2024/month=01/``),
     so queries written for it run on the converter's output. A game's
-    month is that of its ``utc``; games without one go to
-    ``year=__HIVE_DEFAULT_PARTITION__/month=__HIVE_DEFAULT_PARTITION__``,
-    the folder name Hive, Spark, pyarrow and DuckDB read as null. A chunk
+    month is ``fastpgn.schema.by_month``'s (``utc``'s, else ``date``'s; no
+    date: ``year=0/month=00``), as in ``fastpgn.spark``'s datasets. A chunk
     of a monthly dump is one file, in one folder; a chunk that spans months
     is a file in each, under the same name, its games in input order in
     each. The files are written as ``.tmp`` and renamed together once the
@@ -156,7 +155,7 @@ class MonthPartitionedChunkFile(ChunkFile):
         return chunk
 
     def write(self, payload) -> None:
-        for folder, rows in _by_month(payload):
+        for folder, rows in schema.by_month(payload):
             self._chunk(folder).write(rows)
 
     def finish(self) -> None:
@@ -176,33 +175,6 @@ class MonthPartitionedChunkFile(ChunkFile):
                 os.unlink(chunk.path)
             except OSError:
                 pass
-
-
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-
-
-def _by_month(batch) -> list[tuple[str, object]]:
-    """A record batch's rows by month of ``utc``: (hive folder, rows in input order), months in order of first row."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    utc = batch.column(batch.schema.get_field_index("utc"))
-    # year * 100 + month as one integer a row (null where utc is)
-    keys = pc.add(pc.multiply(pc.year(utc), 100), pc.month(utc))
-    distinct = pc.unique(keys).to_pylist()
-    if len(distinct) == 1:
-        return [(_month_folder(distinct[0]), batch)]
-    parts = []
-    for key in distinct:
-        mask = pc.is_null(keys) if key is None else pc.fill_null(pc.equal(keys, pa.scalar(key, keys.type)), False)
-        parts.append((_month_folder(key), batch.filter(mask)))
-    return parts
-
-
-def _month_folder(key: int | None) -> str:
-    if key is None:
-        return f"year={HIVE_NULL}/month={HIVE_NULL}"
-    return f"year={key // 100:04d}/month={key % 100:02d}"
 
 
 class CsvFormat(LinesFormat):

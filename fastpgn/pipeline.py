@@ -105,7 +105,7 @@ class Options:
     where: object = None
     # lines (the 22-field line, the default), parquet or csv: the analysis schema (docs/schema.md)
     format: str = "lines"
-    # None, or "month": Parquet chunks in year=YYYY/month=MM/ folders by the month of utc
+    # None, or "month": Parquet chunks in year=YYYY/month=MM/ folders by month of play (schema.by_month)
     partition: str | None = None
 
 

@@ -329,6 +329,67 @@ def eval_columns(evals: list) -> tuple[list | None, list | None]:
     return [p[0] for p in pairs], [p[1] for p in pairs]
 
 
-__all__ = ["COLUMNS", "Column", "DICTIONARY_COLUMNS", "SOURCE_TAGS", "UCI_COLUMN", "arrow_schema", "columns",
-           "date_days", "eval_columns", "eval_value", "game_id", "int16", "names", "result", "seconds_of_day",
-           "speed", "time_control", "utc_seconds"]
+# -- the month partition: one rule for the converter's --partition month and fastpgn.spark --------------------
+
+#: The folder of the games without a date: year 0, month 0, a month no date has (the schema's dates start in
+#: year 1). A number, not hive's null folder (``__HIVE_DEFAULT_PARTITION__``): pandas and pyarrow's datasets
+#: cannot read a tree that mixes that null with months ("Cannot yet unify dictionaries with nulls"), while
+#: ``year=0`` reads as a number in pandas, pyarrow, polars, DuckDB and Spark alike. (Not ``year=0000``:
+#: DuckDB would read every year as text.)
+UNDATED_FOLDER = "year=0/month=00"
+
+
+def month_folder(month: int | None) -> str:
+    """The hive folder of a month given as ``year * 100 + month`` (None: no date), zero-padded as lichess's release.
+
+    >>> month_folder(202401), month_folder(None)
+    ('year=2024/month=01', 'year=0/month=00')
+    """
+    if month is None:
+        return UNDATED_FOLDER
+    return f"year={month // 100:04d}/month={month % 100:02d}"
+
+
+def by_month(batch) -> list:
+    """A record batch of this schema split by month of play: ``[(hive folder, its rows in input order), ...]``,
+    months in the order of their first row (``month_folder`` names them).
+
+    The month of play is ``utc``'s month, else (a date and no time of day)
+    ``date``'s; since ``utc`` is that date's day plus the time, both are the
+    month of ``date``, which is what is read. A game without a date goes to
+    ``UNDATED_FOLDER``. The converter (``--partition month``) and
+    ``fastpgn.spark`` both partition with this.
+
+    >>> import fastpgn
+    >>> pgn = (b'[UTCDate "2024.01.31"]\\n[UTCTime "23:59:59"]\\n\\n1. e4 *\\n\\n[Date "2023.12.01"]\\n\\n1. d4 *\\n\\n'
+    ...        b'[White "x"]\\n\\n1. c4 *\\n\\n[UTCDate "2024.01.02"]\\n\\n1. f4 *\\n\\n')
+    >>> batch = next(iter(fastpgn.read_arrow(pgn)))
+    >>> [(folder, rows.column(0).to_pylist()) for folder, rows in by_month(batch.select(["plies", "date"]))]
+    [('year=2024/month=01', [1, 1]), ('year=2023/month=12', [1]), ('year=0/month=00', [1])]
+    """
+    pa = require_pyarrow("--partition month")
+    import pyarrow.compute as pc
+
+    date = batch.column(batch.schema.get_field_index("date"))
+    if len(date) == 0:
+        return []
+    if date.null_count == 0:
+        # A monthly dump's batches nearly always hold one month: the first and last date say so at a
+        # fraction of the cost of a month per row.
+        low, high = (d.as_py() for d in pc.min_max(date).values())
+        if (low.year, low.month) == (high.year, high.month):
+            return [(month_folder(low.year * 100 + low.month), batch)]
+    keys = pc.add(pc.multiply(pc.year(date), 100), pc.month(date))     # null where date is
+    months = pc.unique(keys).to_pylist()
+    if len(months) == 1:
+        return [(month_folder(months[0]), batch)]
+    parts = []
+    for month in months:
+        mask = pc.is_null(keys) if month is None else pc.fill_null(pc.equal(keys, pa.scalar(month, keys.type)), False)
+        parts.append((month_folder(month), batch.filter(mask)))
+    return parts
+
+
+__all__ = ["COLUMNS", "Column", "DICTIONARY_COLUMNS", "SOURCE_TAGS", "UCI_COLUMN", "UNDATED_FOLDER", "arrow_schema",
+           "by_month", "columns", "date_days", "eval_columns", "eval_value", "game_id", "int16", "month_folder",
+           "names", "result", "seconds_of_day", "speed", "time_control", "utc_seconds"]

@@ -287,19 +287,6 @@ class _TaskReader(ColumnReader):
             self.damage = block.damage
 
 
-def _months(pc, batch) -> tuple[list, object]:
-    """The batch's months of play (``year * 100 + month`` of ``date``, None for no date), and each row's
-    (None when the batch holds one month: a monthly dump's batches nearly always do, and the first and
-    last date say so at a fraction of the cost of a month per row)."""
-    date = batch.column(batch.schema.get_field_index("date"))
-    if date.null_count == 0:
-        low, high = (d.as_py() for d in pc.min_max(date).values())
-        if low is not None and (low.year, low.month) == (high.year, high.month):
-            return [low.year * 100 + low.month], None
-    keys = pc.add(pc.multiply(pc.year(date), 100), pc.month(date))
-    return pc.unique(keys).to_pylist(), keys
-
-
 class _Partition:
     """One month's files: the open writer, rows in its file, files so far, batches waiting for a row group."""
 
@@ -321,25 +308,19 @@ class _Partitions:
         self.root = root
         self.schema = arrow_schema
         self.rows_per_file = rows_per_file
-        self._parts: dict = {}      # month key -> _Partition
+        self._parts: dict = {}      # month folder (fastpgn.schema.by_month's) -> _Partition
         self.files: list[Path] = []
 
-    @staticmethod
-    def folder(key) -> str:
-        if key is None:
-            return "year=__HIVE_DEFAULT_PARTITION__/month=__HIVE_DEFAULT_PARTITION__"
-        return f"year={key // 100:04d}/month={key % 100:02d}"
-
-    def write(self, key, batch) -> None:
-        part = self._parts.get(key)
+    def write(self, folder: str, batch) -> None:
+        part = self._parts.get(folder)
         if part is None:
-            part = self._parts[key] = _Partition()
+            part = self._parts[folder] = _Partition()
         part.pending.append(batch)
         part.pending_rows += batch.num_rows
         while part.pending_rows >= BATCH_ROWS:
-            self._flush(key, part, BATCH_ROWS)
+            self._flush(folder, part, BATCH_ROWS)
 
-    def _flush(self, key, part: _Partition, size: int) -> None:
+    def _flush(self, folder: str, part: _Partition, size: int) -> None:
         """Write the first ``size`` pending rows: one row group, or two where a file ends among them."""
         import pyarrow as pa
 
@@ -349,7 +330,7 @@ class _Partitions:
         while size:
             if part.writer is None or part.rows >= self.rows_per_file:
                 self._close(part)
-                part.path = self.root / self.folder(key) / f"part-{part.files:05d}.parquet"
+                part.path = self.root / folder / f"part-{part.files:05d}.parquet"
                 part.path.parent.mkdir(parents=True, exist_ok=True)
                 part.writer = parquet_writer(part.path, self.schema)    # the converter's settings
                 part.files += 1
@@ -372,16 +353,14 @@ class _Partitions:
 
     def close(self, flush: bool = True) -> None:
         """Write what is pending (unless ``flush`` is False: the task failed) and close every file."""
-        for key, part in self._parts.items():
+        for folder, part in self._parts.items():
             if flush and part.pending_rows:
-                self._flush(key, part, part.pending_rows)
+                self._flush(folder, part, part.pending_rows)
             self._close(part)
 
 
 def _convert_one(job: _Input, output: str, options: dict, record_options: dict, rows_per_file: int) -> dict:
     """One input, in a task: converted into a staging folder, then published with one rename."""
-    import pyarrow.compute as pc
-
     import fastpgn
     from fastpgn._rejects import RejectsFile
     from fastpgn.errors import InputError
@@ -408,13 +387,8 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
             with reader:
                 for columns in reader:
                     batch = record_batch(columns, reader.uci)
-                    months, keys = _months(pc, batch)
-                    if len(months) == 1:
-                        parts.write(months[0], batch)
-                    else:
-                        for key in months:
-                            mask = pc.is_null(keys) if key is None else pc.fill_null(pc.equal(keys, key), False)
-                            parts.write(key, batch.filter(mask))
+                    for folder, rows in _schema.by_month(batch):
+                        parts.write(folder, rows)
                     for game in reader.rejected:
                         rejects.add(game)
                     rejected += len(reader.rejected)
@@ -548,7 +522,7 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
     ``inputs``: paths (a folder: its files) that the driver and the executors
     can open; ``output``: a folder on a file system they share. Each input's
     games land in ``output/input=NAME/year=YYYY/month=MM/part-NNNNN.parquet``
-    (month of play; no date: ``__HIVE_DEFAULT_PARTITION__``), written in a
+    (month of play, ``fastpgn.schema.by_month``'s; no date: ``year=0/month=00``), written in a
     staging folder and published with one rename, so an input's output is
     there whole or not at all; ``input=NAME/_fastpgn.json`` records its counts
     and ``_rejected.pgn`` its bad games. A rerun skips the inputs already

@@ -2,8 +2,11 @@
 
 The input joins real dumps of three months (2013-01, 2021-10, 2022-06) and
 a game without UTCDate, so chunks span months; what a user sees is checked
-as they would: DuckDB and polars read the tree with hive partitioning, and
-it holds the same games as the unpartitioned chunks, in the same order.
+as they would: DuckDB, polars, pyarrow and pandas read the tree with hive
+partitioning, and it holds the same games as the unpartitioned chunks, in
+the same order. The month rule itself (``fastpgn.schema.by_month``, shared
+with ``fastpgn.spark``) is checked on games with a date and no time, and
+none at all.
 """
 
 from __future__ import annotations
@@ -48,6 +51,11 @@ def mixed(tmp_path_factory) -> Path:
     return path
 
 
+def folder(month: tuple[int, int] | None) -> str:
+    """The folder of a month of play (None: no date)."""
+    return "year=0/month=00" if month is None else f"year={month[0]:04d}/month={month[1]:02d}"
+
+
 def convert(src: Path, out: Path, chunk: int = 700, jobs: int = 2, **kw):
     opts = Options(input=str(src), chunk_size=chunk, output_dir=str(out), jobs=jobs, block_size=300_000,
                    format="parquet", **kw)
@@ -69,16 +77,14 @@ def test_month_folders_hold_the_unpartitioned_games(tmp_path, mixed):
 
     files = tree(out)
     # A folder for each month of play (2013-01's dump holds games begun on 2012-12-31), the dateless
-    # game in the folder read as null; each file's games all of its folder's month.
+    # game in year=0/month=00; each file's games all of its folder's month.
     months = {None if t is None else (t.year, t.month) for t in expected.column("utc").to_pylist()}
     assert {(2012, 12), (2013, 1), (2021, 10), (2022, 6), None} <= months
     folders = {path.rsplit("/", 1)[0] for path in files}
-    assert folders == {"year=__HIVE_DEFAULT_PARTITION__/month=__HIVE_DEFAULT_PARTITION__" if m is None
-                       else f"year={m[0]:04d}/month={m[1]:02d}" for m in months}
+    assert folders == {folder(m) for m in months}
     for path in files:
         utc = pq.read_table(out / path).column("utc").to_pylist()
-        assert {None if t is None else f"year={t.year:04d}/month={t.month:02d}" for t in utc} == {
-            None if "HIVE_DEFAULT" in path else path.rsplit("/", 1)[0]}, path
+        assert {folder(None if t is None else (t.year, t.month)) for t in utc} == {path.rsplit("/", 1)[0]}, path
     # A chunk is CHUNK_SIZE games, in however many month folders they fall.
     rows: dict[str, int] = {}
     for path in files:
@@ -91,9 +97,9 @@ def test_month_folders_hold_the_unpartitioned_games(tmp_path, mixed):
     assert [g[2:] for g in got] == list(zip(*(expected.column(c).to_pylist() for c in
                                                ("game_id", "utc", "white_elo", "moves", "clock"))))
     # (DuckDB reads month=06 as the text '06', as it does lichess's release: zero-padded like theirs)
-    assert [(g[0], g[1]) for g in got] == [(None, None) if g[3] is None else (g[3].year, f"{g[3].month:02d}")
+    assert [(g[0], g[1]) for g in got] == [(0, "00") if g[3] is None else (g[3].year, f"{g[3].month:02d}")
                                            for g in got]
-    assert sum(g[0] is None for g in got) == 1
+    assert sum(g[0] == 0 for g in got) == 1
     # polars reads the tree the same way.
     frame = pl.scan_parquet(f"{out}/**/*.parquet", hive_partitioning=True).sort("offset").collect()
     assert frame["game_id"].to_list() == expected.column("game_id").to_pylist()
@@ -178,3 +184,56 @@ def test_lichess_release_in_month_folders_out(tmp_path):
     plies = [n for path in dumps for b in fastpgn.read_arrow(str(path), columns=["plies"])
              for n in b.column(0).to_pylist()]
     assert [n for _, n in got] == plies and sum(plies) > 100_000
+
+
+# A game with a date and a time, one with a date and no time (UTCDate; Date), none, and a partial date.
+DATES = (b'[Site "https://lichess.org/both"]\n[UTCDate "2024.01.31"]\n[UTCTime "23:59:59"]\n\n1. e4 *\n\n'
+         b'[Site "https://lichess.org/dateonly"]\n[Date "2023.12.05"]\n\n1. d4 *\n\n'
+         b'[Site "https://lichess.org/none"]\n[White "x"]\n\n1. c4 *\n\n'
+         b'[Site "https://lichess.org/utcdateonly"]\n[UTCDate "2024.01.02"]\n\n1. f4 *\n\n'
+         b'[Site "https://lichess.org/partial"]\n[Date "2024.??.??"]\n\n1. g4 *\n\n')
+EXPECTED = {"both": (2024, 1), "dateonly": (2023, 12), "none": (0, 0), "utcdateonly": (2024, 1), "partial": (0, 0)}
+
+
+def test_month_of_utc_else_of_date_and_every_reader_reads_the_tree(tmp_path, capsys):
+    """A game with a date and no time is in its date's month; one without a date in year=0/month=00, which
+    pandas (the README's line), pyarrow's datasets, polars, DuckDB and Spark read as numbers."""
+    pd = pytest.importorskip("pandas")
+    import pyarrow.dataset as ds
+
+    src = tmp_path / "dates.pgn"
+    src.write_bytes(DATES)
+    out = tmp_path / "out"
+    assert main([str(src), "2", "-o", str(out), "-q", "--format", "parquet", "--partition", "month"]) == 0
+    assert sorted(tree(out)) == sorted([
+        "year=0/month=00/dates.pgn.part_000001.parquet", "year=0/month=00/dates.pgn.part_000002.parquet",
+        "year=2023/month=12/dates.pgn.part_000000.parquet", "year=2024/month=01/dates.pgn.part_000000.parquet",
+        "year=2024/month=01/dates.pgn.part_000001.parquet"])
+
+    frame = pd.read_parquet(out)     # "Cannot yet unify dictionaries with nulls" with a null folder
+    got = {g: (int(y), int(m)) for g, y, m in zip(frame["game_id"], frame["year"], frame["month"])}
+    assert got == EXPECTED
+    table = ds.dataset(out, partitioning="hive").to_table()
+    assert dict(zip(table.column("game_id").to_pylist(), zip(table.column("year").to_pylist(),
+                                                            table.column("month").to_pylist()))) == EXPECTED
+    polars = pl.read_parquet(f"{out}/**/*.parquet", hive_partitioning=True)
+    assert polars["year"].dtype.is_integer() and polars["month"].dtype.is_integer()
+    assert dict(zip(polars["game_id"], zip(polars["year"], polars["month"]))) == EXPECTED
+    rows = duckdb.sql(f"SELECT game_id, year, month FROM read_parquet('{out}/*/*/*.parquet', hive_partitioning = "
+                      f"true)").fetchall()
+    assert {g: (y, int(m)) for g, y, m in rows} == EXPECTED and all(isinstance(y, int) for _, y, _ in rows)
+
+
+def test_by_month_splits_a_batch_in_input_order():
+    import fastpgn
+    from fastpgn import schema
+
+    batch = next(iter(fastpgn.read_arrow(DATES, columns=["game_id", "date"])))
+    assert [(f, rows.column(0).to_pylist()) for f, rows in schema.by_month(batch)] == [
+        ("year=2024/month=01", ["both", "utcdateonly"]), ("year=2023/month=12", ["dateonly"]),
+        ("year=0/month=00", ["none", "partial"])]
+    # One month (a monthly dump's batches) is the batch itself; no rows, no folders.
+    one = batch.slice(0, 1)
+    assert schema.by_month(one) == [("year=2024/month=01", one)]
+    assert schema.by_month(batch.slice(0, 0)) == []
+    assert schema.by_month(batch.slice(2, 1))[0][0] == schema.UNDATED_FOLDER

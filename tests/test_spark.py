@@ -403,14 +403,29 @@ def test_doctests():
     assert result.attempted >= 3 and result.failed == 0
 
 
-def test_games_without_a_date_are_in_the_null_partition(spark, tmp_path):
+def test_month_folders_are_the_converters(spark, tmp_path):
+    """One month rule (fastpgn.schema.by_month) for Spark and the converter: utc's month, else date's (a date
+    and no time), and year=0/month=00 without a date, which read_dataset, pandas and DuckDB read as numbers."""
     from fastpgn import spark as fs
 
     pgn = tmp_path / "dates.pgn"
-    pgn.write_text('[Site "https://lichess.org/nodate"]\n\n1. e4 e5 1-0\n\n'
-                   '[Site "https://lichess.org/dated"]\n[UTCDate "2024.01.05"]\n[UTCTime "10:00:00"]\n\n1. d4 *\n')
+    pgn.write_bytes(b'[Site "https://lichess.org/nodate"]\n\n1. e4 e5 1-0\n\n'
+                    b'[Site "https://lichess.org/dated"]\n[UTCDate "2024.01.05"]\n[UTCTime "10:00:00"]\n\n1. d4 *\n\n'
+                    b'[Site "https://lichess.org/notime"]\n[Date "2023.12.31"]\n\n1. c4 *\n\n')
     assert [r.status for r in fs.convert(spark, [pgn], tmp_path / "out")] == ["converted"]
-    assert (tmp_path / "out" / "input=dates.pgn" / "year=__HIVE_DEFAULT_PARTITION__"
-            / "month=__HIVE_DEFAULT_PARTITION__" / "part-00000.parquet").exists()
+    dataset = tmp_path / "out" / "input=dates.pgn"
+    assert converter([str(pgn), "10", "-o", str(tmp_path / "conv"), "--format", "parquet",
+                      "--partition", "month"]) == 0
+    folders = sorted(str(p.parent.relative_to(dataset)) for p in dataset.rglob("*.parquet"))
+    assert folders == ["year=0/month=00", "year=2023/month=12", "year=2024/month=01"]
+    conv = tmp_path / "conv"
+    assert folders == sorted(str(p.parent.relative_to(conv)) for p in conv.rglob("*.parquet"))
+    expected = [("dated", "dates.pgn", 2024, 1), ("nodate", "dates.pgn", 0, 0), ("notime", "dates.pgn", 2023, 12)]
     rows = fs.read_dataset(spark, tmp_path / "out").select("game_id", "input", "year", "month").collect()
-    assert sorted(map(tuple, rows), key=repr) == [("dated", "dates.pgn", 2024, 1), ("nodate", "dates.pgn", None, None)]
+    assert sorted(map(tuple, rows)) == expected
+    inferred = spark.read.parquet(str(tmp_path / "out")).select("game_id", "input", "year", "month").collect()
+    assert sorted(map(tuple, inferred)) == expected
+    pd = pytest.importorskip("pandas")
+    frame = pd.read_parquet(tmp_path / "out")
+    assert sorted(zip(frame["game_id"], frame["input"], frame["year"].astype(int), frame["month"].astype(int))) == \
+        expected

@@ -144,8 +144,9 @@ def convert_parser() -> argparse.ArgumentParser:
                              "chunk, needs pyarrow (pip install \"fastpgn[arrow]\"); csv: the same columns as CSV "
                              "with a header row")
     parser.add_argument("--partition", choices=("month",), default=None,
-                        help="month: Parquet chunks in year=YYYY/month=MM/ folders by the month of play (UTCDate), "
-                             "the layout of lichess's own Parquet release; needs --format parquet")
+                        help="month: Parquet chunks in year=YYYY/month=MM/ folders by the month of play (UTCDate, "
+                             "else Date; no date: year=0/month=00), the layout of lichess's own Parquet release; "
+                             "needs --format parquet")
     parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
                         help="workers (default: all cores): threads with the compiled kernel (--validate and "
                              "--uci too), processes with the pure one; output is identical for any N")
