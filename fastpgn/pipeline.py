@@ -91,7 +91,7 @@ class Options:
     chunk_size: int
     output_dir: str | None = None
     compression: str = "gz"
-    jobs: int = 0
+    jobs: int = 0                       # workers; 0: every core
     errors: str = "skip"
     limit: int | None = None
     openings_map: str | None = None
@@ -207,6 +207,19 @@ def _is_stream(path: str) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+def workers_for(jobs: int | None) -> int:
+    """The workers ``Options.jobs`` asks for: 0 (the default) or None for every core; below 0 is a ValueError.
+
+    >>> workers_for(3), workers_for(0) == (os.cpu_count() or 1)
+    (3, True)
+    """
+    if jobs is None or jobs == 0:
+        return os.cpu_count() or 1
+    if not isinstance(jobs, int) or jobs < 0:
+        raise ValueError(f"jobs must be a whole number of workers, 0 for every core, not {jobs!r}")
+    return jobs
+
+
 class SharedWorkers:
     """One pool of workers for the Converters of several inputs converted at once.
 
@@ -221,7 +234,7 @@ class SharedWorkers:
     def __init__(self, opts: Options, at_once: int) -> None:
         from fastpgn import filters
 
-        self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
+        self.jobs = workers_for(opts.jobs)
         self.table = _openings.load(opts.openings_map)
         where = filters.as_where(opts.where)
         fmt = chunk_format(opts.format, opts.compression, opts.uci)
@@ -275,7 +288,7 @@ class Converter:
         if workers is not None:
             self.jobs = workers.jobs
         else:
-            self.jobs = opts.jobs if opts.jobs and opts.jobs > 0 else (os.cpu_count() or 1)
+            self.jobs = workers_for(opts.jobs)
         # stdin, or a pipe such as <(zstdcat dump.pgn.zst): no folder of its own to write beside.
         stdin = opts.input == "-" or _is_stream(opts.input)
         name = "stdin" if stdin else Path(opts.input).name

@@ -371,6 +371,7 @@ def test_search_timeout_is_an_engine_failure(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--depth", "3", "--nodes", "5"], "not allowed with argument"),
     (["-j", "0"], "at least 1"),
+    (["-j", "-3"], "at least 1"),
     (["--option", "Hash"], "NAME=VALUE"),
 ])
 def test_usage_errors_exit_2(tmp_path, capsys, argv, message):

@@ -874,3 +874,30 @@ def _niceness_of_a_worker(jobs: int) -> tuple[int, int]:
     else:
         time.sleep(0.2)     # a process pool: the other processes take the other tasks meanwhile
     return threading.get_native_id(), os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def _exit(argv: list[str]) -> int:
+    """``main(argv)``'s exit status, argparse's own exit (a usage error) included."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code
+
+
+@pytest.mark.parametrize("jobs", ["0", "-3"])
+def test_jobs_below_one_is_a_usage_error(tmp_path, dump, capsys, jobs):
+    """-j 0 and -j -3 were taken as every core: a usage error in one line, for one input, several and -o -;
+    leaving -j out is every core."""
+    out = tmp_path / "o"
+    message = f"fastpgn: -j must be at least 1, not {jobs} (without -j: every core)\n"
+    for argv in ([str(dump), "100", "-o", str(out)], [str(dump), str(dump), "100", "-o", str(out)],
+                 [str(dump), "-o", "-"], ["-j", jobs, str(dump), "100", "-o", str(out)]):
+        assert _exit(argv + ["-j", jobs]) == 2, argv
+        assert capsys.readouterr() == ("", message), argv
+        assert not out.exists()
+    assert main([str(dump), "1000", "-o", str(out)]) == 0
+    assert f"{os.cpu_count() or 1} worker" in capsys.readouterr().err
+    # The library: jobs=0 (the default) is every core, below 0 a ValueError.
+    assert Converter(Options(input=str(dump), chunk_size=10, output_dir=str(out), jobs=0)).jobs == (os.cpu_count() or 1)
+    with pytest.raises(ValueError, match="jobs must be a whole number of workers, 0 for every core, not -3"):
+        Converter(Options(input=str(dump), chunk_size=10, output_dir=str(out), jobs=-3))

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import fastpgn
-from fastpgn.cli._common import guarded, plural
+from fastpgn.cli._common import add_jobs_option, guarded, plural
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.errors import InputError, PGNError
 
@@ -147,9 +147,9 @@ def convert_parser() -> argparse.ArgumentParser:
                         help="month: Parquet chunks in year=YYYY/month=MM/ folders by the month of play (UTCDate, "
                              "else Date; no date: year=0/month=00), the layout of lichess's own Parquet release; "
                              "needs --format parquet")
-    parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
-                        help="workers (default: all cores): threads with the compiled kernel (--validate and "
-                             "--uci too), processes with the pure one; output is identical for any N")
+    add_jobs_option(parser, None, "every core",
+                    "workers, at least 1 (default: every core): threads with the compiled kernel (--validate "
+                    "and --uci too), processes with the pure one; output is identical for any N")
     parser.add_argument("--inputs-at-once", type=_at_least_one, metavar="N",
                         help="with several inputs, how many are converted at a time, all sharing the -j "
                              "workers (default: half the workers, at least 2; one at a time with -o -)")
@@ -309,7 +309,7 @@ def convert_main(argv) -> int:
         return 2
     compression = args.compression or ("none" if to_stdout else "gz")
     opts = Options(input=inputs[0], chunk_size=args.chunk_size or 0, output_dir=args.output_dir,
-                   compression=compression, jobs=args.jobs, errors=args.errors, limit=args.limit,
+                   compression=compression, jobs=args.jobs or 0, errors=args.errors, limit=args.limit,
                    openings_map=args.openings_map, resume=args.resume, overwrite=args.overwrite,
                    validate=args.validate or args.uci, uci=args.uci, where=args.where, format=args.format,
                    partition=args.partition)

@@ -1,6 +1,7 @@
 """What the commands share: for the format commands (``lichess-text``, ``crypt``, ``icn``) the
 exit rule and its help text, the ``--errors`` option, opening INPUT and OUT, reporting bad
-games and the summary line; for every command, ``plural``.
+games and the summary line; for every command, ``plural``, and for those with workers the
+``-j`` option and its one-line usage error (``Parser``).
 
 A command builds a :class:`Run` and hands it the work as a function; the run turns
 how the work ended into one line on stderr and the exit status. Data goes to OUT or
@@ -9,6 +10,7 @@ stdout; every bad game, warning, failure and the summary is one line on stderr.
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import sys
@@ -28,6 +30,38 @@ exit status:
   130  interrupted (Ctrl-C); a closed stdout (| head) ends the run quietly
        with 0
 """
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser that words a bad ``-j`` as one line, ``NAME: -j ...`` (NAME: ``name``, else the prog),
+    where argparse would print its usage too."""
+
+    ONE_LINE = ("-j/--jobs",)
+
+    def __init__(self, *args, name: str | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.name = name or self.prog
+
+    def error(self, message: str):
+        for flag in self.ONE_LINE:
+            head = f"argument {flag}: "
+            if message.startswith(head):
+                self.exit(2, f"{self.name}: {message[len(head):]}\n")
+        super().error(message)
+
+
+def add_jobs_option(parser, default: int | None, default_text: str, help_text: str) -> None:
+    """``-j N``: N at least 1; left out, ``default`` (``default_text``); ``-j 0`` or ``-j -3`` is a usage error."""
+    def jobs(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"-j takes a whole number of workers, not {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"-j must be at least 1, not {value} (without -j: {default_text})")
+        return value
+
+    parser.add_argument("-j", "--jobs", type=jobs, default=default, metavar="N", help=help_text)
 
 
 def add_error_options(parser) -> None:

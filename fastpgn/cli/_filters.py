@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from fastpgn.cli._common import Parser
+
 # The filter flags: flag -> fastpgn.filters.Where keyword (docs/filters.md).
 FILTER_FLAGS = {
     "--min-elo": "min_elo", "--max-elo": "max_elo", "--elo-of": "elo_of", "--speed": "speed",
@@ -46,13 +48,9 @@ def _flag_words(message: str) -> str:
     return message
 
 
-class FilterParser(argparse.ArgumentParser):
+class FilterParser(Parser):
     """A parser with the filter flags (``add_filter_arguments``): builds ``args.where`` from them; a bad
     filter value is one line, ``NAME: ...`` (NAME: ``name``, else the prog)."""
-
-    def __init__(self, *args, name: str | None = None, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.name = name or self.prog
 
     def parse_known_args(self, args=None, namespace=None):
         from fastpgn.filters import Where

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from fastpgn._analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
-from fastpgn.cli._common import parse_args
+from fastpgn.cli._common import Parser, add_jobs_option, parse_args
 from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputError, PGNError
 
@@ -92,8 +92,8 @@ def _option(text: str) -> tuple[str, str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m fastpgn analyse",
+    p = Parser(
+        prog="python -m fastpgn analyse", name="fastpgn analyse",
         description="Add a UCI engine's eval to every ply of every game ([%eval] in each move's comment, "
                     "lichess's notation, clocks and tags kept) and write the games as lichess does.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -107,8 +107,8 @@ def parser() -> argparse.ArgumentParser:
                        help=f"search each position to N nodes (default {DEFAULT_NODES:,})")
     limit.add_argument("--depth", type=_positive, metavar="N", help="search each position to depth N")
     limit.add_argument("--movetime", type=_positive, metavar="MS", help="search each position MS milliseconds")
-    p.add_argument("-j", "--jobs", type=_positive, default=1, metavar="N",
-                   help="engine processes at once (default 1); games come out in input order")
+    add_jobs_option(p, 1, "one engine",
+                    "engine processes at once, at least 1 (default 1); games come out in input order")
     p.add_argument("--engine", default="stockfish", metavar="PATH",
                    help="UCI engine (default stockfish: on PATH, else /usr/games/stockfish)")
     p.add_argument("--threads", type=_positive, metavar="N", help="the engine's Threads option")
