@@ -901,3 +901,33 @@ def test_jobs_below_one_is_a_usage_error(tmp_path, dump, capsys, jobs):
     assert Converter(Options(input=str(dump), chunk_size=10, output_dir=str(out), jobs=0)).jobs == (os.cpu_count() or 1)
     with pytest.raises(ValueError, match="jobs must be a whole number of workers, 0 for every core, not -3"):
         Converter(Options(input=str(dump), chunk_size=10, output_dir=str(out), jobs=-3))
+
+
+def test_damage_advice_fits_the_output(tmp_path, dump, capsys, monkeypatch):
+    """A damaged input: chunks can be continued with --resume; a stream to stdout (-o -) refuses --resume,
+    so the advice there is to rerun."""
+    cut = _damaged(tmp_path, dump)["cut.pgn.zst"]
+    assert main([str(cut), "500", "-o", str(tmp_path / "o"), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "(rerun with --resume once the input is whole)" in err, err
+    monkeypatch.chdir(tmp_path)
+    assert main([str(cut), "-o", "-", "-q"]) == 1
+    out, err = capsys.readouterr()
+    assert out.count("\n") > 0 and err.count("\n") == 1, err
+    assert "truncated" in err and "(rerun once the input is whole)" in err and "--resume" not in err, err
+    # ... several inputs into one stream too: the damaged one is named, with the same advice.
+    assert main([str(dump), str(cut), "-o", "-", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "cut.pgn.zst" in err and "(rerun once the input is whole)" in err and "--resume" not in err, err
+    # Ctrl-C: chunks are kept for --resume; a stream cut short is only written whole by a new run.
+    from fastpgn import pipeline
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline.Converter, "run", interrupted)
+    assert main([str(dump), "-o", "-", "-q"]) == 130
+    assert capsys.readouterr().err == ("fastpgn: interrupted; the stream to stdout was cut short, rerun to write "
+                                       "it whole\n")
+    assert main([str(dump), "500", "-o", str(tmp_path / "o2"), "-q"]) == 130
+    assert "rerun with --resume to continue" in capsys.readouterr().err

@@ -329,8 +329,7 @@ def convert_main(argv) -> int:
         converter = Converter(opts, progress)
         summary = converter.run()
     except KeyboardInterrupt:
-        print("fastpgn: interrupted; complete chunks were kept, rerun with --resume to continue",
-              file=sys.stderr)
+        print(f"fastpgn: {_interrupted(args)}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         raise                       # the reader of stdout left (| head): guarded ends quietly
@@ -340,6 +339,13 @@ def convert_main(argv) -> int:
         if progress is not None:
             progress.close()
     return _report(opts.input, summary, error, converter, args, print_line)
+
+
+def _interrupted(args) -> str:
+    """What Ctrl-C leaves: chunks to --resume, or (-o -) a stream cut short, which only a new run writes whole."""
+    if args.output_dir == "-":
+        return "interrupted; the stream to stdout was cut short, rerun to write it whole"
+    return "interrupted; complete chunks were kept, rerun with --resume to continue"
 
 
 def print_line(line: str) -> None:
@@ -387,8 +393,10 @@ def _report(name: str, summary, error: BaseException | None, converter, args, sa
         if s.games_rejected:
             say(f"fastpgn: {named('rejected games, each with its reason: ')}{converter.rejects_path}")
     if s.damage:
+        # -o - cannot be resumed: the stream is written again from the start.
+        again = "rerun" if args.output_dir == "-" else "rerun with --resume"
         say(f"fastpgn: {named(s.damage)}; every whole game before the damage was written "
-            "(rerun with --resume once the input is whole)")
+            f"({again} once the input is whole)")
         return 1
     return 0
 
@@ -477,7 +485,7 @@ def _convert_many(args, inputs: list[str], opts) -> int:
                              "bytes_in"):
                     setattr(total, name, getattr(total, name) + getattr(s, name))
     except KeyboardInterrupt:
-        say("fastpgn: interrupted; complete chunks were kept, rerun with --resume to continue")
+        say(f"fastpgn: {_interrupted(args)}")
         return 130
     finally:
         if progress is not None:
