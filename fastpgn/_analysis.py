@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Literal
 
-from fastpgn.engine import Engine
+from fastpgn.engine import Engine, EngineError
 
 __all__ = ["EvalCache", "Limit", "analysable", "analyse_game", "complete_games", "format_clock", "lichess_pgn",
            "position_key"]
@@ -190,7 +190,8 @@ def analyse_game(engine: Engine, game, limit: Limit, cache: EvalCache | None = N
     there), after a stalemating one ``0.0``; neither is searched. The engine
     gets ``ucinewgame`` before the game's first search. ``counter(how)`` is
     called once per position: ``"searched"``, ``"cached"`` or ``"final"``. Raises IllegalMoveError for a game whose
-    moves the board cannot replay, EngineError when the engine fails.
+    moves the board cannot replay, EngineError when the engine fails or reports no score for a position
+    (naming the ply and the position's FEN).
 
     >>> with Engine.run() as sf:                                  # doctest: +SKIP
     ...     analyse_game(sf, game, Limit("nodes", 10000))[:3]
@@ -225,9 +226,11 @@ def analyse_game(engine: Engine, game, limit: Limit, cache: EvalCache | None = N
                 started = True
             engine.position(fen, ucis[:k + 1], chess960=chess960)
             score = engine.search(command, timeout=timeout).white_score
-            value = score.lichess() if score is not None else None
-            if cache is not None and value is not None:
-                value = cache.put(key, value)
+            if score is None:
+                # A game written with a hole in its evals would pass for analysed.
+                raise EngineError(f"engine {engine.name or engine.path} reported no score ({command}) for the "
+                                  f"position after ply {k + 1}, {fens[k]}")
+            value = cache.put(key, score.lichess()) if cache is not None else score.lichess()
             if counter is not None:
                 counter("searched")
         elif counter is not None:

@@ -379,7 +379,9 @@ class Engine:
         ``info`` line as an Info. Past ``timeout`` seconds the search is
         stopped (``stop``) and EngineTimeoutError raised; an engine that does
         not obey ``stop`` within ``grace`` seconds is killed. A ``bestmove``
-        that is not legal in the position raises EngineError.
+        that is not legal in the position raises EngineError, and so does
+        ``bestmove (none)`` (or ``0000``) where the position has a legal move;
+        in a mate or stalemate it gives ``best`` None.
 
         >>> sf.search("go depth 20", info=print).best            # doctest: +SKIP
         'e2e4'
@@ -434,9 +436,14 @@ class Engine:
         parts = line.split()
         best = parts[1] if len(parts) > 1 else None
         ponder = parts[3] if len(parts) > 3 and parts[2] == "ponder" else None
-        if best in ("(none)", "0000", "none"):
+        if best in (None, "(none)", "0000", "none"):
+            # No move is the answer only where there is none to make (mate, stalemate).
+            if board.legal_moves():
+                said = f"bestmove {best}" if best is not None else "bestmove without a move"
+                raise EngineError(f"engine {self.name or self.path} answered {said} in {fen}, a position with "
+                                  "legal moves", lines=self._tail)
             best, ponder = None, None
-        elif best is not None:
+        else:
             from fastpgn.errors import BoardError
 
             try:

@@ -12,6 +12,9 @@ picks the fault:
     hang-child    as hang, and a child process holds its output open (only a process-group kill ends both)
     slow          on go: searches until stop, then answers
     illegal       answers go with bestmove e2e5, legal nowhere after move one
+    no-score      answers go with info lines without a score, then its move
+    none          answers go with bestmove (none), whatever the position
+    null          answers go with bestmove 0000, whatever the position
     no-uciok      never answers uci
     exit          exits at once with code 1 and an error line
 
@@ -126,10 +129,16 @@ def main() -> int:
                 say("hello world")
                 say(b"\x80\x81\x82\n")
                 say("info string all fine here")
-            say(f"info depth 1 seldepth 1 multipv 1 score cp 12 nodes 100 nps 1000 time 1 pv {best}"
-                if best != "(none)" else "info depth 0 score mate 0")
+            if mode == "no-score" and faulty:
+                say(f"info depth 1 seldepth 1 nodes 100 nps 1000 time 1 pv {best}")
+                say("info string no evaluation here")
+            else:
+                say(f"info depth 1 seldepth 1 multipv 1 score cp 12 nodes 100 nps 1000 time 1 pv {best}"
+                    if best != "(none)" else "info depth 0 score mate 0")
             if mode == "illegal" and faulty:
                 best = "e2e5"
+            if mode in ("none", "null") and faulty:
+                best = "(none)" if mode == "none" else "0000"
             say(f"bestmove {best}")
         elif word == "quit":
             break

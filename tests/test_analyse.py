@@ -357,6 +357,38 @@ def test_damaged_input_keeps_the_games_before_the_damage(tmp_path, capsys):
     assert len(list(read_games(out))) == 3
 
 
+def test_an_engine_that_reports_no_score_is_an_engine_failure(tmp_path, capsys):
+    """It ended "5 analysed" with no eval written: now exit 2, naming the game, the ply and the position,
+    with the games analysed before it written."""
+    src = tmp_path / "g.pgn"
+    src.write_text(SHORT)
+    engine, log = fake_engine(tmp_path, "no-score", "--after", "4")    # fool's mate: 3 searches, then ply 1 of game 2
+    out = tmp_path / "out.pgn"
+    code, err = run([src, "-o", out, "--engine", engine], capsys)
+    fen = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
+    second = SHORT.index('[Event "Scholar')
+    assert code == 2 and err == (f"fastpgn analyse: engine failed at game 2 (PGN byte {second}): engine Fake "
+                                 f"Engine 1.0 reported no score (go nodes 100000) for the position after ply 2, {fen}; "
+                                 f"1 game written to {out}, --resume continues\n"), err
+    games = list(read_games(out))
+    assert len(games) == 1 and games[0].evals == ["-0.12", "0.12", "-0.12", None]
+    assert_no_leftovers(log)
+
+
+@pytest.mark.parametrize("mode, said", [("none", "bestmove (none)"), ("null", "bestmove 0000")])
+def test_no_bestmove_in_an_ordinary_position_is_an_engine_failure(tmp_path, capsys, mode, said):
+    src = tmp_path / "g.pgn"
+    src.write_text(SHORT)
+    engine, log = fake_engine(tmp_path, mode)
+    out = tmp_path / "out.pgn"
+    code, err = run([src, "-o", out, "--engine", engine], capsys)
+    fen = "rnbqkbnr/pppppppp/8/8/8/5P2/PPPPP1PP/RNBQKBNR b KQkq - 0 1"
+    assert code == 2 and err == (f"fastpgn analyse: engine failed at game 1 (PGN byte 0): engine Fake Engine 1.0 "
+                                 f"answered {said} in {fen}, a position with legal moves; 0 games written to {out}, "
+                                 "--resume continues\n"), err
+    assert_no_leftovers(log)
+
+
 def test_search_timeout_is_an_engine_failure(tmp_path, capsys):
     src = first_games(shared(*G2023), 2, tmp_path)
     engine, log = fake_engine(tmp_path, "hang", "--after", "5")

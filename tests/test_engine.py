@@ -372,6 +372,22 @@ def test_illegal_bestmove_raises():
     assert_gone(engine)
 
 
+@pytest.mark.parametrize("mode, said", [("none", "bestmove (none)"), ("null", "bestmove 0000")])
+def test_no_bestmove_where_moves_are_legal_raises(mode, said):
+    """``bestmove (none)`` or ``0000`` is an answer only in mate or stalemate; elsewhere it is an engine error
+    naming the position (it passed silently as "no move")."""
+    with Engine.run(fake(mode)) as engine:
+        engine.position(moves=["e2e4"])
+        fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+        with pytest.raises(EngineError, match=re.escape(f"answered {said} in {fen}, a position with legal moves")):
+            engine.search(depth=1)
+        engine.isready()                                 # the conversation is still in step
+        engine.position(moves=["f2f3", "e7e5", "g2g4", "d8h4"])     # fool's mate: no move to make
+        result = engine.search(depth=1)
+        assert result.best is None and result.ponder is None
+    assert_gone(engine)
+
+
 def test_engine_that_never_says_uciok():
     started = time.monotonic()
     with pytest.raises(EngineError, match=r"did not answer uci with uciok within 0.5 s; it wrote nothing"):

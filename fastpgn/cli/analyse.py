@@ -42,8 +42,8 @@ exit status (the same rule as every fastpgn command):
        stopped the run at a bad game
   2    usage error; missing, unreadable, empty or non-PGN input; output that
        cannot be written; an engine that is not found, does not start, or fails
-       during the run (the games finished before it are written: --resume
-       continues)
+       during the run, a position left without a score or a move included (the
+       games finished before it are written: --resume continues)
   130  interrupted (Ctrl-C): the games finished are written, --resume continues
 """
 
