@@ -106,7 +106,9 @@ EDGES = [
 ]
 EVALS = [("0.33", 33, None), ("-1.5", -150, None), ("0.335", 34, None), ("-0.335", -34, None),
          ("+0.3", 30, None), ("-400", -32767, None), ("#3", None, 3), ("#-200", None, -127), ("#+2", None, 2),
-         ("5.", None, None), (".5", None, None), ("1,5", None, None)]
+         ("5.", None, None), (".5", None, None),
+         # the search depth after a comma, as python-chess writes it: the value is what comes before
+         ("1,5", 100, None), ("0.17,20", 17, None), ("#3,20", None, 3), ("#-2,1", None, -2)]
 
 
 @pytest.mark.parametrize("tags, column, expected", EDGES)
