@@ -17,11 +17,21 @@ Damage: a stream that ends in an ``InputError`` (or inside the tags of its
 last game) yields every whole game before it, then the cut-short game as a
 block marked ``truncated``, the error on it (``Block.damage``).
 
+Dialects: the scanner reads LF text (CRLF too). The cutter rewrites, in
+place and byte for byte (offsets stay the input's), the two line-start
+habits other PGN readers accept: a CR not followed by LF (old Mac line
+ends) is a line end, and a UTF-8 BOM at the start of a later line (files
+concatenated) is three blank lines, so the game before it has ended
+(``_settle``). A stream in memory is rewritten in a copy, only if it has
+either (``lf_text``).
+
 The line-based notations (compact strings, PGN Crypt) read a file in blocks
 of whole lines instead: ``line_blocks``.
 """
 
 from __future__ import annotations
+
+import re
 
 from fastpgn.errors import InputError
 
@@ -90,6 +100,60 @@ def _ends_blank_or_escapes(buf, i: int) -> bool:
     return True
 
 
+_BOM = b"\xef\xbb\xbf"
+_LINE_BOM = b"\n" + _BOM
+_LONE_CR = re.compile(b"\r(?!\n)")
+
+
+def _has_dialect(buf, lo: int, stop: int, hi: int) -> bool:
+    """Whether ``buf[lo:stop]`` may hold what _settle rewrites (``buf[stop:hi]``: the bytes known after it).
+
+    On LF text, two memchr passes (no CR, no 0xEF byte); CRLF text costs a
+    search for a CR without its LF.
+    """
+    ahead = min(stop + 1, hi)
+    cr = buf.find(b"\r", lo, stop)
+    if cr >= 0:
+        lone = _LONE_CR.search(buf, cr, ahead)
+        if lone is not None and lone.start() < stop:
+            return True
+    return buf.find(b"\xef", lo, stop) >= 0 and buf.find(_LINE_BOM, max(lo - 1, 0), min(stop + 2, hi)) >= 0
+
+
+def _settle(buf: bytearray, lo: int, hi: int, final: bool) -> int:
+    """Rewrite the dialects in ``buf[lo:hi]`` in place as LF text; return the index up to which bytes are settled.
+
+    A CR not followed by LF becomes LF; then a BOM that starts a line after
+    the first (an LF before it) becomes three LFs. (Index 0 is the stream's
+    start, whose BOM the scanner skips, or a game's ``[``.) Unless
+    ``final``, the last two bytes wait for the bytes after them (a CR's LF,
+    the rest of a BOM): the return value is then ``hi - 2``.
+    """
+    stop = hi if final else hi - 2
+    if stop <= lo or not _has_dialect(buf, lo, stop, hi):
+        return max(stop, lo)
+    ahead = min(stop + 1, hi)       # (with the byte after: a CR at stop - 1 may start CRLF)
+    buf[lo:stop] = _LONE_CR.sub(b"\n", bytes(buf[lo:ahead]))[:stop - lo]
+    at = buf.find(_LINE_BOM, max(lo - 1, 0), min(stop + 2, hi))
+    while 0 <= at < stop - 1:
+        buf[at + 1:at + 4] = b"\n\n\n"
+        at = buf.find(_LINE_BOM, at + 1, min(stop + 2, hi))
+    return stop
+
+
+def lf_text(data):
+    """``data`` with its dialects read as LF text (see _settle): ``data`` itself when it has none.
+
+    >>> lf_text(b"[Event \\"a\\"]\\r\\r1. e4 *\\r"), lf_text(b"1. e4 *\\r\\n")
+    (b'[Event "a"]\\n\\n1. e4 *\\n', b'1. e4 *\\r\\n')
+    """
+    if not _has_dialect(data, 0, len(data), len(data)):
+        return data
+    buf = bytearray(data)
+    _settle(buf, 0, len(buf), True)
+    return bytes(buf)
+
+
 def find_cut(buf, lo: int, hi: int | None = None) -> int:
     """First index ``q`` in ``[lo, hi]`` where a blank line (and any escape lines) is followed by a line
     starting with ``[``; -1 if none."""
@@ -122,16 +186,45 @@ def _line_starts_tag(buf, i: int, end: int) -> bool:
     return 0x61 <= letter <= 0x7A
 
 
+def _moves_after_tags(line: bytes) -> bool:
+    """Whether text follows the whole tag pairs a line starts with (``[Event "?"] 1. e4 e5 *``: the tags and
+    moves of a game on one line, which the scanner reads so)."""
+    i, n = 0, len(line)
+    while True:
+        while i < n and line[i] in b" \t\r":
+            i += 1
+        if i >= n:
+            return False
+        if line[i] != 0x5B:
+            return True
+        i = line.find(b'"', i)
+        while i >= 0:                   # the value's closing quote: one not escaped by a backslash
+            i = line.find(b'"', i + 1)
+            back = i - 1
+            while back >= 0 and line[back] == 0x5C:
+                back -= 1
+            if i < 0 or (i - 1 - back) % 2 == 0:
+                break
+        if i < 0:
+            return False                # a pair cut short (or not a tag at all): no moves here
+        i += 1
+        while i < n and line[i] in b" \t":
+            i += 1
+        if i >= n or line[i] != 0x5D:
+            return False
+        i += 1
+
+
 def has_moves(buf, end: int, start: int = 0) -> bool:
-    """Whether ``buf[start:end]`` has a line of movetext: not blank, not a tag line (``[`` first), not an
-    escape line (``%`` first)."""
+    """Whether ``buf[start:end]`` has a line of movetext: not blank, not a tag line (``[`` first) unless
+    moves follow its tags, not an escape line (``%`` first)."""
     i = start
     while i < end:
         j = buf.find(b"\n", i, end)
         j = end if j < 0 else j
         line = bytes(buf[i:j]).strip(b" \t\r\xef\xbb\xbf")
-        if line and line[:1] != b"[" and buf[i:i + 1] != b"%":     # (an escape line is no movetext)
-            return True
+        if line and (line[:1] != b"[" or _moves_after_tags(line)) and buf[i:i + 1] != b"%":
+            return True                 # (an escape line is no movetext)
         i = j + 1
     return False
 
@@ -157,8 +250,8 @@ def _cut_before_unfinished_tags(buf, end: int, moves_seen: bool, start: int = 0)
             if lo == start:
                 break
             continue
-        if not _line_starts_tag(buf, lo, hi):
-            break
+        if not _line_starts_tag(buf, lo, hi) or _moves_after_tags(bytes(buf[lo:hi])):
+            break                       # (moves on the tag line: the game it holds has moves)
         if first < 0:
             first = lo
             last_line = bytes(buf[lo:hi]).rstrip()
@@ -208,15 +301,18 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
     buf = new_buffer(max(capacity, len(head)))
     buf[:len(head)] = head
     filled = len(head)          # bytes of buf holding the stream
+    settled = 0                 # bytes of buf read as LF text (_settle); the cutter looks no further
     searched = 0                # no cut starts before this index (searched already)
     base = start                # absolute offset of buf[0]
     damage = None
+    ended = False               # the stream has no more bytes: the last ones settle too
     view = memoryview(buf)
     while True:
+        settled = _settle(buf, settled, filled, ended)
         target = (base // block_size + 1) * block_size
         lo = max(target - base, 1)
-        if filled > lo:
-            q = find_cut(buf, max(lo, searched), filled)
+        if settled > lo:
+            q = find_cut(buf, max(lo, searched), settled)
             if q >= 0:
                 moves_seen = moves_seen or has_moves(buf, q)
                 yield Block(view[:q].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
@@ -226,9 +322,11 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
                 view.release()
                 buf, view = nxt, memoryview(nxt)
                 base += q
-                filled, searched = rest, 0
+                filled, settled, searched = rest, settled - q, 0
                 continue
-            searched = filled
+            searched = settled
+        if ended:
+            break
         want = lo + step - filled if filled < lo else step
         if filled + want > len(buf):  # a game longer than a block: a bigger buffer
             bigger = bytearray(2 * (filled + want))
@@ -241,8 +339,9 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
             damage = exc
             break
         if not got:
-            break
+            ended = True
         filled += got
+    _settle(buf, settled, filled, True)     # (after damage: the bytes read so far)
     if damage is None:
         cut = _cut_before_unfinished_tags(buf, filled, moves_seen)
         if cut < 0:
@@ -266,12 +365,14 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
 
 
 def cut_buffer(data: bytes, block_size: int = BLOCK_SIZE) -> Iterator[Block]:
-    """``cut_blocks`` over a whole stream already in memory: the same blocks, views of ``data`` (no copy).
+    """``cut_blocks`` over a whole stream already in memory: the same blocks, views of ``data`` (no copy,
+    unless it has dialects to rewrite: see ``lf_text``).
 
     The cuts are cut_blocks's: the first game boundary at or after each next
     multiple of ``block_size``, and at the end the last game cut short inside
     its tags as damage.
     """
+    data = lf_text(data)
     view = memoryview(data)
     n = len(data)
     base = 0

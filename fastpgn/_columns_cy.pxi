@@ -276,6 +276,8 @@ cdef struct Columns:
     Gaps gaps                      # the rows whose code the map's C table did not give, and the table
     bint have_map                  # an openings map is in use (else opening_code is null)
     bint uci
+    Py_ssize_t *tag_scratch        # _tag_map_hashed's table, grown on demand
+    Py_ssize_t tag_cap
 
 
 cdef const char *_GAP = b"gap"     # (a distinct address)
@@ -305,6 +307,7 @@ cdef void _columns_free(Columns *c) noexcept nogil:
     free(c.codes)
     free(c.code_lens)
     free(c.gaps.items)
+    free(c.tag_scratch)
 
 
 cdef inline int _tag_string(Col *col, const char *buf, _Game game, Py_ssize_t t, Out *scratch) noexcept nogil:
@@ -591,18 +594,29 @@ cdef inline bint _named(const char *buf, _Game game, Py_ssize_t t, const char *n
     return game.tags[4 * t + 1] - game.tags[4 * t] == n and memcmp(buf + game.tags[4 * t], name, n) == 0
 
 
+cdef inline bint _own_column(const char *buf, _Game game, Py_ssize_t t) noexcept nogil:
+    """Whether tag ``t`` has a column of its own (so the tags map leaves it out)."""
+    cdef int slot = _slot_of(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])
+    return ((slot >= 0 and slot != S_DATE and slot != S_TIME) or _named(buf, game, t, b"Event", 5)
+            or _named(buf, game, t, b"Variant", 7) or _named(buf, game, t, b"FEN", 3))
+
+
+# Up to this many tags, a game's repeated names are found by comparing every pair (a lichess game has 18);
+# above it, through a hash table, so a game of 100,000 tags costs no more per tag than one of 18.
+DEF FEW_TAGS = 32
+
+
 cdef int _tag_map(Columns *c, const char *buf, _Game game, Out *scratch) noexcept nogil:
     """The tags without a column of their own, in order; a repeated name: the last value, at the first place."""
     cdef Py_ssize_t t, u, last, nn
-    cdef int slot
     cdef const char *name
+    if game.ntags > FEW_TAGS:
+        return _tag_map_hashed(c, buf, game, scratch)
     for t in range(game.ntags):
+        if _own_column(buf, game, t):
+            continue
         name = buf + game.tags[4 * t]
         nn = game.tags[4 * t + 1] - game.tags[4 * t]
-        slot = _slot_of(name, nn)
-        if (slot >= 0 and slot != S_DATE and slot != S_TIME) or _named(buf, game, t, b"Event", 5) \
-                or _named(buf, game, t, b"Variant", 7) or _named(buf, game, t, b"FEN", 3):
-            continue
         last = t
         for u in range(game.ntags):
             if _named(buf, game, u, name, nn):
@@ -614,6 +628,56 @@ cdef int _tag_map(Columns *c, const char *buf, _Game game, Out *scratch) noexcep
             continue
         if _string(&c.cols[K_TAG_KEY], name, nn) < 0 or _tag_string(&c.cols[K_TAG_VALUE], buf, game, last,
                                                                      scratch) < 0:
+            return -1
+    return _list_end(&c.cols[K_TAGS], &c.cols[K_TAG_KEY], True)
+
+
+cdef int _tag_map_hashed(Columns *c, const char *buf, _Game game, Out *scratch) noexcept nogil:
+    """_tag_map for a game of many tags, in time linear in their number: the same map.
+
+    An open-addressing table of first occurrences, keyed by name, gives each
+    first occurrence the index of its name's last tag (``last``); a later
+    occurrence is marked -1 there and skipped.
+    """
+    cdef Py_ssize_t n = game.ntags, size = 1, mask, t, f, nn, i
+    cdef Py_ssize_t *table
+    cdef Py_ssize_t *last
+    cdef const char *name
+    cdef uint64_t h
+    while size < 2 * n:
+        size *= 2
+    mask = size - 1
+    if c.tag_cap < size + n:
+        if not _grow(<void **>&c.tag_scratch, (size + n) * sizeof(Py_ssize_t)):
+            return -1
+        c.tag_cap = size + n
+    table = c.tag_scratch
+    last = c.tag_scratch + size
+    for i in range(size):
+        table[i] = -1
+    for t in range(n):
+        name = buf + game.tags[4 * t]
+        nn = game.tags[4 * t + 1] - game.tags[4 * t]
+        h = 14695981039346656037ULL     # FNV-1a
+        for i in range(nn):
+            h = (h ^ <unsigned char>name[i]) * 1099511628211ULL
+        i = <Py_ssize_t>(h & <uint64_t>mask)
+        while True:
+            f = table[i]
+            if f < 0:
+                table[i] = t
+                last[t] = t
+                break
+            if _named(buf, game, f, name, nn):
+                last[f] = t
+                last[t] = -1            # written at its first place
+                break
+            i = (i + 1) & mask
+    for t in range(n):
+        if last[t] < 0 or _own_column(buf, game, t):
+            continue
+        if (_string(&c.cols[K_TAG_KEY], buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t]) < 0
+                or _tag_string(&c.cols[K_TAG_VALUE], buf, game, last[t], scratch) < 0):
             return -1
     return _list_end(&c.cols[K_TAGS], &c.cols[K_TAG_KEY], True)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from fastpgn._grammar_py import _Game, _clock_seconds, _eval_ok, _first_ply, _san_ok
+from fastpgn._grammar_py import _Game, _clock_seconds, _eval_ok, _eval_value, _first_ply, _san_ok
 
 # ---------------------------------------------------------------- fast path (pure Python only)
 #
@@ -76,6 +76,7 @@ def _learn_eval(raw: bytes):
     value = raw[:-1]
     if raw[-1:] != b"]" or not _eval_ok(value):
         return None
+    value = _eval_value(value)
     if len(_EVALS) > _CACHE_LIMIT:
         _EVALS.clear()
     _EVALS[raw] = value

@@ -401,13 +401,19 @@ cdef bint _clock_seconds(const char *p, Py_ssize_t n, long long *seconds, Py_ssi
 cdef bint _eval_ok(const char *p, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
     cdef char c
-    if n == 0:
+    if n == 0 or p[0] == b',':
         return False
     for i in range(n):
         c = p[i]
         if not (_is_digit(c) or c == b'.' or c == b'#' or c == b'-' or c == b'+' or c == b','):
             return False
     return True
+
+
+cdef inline Py_ssize_t _eval_end(const char *buf, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
+    """Where an eval's value ``buf[vs:ve]`` ends: at the comma before a search depth (``0.17,20``), or ``ve``."""
+    cdef const char *comma = <const char *>memchr(buf + vs, b',', ve - vs)
+    return ve if comma == NULL else comma - buf
 
 
 # ---------------------------------------------------------------- one game
@@ -721,11 +727,11 @@ cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end
             i = vs
             while i < end and _CLS[<unsigned char>buf[i]] & C_EVAL:
                 i += 1
-            if i >= end or buf[i] != b']' or i == vs:
+            if i >= end or buf[i] != b']' or i == vs or buf[vs] == b',':
                 return -1
             if ply >= 0 and game.evals[2 * ply] < 0:
                 game.evals[2 * ply] = vs
-                game.evals[2 * ply + 1] = i
+                game.evals[2 * ply + 1] = _eval_end(buf, vs, i)
                 game.nevals += 1
             i += 1
             continue
@@ -790,7 +796,7 @@ cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game 
                 return game.fail(BAD_EVAL, cmd, vs, ve - vs)
             if ply >= 0 and game.evals[2 * ply] < 0:
                 game.evals[2 * ply] = vs
-                game.evals[2 * ply + 1] = ve
+                game.evals[2 * ply + 1] = _eval_end(buf, vs, ve)
                 game.nevals += 1
         cmd = _find2(buf, shut + 1, close, b'[', b'%')
     return close + 1

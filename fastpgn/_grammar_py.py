@@ -21,13 +21,16 @@ Grammar accepted, per game:
   lexically: castling with ``O``/``0``, piece letter, disambiguation, capture,
   promotion with or without ``=``, ``+``/``#``, ``!``/``?`` annotations,
   drops, null moves ``--`` and ``Z0``), results (``1-0``, ``0-1``,
-  ``1/2-1/2``, ``*``), brace comments (``[%eval ...]`` and ``[%clk
-  H:MM:SS[.f]]`` are read, everything else is skipped), ``;`` comments, NAGs
+  ``1/2-1/2``, ``*``), brace comments (``[%eval ...]``, its value without
+  a ``,depth`` after it, and ``[%clk H:MM:SS[.f]]`` are read, everything
+  else is skipped), ``;`` comments, NAGs
   ``$n`` and variations ``( ... )`` (skipped, nested; a ``(`` before the first
   move and a ``)`` with no variation open are stray and ignored, as
   python-chess does). A ``%`` in the first column escapes the line.
 * UTF-8 BOM at the start of the stream, CRLF line ends and a missing final
-  newline are accepted.
+  newline are accepted. The readers hand the kernel LF text: CR-only line
+  ends and a BOM before a later game are rewritten first (fastpgn._blocks,
+  ``lf_text``).
 
 A bad game is reported as ``(reason, error_offset, game_number, start, end)``
 with the whole of its raw text between ``start`` and ``end``; the next game
@@ -246,12 +249,20 @@ def _clock_seconds(value: bytes) -> bytes | None:
 
 
 def _eval_ok(value: bytes) -> bool:
-    if not value:
+    """Whether ``value`` is an eval: digits and ``.#+-``, then maybe ``,depth`` (``0.17,20``, as python-chess
+    writes it)."""
+    if not value or value[0] == 44:
         return False
     for c in value:
         if not (48 <= c <= 57 or c == 46 or c == 35 or c == 45 or c == 43 or c == 44):
             return False
     return True
+
+
+def _eval_value(value: bytes) -> bytes:
+    """An eval's value without the search depth after its comma: ``0.17,20`` is ``0.17``."""
+    comma = value.find(b",")
+    return value if comma < 0 else value[:comma]
 
 
 # ---------------------------------------------------------------- one game
@@ -367,7 +378,7 @@ def _comment(buf: bytes, pos: int, end: int, game: _Game) -> int:
                 if not _eval_ok(value):
                     raise _Bad("malformed eval '" + _show(value) + "'", cmd)
                 if ply >= 0 and game.evals[ply] is None:
-                    game.evals[ply] = value
+                    game.evals[ply] = _eval_value(value)
         cmd = buf.find(b"[%", shut + 1, close)
     return close + 1
 

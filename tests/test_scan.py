@@ -11,6 +11,7 @@ import zstandard
 
 from conftest import CASES, shared
 from fastpgn import _backend, oneliner, openings
+from fastpgn._blocks import lf_text
 
 SEP = "\u2502"
 OPENINGS = openings.load()
@@ -85,6 +86,7 @@ CASE_FILES = sorted(CASES.glob("*.pgn"))
 
 
 def _render(scan, data: bytes) -> str:
+    data = lf_text(data)    # (as the readers hand the kernel a file: CR-only line ends and later BOMs rewritten)
     out, read, rejects = scan.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False)
     text = out.decode("utf-8")
     for reason, error_offset, number, _start, _end in rejects:

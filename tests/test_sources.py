@@ -10,6 +10,7 @@ import zstandard
 
 from conftest import shared
 from fastpgn import _scan, openings
+from fastpgn._blocks import lf_text
 from fastpgn.errors import InputError
 from fastpgn.sources import blocks, cut_blocks, cut_buffer, detect, open_source
 from test_reader import _reference_cuts
@@ -124,7 +125,8 @@ def test_bytes_are_cut_in_place_into_the_blocks_the_stream_cutter_gives():
         for block_size in (1, 7, 300, 3_000, 65_536, 4 << 20):
             in_place = list(cut_buffer(data, block_size))
             assert _block_tuples(in_place) == _block_tuples(blocks(iter([data]), block_size)), block_size
-            assert all(b.data.obj is data for b in in_place)   # views of the bytes given, no copy
+            if lf_text(data) is data:   # (a stream with dialects to rewrite is cut in a copy: see lf_text)
+                assert all(b.data.obj is data for b in in_place)   # views of the bytes given, no copy
     assert list(open_source(whole).blocks(65_536))[1].data.obj is whole
 
 
