@@ -238,6 +238,86 @@ cdef Py_ssize_t _release_rows(const RCol *cols, Py_ssize_t ncols, const RCol *mo
     return n
 
 
+cdef inline bint _suspect_at(const char *p, Py_ssize_t j, Py_ssize_t e) noexcept nogil:
+    """Whether the byte at ``j`` (of text that ends at ``e``, trailing blanks aside) is a line break, or
+    ends a result with text after it."""
+    cdef char c = p[j]
+    if c == b'\n' or c == b'\r':
+        return True
+    if c == b'*':
+        return j + 1 < e
+    if c == b'-' and j >= 1 and j + 2 < e:       # 1-0 or 0-1 with text after it
+        if (p[j - 1] == b'1' and p[j + 1] == b'0') or (p[j - 1] == b'0' and p[j + 1] == b'1'):
+            return True
+        return j >= 3 and j + 4 < e and p[j - 3] == b'1' and p[j - 2] == b'/' and p[j - 1] == b'2' \
+            and p[j + 1] == b'1' and p[j + 2] == b'/' and p[j + 3] == b'2'
+    return False
+
+
+cdef inline uint64_t _bytes_equal(uint64_t w, uint64_t c) noexcept nogil:
+    w ^= c
+    return (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL
+
+
+cdef bint _movetext_suspect(const char *p, Py_ssize_t n) noexcept nogil:
+    """Whether a movetext may read as more than one game (the pure twin's _suspect, byte for byte);
+    eight bytes at a time past those that are none of LF, CR, ``*`` and ``-``."""
+    cdef Py_ssize_t e = n, i = 0, j, k
+    cdef uint64_t w
+    while e > 0 and (p[e - 1] == b' ' or p[e - 1] == b'\t'):
+        e -= 1
+    while i < e and (p[i] == b' ' or p[i] == b'\t'):
+        i += 1
+    if i < e and p[i] == b'[':
+        return True
+    j = i
+    while j + 8 <= e:
+        memcpy(&w, p + j, 8)
+        if _bytes_equal(w, 0x0A0A0A0A0A0A0A0AULL) | _bytes_equal(w, 0x0D0D0D0D0D0D0D0DULL) | \
+                _bytes_equal(w, 0x2A2A2A2A2A2A2A2AULL) | _bytes_equal(w, 0x2D2D2D2D2D2D2D2DULL):
+            for k in range(j, j + 8):
+                if _suspect_at(p, k, e):
+                    return True
+        j += 8
+    while j < e:
+        if _suspect_at(p, j, e):
+            return True
+        j += 1
+    return False
+
+
+def release_suspects(object movetext):
+    """The rows of a string array whose movetext may read as more than one game: a line break, a ``[``
+    first, or a result (``*``, ``1-0``, ``0-1``, ``1/2-1/2``) with text after it. A cheap test, for
+    fastpgn.lichess_parquet, which scans each such row alone."""
+    cdef Py_buffer views[3]
+    cdef int nviews = 0, i
+    cdef RCol col
+    cdef Py_ssize_t rows = len(movetext), r, k
+    cdef list found = []
+    cdef uint8_t *marks = NULL
+    if str(movetext.type) != "string":
+        raise TypeError(f"the movetext must be string, not {movetext.type}")
+    try:
+        _release_col(&col, R_TEXT, 4, 1, movetext, rows, views, &nviews)
+        marks = <uint8_t *>calloc(rows + 1, 1)
+        if marks == NULL:
+            raise MemoryError()
+        with nogil:
+            for r in range(rows):
+                k = col.first + r
+                marks[r] = _valid_at(&col, k) and _movetext_suspect(col.data + col.offsets[k],
+                                                                   col.offsets[k + 1] - col.offsets[k])
+        for r in range(rows):
+            if marks[r]:
+                found.append(r)
+    finally:
+        free(marks)
+        for i in range(nviews):
+            PyBuffer_Release(&views[i])
+    return found
+
+
 cdef const void *_buffer_of(object buffer, Py_ssize_t need, Py_buffer *views, int *nviews) except? NULL:
     """The address of an Arrow buffer (None: NULL), held in ``views`` until released; ValueError when
     it is shorter than ``need`` bytes."""

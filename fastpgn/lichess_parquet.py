@@ -221,20 +221,13 @@ def _tagged(pa, columns, rows: int):
     return [("Event", "text", False, False, event)] + list(columns)
 
 
-#: A movetext that may hold the start of another game: a line break, a ``[`` first, or a result
-#: (or a ``*``) with more text after it. Lichess's own movetext never does; the rows that do are
-#: scanned alone (_one_game), the grammar deciding.
-_SUSPECT = r"[\r\n]|^[ \t]*\[|(\*|1-0|0-1|1/2-1/2)[^\r\n]*[^ \t\r\n]"
-
-
 def _suspects(movetext) -> list[int]:
-    """The rows of ``movetext`` that may read as more than one game (a cheap test, _SUSPECT)."""
-    import pyarrow.compute as pc
+    """The rows of ``movetext`` that may read as more than one game: the kernels' cheap test
+    (``release_suspects``: a line break, a ``[`` first, a result with text after it). Lichess's own
+    movetext is one line ending with its result; the rows that are not are scanned alone (_one_game)."""
+    from fastpgn import _scan
 
-    mask = pc.match_substring_regex(movetext, _SUSPECT)
-    if not pc.any(mask).as_py():
-        return []
-    return pc.indices_nonzero(pc.fill_null(mask, False)).to_pylist()
+    return _scan.kernel.release_suspects(movetext)
 
 
 def _one_game(text) -> bool:

@@ -227,3 +227,20 @@ def release_layouts(draw):
 def test_release_layouts_compiled_against_pure(batch, monkeypatch):
     py, cy = pgn_texts(batch, monkeypatch)
     assert py == cy
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.none() | st.text(st.sampled_from("10/2-* \t\r\n[e4.{}x"), max_size=14), max_size=12),
+       st.integers(0, 2))
+def test_the_rows_scanned_alone_are_the_same(texts, start):
+    # the cheap test that picks the rows whose movetext may read as more than one game
+    movetext = pa.array(["pad"] * start + texts, pa.string()).slice(start)
+    py, cy = (BACKENDS[name].release_suspects(movetext) for name in ("py", "cy"))
+    assert py == cy
+
+
+def test_lichess_movetext_is_never_scanned_alone():
+    movetext = pa.array(["1. e4 { [%eval -0.25] [%clk 0:03:00] } 1... e5 2. O-O-O 1-0", "1. d4 0-1 ", "*", "1/2-1/2",
+                         None, "", "1. e4 1-0 2. d4", '1. e4 *\n\n[White "x"]', " [Event", "1. e4 {*} 1-0"])
+    for name in ("py", "cy"):
+        assert BACKENDS[name].release_suspects(movetext) == [6, 7, 8, 9]
