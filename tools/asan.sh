@@ -39,7 +39,9 @@ ASAN_TESTS="tests/test_release_differential.py tests/test_lichess_parquet.py tes
     tests/test_scan.py tests/test_sources.py tests/test_reader.py"
 [ $# -gt 0 ] || set -- $ASAN_TESTS
 echo "asan: $*" >&2
+# --capture=sys: pytest leaves file descriptor 2 alone, so ASan's report, written there as the process
+# dies, is not lost with pytest's captured output.
 # The compiled backend, checked to be the one that ran (a fallback to pure Python would prove nothing).
 LD_PRELOAD="$LIBASAN $LIBSTDCXX" ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:halt_on_error=1:${ASAN_OPTIONS:-}" \
     FASTPGN_IMPLEMENTATION=cython PYTHONPATH="$WORK" FASTPGN_SHARED="${FASTPGN_SHARED:-$ROOT/../shared}" \
-    "$PYTHON" -c 'import sys, fastpgn, pytest; assert fastpgn.BACKEND == "cython", fastpgn.BACKEND; sys.exit(pytest.main(["-q", "-x", "-p", "no:cacheprovider", *sys.argv[1:]]))' "$@"
+    "$PYTHON" -c 'import sys, fastpgn, pytest; assert fastpgn.BACKEND == "cython", fastpgn.BACKEND; sys.exit(pytest.main(["-q", "-x", "--capture=sys", "-p", "no:cacheprovider", *sys.argv[1:]]))' "$@"
