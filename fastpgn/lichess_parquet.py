@@ -450,7 +450,9 @@ def _chained(first, rest: Iterator) -> Iterator:
             yield first
             yield from rest
     finally:
-        rest.close()
+        close = getattr(rest, "close", None)
+        if close is not None:
+            close()
 
 
 class _Stream(io.RawIOBase):
@@ -482,11 +484,7 @@ class ParquetSource(Source):
     def __init__(self, path: str | os.PathLike, threads: int = 1, rows: int = ROWS) -> None:
         self.located = _Located()
         blocks = pgn_blocks(path, rows, self.located)
-        try:
-            first = next(blocks, None)
-        except InputError:
-            blocks.close()
-            raise
+        first = next(blocks, None)      # (a generator that raised has closed itself)
         chunks = _chained(first, blocks)
         self._stream = _Stream(chunks)
         super().__init__(self._stream, os.fspath(path), None, None, True, threads)
