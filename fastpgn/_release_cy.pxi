@@ -65,41 +65,44 @@ cdef inline bint _needs_escape(const char *p, Py_ssize_t n) noexcept nogil:
     return False
 
 
-cdef inline char *_escaped(char *d, const char *p, Py_ssize_t n) noexcept nogil:
-    """``p[:n]`` as a tag value: ``"`` and ``\\`` escaped, CR and LF each a space; the end of what was written."""
-    cdef Py_ssize_t i
+cdef inline Py_ssize_t _escaped(char *d, const char *p, Py_ssize_t n) noexcept nogil:
+    """Write ``p[:n]`` as a tag value at ``d`` (``"`` and ``\\`` escaped, CR and LF each a space); the bytes it
+    takes. ``d`` NULL: only count them (_release_rows measures with the code that writes)."""
+    cdef Py_ssize_t i, k = 0
     cdef char c
     if not _needs_escape(p, n):
-        memcpy(d, p, n)
-        return d + n
+        if d != NULL:
+            memcpy(d, p, n)
+        return n
     for i in range(n):
         c = p[i]
         if c == b'"' or c == b'\\':
-            d[0] = b'\\'
-            d[1] = c
-            d += 2
-        elif c == b'\r' or c == b'\n':
-            d[0] = b' '
-            d += 1
+            if d != NULL:
+                d[k] = b'\\'
+                d[k + 1] = c
+            k += 2
         else:
-            d[0] = c
-            d += 1
-    return d
+            if d != NULL:
+                d[k] = b' ' if c == b'\r' or c == b'\n' else c
+            k += 1
+    return k
 
 
-cdef inline char *_int_text(char *d, int64_t v, bint signed) noexcept nogil:
+cdef inline Py_ssize_t _int_text(char *d, int64_t v, bint signed) noexcept nogil:
+    """Write ``v`` in decimal at ``d`` (``+`` before 0 and up when ``signed``); the bytes it takes (``d`` NULL: count)."""
+    cdef char text[24]
     cdef char digits[24]
-    cdef int k = 0
+    cdef int k = 0, n = 0
     cdef uint64_t u
     if v < 0:
         u = <uint64_t>0 - <uint64_t>v
-        d[0] = b'-'
-        d += 1
+        text[n] = b'-'
+        n += 1
     else:
         u = <uint64_t>v
         if signed:
-            d[0] = b'+'
-            d += 1
+            text[n] = b'+'
+            n += 1
     while True:
         digits[k] = <char>(48 + u % 10)
         k += 1
@@ -108,9 +111,11 @@ cdef inline char *_int_text(char *d, int64_t v, bint signed) noexcept nogil:
             break
     while k > 0:
         k -= 1
-        d[0] = digits[k]
-        d += 1
-    return d
+        text[n] = digits[k]
+        n += 1
+    if d != NULL:
+        memcpy(d, text, n)
+    return n
 
 
 cdef inline void _two(char *d, long v) noexcept nogil:
@@ -118,9 +123,11 @@ cdef inline void _two(char *d, long v) noexcept nogil:
     d[1] = <char>(48 + v % 10)
 
 
-cdef inline char *_date_text(char *d, long days) noexcept nogil:
-    """``YYYY.MM.DD`` of a date32 (years 1 to 9999: _release_writable checked)."""
+cdef inline Py_ssize_t _date_text(char *d, long days) noexcept nogil:
+    """Write ``YYYY.MM.DD`` of a date32 (years 1 to 9999: _release_writable checked); 10 bytes (``d`` NULL: count)."""
     cdef long z = days + 719468, era, doe, yoe, y, doy, mp, day, month
+    if d == NULL:
+        return 10
     era = (z if z >= 0 else z - 146096) // 146097
     doe = z - era * 146097
     yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
@@ -137,17 +144,19 @@ cdef inline char *_date_text(char *d, long days) noexcept nogil:
     _two(d + 5, month)
     d[7] = b'.'
     _two(d + 8, day)
-    return d + 10
+    return 10
 
 
-cdef inline char *_time_text(char *d, long seconds) noexcept nogil:
-    """``HH:MM:SS`` of a second of the day (0 to 86,399: _release_writable checked)."""
+cdef inline Py_ssize_t _time_text(char *d, long seconds) noexcept nogil:
+    """Write ``HH:MM:SS`` of a second of the day (0 to 86,399: _release_writable checked); 8 bytes (``d`` NULL: count)."""
+    if d == NULL:
+        return 8
     _two(d, seconds // 3600)
     d[2] = b':'
     _two(d + 3, seconds // 60 % 60)
     d[5] = b':'
     _two(d + 6, seconds % 60)
-    return d + 8
+    return 8
 
 
 cdef inline int64_t _int_at(const RCol *c, Py_ssize_t i) noexcept nogil:
@@ -179,25 +188,23 @@ cdef bint _release_writable(const RCol *cols, Py_ssize_t ncols, Py_ssize_t rows)
     return True
 
 
-cdef Py_ssize_t _release_room(const RCol *cols, Py_ssize_t ncols, const RCol *moves, Py_ssize_t rows) noexcept nogil:
-    """Bytes enough for the batch's text: every value at its longest (a string escaped doubles)."""
-    cdef Py_ssize_t room = 0, c
-    cdef const RCol *col
-    for c in range(ncols):
-        col = &cols[c]
-        room += rows * (col.prefix_len + 3)
-        if col.kind == R_TEXT:
-            room += 2 * (<Py_ssize_t>col.offsets[col.first + rows] - col.offsets[col.first])
-        else:
-            room += rows * 21
-    return room + rows * 4 + (<Py_ssize_t>moves.offsets[moves.first + rows] - moves.offsets[moves.first])
+cdef inline char *_at(char *d, Py_ssize_t n) noexcept nogil:
+    """Where the next bytes go: NULL while _release_rows only counts."""
+    return d + n if d != NULL else NULL
 
 
-cdef void _release_rows(const RCol *cols, Py_ssize_t ncols, const RCol *moves, Py_ssize_t rows,
-                        char *d, Py_ssize_t *written) noexcept nogil:
-    """Write the batch's games into ``d`` (room from _release_room)."""
-    cdef char *start = d
-    cdef Py_ssize_t r, c, i, n
+cdef inline Py_ssize_t _put(char *d, const char *p, Py_ssize_t n) noexcept nogil:
+    if d != NULL:
+        memcpy(d, p, n)
+    return n
+
+
+cdef Py_ssize_t _release_rows(const RCol *cols, Py_ssize_t ncols, const RCol *moves, Py_ssize_t rows,
+                              char *d) noexcept nogil:
+    """Write the batch's games at ``d``; the bytes they take. Called first with ``d`` NULL, it only counts
+    them: the room is measured by the code that writes, so the two cannot disagree (an estimate made
+    apart once reserved a byte too few for a null rating written as ``?``)."""
+    cdef Py_ssize_t n = 0, r, c, i, m
     cdef const RCol *col
     for r in range(rows):
         for c in range(ncols):
@@ -206,36 +213,109 @@ cdef void _release_rows(const RCol *cols, Py_ssize_t ncols, const RCol *moves, P
             if not _valid_at(col, i):
                 if not col.unrated:
                     continue
-                memcpy(d, col.prefix, col.prefix_len)
-                d += col.prefix_len
-                d[0] = b'?'
-                d += 1
+                n += _put(_at(d, n), col.prefix, col.prefix_len)
+                n += _put(_at(d, n), "?", 1)
             else:
-                memcpy(d, col.prefix, col.prefix_len)
-                d += col.prefix_len
+                n += _put(_at(d, n), col.prefix, col.prefix_len)
                 if col.kind == R_TEXT:
-                    d = _escaped(d, col.data + col.offsets[i], col.offsets[i + 1] - col.offsets[i])
+                    n += _escaped(_at(d, n), col.data + col.offsets[i],
+                                  col.offsets[i + 1] - col.offsets[i])
                 elif col.kind == R_INT:
-                    d = _int_text(d, _int_at(col, i), col.signed)
+                    n += _int_text(_at(d, n), _int_at(col, i), col.signed)
                 elif col.kind == R_DATE:
-                    d = _date_text(d, (<const int32_t *>col.data)[i])
+                    n += _date_text(_at(d, n), (<const int32_t *>col.data)[i])
                 else:       # whole seconds, as the dumps write them
-                    d = _time_text(d, _int_at(col, i) // col.units)
-            d[0], d[1], d[2] = b'"', b']', b'\n'
-            d += 3
-        d[0] = b'\n'
-        d += 1
+                    n += _time_text(_at(d, n), _int_at(col, i) // col.units)
+            n += _put(_at(d, n), '"]\n', 3)
+        n += _put(_at(d, n), "\n", 1)
         i = moves.first + r
-        n = moves.offsets[i + 1] - moves.offsets[i] if _valid_at(moves, i) else 0
-        if n > 0:           # no movetext reads as a game without moves (*): one game a row
-            memcpy(d, moves.data + moves.offsets[i], n)
-            d += n
+        m = moves.offsets[i + 1] - moves.offsets[i] if _valid_at(moves, i) else 0
+        if m > 0:           # no movetext reads as a game without moves (*): one game a row
+            n += _put(_at(d, n), moves.data + moves.offsets[i], m)
         else:
-            d[0] = b'*'
-            d += 1
-        d[0], d[1] = b'\n', b'\n'
-        d += 2
-    written[0] = d - start
+            n += _put(_at(d, n), "*", 1)
+        n += _put(_at(d, n), "\n\n", 2)
+    return n
+
+
+cdef inline bint _suspect_at(const char *p, Py_ssize_t j, Py_ssize_t e) noexcept nogil:
+    """Whether the byte at ``j`` (of text that ends at ``e``, trailing blanks aside) is a line break, or
+    ends a result with text after it."""
+    cdef char c = p[j]
+    if c == b'\n' or c == b'\r':
+        return True
+    if c == b'*':
+        return j + 1 < e
+    if c == b'-' and j >= 1 and j + 2 < e:       # 1-0 or 0-1 with text after it
+        if (p[j - 1] == b'1' and p[j + 1] == b'0') or (p[j - 1] == b'0' and p[j + 1] == b'1'):
+            return True
+        return j >= 3 and j + 4 < e and p[j - 3] == b'1' and p[j - 2] == b'/' and p[j - 1] == b'2' \
+            and p[j + 1] == b'1' and p[j + 2] == b'/' and p[j + 3] == b'2'
+    return False
+
+
+cdef inline uint64_t _bytes_equal(uint64_t w, uint64_t c) noexcept nogil:
+    w ^= c
+    return (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL
+
+
+cdef bint _movetext_suspect(const char *p, Py_ssize_t n) noexcept nogil:
+    """Whether a movetext may read as more than one game (the pure twin's _suspect, byte for byte);
+    eight bytes at a time past those that are none of LF, CR, ``*`` and ``-``."""
+    cdef Py_ssize_t e = n, i = 0, j, k
+    cdef uint64_t w
+    while e > 0 and (p[e - 1] == b' ' or p[e - 1] == b'\t'):
+        e -= 1
+    while i < e and (p[i] == b' ' or p[i] == b'\t'):
+        i += 1
+    if i < e and p[i] == b'[':
+        return True
+    j = i
+    while j + 8 <= e:
+        memcpy(&w, p + j, 8)
+        if _bytes_equal(w, 0x0A0A0A0A0A0A0A0AULL) | _bytes_equal(w, 0x0D0D0D0D0D0D0D0DULL) | \
+                _bytes_equal(w, 0x2A2A2A2A2A2A2A2AULL) | _bytes_equal(w, 0x2D2D2D2D2D2D2D2DULL):
+            for k in range(j, j + 8):
+                if _suspect_at(p, k, e):
+                    return True
+        j += 8
+    while j < e:
+        if _suspect_at(p, j, e):
+            return True
+        j += 1
+    return False
+
+
+def release_suspects(object movetext):
+    """The rows of a string array whose movetext may read as more than one game: a line break, a ``[``
+    first, or a result (``*``, ``1-0``, ``0-1``, ``1/2-1/2``) with text after it. A cheap test, for
+    fastpgn.lichess_parquet, which scans each such row alone."""
+    cdef Py_buffer views[3]
+    cdef int nviews = 0, i
+    cdef RCol col
+    cdef Py_ssize_t rows = len(movetext), r, k
+    cdef list found = []
+    cdef uint8_t *marks = NULL
+    if str(movetext.type) != "string":
+        raise TypeError(f"the movetext must be string, not {movetext.type}")
+    try:
+        _release_col(&col, R_TEXT, 4, 1, movetext, rows, views, &nviews)
+        marks = <uint8_t *>calloc(rows + 1, 1)
+        if marks == NULL:
+            raise MemoryError()
+        with nogil:
+            for r in range(rows):
+                k = col.first + r
+                marks[r] = _valid_at(&col, k) and _movetext_suspect(col.data + col.offsets[k],
+                                                                   col.offsets[k + 1] - col.offsets[k])
+        for r in range(rows):
+            if marks[r]:
+                found.append(r)
+    finally:
+        free(marks)
+        for i in range(nviews):
+            PyBuffer_Release(&views[i])
+    return found
 
 
 cdef const void *_buffer_of(object buffer, Py_ssize_t need, Py_buffer *views, int *nviews) except? NULL:
@@ -321,9 +401,9 @@ def release_text(list columns, object movetext):
         with nogil:
             writable = _release_writable(cols, ncols, rows)
             if writable:
-                room = _release_room(cols, ncols, &cols[ncols], rows)
+                room = _release_rows(cols, ncols, &cols[ncols], rows, NULL)
                 if _reserve(&out, room + 1) == 0:
-                    _release_rows(cols, ncols, &cols[ncols], rows, out.data, &written)
+                    written = _release_rows(cols, ncols, &cols[ncols], rows, out.data)
                     out.size = written
         if not writable:
             return None

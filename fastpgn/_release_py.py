@@ -94,4 +94,30 @@ def release_text(columns, movetext):
     return memoryview(data).cast("B")[first:last] if data is not None else memoryview(b"")
 
 
-__all__ = ["KINDS", "RANGES", "release_text"]
+def _suspect(text: bytes) -> bool:
+    """Whether a movetext may read as more than one game (the compiled twin's _movetext_suspect)."""
+    if b"\n" in text or b"\r" in text:
+        return True
+    text = text.strip(b" \t")
+    if text.startswith(b"["):
+        return True
+    # the first of each result ends the text, or there is text after one
+    return any(0 <= text.find(token) != len(text) - len(token) for token in (b"*", b"1-0", b"0-1", b"1/2-1/2"))
+
+
+def release_suspects(movetext) -> list[int]:
+    """The rows of a string array whose movetext may read as more than one game: a line break, a ``[``
+    first, or a result (``*``, ``1-0``, ``0-1``, ``1/2-1/2``) with text after it."""
+    if str(movetext.type) != "string":
+        raise TypeError(f"the movetext must be string, not {movetext.type}")
+    buffers = movetext.buffers()
+    if buffers[2] is None or not len(movetext):
+        return []
+    offsets = memoryview(buffers[1]).cast("i")[movetext.offset:movetext.offset + len(movetext) + 1]
+    data = bytes(buffers[2])
+    valid = movetext.is_valid().to_pylist() if movetext.null_count else None
+    return [r for r in range(len(movetext))
+            if (valid is None or valid[r]) and _suspect(data[offsets[r]:offsets[r + 1]])]
+
+
+__all__ = ["KINDS", "RANGES", "release_suspects", "release_text"]

@@ -44,7 +44,7 @@ from fastpgn._grammar_py import (
 from fastpgn._fastpath_py import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
 from fastpgn._lines_py import lines_from_block, opening_table
 from fastpgn._records_py import GameCore, RecordFeed, games_from_block, headers_from_block
-from fastpgn._release_py import release_text
+from fastpgn._release_py import release_suspects, release_text
 from fastpgn import _columns_py
 
 
@@ -58,7 +58,7 @@ __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
     "GameCore", "RecordFeed",
     "SPEED_LIMITS", "SPEEDS", "columns_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
-    "release_text", "speed_bit", "where_plan",
+    "release_suspects", "release_text", "speed_bit", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other
     "_CLOCKS", "_SAN", "_fast_game", "_fast_headers", "_fast_where", "_scan_game",
 ]

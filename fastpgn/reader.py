@@ -258,7 +258,7 @@ class _RecordReader:
             return next(self._records)
         except PGNSyntaxError as exc:   # a game built from a Parquet row: name the file and row too
             where = getattr(self._source, "describe_game", None)
-            if where is None or where(exc.game) is None:
+            if where is None or where(exc.game) is None or f"({where(exc.game)})" in exc.reason:
                 raise
             raise type(exc)(f"{exc.reason} ({where(exc.game)})", exc.offset, exc.game) from None
 
@@ -319,6 +319,12 @@ class _RecordReader:
 
     def _finish(self, kept: list[Rejected]) -> None:
         """After the block's good games: its rejected ones join ``rejected`` (and raise, if so asked)."""
+        where = getattr(self._source, "describe_game", None)
+        if where is not None and kept:      # a game built from a Parquet row: its reason names the file and row
+            from fastpgn.errors import Rejected
+
+            kept = [Rejected(r.offset, r.number, f"{r.reason} ({where(r.number)})", r.error_offset, r.text)
+                    if where(r.number) is not None else r for r in kept]
         self.rejected.extend(kept)
         if kept and self.errors == "raise":
             raise kept[-1].error()

@@ -257,3 +257,154 @@ def test_filters_keep_the_same_games(corpus):
     want = [i for batch in fastpgn.read_arrow(pgn, where=where, columns=["game_id"])
             for i in batch.column("game_id").to_pylist()]
     assert ids == want and ids and got.games_filtered == 348 + 15 - len(ids)
+
+
+# ---------------------------------------------------------------- damaged and hostile files
+#
+# A file pyarrow cannot read is fastpgn's one-line error naming it, exit 2 (nothing read); damage
+# after good rows is an error naming the file and row, exit 1, the games before it kept. A row is
+# one game, whatever its text holds.
+
+def _binary_movetext(path, rows: int, bad_row: int):
+    """A release file whose movetext column is binary, valid UTF-8 but for row ``bad_row``."""
+    moves = [b"1. e4 e5 1-0"] * rows
+    moves[bad_row] = b"1. e4 \xff 1-0"
+    pq.write_table(pa.table({"White": [f"w{i}" for i in range(rows)], "movetext": pa.array(moves, pa.binary())}),
+                   path, row_group_size=1000)
+    return path
+
+
+def _unreadable(tmp_path):
+    """Files pyarrow refuses, or that are not lichess's layout, by name."""
+    good = tmp_path / "good.parquet"
+    pq.write_table(pa.table({"White": ["a"] * 10, "movetext": ["1. e4 *"] * 10}), good)
+    files = {"empty": b"", "text": b'[Event "x"]\n\n1. e4 *\n', "truncated": good.read_bytes()[:-300]}
+    paths = {}
+    for name, data in files.items():
+        paths[name] = tmp_path / f"{name}.parquet"
+        paths[name].write_bytes(data)
+    for name, column in {"bool-rating-diff": ("WhiteRatingDiff", pa.array([True] * 3)),
+                         "list-movetext": ("movetext", pa.array([["1. e4"]] * 3)),
+                         "struct-movetext": ("movetext", pa.array([{"a": "1. e4"}] * 3))}.items():
+        table = {"White": ["a"] * 3, "movetext": ["1. e4 *"] * 3}
+        table[column[0]] = column[1]
+        paths[name] = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table(table), paths[name])
+    paths["invalid-utf8-row-0"] = _binary_movetext(tmp_path / "utf8-row-0.parquet", 10, 0)
+    return paths
+
+
+@pytest.mark.parametrize("name", ["empty", "text", "truncated", "bool-rating-diff", "list-movetext",
+                                  "struct-movetext", "invalid-utf8-row-0"])
+def test_unreadable_files_are_one_line_errors(name, tmp_path, scan, monkeypatch, capsys):
+    from fastpgn.cli import main
+
+    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    path = _unreadable(tmp_path)[name]
+    with pytest.raises(InputError) as caught:
+        list(fastpgn.read_games(path))
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+    if name == "invalid-utf8-row-0":
+        assert "row 0" in str(caught.value)
+    with pytest.raises(InputError):
+        list(fastpgn.read_arrow(path))
+    other = tmp_path / "other.pgn"
+    other.write_bytes(b'[White "x"]\n\n1. e4 *\n\n')
+    for argv in ([str(path), "100", "-o", str(tmp_path / "out")],
+                 [str(path), str(other), "100", "-o", str(tmp_path / "many")],
+                 ["icn", str(path), "-o", str(tmp_path / "x.icn")],
+                 ["crypt", "encode", str(path), "-o", str(tmp_path / "x.crypt")],
+                 ["analyse", str(path), "--engine", sys.executable, "-o", str(tmp_path / "x.pgn")]):
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 2, (argv, err)
+        assert "Traceback" not in err and str(path) in err and "no PGN games found" not in err, (argv, err)
+
+
+def test_damage_after_good_rows_keeps_them(tmp_path, scan, monkeypatch, capsys):
+    from fastpgn.cli import main
+
+    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    path = _binary_movetext(tmp_path / "late.parquet", 5000, 4500)
+    games = fastpgn.read_games(path)
+    read = []
+    with pytest.raises(InputError) as caught:
+        for game in games:
+            read.append(game.headers["White"])
+    assert read == [f"w{i}" for i in range(4500)]
+    assert f"{path}: cannot read row 4500" in str(caught.value) and "\n" not in str(caught.value)
+    with pytest.raises(InputError, match="row 4500"):
+        sum(batch.num_rows for batch in fastpgn.read_arrow(path))
+    out = tmp_path / "out"
+    assert main([str(path), "10000", "-o", str(out), "-j", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "4,500 games written" in err and "row 4500" in err and "Traceback" not in err
+    assert main(["icn", str(path), "-o", str(tmp_path / "x.icn")]) == 1
+    err = capsys.readouterr().err
+    assert "4,500 written" in err and "row 4500" in err and "Traceback" not in err
+
+
+def test_a_first_batch_that_cannot_be_converted_is_not_an_empty_input(tmp_path, scan, monkeypatch, capsys):
+    # a uint64 rating change past int64's range once failed in the first batch, read as "no PGN games"
+    from fastpgn.cli import main
+
+    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    path = tmp_path / "u64.parquet"
+    pq.write_table(pa.table({"WhiteRatingDiff": pa.array([2 ** 64 - 1, 3], pa.uint64()), "movetext": ["*", "*"]}),
+                   path)
+    assert [g.headers["WhiteRatingDiff"] for g in fastpgn.read_games(path)] == ["+18446744073709551615", "+3"]
+    # and a first batch pyarrow cannot convert is an error naming the file and row, not an empty input
+    path = _binary_movetext(tmp_path / "first.parquet", 10, 0)
+    assert main([str(path), "100", "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: cannot read row 0" in err and "no PGN games found" not in err
+
+
+def _phantoms(tmp_path):
+    rows = {"White": ["a", "b", "c", "d"],
+            "movetext": ["1. e4 *", '1. d4 *\n\n[White "Mallory"]\n\n1. c4 *', "1. Nf3 { unterminated 1-0",
+                         "1. e4 e5 1-0 2. Nf3 *"]}
+    path = tmp_path / "phantom.parquet"
+    pq.write_table(pa.table(rows), path)
+    return path
+
+
+def test_a_row_is_one_game_whatever_its_movetext_holds(tmp_path, scan, monkeypatch):
+    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    path = _phantoms(tmp_path)
+    games = fastpgn.read_games(path, errors="skip")
+    assert [g.headers["White"] for g in games] == ["a"]
+    assert games.games_read == 4 and len(games.rejected) == 3
+    assert [r.number for r in games.rejected] == [2, 3, 4]
+    assert [f"file {path}, row {n}" in r.reason for r, n in zip(games.rejected, (1, 2, 3))] == [True] * 3
+    assert not any(b"Mallory" in g.text for g in games.rejected[1:])    # the rows after: their own text
+    with pytest.raises(PGNSyntaxError, match=f"file {path}, row 1"):
+        list(fastpgn.read_games(path))
+    headers = fastpgn.read_headers(path, errors="skip")
+    assert [h.headers.get("White") for h in headers] == ["a"] and headers.games_read == 4
+    table = _table(path, errors="skip")
+    assert table.num_rows == 1
+    lines = list(fastpgn.read_lines(path, errors="skip"))
+    assert len(lines) == 1
+
+
+def test_a_column_name_writes_one_tag(tmp_path, scan, monkeypatch):
+    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    path = tmp_path / "names.parquet"
+    name = 'X"]\n\n[White "Eve"]\n\n1. e4 *\n\n[Y'
+    pq.write_table(pa.table({name: ["v", "w", "x"], "White Player": ["a", "b", "c"],
+                             "movetext": ["1. d4 *"] * 3}), path)
+    games = fastpgn.read_games(path, errors="skip")
+    got = [g.headers for g in games]
+    assert games.games_read == 3 and len(got) == 3
+    assert [h["White_Player"] for h in got] == ["a", "b", "c"] and "White" not in got[0]
+
+
+def test_rows_without_tags_stay_apart(tmp_path, scan, monkeypatch):
+    # no tag, no rating: a row read as the moves of the game before, unless it gets a tag of its own
+    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    path = tmp_path / "bare.parquet"
+    pq.write_table(pa.table({"White": [None, "b", None, None], "movetext": ["e4 e5", "d4", None, None]}), path)
+    games = list(fastpgn.read_games(path))
+    assert [g.moves for g in games] == [["e4", "e5"], ["d4"], [], []]
+    assert [g.headers.get("Event") for g in games] == ["?", None, "?", "?"]
