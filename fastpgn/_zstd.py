@@ -34,7 +34,7 @@ class _ZstdStream:
     def _checked(self, n: int) -> int:
         source = self._source
         if n == 0 and not self._frames.complete:
-            raise InputError(f"truncated zst data in {source.name}: the input ends mid-stream", source.offset)
+            raise InputError(f"truncated zst data in {source.name}", source.offset)
         source.offset += n
         return n
 

@@ -83,6 +83,10 @@ class InputError(PGNError):
     """The input cannot be read: missing, not PGN, truncated or corrupt compression."""
 
 
+class NotUTF8Warning(UnicodeWarning):
+    """Input read as UTF-8 holds bytes that are not: they were read as U+FFFD (name its encoding to avoid it)."""
+
+
 class FormatError(PGNError):
     """Text in one of the other notations (22-field line, compact strings, crypt, ICN) is malformed."""
 
