@@ -23,7 +23,7 @@ of whole lines instead: ``line_blocks``.
 
 from __future__ import annotations
 
-from fastpgn.errors import InputError
+from fastpgn.errors import InputDamageError, InputError
 
 TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
             if filled:
                 yield Block(view[:filled].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
             return
-        damage = InputError("the input ends inside the tags of its last game, before any moves", base + filled)
+        damage = InputDamageError("the input ends inside the tags of its last game, before any moves", base + filled)
         if cut > 0:
             yield Block(view[:cut].toreadonly(), base, base == 0)
         yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
@@ -291,7 +291,7 @@ def cut_buffer(data: bytes, block_size: int = BLOCK_SIZE) -> Iterator[Block]:
         if n > base:
             yield Block(view[base:n], base, base == 0)
         return
-    damage = InputError("the input ends inside the tags of its last game, before any moves", n)
+    damage = InputDamageError("the input ends inside the tags of its last game, before any moves", n)
     if cut > base:
         yield Block(view[base:cut], base, base == 0)
     yield Block(view[cut:n], cut, cut == 0, damage, truncated=True)

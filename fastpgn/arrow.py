@@ -199,7 +199,8 @@ class ArrowReader(ColumnReader):
 
 
 def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: str = "raise", where=None,
-               uci: bool = False, openings=None, block_size: int = BLOCK_SIZE, encoding: str | None = None) -> ArrowReader:
+               uci: bool = False, openings=None, block_size: int = BLOCK_SIZE,
+               encoding: str | None = None) -> ArrowReader:
     """Iterate the games of ``source`` as ``pyarrow.RecordBatch`` objects in the analysis schema.
 
     ``source`` is anything ``read_games`` reads (a path, ``-``, bytes, a file

@@ -32,7 +32,7 @@ import zlib
 
 from fastpgn._blocks import (BLOCK_SIZE, Block, _ChunkFiller, blocks, cut_blocks, cut_buffer, find_cut, has_moves,
                              line_blocks)
-from fastpgn.errors import InputError
+from fastpgn.errors import InputDamageError, InputError
 
 # Each decoder (fastpgn._zstd, _bzip2, bz2, ISA-L), pathlib and typing are imported where
 # they are needed: start-up is a good part of reading a file's headers (docs/performance.md).
@@ -126,8 +126,8 @@ class Source:
 
         Read to decide whether the input can be PGN (``check_pgn``) on the
         same bytes whatever the block size; ``blocks(head=...)`` reads on
-        after them. Damage met here is raised by the next read, once the
-        bytes before it were handed out.
+        after them. Damage met here (InputDamageError) is raised by the next
+        read, once the bytes before it were handed out.
         """
         if self.kind == "pgn" and self.in_memory is not None and self.encoding is None:
             return self.in_memory[:size]
@@ -137,7 +137,7 @@ class Source:
         while got < size:
             try:
                 n = self.readinto(view[got:])
-            except InputError as exc:
+            except InputDamageError as exc:
                 self._pending = exc
                 break
             if not n:
@@ -170,7 +170,9 @@ class Source:
         try:
             return call(arg)
         except OSError as exc:
-            raise InputError(f"cannot read {self.name}: {exc.strerror or exc}", self.offset) from exc
+            # (a read that fails at the start: the input cannot be read; later: it is damaged there)
+            cls = InputDamageError if self.offset or self.raw_read else InputError
+            raise cls(f"cannot read {self.name}: {exc.strerror or exc}", self.offset) from exc
 
     def _read_raw(self, n: int) -> bytes:
         data = self._raw_io(self._raw.read, n)
@@ -296,9 +298,9 @@ class Source:
                     return
                 out = decoder.decompress(b"", FEED_SIZE)
         except (OSError, EOFError, zlib.error) as exc:  # bzip2's OSError, zlib's or ISA-L's error
-            raise InputError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
+            raise InputDamageError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
         except Exception as exc:  # pragma: no cover - another decoder's own error class
-            raise InputError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
+            raise InputDamageError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
 
     def _frames(self) -> Iterator[bytes]:
         """Multi-stream/member decoding (bzip2, gzip) with damage detection."""
@@ -331,7 +333,7 @@ class Source:
                 if out:
                     self.offset += len(out)
                     yield out
-            raise InputError(f"truncated {self.kind} data in {self.name}", self.offset)
+            raise InputDamageError(f"truncated {self.kind} data in {self.name}", self.offset)
 
     def _indexed_bzip2(self) -> Iterator[bytes]:
         """Parallel bzip2 decoding; on any failure, the standard decoder takes over where it stopped.
@@ -487,10 +489,11 @@ def open_source(source, threads: int = 1, encoding: str | None = None) -> Source
 
     def failed(exc: Exception, name: str, offset: int) -> Exception:
         """What an error of the caller's iterable or file becomes, raised after the bytes before it."""
+        cls = InputDamageError if offset else InputError
         if isinstance(exc, OSError):
-            error = InputError(f"cannot read {name}: {exc.strerror or exc}", offset)
+            error = cls(f"cannot read {name}: {exc.strerror or exc}", offset)
         elif isinstance(exc, ValueError) and not isinstance(exc, InputError):   # UnicodeDecodeError too
-            error = InputError(f"cannot read {name}: {exc}", offset)
+            error = cls(f"cannot read {name}: {exc}", offset)
         else:
             return exc
         error.__cause__ = exc

@@ -123,7 +123,7 @@ def make_folder(path: str, failure: str | None = None) -> None:
 
 
 def _pieces(source) -> Iterator[bytes]:
-    """What is left of an open source (after ``head()``), read as the blocks read it: damage after the bytes before it."""
+    """What is left of an open source (after ``head()``), read as the blocks read it (damage after the bytes before)."""
     from fastpgn.sources import READ_SIZE
 
     buf = bytearray(READ_SIZE)
