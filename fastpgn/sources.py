@@ -175,7 +175,9 @@ class Source:
             raise cls(f"cannot read {self.name}: {exc.strerror or exc}", self.offset) from exc
 
     def _read_raw(self, n: int) -> bytes:
-        data = self._raw_io(self._raw.read, n)
+        # read1, where there is one: a buffered read that fails after its first raw read drops what
+        # that read got; read1 makes one raw read, so an error comes from a read that got nothing.
+        data = self._raw_io(getattr(self._raw, "read1", self._raw.read), n)
         self.raw_read += len(data)
         return data
 
@@ -204,7 +206,7 @@ class Source:
 
                 self._fill = _ZstdStream(self, READ_SIZE).readinto
             elif self.kind == "pgn" and isinstance(self._raw, (io.BufferedReader, io.FileIO, io.BytesIO, _Pieces)):
-                self._raw_readinto = self._raw.readinto
+                self._raw_readinto = getattr(self._raw, "readinto1", self._raw.readinto)   # (see _read_raw)
                 self._fill = self._plain_readinto
             else:
                 self._fill = _ChunkFiller(self._decompressed()).readinto
@@ -458,7 +460,7 @@ def open_source(source, threads: int = 1, encoding: str | None = None) -> Source
     encoded as UTF-8 as it is read, a piece at a time (byte offsets count
     those bytes); ``encoding`` is refused for it. A text file opened with
     strict errors (``open(path)``) is switched to ``errors="surrogateescape"``
-    before it is read (and back at ``close`` where Python allows it), so a
+    before it is read (and back at ``close`` once it was read to its end), so a
     byte that is not in its encoding reaches the reader as that byte, as it
     would from the file's path. An
     item of an iterable is one line, and one that does not end in ``\\n``
@@ -499,7 +501,7 @@ def open_source(source, threads: int = 1, encoding: str | None = None) -> Source
         error.__cause__ = exc
         return error
 
-    def pieces_of_reader(read, name: str) -> Iterator[bytes]:
+    def pieces_of_reader(read, name: str, ended: list | None = None) -> Iterator[bytes]:
         offset = 0
         while True:
             try:
@@ -507,6 +509,8 @@ def open_source(source, threads: int = 1, encoding: str | None = None) -> Source
             except Exception as exc:  # noqa: BLE001 - raised as the input's error, at its offset
                 raise failed(exc, name, offset) from exc.__cause__
             if not piece:
+                if ended is not None:
+                    ended.append(True)
                 return
             if isinstance(piece, str):
                 if codec is not None:
@@ -607,6 +611,7 @@ def open_source(source, threads: int = 1, encoding: str | None = None) -> Source
         # A text file, or a reader that may be one (io.TextIOBase is not the only kind: codecs.open's
         # readers, a text-mode SpooledTemporaryFile): what a read returns says.
         restore = None
+        ended: list = []
         if isinstance(source, io.TextIOBase):
             text_only()
         if isinstance(source, io.TextIOWrapper) and source.errors == "strict":
@@ -614,12 +619,16 @@ def open_source(source, threads: int = 1, encoding: str | None = None) -> Source
             source.reconfigure(errors="surrogateescape")
 
             def restore(source=source):
-                try:
-                    source.reconfigure(errors="strict")
-                except (OSError, ValueError):   # closed, or Python keeps a decoder it has used
-                    pass
+                # Python sets errors only where no decoded text waits to be read: at the end, once a
+                # read() has said so. A file read only in part keeps surrogateescape.
+                if ended and not source.closed:
+                    try:
+                        source.read()
+                        source.reconfigure(errors="strict")
+                    except (OSError, ValueError):
+                        pass
         try:
-            opened = Source(_Pieces(pieces_of_reader(source.read, name)), name, None, None, False, threads,
+            opened = Source(_Pieces(pieces_of_reader(source.read, name, ended)), name, None, None, False, threads,
                             None)
         except BaseException:
             if restore is not None:
@@ -672,9 +681,10 @@ def check_pgn(head: bytes, name: str) -> None:
     a line of its first bytes (a title line above the games becomes one
     rejected game, the games are read); otherwise (a note, a CSV, tags
     without brackets) it is refused here, where it would be one rejected
-    "game" of the whole file. A NUL byte makes the input binary data unless
-    a whole tag pair line or move-number line is there too: then it is PGN
-    with a stray byte, and the game holding it is rejected, not the input.
+    "game" of the whole file. Bytes with a whole tag pair line or a line
+    starting with ``1.`` and a move are PGN whatever else they hold (a stray
+    byte rejects the game holding it, not the input); else a NUL byte makes
+    them binary data.
 
     >>> check_pgn(b"e4 e5 *", "a.pgn"), check_pgn(b"A title\\n[Event", "a.pgn")
     (None, None)
@@ -685,16 +695,21 @@ def check_pgn(head: bytes, name: str) -> None:
     fastpgn.errors.InputError: notes.pgn is not PGN: it starts with b'hello world' (PGN byte 0)
     """
     head = head[:HEAD_SIZE]
+    if _whole_pgn_line_in(head):
+        return
     nul = head.find(b"\0")
-    if nul >= 0 and not _whole_pgn_line_in(head):
+    if nul >= 0:
         raise InputError(f"{name} is not PGN: binary data", nul)
     text = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
-    text = text.lstrip(b" \t\r\n")
+    text = text.lstrip(_LEADING)    # (a stray control byte first is its game's to reject)
     if not text or text[:1] in b"[{;%(*$!?)@0123456789" or _san_start(text[:3]):
         return
     if text[:1].isalpha() and _pgn_line_in(text):
         return
     raise InputError(f"{name} is not PGN: it starts with {text[:16]!r}", head.find(text[:1]))
+
+
+_LEADING = bytes(range(1, 33))     # what may come before PGN's first token: white space, control bytes
 
 
 def _whole_pgn_line_in(text: bytes) -> bool:

@@ -366,8 +366,8 @@ def add_encoding_argument(parser) -> None:
 
 def not_utf8_note(games: int, first: int | None) -> str:
     """The stderr line for games read with bytes that are not UTF-8."""
-    return (f"{plural(games, 'game')} held bytes that are not UTF-8 (first at PGN byte {first}), read as "
-            f"U+FFFD; name the input's encoding to read them as its characters: --encoding cp1252 (or latin-1, ...)")
+    return (f"{plural(games, 'game')} held bytes that are not UTF-8 (first at PGN byte {first}); name the "
+            f"input's encoding to read them as its characters: --encoding cp1252 (or latin-1, ...)")
 
 
 class _Unclosed:
