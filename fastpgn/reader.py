@@ -15,7 +15,7 @@ each bad game, with its raw text, in ``reader.rejected``. Either way
 from __future__ import annotations
 
 from fastpgn import _scan
-from fastpgn.errors import InputError, PGNSyntaxError, rejected_games
+from fastpgn.errors import InputError, PGNError, PGNSyntaxError, rejected_games
 from fastpgn.sources import BLOCK_SIZE, Block, Source, check_pgn, not_utf8, open_source
 
 # What a program that only reads games does not need is imported on first use (the
@@ -270,11 +270,14 @@ class _RecordReader:
             if where is None or where(exc.game) is None:
                 raise self._named(exc) from None
             raise type(exc)(f"{exc.reason} ({where(exc.game)})", exc.offset, exc.game) from None
+        except InputError as exc:       # damage the cutter found (the input ends inside a game's tags)
+            raise self._named(exc) from exc.__cause__
 
-    def _named(self, exc: PGNSyntaxError) -> PGNSyntaxError:
-        """``exc`` with the name of the file it is in, when the source has one (not ``<bytes>``)."""
+    def _named(self, exc: PGNError) -> PGNError:
+        """``exc`` with the name of the file it is in, when the source has one (not ``<bytes>``) and the
+        message does not name it yet."""
         name = self.name
-        if not name or name.startswith("<") or exc.reason.startswith(f"{name}: "):
+        if not name or name.startswith("<") or name in exc.reason:
             return exc
         return exc.__class__(f"{name}: {exc.reason}", exc.offset, exc.game)
 

@@ -218,6 +218,10 @@ def test_python_errors_name_the_file(tmp_path):
         list(read_games(path))
     with pytest.raises(PGNSyntaxError, match=r"^unterminated comment \(PGN byte 19, game 1\)$"):
         list(read_lines(path.read_bytes()))     # bytes have no name
+    cut = tmp_path / "cut.pgn"
+    cut.write_bytes(b'[Event "a"]\n\n1. e4 *\n\n[Event "b"]\n[Site "x')
+    with pytest.raises(InputDamageError, match=f"^{cut}: the input ends inside the tags of its last game"):
+        list(read_games(cut))
 
 
 # -- a stray byte: the game that holds it, never the input, at any block size ------------------------------
@@ -397,3 +401,13 @@ def test_the_notation_commands_take_an_encoding(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     code = main(["lichess-text", "--reverse", str(path), "--encoding", "cp1252"])
     assert code == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["crypt", "encode"], ["icn"], ["lichess-text", "--reverse"]])
+def test_the_notation_commands_exit_1_on_damage_whatever_decoded(tmp_path, dump, capsys, command):
+    for name, path in _truncated(tmp_path, dump).items():
+        code = main([*command, str(path), "-q", "-o", str(tmp_path / "out")] if command[0] != "lichess-text"
+                    else [*command, str(path), "-q"])
+        err = capsys.readouterr().err
+        assert code == 1, (name, err)
+        assert err.splitlines()[-1].startswith(f"truncated {name.split('.')[1]} data in {path} (PGN byte "), err
