@@ -226,6 +226,7 @@ class Source:
         """
         import codecs
 
+        assert self.encoding is not None
         decoder = codecs.getincrementaldecoder(self.encoding)("surrogateescape")
         made = 0
         pieces = self._decompressed()
@@ -236,7 +237,7 @@ class Source:
                 # The damage's offset in the UTF-8 stream the blocks count.
                 raise exc.at(offset=made) from None
             final = data is None
-            text = decoder.decode(b"" if final else data, final)
+            text = decoder.decode(data if data is not None else b"", final)
             out = text.encode("utf-8", "surrogateescape")
             made += len(out)
             if out:
