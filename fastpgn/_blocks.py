@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from fastpgn.errors import InputError
+from fastpgn.errors import InputDamageError, InputError
 
 TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
 if TYPE_CHECKING:
@@ -73,7 +73,9 @@ class Block:
         # A truncated block carries the damage that cut it: cut_blocks's own, or a read error, which
         # names the decompressed offset reached (fastpgn.sources).
         assert damage is not None and damage.offset is not None
-        return f"input ends inside this game ({damage.reason})", damage.offset
+        # said once: "input ends inside this game (inside the tags...)", not "(the input ends inside...)"
+        reason = damage.reason.removeprefix("the input ends ")
+        return f"input ends inside this game ({reason})", damage.offset
 
     def release(self) -> None:
         """The block's data is no longer needed: its buffer may hold a later block."""
@@ -348,7 +350,7 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
             if filled:
                 yield Block(view[:filled].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
             return
-        damage = InputError("the input ends inside the tags of its last game, before any moves", base + filled)
+        damage = InputDamageError("the input ends inside the tags of its last game, before any moves", base + filled)
         if cut > 0:
             yield Block(view[:cut].toreadonly(), base, base == 0)
         yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
@@ -390,7 +392,7 @@ def cut_buffer(data: bytes, block_size: int = BLOCK_SIZE) -> Iterator[Block]:
         if n > base:
             yield Block(view[base:n], base, base == 0)
         return
-    damage = InputError("the input ends inside the tags of its last game, before any moves", n)
+    damage = InputDamageError("the input ends inside the tags of its last game, before any moves", n)
     if cut > base:
         yield Block(view[base:cut], base, base == 0)
     yield Block(view[cut:n], cut, cut == 0, damage, truncated=True)
@@ -403,12 +405,22 @@ class _ChunkFiller:
         self._chunks = chunks
         self._piece = memoryview(b"")
 
-    def readinto(self, view) -> int:
+    def _more(self) -> bool:
+        """Whether bytes are in hand, the next chunk taken if need be (an error of the chunks is raised)."""
         while not self._piece:
             chunk = next(self._chunks, None)
             if chunk is None:
-                return 0
+                return False
             self._piece = memoryview(chunk)
+        return True
+
+    def peek(self, n: int) -> bytes:
+        """Up to ``n`` of the next bytes, left to be read (fewer at a chunk's end; b"" at the end)."""
+        return bytes(self._piece[:n]) if self._more() else b""
+
+    def readinto(self, view) -> int:
+        if not self._more():
+            return 0
         n = min(len(view), len(self._piece))
         view[:n] = self._piece[:n]
         self._piece = self._piece[n:]

@@ -340,6 +340,8 @@ def _fast_shape(buf: bytes, pos: int, end: int):
             game_end += 1
         if game_end < end and buf[game_end] != 91:
             return None
+    if buf.find(b"\0", pos, game_end) >= 0:     # rejected by _scan_game
+        return None
     return blank, start, stop, game_end
 
 

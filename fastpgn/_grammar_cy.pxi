@@ -212,6 +212,7 @@ DEF BAD_TOKEN = 7
 DEF BAD_NAG = 9
 DEF BAD_BRACE = 11
 DEF BAD_HOOK = 12
+DEF BAD_NUL = 13
 
 
 cdef str _reason_of(const char *buf, int why, Py_ssize_t tok, Py_ssize_t n, list hook_reasons):
@@ -230,6 +231,8 @@ cdef str _reason_of(const char *buf, int why, Py_ssize_t tok, Py_ssize_t n, list
         return "malformed NAG"
     if why == BAD_BRACE:
         return "unexpected '}'"
+    if why == BAD_NUL:
+        return "NUL byte in the game (binary data)"
     quoted = _show(buf + tok, n)
     if why == BAD_CLOCK:
         return "malformed clock '" + quoted + "'"
@@ -1148,6 +1151,7 @@ cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game
     and ``headers``)."""
     cdef Py_ssize_t stop, rest, r
     cdef bint skip
+    cdef const char *nul
     while pos < end:
         stop = _line_end(buf, pos, end)
         if not (_is_blank(buf, pos, stop) or buf[pos] == b'%'):     # (an escape line is no game's)
@@ -1206,6 +1210,10 @@ cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game
         game.end = end if game.out_of_memory else _next_boundary(buf, game.bad_pos, end)
     else:
         game.end = r
+        # a stray NUL (binary data) rejects its game, not the input (fastpgn.sources.check_pgn)
+        nul = <const char *>memchr(buf + game.start, 0, r - game.start) if r > game.start else NULL
+        if nul != NULL:
+            game.fail(BAD_NUL, nul - buf, 0, 0)
     return True
 
 

@@ -638,7 +638,15 @@ def _scan_game(buf: bytes, pos: int, end: int, where=None, headers: bool = False
         game.bad = bad.reason
         game.bad_pos = bad.pos
         game.end = _next_boundary(buf, bad.pos, end)
+        return game
+    nul = buf.find(b"\0", game.start, game.end)
+    if nul >= 0:    # a stray NUL (binary data) rejects its game, not the input (fastpgn.sources.check_pgn)
+        game.bad = _NUL_REASON
+        game.bad_pos = nul
     return game
+
+
+_NUL_REASON = "NUL byte in the game (binary data)"
 
 
 # ---------------------------------------------------------------- filters

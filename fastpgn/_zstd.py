@@ -10,7 +10,7 @@ decompressed offset reached.
 
 from __future__ import annotations
 
-from fastpgn.errors import InputError
+from fastpgn.errors import InputDamageError
 
 TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class _ZstdStream:
     def _checked(self, n: int) -> int:
         source = self._source
         if n == 0 and not self._frames.complete:
-            raise InputError(f"truncated zst data in {source.name}: the input ends mid-stream", source.offset)
+            raise InputDamageError(f"truncated zst data in {source.name}", source.offset)
         source.offset += n
         return n
 
@@ -43,7 +43,7 @@ class _ZstdStream:
         try:
             return call(arg)
         except self._error as exc:
-            raise InputError(f"corrupt zst data in {self._source.name}: {exc}", self._source.offset) from None
+            raise InputDamageError(f"corrupt zst data in {self._source.name}: {exc}", self._source.offset) from None
 
     def readinto(self, view) -> int:
         return self._checked(self._decoded(self._reader.readinto, view))

@@ -54,7 +54,7 @@ class ColumnReader(_RecordReader):
     """
 
     def __init__(self, source, errors: str = "raise", block_size: int = BLOCK_SIZE, where=None, uci: bool = False,
-                 openings=None, columns=None, lists: bool = False) -> None:
+                 openings=None, columns=None, lists: bool = False, encoding: str | None = None) -> None:
         from fastpgn import filters
 
         self.lists = lists
@@ -70,7 +70,7 @@ class ColumnReader(_RecordReader):
         self.openings = openings
         # the map as the kernel reads it fastest (the compiled one: a C copy), made once a reader
         self._table = openings if lists else _scan.kernel.opening_table(openings)
-        super().__init__(source, errors, block_size)
+        super().__init__(source, errors, block_size, encoding)
 
     def _read(self) -> Iterator[dict]:
         for columns, rows in self._column_blocks():
@@ -199,7 +199,8 @@ class ArrowReader(ColumnReader):
 
 
 def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: str = "raise", where=None,
-               uci: bool = False, openings=None, block_size: int = BLOCK_SIZE) -> ArrowReader:
+               uci: bool = False, openings=None, block_size: int = BLOCK_SIZE,
+               encoding: str | None = None) -> ArrowReader:
     """Iterate the games of ``source`` as ``pyarrow.RecordBatch`` objects in the analysis schema.
 
     ``source`` is anything ``read_games`` reads (a path, ``-``, bytes, a file
@@ -213,7 +214,7 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
     converter's ``--uci`` rejects it. ``openings`` is the map of
     ``opening_code`` (default: the shipped map; or a path, as ``read_lines``).
     The reader is an iterator and a context manager; ``reader.schema`` is the
-    batches' schema.
+    batches' schema. ``encoding`` names the input's encoding, as in read_games.
 
     >>> pgn = b'[Site "https://lichess.org/abc"]\\n[WhiteElo "1500"]\\n\\n1. e4 { [%eval 0.33] } e5 { [%eval #-3] } 0-1\\n'
     >>> batch = next(read_arrow(pgn))
@@ -225,7 +226,7 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
     [{'moves': [['e4', 'e5']], 'plies': [2]}]
     """
     return ArrowReader(source, batch_size, errors=errors, block_size=block_size, where=where, uci=uci,
-                       openings=openings, columns=columns)
+                       openings=openings, columns=columns, encoding=encoding)
 
 
 # Unique to a game: a dictionary would only cost there (plain pages are smaller and written faster).

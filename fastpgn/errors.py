@@ -83,6 +83,15 @@ class InputError(PGNError):
     """The input cannot be read: missing, not PGN, truncated or corrupt compression."""
 
 
+class InputDamageError(InputError):
+    """The input breaks off partway: truncated or corrupt compressed data, a read that failed, an
+    iterable that raised. Every whole game before it was read; its offset is where the damage is."""
+
+
+class NotUTF8Warning(UnicodeWarning):
+    """Input read as UTF-8 holds bytes that are not: they were read as U+FFFD (name its encoding to avoid it)."""
+
+
 class FormatError(PGNError):
     """Text in one of the other notations (22-field line, compact strings, crypt, ICN) is malformed."""
 

@@ -74,7 +74,8 @@ from fastpgn._rejects import RejectsFile
 from fastpgn._resume import STATE_VERSION, ResumeState, Tally
 from fastpgn._schedule import OrderedScheduler, ReadAheadThread, start_workers
 from fastpgn.errors import InputError, PGNError
-from fastpgn.sources import BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn, cut_blocks, has_moves, open_source
+from fastpgn.sources import (BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn, cut_blocks, has_moves, not_utf8,
+                             open_source)
 
 __all__ = ["Converter", "Options", "OutputError", "SharedWorkers", "Summary",
            # the chunk output's settings and codec, for code written against them here
@@ -107,6 +108,8 @@ class Options:
     format: str = "lines"
     # None, or "month": Parquet chunks in year=YYYY/month=MM/ folders by month of play (schema.by_month)
     partition: str | None = None
+    # the input's encoding, transcoded to UTF-8 as it is read (None: UTF-8; docs/encoding.md)
+    encoding: str | None = None
 
 
 @dataclass
@@ -124,6 +127,8 @@ class Summary:
     resumed_from_chunk: int = 0
     damage: str | None = None
     already_complete: bool = False      # --resume found the run finished: nothing was done
+    games_not_utf8: int = 0             # games holding bytes that are not UTF-8 (read as U+FFFD)
+    first_not_utf8: int | None = None   # the first such byte's offset
     outputs: list = field(default_factory=list)
 
     @property
@@ -322,7 +327,8 @@ class Converter:
                 "block_size": o.block_size, "gzip": f"{GZIP_LIBRARY}-{GZIP_LEVEL}",
                 **({"where": self.where.as_dict()} if self.where is not None else {}),
                 **({"format": o.format} if o.format != "lines" else {}),
-                **({"partition": o.partition} if o.partition else {})}
+                **({"partition": o.partition} if o.partition else {}),
+                **({"encoding": o.encoding} if o.encoding else {})}
 
     # -- the output folder and the run
 
@@ -401,7 +407,8 @@ class Converter:
                 self._adopt_earlier_names()
                 self._claim_output()
             source = open_source(self.opts.input,
-                                 threads=self.workers.threads if self.workers is not None else self.jobs)
+                                 threads=self.workers.threads if self.workers is not None else self.jobs,
+                                 encoding=self.opts.encoding)
             try:
                 return self._run(source, table, start_time)
             finally:
@@ -515,6 +522,11 @@ class Converter:
         count.rejects_size = rejects.size()
         before = count.tally()
         skip = count.skip_lines
+        found = not_utf8(block.data, block.offset)
+        if found is not None:
+            self.summary.games_not_utf8 += found[0]
+            if self.summary.first_not_utf8 is None:
+                self.summary.first_not_utf8 = found[1]
         last = False
         if self.limit is not None and self.limit.falls_in(count.games_written, result.written, skip):
             last = True
@@ -556,8 +568,13 @@ class Converter:
 
         A resumed run reads and drops the bytes before ``skip``, noting on
         the way whether they held movetext, as the interrupted run's cutter
-        did (see ``sources.cut_blocks``).
+        did (see ``sources.cut_blocks``). From the start, they are the
+        input's first HEAD_SIZE bytes (``Source.head``: what check_pgn
+        decides on, whatever the read sizes; damage among them comes with
+        the blocks, after the whole games before it).
         """
+        if skip == 0:
+            return source.head(), False
         scratch = bytearray(READ_SIZE)
         view = memoryview(scratch)
         seen = 0

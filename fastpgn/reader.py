@@ -15,8 +15,8 @@ each bad game, with its raw text, in ``reader.rejected``. Either way
 from __future__ import annotations
 
 from fastpgn import _scan
-from fastpgn.errors import InputError, PGNSyntaxError, rejected_games
-from fastpgn.sources import BLOCK_SIZE, Block, Source, check_pgn, open_source
+from fastpgn.errors import InputError, PGNError, PGNSyntaxError, rejected_games
+from fastpgn.sources import BLOCK_SIZE, Block, Source, check_pgn, not_utf8, open_source
 
 # What a program that only reads games does not need is imported on first use (the
 # openings map, the filters, errors.Rejected, typing): start-up is a good part of
@@ -236,16 +236,25 @@ class _RecordReader:
     ``close()``.
     """
 
-    def __init__(self, source, errors: str, block_size: int) -> None:
+    def __init__(self, source, errors: str, block_size: int, encoding: str | None = None) -> None:
         if errors not in _POLICIES:
             raise ValueError(f"errors must be one of {_POLICIES}, not {errors!r}")
+        if block_size < 1:
+            raise ValueError(f"block_size must be at least 1, not {block_size!r}")
+        from fastpgn.sources import _codec_name
+
+        _codec_name(encoding)   # an unknown encoding is the caller's error, now
         self._source_arg = source
+        self.encoding = encoding
         self.errors = errors
         self.block_size = block_size
         self.rejected: list[Rejected] = []
         self.games_read = 0
         self.games_yielded = 0
         self.name: str | None = None   # the source's, once opened
+        # Games holding bytes that are not UTF-8 (read as U+FFFD), and the first such byte's offset.
+        self.games_not_utf8 = 0
+        self.first_not_utf8: int | None = None
         self._buffers: list = []    # buffers of blocks already scanned, for later blocks
         self._source: Source | None = None   # the opened source (a Parquet one names a game's file and row)
         self._records = self._read()   # a generator: nothing is opened before the first next()
@@ -258,9 +267,21 @@ class _RecordReader:
             return next(self._records)
         except PGNSyntaxError as exc:   # a game built from a Parquet row: name the file and row too
             where = getattr(self._source, "describe_game", None)
-            if where is None or where(exc.game) is None or f"({where(exc.game)})" in exc.reason:
+            if where is None or where(exc.game) is None:
+                raise self._named(exc) from None
+            if f"({where(exc.game)})" in exc.reason:
                 raise
             raise type(exc)(f"{exc.reason} ({where(exc.game)})", exc.offset, exc.game) from None
+        except InputError as exc:       # damage the cutter found (the input ends inside a game's tags)
+            raise self._named(exc) from exc.__cause__
+
+    def _named(self, exc: PGNError) -> PGNError:
+        """``exc`` with the name of the file it is in, when the source has one (not ``<bytes>``) and the
+        message does not name it yet."""
+        name = self.name
+        if not name or name.startswith("<") or name in exc.reason:
+            return exc
+        return exc.__class__(f"{name}: {exc.reason}", exc.offset, exc.game)
 
     def close(self) -> None:
         """Stop reading: close the file the reader opened (never a file object it was given).
@@ -281,21 +302,40 @@ class _RecordReader:
         raise NotImplementedError
 
     def _blocks(self) -> Generator[Block, None, None]:
-        source = open_source(self._source_arg)
+        source = open_source(self._source_arg, encoding=self.encoding)
         self.name = source.name
         self._source = source
         try:
             if source.kind == "pgn" and source.size == 0:
                 return
-            first = True
-            for block in source.blocks(self.block_size, pool=self._buffers):
-                if first:
-                    # Binary data is not a game to reject: the input is not PGN, as the converter says.
-                    check_pgn(bytes(block.data[:1 << 16]), source.name)
-                    first = False
+            # Binary data is not a game to reject: the input is not PGN, as the converter says. Decided
+            # on the first HEAD_SIZE bytes whatever the block size.
+            head = source.head()
+            check_pgn(head, source.name)
+            for block in source.blocks(self.block_size, pool=self._buffers, head=head):
+                found = not_utf8(block.data, block.offset)
+                if found is not None:
+                    self._count_not_utf8(*found)
                 yield block
         finally:
             source.close()
+
+    _warn_not_utf8 = True    # (the commands say it in a line of their own)
+
+    def _count_not_utf8(self, games: int, first: int) -> None:
+        """Games with bytes that are not UTF-8: counted, and said once (a warning) when the first is met."""
+        self.games_not_utf8 += games
+        if self.first_not_utf8 is None:
+            self.first_not_utf8 = first
+            if not self._warn_not_utf8:
+                return
+            import warnings
+
+            from fastpgn.errors import NotUTF8Warning
+
+            warnings.warn(NotUTF8Warning(f"{self.name}: bytes that are not UTF-8 (first at PGN byte {first}) are "
+                                         f"read as U+FFFD; name the input's encoding (encoding='cp1252', "
+                                         f"'latin-1', ...) to read them as its characters"), stacklevel=4)
 
     def _truncated(self, block: Block) -> bool:
         """Handle a block that holds the cut-short start of a game; True if it did."""
@@ -308,8 +348,6 @@ class _RecordReader:
             from fastpgn.errors import Rejected
 
             self.rejected.append(Rejected(block.offset, self.games_read, reason, error_offset, text))
-            if self.errors == "raise":
-                raise PGNSyntaxError(reason, error_offset, self.games_read)
         return True
 
     @staticmethod
@@ -351,11 +389,12 @@ class GameReader(_RecordFeed, _RecordReader):
     ``games_read == games_yielded + len(rejected) + games_filtered``.
     """
 
-    def __init__(self, source, errors, block_size, headers_only: bool = False, where=None) -> None:
+    def __init__(self, source, errors, block_size, headers_only: bool = False, where=None,
+                 encoding: str | None = None) -> None:
         self.headers_only = headers_only
         self.where, self._plan = _where(where)
         self.games_filtered = 0
-        _RecordReader.__init__(self, source, errors, block_size)
+        _RecordReader.__init__(self, source, errors, block_size, encoding)
 
     # __next__ is the kernel's RecordFeed's: it hands out the games of the lists this returns,
     # with no Python frame per game.
@@ -395,11 +434,11 @@ class GameReader(_RecordFeed, _RecordReader):
 class LineReader(_RecordReader):
     """Iterate 22-field lines (str, without the newline); see ``read_lines``."""
 
-    def __init__(self, source, errors, block_size, openings_map, where=None) -> None:
+    def __init__(self, source, errors, block_size, openings_map, where=None, encoding: str | None = None) -> None:
         self.where, self._plan = _where(where)
         self.games_filtered = 0   # games_read == games_yielded + len(rejected) + games_filtered
         self._lines: Iterator[str] = iter(())   # the lines of the block in hand
-        super().__init__(source, errors, block_size)
+        super().__init__(source, errors, block_size, encoding)
         self.openings = _scan.kernel.opening_table(openings_map)
 
     def __next__(self):
@@ -441,14 +480,28 @@ class LineReader(_RecordReader):
 
 
 def read_games(source, *, errors: str = "raise", block_size: int = 1 << 20, headers_only: bool = False,
-               where=None) -> GameReader:
+               where=None, encoding: str | None = None) -> GameReader:
     """Iterate the games of ``source``: a path (str or ``os.PathLike``), ``-`` (stdin), bytes, a
     binary or text file object, or an iterable of lines (str or bytes; one without its line break
     gets one); compressed or not, told by the first bytes.
 
     Text is read as UTF-8 as it goes (byte offsets count its UTF-8 bytes).
     The reader is an iterator and a context manager that closes the file
-    it opened (a path's), never a file object it was given.
+    it opened (a path's), never a file object it was given. An error of the
+    source (a damaged file, an iterable that raises) comes after every game
+    before it, as an InputError naming the source and the byte offset.
+
+    ``encoding`` names the encoding of the input's bytes (``"cp1252"``,
+    ``"latin-1"``): they are read as that and handed out as str. By default
+    they are UTF-8, and bytes that are not are read as U+FFFD, never
+    silently: ``reader.games_not_utf8`` counts the games holding them,
+    ``reader.first_not_utf8`` is the first one's byte offset, and a
+    ``fastpgn.errors.NotUTF8Warning`` says so when the first is met
+    (docs/encoding.md).
+
+    >>> [g.headers["White"] for g in read_games('[White "J\\u00e9r\\u00f4me"]\\n\\n1. e4 *'.encode("cp1252"),
+    ...                                          encoding="cp1252")]
+    ['J\\xe9r\\xf4me']
 
     >>> [g.moves for g in read_games(b"1. e4 e5 2. Nf3 *")]
     [['e4', 'e5', 'Nf3']]
@@ -478,20 +531,21 @@ def read_games(source, *, errors: str = "raise", block_size: int = 1 << 20, head
     >>> [g.moves for g in games], games.games_read, games.games_filtered
     ([['e4']], 2, 1)
     """
-    return GameReader(source, errors, block_size, headers_only, where)
+    return GameReader(source, errors, block_size, headers_only, where, encoding)
 
 
-def read_headers(source, *, errors: str = "raise", block_size: int = 1 << 20, where=None) -> GameReader:
+def read_headers(source, *, errors: str = "raise", block_size: int = 1 << 20, where=None,
+                 encoding: str | None = None) -> GameReader:
     """``read_games(source, headers_only=True)``: each game's headers, offset and number, its movetext skipped.
 
     >>> [g.headers for g in read_headers(b'[Event "A"]\\n\\n1. e4 { [%clk 0:01:00] } *\\n\\n[Event "B"]\\n\\n*\\n')]
     [{'Event': 'A'}, {'Event': 'B'}]
     """
-    return GameReader(source, errors, block_size, True, where)
+    return GameReader(source, errors, block_size, True, where, encoding)
 
 
 def read_lines(source, *, errors: str = "raise", openings=None, block_size: int = BLOCK_SIZE,
-               where=None) -> LineReader:
+               where=None, encoding: str | None = None) -> LineReader:
     """Iterate the 22-field lines (python-lichess-db-pgn-parser's format, without ``\\n``) of ``source``.
 
     ``openings`` is an ``fastpgn.openings.OpeningMap`` (default: the shipped
@@ -507,13 +561,14 @@ def read_lines(source, *, errors: str = "raise", openings=None, block_size: int 
     ...     [line.split("\\u2502")[19] for line in lines]
     ['f3 e5 g4 Qh4#']
 
-    ``where`` filters as in ``read_games`` (``reader.games_filtered``).
+    ``where`` filters as in ``read_games`` (``reader.games_filtered``);
+    ``encoding`` and the count of games that are not UTF-8 are read_games'.
     """
     if openings is None or not isinstance(openings, dict):
         from fastpgn import openings as _openings
 
         openings = _openings.load(openings)
-    return LineReader(source, errors, block_size, openings, where)
+    return LineReader(source, errors, block_size, openings, where, encoding)
 
 
 def __getattr__(name: str):

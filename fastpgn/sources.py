@@ -32,7 +32,7 @@ import zlib
 
 from fastpgn._blocks import (BLOCK_SIZE, Block, _ChunkFiller, blocks, cut_blocks, cut_buffer, find_cut, has_moves,
                              line_blocks)
-from fastpgn.errors import InputError
+from fastpgn.errors import InputDamageError, InputError
 
 # Each decoder (fastpgn._zstd, _bzip2, bz2, ISA-L), pathlib and typing are imported where
 # they are needed: start-up is a good part of reading a file's headers (docs/performance.md).
@@ -41,9 +41,10 @@ if TYPE_CHECKING:
     from typing import Callable, Iterator, Protocol
 
 __all__ = ["BLOCK_SIZE", "Block", "READ_SIZE", "Source", "blocks", "check_pgn", "cut_blocks", "cut_buffer", "detect",
-           "find_cut", "has_moves", "is_parquet_input", "line_blocks", "open_source"]
+           "find_cut", "has_moves", "HEAD_SIZE", "is_parquet_input", "line_blocks", "not_utf8", "open_source"]
 
 READ_SIZE = 1 << 20
+HEAD_SIZE = 1 << 16     # the first bytes check_pgn decides on, whatever the block size
 FEED_SIZE = 64 << 10     # compressed bytes given to a bzip2/gzip decoder at a time
 
 
@@ -102,7 +103,7 @@ class Source:
     """A decompressed byte stream with its name, kind and progress in the raw input."""
 
     def __init__(self, raw: _RawInput, name: str, size: int | None, path: str | None,
-                 close_raw: bool, threads: int = 1) -> None:
+                 close_raw: bool, threads: int = 1, encoding: str | None = None) -> None:
         self.name = name
         self.size = size            # raw (compressed) size when known
         self.path = path
@@ -114,23 +115,53 @@ class Source:
         self._fill: Callable[[memoryview], int] | None = None  # readinto of the decoder, made on first use
         self.fallback: str | None = None   # why the parallel bzip2 decoder gave way to the stream decoder
         self.in_memory: bytes | None = None  # the whole input, when it was given as bytes
+        self.encoding = _codec_name(encoding)  # None: UTF-8, read as it is; else transcoded to UTF-8 on the way in
+        self._pending: InputError | None = None   # damage met while reading the head, raised by the next read
+        self._restore: Callable[[], None] | None = None   # undoes what open_source changed on a text file given
         head = self._peek(4)
         self.kind = detect(head)
 
-    def blocks(self, block_size: int = BLOCK_SIZE, pool: list | None = None) -> Iterator[Block]:
-        """The decompressed stream in game-aligned blocks (``cut_blocks``); plain PGN given as bytes is cut in place."""
-        if self.kind == "pgn" and self.in_memory is not None:
+    def head(self, size: int = HEAD_SIZE) -> bytes:
+        """The first ``size`` decompressed bytes (fewer at the end, or where the input is damaged).
+
+        Read to decide whether the input can be PGN (``check_pgn``) on the
+        same bytes whatever the block size; ``blocks(head=...)`` reads on
+        after them. Damage met here (InputDamageError) is raised by the next
+        read, once the bytes before it were handed out.
+        """
+        if self.kind == "pgn" and self.in_memory is not None and self.encoding is None:
+            return self.in_memory[:size]
+        buf = bytearray(size)
+        view = memoryview(buf)
+        got = 0
+        while got < size:
+            try:
+                n = self.readinto(view[got:])
+            except InputDamageError as exc:
+                self._pending = exc
+                break
+            if not n:
+                break
+            got += n
+        view.release()
+        return bytes(buf[:got])
+
+    def blocks(self, block_size: int = BLOCK_SIZE, pool: list | None = None, head: bytes = b"") -> Iterator[Block]:
+        """The decompressed stream in game-aligned blocks (``cut_blocks``); plain PGN given as bytes is cut in place.
+
+        ``head`` holds the bytes ``head()`` read already.
+        """
+        if self.kind == "pgn" and self.in_memory is not None and self.encoding is None:
             return cut_buffer(self.in_memory, block_size)
-        return cut_blocks(self.readinto, block_size, pool=pool)
+        return cut_blocks(self.readinto, block_size, head=head, pool=pool)
 
     def _peek(self, n: int) -> bytes:
+        # An error here is the input's (a generator that raises, a file that cannot be read): it is
+        # raised, never taken for an empty input.
         peek = getattr(self._raw, "peek", None)
         if peek is not None:
-            try:
-                return peek(n)[:n]
-            except (OSError, ValueError):
-                pass
-        data = self._raw.read(n)
+            return self._raw_io(peek, n)[:n]
+        data = self._raw_io(self._raw.read, n)
         self._raw = _Prefixed(data, self._raw)
         return data
 
@@ -139,10 +170,14 @@ class Source:
         try:
             return call(arg)
         except OSError as exc:
-            raise InputError(f"cannot read {self.name}: {exc.strerror or exc}", self.offset) from None
+            # (a read that fails at the start: the input cannot be read; later: it is damaged there)
+            cls = InputDamageError if self.offset or self.raw_read else InputError
+            raise cls(f"cannot read {self.name}: {exc.strerror or exc}", self.offset) from exc
 
     def _read_raw(self, n: int) -> bytes:
-        data = self._raw_io(self._raw.read, n)
+        # read1, where there is one: a buffered read that fails after its first raw read drops what
+        # that read got; read1 makes one raw read, so an error comes from a read that got nothing.
+        data = self._raw_io(getattr(self._raw, "read1", self._raw.read), n)
         self.raw_read += len(data)
         return data
 
@@ -160,16 +195,21 @@ class Source:
         zstd and plain files are read straight into ``view``; the other
         kinds copy from their decoder's output.
         """
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            raise pending
         if self._fill is None:
-            if self.kind == "zst":
+            if self.encoding is not None:
+                self._fill = _ChunkFiller(self._transcoded()).readinto
+            elif self.kind == "zst":
                 from fastpgn._zstd import _ZstdStream
 
                 self._fill = _ZstdStream(self, READ_SIZE).readinto
-            elif self.kind == "pgn" and isinstance(self._raw, (io.BufferedReader, io.FileIO, io.BytesIO)):
-                self._raw_readinto = self._raw.readinto
+            elif self.kind == "pgn" and isinstance(self._raw, (io.BufferedReader, io.FileIO, io.BytesIO, _Pieces)):
+                self._raw_readinto = getattr(self._raw, "readinto1", self._raw.readinto)   # (see _read_raw)
                 self._fill = self._plain_readinto
             else:
-                self._fill = _ChunkFiller(self.chunks()).readinto
+                self._fill = _ChunkFiller(self._decompressed()).readinto
         return self._fill(view)
 
     def _plain_readinto(self, view) -> int:
@@ -178,7 +218,40 @@ class Source:
         self.offset += n
         return n
 
+    def _transcoded(self) -> Iterator[bytes]:
+        """The decompressed stream decoded from ``encoding`` and written as UTF-8; offsets count the UTF-8.
+
+        A byte the encoding has no character for (five in cp1252) passes as
+        it is, so the readers count it as a byte that is not UTF-8.
+        """
+        import codecs
+
+        assert self.encoding is not None
+        decoder = codecs.getincrementaldecoder(self.encoding)("surrogateescape")
+        made = 0
+        pieces = self._decompressed()
+        while True:
+            try:
+                data = next(pieces, None)
+            except InputError as exc:
+                # The damage's offset in the UTF-8 stream the blocks count.
+                raise exc.at(offset=made) from None
+            final = data is None
+            text = decoder.decode(data if data is not None else b"", final)
+            out = text.encode("utf-8", "surrogateescape")
+            made += len(out)
+            if out:
+                yield out
+            if final:
+                return
+
     def chunks(self) -> Iterator[bytes]:
+        """Decompressed data (transcoded to UTF-8 when ``encoding`` is given), in pieces of about a MiB or more."""
+        if self.encoding is not None:
+            return self._transcoded()
+        return self._decompressed()
+
+    def _decompressed(self) -> Iterator[bytes]:
         """Decompressed data, in pieces of about a MiB or more."""
         if self.kind == "pgn":
             for data in self._raw_chunks():
@@ -228,9 +301,9 @@ class Source:
                     return
                 out = decoder.decompress(b"", FEED_SIZE)
         except (OSError, EOFError, zlib.error) as exc:  # bzip2's OSError, zlib's or ISA-L's error
-            raise InputError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
+            raise InputDamageError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
         except Exception as exc:  # pragma: no cover - another decoder's own error class
-            raise InputError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
+            raise InputDamageError(f"corrupt {self.kind} data in {self.name}: {exc}", self.offset) from None
 
     def _frames(self) -> Iterator[bytes]:
         """Multi-stream/member decoding (bzip2, gzip) with damage detection."""
@@ -263,8 +336,7 @@ class Source:
                 if out:
                     self.offset += len(out)
                     yield out
-            raise InputError(f"truncated {self.kind} data in {self.name}: the input ends mid-stream",
-                             self.offset)
+            raise InputDamageError(f"truncated {self.kind} data in {self.name}", self.offset)
 
     def _indexed_bzip2(self) -> Iterator[bytes]:
         """Parallel bzip2 decoding; on any failure, the standard decoder takes over where it stopped.
@@ -308,6 +380,9 @@ class Source:
             yield out
 
     def close(self) -> None:
+        if self._restore is not None:
+            restore, self._restore = self._restore, None
+            restore()
         if self._close_raw:
             self._raw.close()
 
@@ -336,17 +411,66 @@ class _Prefixed(io.RawIOBase):
         self._rest.close()
 
 
-def open_source(source, threads: int = 1) -> Source:
+class _Pieces(io.RawIOBase):
+    """A binary stream of ``pieces`` (bytes), each copied once, into the caller's buffer.
+
+    Not wrapped in a BufferedReader: that drops the bytes of a read whose
+    second raw read fails. Here an error raised by the pieces comes from a
+    read that hands out nothing, after every byte before it.
+    """
+
+    def __init__(self, pieces: Iterator[bytes]) -> None:
+        self._filler = _ChunkFiller(pieces)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, view) -> int:
+        return self._filler.readinto(view)
+
+    def peek(self, n: int = 1) -> bytes:
+        return self._filler.peek(n)
+
+
+def _codec_name(encoding: str | None) -> str | None:
+    """The codec ``encoding`` names (``cp1252`` for ``Windows-1252``); None for UTF-8, read as it is.
+
+    >>> _codec_name("Windows-1252"), _codec_name("UTF8"), _codec_name(None)
+    ('cp1252', None, None)
+    """
+    if encoding is None:
+        return None
+    import codecs
+
+    try:
+        name = codecs.lookup(encoding).name
+    except (LookupError, TypeError):
+        raise ValueError(f"unknown encoding {encoding!r} (give a Python codec name: 'cp1252', 'latin-1', "
+                         f"'utf-16'...)") from None
+    return None if name == "utf-8" else name
+
+
+def open_source(source, threads: int = 1, encoding: str | None = None) -> Source:
     """Open ``source`` for reading: a path (str or ``os.PathLike``), ``-`` (stdin), bytes, a binary
     or text file object, or an iterable of lines (str or bytes).
 
-    Text (a text file, ``io.StringIO``, str lines) is encoded as UTF-8 as it
-    is read, a piece at a time (byte offsets count those bytes; a file read
-    with ``errors="surrogateescape"`` gives back its own bytes). An item of
-    an iterable is one line, and one that does not end in ``\\n`` gets one
-    (``text.splitlines()`` reads as the text does). A file object or
-    iterable given is never closed; a file opened here is closed by
-    ``Source.close``. Raises InputError for a missing file, a folder, or an
+    ``encoding`` names the encoding of the input's bytes (``"cp1252"``,
+    ``"latin-1"``): they are transcoded to UTF-8 as they are read, and byte
+    offsets count the UTF-8. None (the default) reads UTF-8 as it is. Text
+    (a text file, ``io.StringIO``, str lines) is decoded already: it is
+    encoded as UTF-8 as it is read, a piece at a time (byte offsets count
+    those bytes); ``encoding`` is refused for it. A text file opened with
+    strict errors (``open(path)``) is switched to ``errors="surrogateescape"``
+    before it is read (and back at ``close`` once it was read to its end), so a
+    byte that is not in its encoding reaches the reader as that byte, as it
+    would from the file's path. An
+    item of an iterable is one line, and one that does not end in ``\\n``
+    gets one (``text.splitlines()`` reads as the text does). A file object
+    or iterable given is never closed; a file opened here is closed by
+    ``Source.close``. An error raised by an iterable or by a file object's
+    ``read`` comes after every byte before it, as an InputError naming the
+    source and the byte offset (or as itself, for what is not an OSError or
+    ValueError). Raises InputError for a missing file, a folder, or an
     unreadable one; TypeError for what is none of these.
 
     >>> open_source(b"[Event \\"x\\"]\\n\\n*\\n").kind
@@ -357,6 +481,8 @@ def open_source(source, threads: int = 1) -> Source:
     >>> b"".join(open_source(['[Event "x"]', "", b"*\\n"]).chunks())
     b'[Event "x"]\\n\\n*\\n'
     """
+    codec = _codec_name(encoding)
+
     # Helpers for text and lines, kept inside open_source, the one function of this module they serve.
     def utf8(text: str) -> bytes:
         try:
@@ -364,47 +490,78 @@ def open_source(source, threads: int = 1) -> Source:
         except UnicodeEncodeError:  # a lone surrogate no decoder made
             return text.encode("utf-8", "surrogatepass")
 
-    def pieces_of_reader(read) -> Iterator[bytes]:
-        while piece := read(READ_SIZE):
-            yield utf8(piece) if isinstance(piece, str) else bytes(piece)
+    def failed(exc: Exception, name: str, offset: int) -> Exception:
+        """What an error of the caller's iterable or file becomes, raised after the bytes before it."""
+        cls = InputDamageError if offset else InputError
+        if isinstance(exc, OSError):
+            error = cls(f"cannot read {name}: {exc.strerror or exc}", offset)
+        elif isinstance(exc, ValueError) and not isinstance(exc, InputError):   # UnicodeDecodeError too
+            error = cls(f"cannot read {name}: {exc}", offset)
+        else:
+            return exc
+        error.__cause__ = exc
+        return error
 
-    def pieces_of_lines(lines) -> Iterator[bytes]:
-        batch, size = [], 0
-        for line in lines:
+    def pieces_of_reader(read, name: str, ended: list | None = None) -> Iterator[bytes]:
+        offset = 0
+        while True:
+            try:
+                piece = read(READ_SIZE)
+            except Exception as exc:  # noqa: BLE001 - raised as the input's error, at its offset
+                raise failed(exc, name, offset) from exc.__cause__
+            if not piece:
+                if ended is not None:
+                    ended.append(True)
+                return
+            if isinstance(piece, str):
+                if codec is not None:
+                    text_only()
+                data = utf8(piece)
+            else:
+                data = bytes(piece)
+            offset += len(data)
+            yield data
+
+    def pieces_of_lines(lines, name: str) -> Iterator[bytes]:
+        batch, size, offset = [], 0, 0
+        error = None
+        while True:
+            try:
+                line = next(lines, None)
+            except Exception as exc:  # noqa: BLE001 - the lines before it are handed out first
+                error = exc
+                break
+            if line is None:
+                break
             if isinstance(line, str):
                 line = utf8(line)
             elif isinstance(line, (bytes, bytearray, memoryview)):
                 line = bytes(line)
             else:
-                raise TypeError(f"cannot read PGN from an iterable holding {type(line).__name__}: "
-                                f"give lines as str or bytes")
+                error = TypeError(f"cannot read PGN from an iterable holding {type(line).__name__}: "
+                                  f"give lines as str or bytes")
+                break
             if not line.endswith(b"\n"):
                 line += b"\n"
             batch.append(line)
             size += len(line)
             if size >= READ_SIZE:   # lines a MiB at a time: a few Python calls per MiB, not per line
                 yield b"".join(batch)
+                offset += size
                 batch, size = [], 0
         if batch:
             yield b"".join(batch)
+            offset += size
+        if error is not None:
+            raise failed(error, name, offset)
 
-    class Pieces(io.RawIOBase):
-        """A binary stream of ``pieces`` (bytes), each copied once, into the caller's buffer."""
-
-        def __init__(self, pieces: Iterator[bytes]) -> None:
-            self._filler = _ChunkFiller(pieces)
-
-        def readable(self) -> bool:
-            return True
-
-        def readinto(self, view) -> int:
-            return self._filler.readinto(view)
-
-    def encoded(pieces: Iterator[bytes]) -> io.BufferedReader:
-        return io.BufferedReader(Pieces(pieces))
+    def text_only():
+        if codec is not None:
+            raise ValueError(f"encoding={encoding!r} names the encoding of bytes: this input is text, decoded "
+                             f"already (open a file in binary mode, 'rb', to name its encoding)")
 
     if isinstance(source, (bytes, bytearray, memoryview)):
-        opened = Source(io.BytesIO(bytes(source)), "<bytes>", len(source), None, True, threads)
+        opened = Source(io.BytesIO(bytes(source)), "<bytes>", len(source), None, True, threads, codec)
         if type(source) is bytes:   # immutable: its blocks may be views of it
             opened.in_memory = source
         return opened
@@ -412,8 +569,10 @@ def open_source(source, threads: int = 1) -> Source:
         text = os.fspath(source)
         if text == "-":
             stdin = getattr(sys.stdin, "buffer", None)   # a program may have put a StringIO there
-            raw = stdin if stdin is not None else encoded(pieces_of_reader(sys.stdin.read))
-            return Source(raw, "<stdin>", None, None, False, threads)
+            if stdin is None:
+                text_only()
+            raw = stdin if stdin is not None else _Pieces(pieces_of_reader(sys.stdin.read, "<stdin>"))
+            return Source(raw, "<stdin>", None, None, False, threads, codec)
         if is_parquet_input(text):
             from fastpgn import lichess_parquet   # lichess's Parquet release: its rows as PGN text
 
@@ -437,24 +596,56 @@ def open_source(source, threads: int = 1) -> Source:
             if isinstance(exc, FileNotFoundError):
                 raise InputError(f"{text}: no such file") from None
             raise InputError(f"{text}: cannot open ({exc.strerror or exc})") from None
-        info = os.fstat(raw.fileno())
-        if stat.S_ISREG(info.st_mode):
-            return Source(raw, text, info.st_size, text, True, threads)
-        # A pipe or device (``<(zstdcat dump.pgn.zst)``): no size, and no path to open twice.
-        return Source(raw, text, None, None, True, threads)
+        try:
+            info = os.fstat(raw.fileno())
+            if stat.S_ISREG(info.st_mode):
+                return Source(raw, text, info.st_size, text, True, threads, codec)
+            # A pipe or device (``<(zstdcat dump.pgn.zst)``): no size, and no path to open twice.
+            return Source(raw, text, None, None, True, threads, codec)
+        except BaseException:
+            raw.close()
+            raise
     if hasattr(source, "read"):
         name = str(getattr(source, "name", "<stream>"))
         if isinstance(source, (io.RawIOBase, io.BufferedIOBase)):
-            return Source(source, name, None, None, False, threads)
+            return Source(source, name, None, None, False, threads, codec)
         # A text file, or a reader that may be one (io.TextIOBase is not the only kind: codecs.open's
         # readers, a text-mode SpooledTemporaryFile): what a read returns says.
-        return Source(encoded(pieces_of_reader(source.read)), name, None, None, False, threads)
+        restore = None
+        ended: list = []
+        if isinstance(source, io.TextIOBase):
+            text_only()
+        if isinstance(source, io.TextIOWrapper) and source.errors == "strict":
+            # Before any read: a strict decoder that fails has consumed the bytes around the bad one.
+            source.reconfigure(errors="surrogateescape")
+
+            def restore(source=source):
+                # Python sets errors only where no decoded text waits to be read: at the end, once a
+                # read() has said so. A file read only in part keeps surrogateescape.
+                if ended and not source.closed:
+                    try:
+                        source.read()
+                        source.reconfigure(errors="strict")
+                    except (OSError, ValueError):
+                        pass
+        try:
+            opened = Source(_Pieces(pieces_of_reader(source.read, name, ended)), name, None, None, False, threads,
+                            None)
+        except BaseException:
+            if restore is not None:
+                restore()
+            raise
+        if codec is not None:
+            # (a binary file object that returns bytes from read, but is no io class)
+            opened.encoding = codec
+        opened._restore = restore
+        return opened
     try:
         lines = iter(source)
     except TypeError:
         raise TypeError(f"cannot read PGN from {type(source).__name__}: give a path, bytes, a file "
                         f"or an iterable of lines") from None
-    return Source(encoded(pieces_of_lines(lines)), "<lines>", None, None, False, threads)
+    return Source(_Pieces(pieces_of_lines(lines, "<lines>")), "<lines>", None, None, False, threads, codec)
 
 
 def is_parquet_input(path: str | os.PathLike) -> bool:
@@ -483,30 +674,88 @@ def is_parquet_input(path: str | os.PathLike) -> bool:
 def check_pgn(head: bytes, name: str) -> None:
     """Raise InputError unless the first decompressed bytes can start PGN (text, not binary).
 
-    PGN starts with a tag, a comment, an escape line, a move number or
-    result, or (a game without tags) a SAN move. Text that starts with a
-    word is PGN still when a tag line or a move number starts a line of its
-    first bytes (a title line above the games becomes one rejected game, the
-    games are read); otherwise (a note, a CSV, tags without brackets) it is
-    refused here, where it would be one rejected "game" of the whole file.
+    ``head`` is the input's first ``HEAD_SIZE`` bytes (all of them when it
+    is shorter: ``Source.head``), so the decision does not depend on how
+    the input is read. PGN starts with a tag, a comment, an escape line, a
+    move number or result, or (a game without tags) a SAN move. Text that
+    starts with a word is PGN still when a tag line or a move number starts
+    a line of its first bytes (a title line above the games becomes one
+    rejected game, the games are read); otherwise (a note, a CSV, tags
+    without brackets) it is refused here, where it would be one rejected
+    "game" of the whole file. Bytes with a whole tag pair line or a line
+    starting with ``1.`` and a move are PGN whatever else they hold (a stray
+    byte rejects the game holding it, not the input); else a NUL byte makes
+    them binary data.
 
     >>> check_pgn(b"e4 e5 *", "a.pgn"), check_pgn(b"A title\\n[Event", "a.pgn")
     (None, None)
+    >>> check_pgn(b'[Event "x"]\\n[Site "\\0"]\\n\\n1. e4 *', "a.pgn")
     >>> check_pgn(b"hello world", "notes.pgn")
     Traceback (most recent call last):
       ...
     fastpgn.errors.InputError: notes.pgn is not PGN: it starts with b'hello world' (PGN byte 0)
     """
-    nul = head.find(b"\0", 0, 1 << 16)
+    head = head[:HEAD_SIZE]
+    if _whole_pgn_line_in(head):
+        return
+    nul = head.find(b"\0")
     if nul >= 0:
         raise InputError(f"{name} is not PGN: binary data", nul)
     text = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
-    text = text.lstrip(b" \t\r\n")
+    text = text.lstrip(_LEADING)    # (a stray control byte first is its game's to reject)
     if not text or text[:1] in b"[{;%(*$!?)@0123456789" or _san_start(text[:3]):
         return
-    if text[:1].isalpha() and _pgn_line_in(text[:1 << 16]):
+    if text[:1].isalpha() and _pgn_line_in(text):
         return
     raise InputError(f"{name} is not PGN: it starts with {text[:16]!r}", head.find(text[:1]))
+
+
+_LEADING = bytes(range(1, 33))     # what may come before PGN's first token: white space, control bytes
+
+
+def _whole_pgn_line_in(text: bytes) -> bool:
+    """Whether a line of ``text`` is a whole tag pair (``[Event "x"]``) or starts with ``1.`` and a move.
+
+    Text of that shape does not happen by chance in binary data (an image,
+    an archive, compressed bytes, UTF-16 text), where a NUL does; it is in
+    the first bytes of any PGN file with tags or move numbers.
+    """
+    import re
+
+    return re.search(rb'(?m)^[ \t]*(?:\[[A-Za-z0-9_]+[ \t]+"[^"\r\n\0]*"[ \t]*\][ \t]*\r?$|1\.[ \t]*[a-hKQRBNO])',
+                     text) is not None
+
+
+def not_utf8(data, offset: int = 0) -> tuple[int, int] | None:
+    """None when ``data`` (whole games at decompressed ``offset``) is UTF-8; else how many of its games hold
+    bytes that are not, and the offset of the first such byte.
+
+    The kernels read such a byte as U+FFFD; the readers and commands count
+    and say so (docs/encoding.md). A game is told by the blank line and
+    ``[`` that start the next one, as the blocks are cut.
+
+    >>> not_utf8(b'[A "\\xc3\\xa9"]\\n\\n*\\n'), not_utf8(b'[A "\\xe9"]\\n\\n*\\n\\n[A "\\xe9"]\\n\\n*\\n', 100)
+    (None, (2, 104))
+    """
+    try:
+        str(data, "utf-8")      # (several GB/s: a small part of reading a game)
+        return None
+    except UnicodeDecodeError as exc:
+        at = exc.start
+    text = bytes(data)
+    view = memoryview(text)
+    first = offset + at
+    games = 0
+    while True:
+        games += 1
+        start = find_cut(text, at + 1)      # the next game
+        if start < 0:
+            return games, first
+        try:
+            str(view[start:], "utf-8")
+            return games, first
+        except UnicodeDecodeError as exc:
+            at = start + exc.start
 
 
 def _san_start(three: bytes) -> bool:

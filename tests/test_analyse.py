@@ -343,7 +343,7 @@ def test_errors_raise_stops_at_a_syntax_error(tmp_path, capsys):
     engine, _ = fake_engine(tmp_path)
     out = tmp_path / "out.pgn"
     code, err = run([src, "-o", out, "--engine", engine, "--errors", "raise"], capsys)
-    assert code == 1 and "stopped at a bad game: invalid move token 'hello'" in err
+    assert code == 1 and f"stopped at a bad game: {src}: invalid move token 'hello'" in err   # (the file named)
     assert len(list(read_games(out))) == 3
 
 
@@ -353,7 +353,7 @@ def test_damaged_input_keeps_the_games_before_the_damage(tmp_path, capsys):
     engine, _ = fake_engine(tmp_path)
     out = tmp_path / "out.pgn"
     code, err = run([src, "-o", out, "--engine", engine], capsys)
-    assert code == 1 and "the input is damaged: the input ends inside the tags of its last game" in err
+    assert code == 1 and f"the input is damaged: {src}: the input ends inside the tags of its last game" in err
     assert len(list(read_games(out))) == 3
 
 

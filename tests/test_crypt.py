@@ -396,7 +396,8 @@ def test_cli_names_the_line_of_bytes_that_are_not_utf8(tmp_path, capsys):
     (tmp_path / "x.crypt").write_bytes(b"e4,e5\nd4,\xffd5\n")
     code, out, err = run_main(["decode", str(tmp_path / "x.crypt")], capsys)
     assert code == 2
-    assert err == f"{tmp_path / 'x.crypt'}: not UTF-8 text (line 2, column 4)\n"
+    assert err == (f"{tmp_path / 'x.crypt'}: not UTF-8 text (line 2, column 4); --encoding NAME reads text of another "
+                   "encoding (cp1252...)\n")
 
 
 @pytest.mark.parametrize("extra", [[], ["--strict"], ["--errors", "raise"]])

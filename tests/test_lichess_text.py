@@ -696,7 +696,8 @@ def test_cli_names_the_line_of_bytes_that_are_not_utf8(tmp_path, capsys):
                                      .replace(b"\xc3\xbf", b"\xff"))
     code, out, err = run_main(lt_cli.main, [str(tmp_path / "x.txt")], capsys)
     assert code == 2
-    assert err == f"{tmp_path / 'x.txt'}: not UTF-8 text (line 4, column 3)\n"
+    assert err == (f"{tmp_path / 'x.txt'}: not UTF-8 text (line 4, column 3); --encoding NAME reads text of another "
+                   "encoding (cp1252...)\n")
 
 
 def test_cli_reads_a_bom_and_crlf(tmp_path, capsys):

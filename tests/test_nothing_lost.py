@@ -95,8 +95,8 @@ def test_a_damaged_bzip2_block_header_gives_the_same_output_at_any_jobs(tmp_path
         code, (chunks, rejects) = results[0]
         lines = all_lines(tmp_path / f"{name}-j1")
         if name == "first-block.pgn.bz2":
-            # Nothing before the damage: one line, exit 2, nothing written.
-            assert code == 2 and "(PGN byte 0)" in err and not chunks and rejects is None
+            # Nothing before the damage: damage still (exit 1, the one rule for damage), nothing written.
+            assert code == 1 and "(PGN byte 0)" in err and not chunks and rejects is None
         else:
             # Every whole game before the damage is written; the one it cut is kept; exit 1.
             assert code == 1 and "every whole game before the damage was written" in err

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import fastpgn
-from fastpgn.cli._common import add_jobs_option, guarded, plural
+from fastpgn.cli._common import add_encoding_argument, add_jobs_option, guarded, not_utf8_note, plural
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.errors import InputError, PGNError
 
@@ -172,6 +172,7 @@ def convert_parser() -> argparse.ArgumentParser:
                         help="replay every game on a board; a game with an illegal move is rejected")
     parser.add_argument("--uci", action="store_true",
                         help="write UCI moves (e2e4) instead of SAN in field 20 (implies --validate)")
+    add_encoding_argument(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
     add_filter_arguments(parser)
     parser.add_argument("--version", action="version",
@@ -312,7 +313,7 @@ def convert_main(argv) -> int:
                    compression=compression, jobs=args.jobs or 0, errors=args.errors, limit=args.limit,
                    openings_map=args.openings_map, resume=args.resume, overwrite=args.overwrite,
                    validate=args.validate or args.uci, uci=args.uci, where=args.where, format=args.format,
-                   partition=args.partition)
+                   partition=args.partition, encoding=args.encoding)
     if len(inputs) > 1:
         return _convert_many(args, inputs, opts)
     progress = None
@@ -392,6 +393,9 @@ def _report(name: str, summary, error: BaseException | None, converter, args, sa
             + ("" if many else f", backend {s.backend}, {plural(s.workers, 'worker')}"))
         if s.games_rejected:
             say(f"fastpgn: {named('rejected games, each with its reason: ')}{converter.rejects_path}")
+    if s.games_not_utf8:
+        # Never silent, -q or not: the games were written with U+FFFD for those bytes.
+        say(f"fastpgn: {named(not_utf8_note(s.games_not_utf8, s.first_not_utf8))}")
     if s.damage:
         # -o - cannot be resumed: the stream is written again from the start.
         again = "rerun" if args.output_dir == "-" else "rerun with --resume"

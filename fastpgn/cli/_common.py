@@ -156,6 +156,18 @@ def make_folder(path: str, failure: str | None = None) -> None:
         raise Unusable(f"{failure or 'cannot make the folder ' + path}: {exc.strerror or exc}") from None
 
 
+def _pieces(source) -> Iterator[bytes]:
+    """What is left of an open source (after ``head()``), read as the blocks read it (damage after the bytes before)."""
+    from fastpgn.sources import READ_SIZE
+
+    buf = bytearray(READ_SIZE)
+    while True:
+        n = source.readinto(buf)
+        if not n:
+            return
+        yield bytes(buf[:n])
+
+
 class _Decompressed(io.RawIOBase):
     """The decompressed bytes of an open source as a binary file, its first chunk already read.
 
@@ -216,6 +228,7 @@ class Run:
         self.name = "<stdin>" if args.input == "-" else args.input
         self.errors = args.errors
         self.quiet = args.quiet
+        self.encoding = getattr(args, "encoding", None)   # --encoding: INPUT's, transcoded to UTF-8
         self.nothing = nothing
         self.out = Output(output)
         self.written = 0
@@ -246,7 +259,11 @@ class Run:
                 raise Unusable(f"refusing to overwrite the input {self.input}")
 
     def open_binary(self):
-        """INPUT as a binary file, as it is (stdin stays open: it belongs to the caller)."""
+        """INPUT as a binary file, as it is (stdin stays open: it belongs to the caller); with
+        ``--encoding``, decompressed and transcoded to UTF-8."""
+        if self.encoding is not None:
+            source = self.open_source()
+            return _Decompressed(b"", _pieces(source), source)
         if self.input == "-":
             return _Unclosed(sys.stdin.buffer)
         try:
@@ -263,7 +280,7 @@ class Run:
         from fastpgn.sources import open_source
 
         try:
-            return open_source(sys.stdin.buffer if self.input == "-" else self.input)
+            return open_source(sys.stdin.buffer if self.input == "-" else self.input, encoding=self.encoding)
         except InputError as exc:
             raise Unusable(self._named(exc)) from None
 
@@ -271,18 +288,14 @@ class Run:
         """INPUT for ``read_games`` (in a ``with``); Unusable when its first bytes cannot start PGN.
 
         A file is looked at and then read again from its start; a pipe or
-        stdin is read once, its first chunk kept for the reader.
+        stdin is read once, its first bytes kept for the reader. Damage
+        among the first bytes comes after them, as damage (exit 1).
         """
         from fastpgn.sources import check_pgn
 
         source = self.open_source()
         try:
-            if source.path is not None:
-                head = bytearray(1 << 16)
-                head = bytes(head[:source.readinto(head)])  # damage already here is damage (exit 1)
-            else:
-                chunks = source.chunks()
-                head = next(chunks, b"")
+            head = source.head()
             try:
                 check_pgn(head, self.name)
             except InputError as exc:
@@ -293,13 +306,15 @@ class Run:
         if source.path is not None:
             source.close()
             return _Unclosed(source.path)
-        return _Decompressed(head, chunks, source)
+        return _Decompressed(head, _pieces(source), source)
 
     def pgn_games(self, stream) -> Iterator:
         """The games of ``stream`` (see :meth:`open_pgn`); the ones the reader rejects go to :meth:`bad`."""
         from fastpgn.reader import read_games
 
-        reader = read_games(stream, errors=self.errors)
+        # (a path is read again from its start, so it is transcoded again; an open stream already was)
+        reader = read_games(stream, errors=self.errors, encoding=self.encoding if isinstance(stream, str) else None)
+        reader._warn_not_utf8 = False   # said here, in one line, once the games are read
         games = iter(reader)
         reported = 0
         while True:
@@ -321,6 +336,8 @@ class Run:
             yield game
         for rejected in reader.rejected[reported:]:
             self.bad(rejected)
+        if reader.games_not_utf8:
+            self.warn(not_utf8_note(reader.games_not_utf8, reader.first_not_utf8))
 
     def execute(self, work: Callable[[], None]) -> int:
         """Do ``work``; report how it ended on stderr and return the exit status (see EXIT_RULE)."""
@@ -332,7 +349,8 @@ class Run:
                 status, self.note = 1, "stopped at the first bad game (--errors raise)"
             except InputError as exc:
                 if exc.line is not None:  # text that is not UTF-8: not the notation at all
-                    raise Unusable(self._named(exc)) from None
+                    hint = "" if self.encoding else "; --encoding NAME reads text of another encoding (cp1252...)"
+                    raise Unusable(self._named(exc) + hint) from None
                 _say(f"{self._named(exc)}; the games after the damage are lost")
                 status = 1
             except BrokenPipeError:
@@ -357,6 +375,33 @@ class Run:
         line = (f"{self.prog}: {plural(self.written + self.rejected, 'game')} read, "
                 f"{self.written:,} written, {self.rejected:,} rejected")
         return f"{line}; {self.note}" if self.note else line
+
+
+def _encoding(text: str) -> str:
+    """``--encoding``'s value: a codec Python knows (a usage error otherwise)."""
+    import argparse
+
+    from fastpgn.sources import _codec_name
+
+    try:
+        _codec_name(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def add_encoding_argument(parser) -> None:
+    """``--encoding NAME``: the input's encoding, transcoded to UTF-8 as it is read (docs/encoding.md)."""
+    parser.add_argument("--encoding", type=_encoding, default=None, metavar="NAME",
+                        help="the input's text encoding, e.g. cp1252 (Windows), latin-1 (ISO 8859-1); it is "
+                             "read as that and written as UTF-8 (default: UTF-8; bytes that are not UTF-8 are "
+                             "read as U+FFFD, and the games holding them counted on stderr)")
+
+
+def not_utf8_note(games: int, first: int | None) -> str:
+    """The stderr line for games read with bytes that are not UTF-8."""
+    return (f"{plural(games, 'game')} held bytes that are not UTF-8 (first at PGN byte {first}); name the "
+            f"input's encoding to read them as its characters: --encoding cp1252 (or latin-1, ...)")
 
 
 class _Unclosed:

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from fastpgn._analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
-from fastpgn.cli._common import Parser, add_jobs_option, parse_args
+from fastpgn.cli._common import Parser, add_encoding_argument, add_jobs_option, not_utf8_note, parse_args
 from fastpgn.engine import Engine, EngineError
-from fastpgn.errors import InputError, PGNError
+from fastpgn.errors import InputDamageError, InputError, PGNError
 
 __all__ = ["main"]
 
@@ -128,6 +128,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="replace OUTPUT if it exists")
     p.add_argument("--errors", choices=("skip", "raise"), default="skip",
                    help="skip (default): report each bad game on stderr and go on; raise: stop at the first (exit 1)")
+    add_encoding_argument(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
     return p
 
@@ -220,7 +221,7 @@ class _Run:
         """Check INPUT and OUTPUT; returns how many games OUTPUT already holds (``--resume``)."""
         args = self.args
         if args.input != "-":
-            self._check_input(args.input)
+            self._check_input(args.input, args.encoding)
         if args.resume and args.overwrite:
             raise _Failed("--resume continues OUTPUT and --overwrite replaces it: give one of them", 2)
         if args.output is None:
@@ -254,16 +255,15 @@ class _Run:
         return count
 
     @staticmethod
-    def _check_input(path: str) -> None:
+    def _check_input(path: str, encoding: str | None = None) -> None:
         """Refuse a missing, unreadable or binary INPUT before any engine starts (stdin is read once, unchecked)."""
         from fastpgn.sources import check_pgn, open_source
 
         try:
-            source = open_source(path)
+            source = open_source(path, encoding=encoding)
             try:
-                head = bytearray(1 << 16)
-                n = source.readinto(memoryview(head))
-                check_pgn(bytes(head[:n]), source.name)
+                # (damage among the first bytes is the reader's to report, after the games before it)
+                check_pgn(source.head(), source.name)
             finally:
                 source.close()
         except InputError as exc:
@@ -436,7 +436,9 @@ class _Run:
         if code:
             return code                 # _shutdown kills the engines, then joins their threads
         if end_error is not None:
-            if isinstance(end_error, InputError) and self.stats.games_read == 0:
+            # (unreadable or not PGN: 2; damage, even before any game, is damage: 1)
+            if (isinstance(end_error, InputError) and not isinstance(end_error, InputDamageError)
+                    and self.stats.games_read == 0):
                 raise _Failed(f"{end_error}", 2)
             if isinstance(end_error, PGNError):
                 what = "stopped at a bad game" if args.errors == "raise" and not isinstance(end_error, InputError) \
@@ -507,7 +509,8 @@ class _Run:
 
         args = self.args
         source = sys.stdin.buffer if args.input == "-" else args.input
-        reader = read_games(source, errors=args.errors)
+        reader = read_games(source, errors=args.errors, encoding=args.encoding)
+        reader._warn_not_utf8 = False   # one line of ours instead, below
         index = 0
         reported = 0
         error = None
@@ -549,6 +552,9 @@ class _Run:
             if error is None or reader.rejected[reported].error().game != getattr(error, "game", None):
                 results.put(("note", f"fastpgn analyse: {args.input}: {reader.rejected[reported].error()}"))
             reported += 1
+        if reader.games_not_utf8:
+            note = not_utf8_note(reader.games_not_utf8, reader.first_not_utf8)
+            results.put(("note", f"fastpgn analyse: {args.input}: {note}"))
         # --limit: the games up to the last one handed out, not the rest of the reader's block.
         read = index + reported if limited else reader.games_read
         results.put(("end", index, error, read, reported if limited else len(reader.rejected)))

@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Iterator
 
-from fastpgn.cli._common import EXIT_RULE, Run, add_error_options, guarded, parse_args
+from fastpgn.cli._common import EXIT_RULE, Run, add_encoding_argument, add_error_options, guarded, parse_args
 from fastpgn.errors import InputError
 from fastpgn.formats.crypt import decode_games, encode_games
 from fastpgn.sources import line_blocks
@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
         q.add_argument("-o", "--output", metavar="OUT",
                        help="output file, its folder made if missing (default: stdout)")
         add_error_options(q)
+        add_encoding_argument(q)
         q.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     return p
 

@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Iterable, Iterator
 
-from fastpgn.cli._common import EXIT_RULE, Run, add_error_options, guarded, parse_args
+from fastpgn.cli._common import EXIT_RULE, Run, add_encoding_argument, add_error_options, guarded, parse_args
 from fastpgn.errors import InputError
 from fastpgn.formats.icn_pgn import icn_to_pgn, pgn_to_icn
 
@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --to-pgn: read ICN as the upstream converter does, dropping what it "
                         "cannot read instead of reporting it")
     add_error_options(p)
+    add_encoding_argument(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     return p
 

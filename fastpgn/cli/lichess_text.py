@@ -14,7 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from fastpgn.cli._common import EXIT_RULE, Output, Run, add_error_options, guarded, parse_args
+from fastpgn.cli._common import (EXIT_RULE, Output, Run, add_encoding_argument, add_error_options, guarded,
+                                 parse_args)
 from fastpgn.errors import FormatError, InputError
 from fastpgn.formats._lichess_text_read import _block_movetext, _read
 from fastpgn.formats._lichess_text_stats import Stats
@@ -38,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"the opponent's name (default {DEFAULT_OPPONENT})")
     p.add_argument("--reverse", action="store_true", help="PGN (any file fastpgn reads) to compact strings")
     add_error_options(p)
+    add_encoding_argument(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no summary line on stderr")
     return p
 
