@@ -84,7 +84,7 @@ def contenders(args, games):
         return sum(len(g.split()) for g in sample)
 
     out = []
-    for ident, kernel in reversed(_backend.available("_board")):
+    for ident, kernel in reversed(_backend.available("board._board")):
         name = "fastpgn-cy" if ident == "cy" else "fastpgn-py"
         sample = games if ident == "cy" else games[:args.py_games]
         depth = args.depth if ident == "cy" else args.slow_depth

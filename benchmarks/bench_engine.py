@@ -130,7 +130,7 @@ def cache_share(path: str, games: int | None) -> tuple[int, int, int]:
     """Games, positions and cache hits of a -j 1 run over the first ``games`` games (all: None), counted
     from the positions alone: a position is served when its key was met before in the run."""
     from fastpgn import read_games
-    from fastpgn.analyse import analysable, position_key
+    from fastpgn.engine.analysis import analysable, position_key
     from fastpgn.board import Board, replay_fens
 
     seen: set[str] = set()

@@ -174,7 +174,7 @@ def startup(backend: str) -> float:
 def commit() -> str:
     try:
         r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "fastpgn/formats"],
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "fastpgn/notations"],
                                cwd=ROOT, capture_output=True, text=True).stdout.strip()
         return r.stdout.strip() + ("+dirty formats" if dirty else "") if r.returncode == 0 else "?"
     except OSError:

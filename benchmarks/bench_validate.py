@@ -27,7 +27,7 @@ from pathlib import Path
 
 def game_aligned_blocks(data: bytes, block_size: int) -> list[tuple[int, int]]:
     """``(start, end)`` of the blocks the converter's cutter makes: each ends at the first game start past a multiple of ``block_size``."""
-    from fastpgn.sources import find_cut
+    from fastpgn.io.sources import find_cut
 
     if block_size <= 0:
         return [(0, len(data))]
@@ -43,7 +43,9 @@ def game_aligned_blocks(data: bytes, block_size: int) -> list[tuple[int, int]]:
 
 def run(path: Path, rounds: int, block_size: int) -> dict:
     from benchmarks.contenders import validation_hook
-    from fastpgn import _board, _scan, openings
+    from fastpgn import openings
+    from fastpgn.board import _kernel as _board
+    from fastpgn import scan as _scan
     from fastpgn.board import moves_hook
 
     scan = _scan.kernel.lines_from_block
@@ -105,7 +107,7 @@ def table(report: dict) -> str:
 
 
 def main(argv=None) -> int:
-    from fastpgn.sources import BLOCK_SIZE
+    from fastpgn.io.sources import BLOCK_SIZE
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_validate", description=__doc__.split("\n")[0])
     parser.add_argument("pgn", type=Path, help="a decompressed PGN (e.g. bench-data/lichess-100MB-seed0.pgn)")

@@ -275,7 +275,7 @@ def converter_help() -> tuple[str | None, str]:
 def _board_backend() -> str:
     """``cython``/``python``: the live board kernel with a ``san_to_uci``; ``""`` when there is none."""
     r = subprocess.run([PYTHON, "-c", "from benchmarks.contenders import validation_hook as h; "
-                        "import fastpgn._board as b; print(b.BACKEND if h() else '')"],
+                        "import fastpgn.board._kernel as b; print(b.BACKEND if h() else '')"],
                        env=dict(os.environ, PYTHONPATH=str(ROOT), FASTPGN_IMPLEMENTATION="auto"),
                        capture_output=True, text=True)
     return r.stdout.strip()
@@ -287,7 +287,7 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
     pgn, zst, bz2 = corpus.pgn, corpus.zst, corpus.bz2
     jobs = os.cpu_count() or 1
 
-    cy_ok, cy_why = _importable("fastpgn._scan_cy")
+    cy_ok, cy_why = _importable("fastpgn.scan._scan_cy")
     if not cy_ok:
         notes.append(f"fastpgn Cython kernel skipped: {cy_why} (build it with `pip install -e .` or cythonize)")
     py_sample = make_sample(corpus, work, nbytes=int(args.py_sample * 1e6))
@@ -408,7 +408,7 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
             notes.append("fastpgn converter with validation skipped: no --validate option yet")
 
     # fastpgn with SAN validation through the kernel's moves_hook (the reader-level hook)
-    val_ok, val_why = _importable("fastpgn._board")
+    val_ok, val_why = _importable("fastpgn.board._kernel")
     if val_ok and cy_ok:
         board = _board_backend()
         if board:
@@ -418,7 +418,7 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
                 "cython" if board == "cython" else "auto", s,
                 note="every move checked on a board (moves_hook)")
         else:
-            notes.append("fastpgn with validation skipped: fastpgn._board.kernel has no san_to_uci yet")
+            notes.append("fastpgn with validation skipped: fastpgn.board._kernel.kernel has no san_to_uci yet")
     else:
         notes.append("fastpgn with validation skipped: "
                      + (val_why if not val_ok else "needs the Cython scanner"))

@@ -24,7 +24,7 @@ DATASETS = {
 }
 
 
-@pytest.fixture(params=[pytest.param(mod, id=ident) for ident, mod in _backend.available("_scan")])
+@pytest.fixture(params=[pytest.param(mod, id=ident) for ident, mod in _backend.available("scan._scan")])
 def scan(request):
     """Each scanner backend in turn (ids ``py``/``cy``)."""
     return request.param
@@ -38,7 +38,7 @@ def block(request) -> bytes:
         pytest.skip(f"{path} is absent (the shared corpus is read in place)")
     import zstandard
 
-    from fastpgn.sources import find_cut
+    from fastpgn.io.sources import find_cut
 
     with open(path, "rb") as f:
         data = zstandard.ZstdDecompressor().stream_reader(f).read()
@@ -46,7 +46,7 @@ def block(request) -> bytes:
     return data if cut < 0 else data[:cut]
 
 
-@pytest.fixture(params=[pytest.param(mod, id=ident) for ident, mod in _backend.available("formats._compact")])
+@pytest.fixture(params=[pytest.param(mod, id=ident) for ident, mod in _backend.available("notations._compact")])
 def compact(request):
     """Each compact block kernel in turn (ids ``py``/``cy``)."""
     return request.param
@@ -56,7 +56,7 @@ def compact(request):
 def compact_block(block) -> bytes:
     """The compact strings (lichess-text's input) of the games of ``block``, cut to 1 MiB of whole lines."""
     from fastpgn.errors import FormatError
-    from fastpgn.formats.lichess_text import game_to_compact
+    from fastpgn.notations.lichess_text import game_to_compact
     from fastpgn.reader import read_games
 
     texts = []

@@ -94,7 +94,8 @@ def fastpgn_headers(path: str, limit: int | None) -> int:
 
 def memory_lines(path: str, limit: int | None) -> int:
     """``read_lines`` over the corpus's bytes already in memory (timed inside: one pass of the reader's loop)."""
-    from fastpgn import _scan, openings
+    from fastpgn import openings
+    from fastpgn import scan as _scan
     from fastpgn.reader import read_lines
 
     with open(path, "rb") as f:
@@ -110,7 +111,7 @@ def memory_lines(path: str, limit: int | None) -> int:
 
 
 def _memory_blocks(path: str):
-    from fastpgn.sources import blocks, open_source
+    from fastpgn.io.sources import blocks, open_source
 
     src = open_source(path)
     try:
@@ -121,7 +122,8 @@ def _memory_blocks(path: str):
 
 def kernel_lines(path: str, limit: int | None) -> int:
     """``lines_from_block`` over game-aligned 4 MiB blocks already in memory (the kernel calls alone are timed)."""
-    from fastpgn import _scan, openings
+    from fastpgn import openings
+    from fastpgn import scan as _scan
 
     scan = _scan.kernel.lines_from_block
     table = openings.load()
@@ -145,7 +147,7 @@ def kernel_lines(path: str, limit: int | None) -> int:
 
 def kernel_games(path: str, limit: int | None) -> int:
     """``games_from_block`` over game-aligned 4 MiB blocks already in memory (the kernel calls alone are timed)."""
-    from fastpgn import _scan
+    from fastpgn import scan as _scan
 
     scan = _scan.kernel.games_from_block
     todo = _memory_blocks(path)
@@ -196,7 +198,8 @@ def lichess_parquet_arrow(path: str, limit: int | None) -> int:
 
 def kernel_columns(path: str, limit: int | None) -> int:
     """``columns_from_block`` and its Arrow record batch, over game-aligned 4 MiB blocks already in memory (timed inside)."""
-    from fastpgn import _columns_py, _scan
+    from fastpgn.scan import columns as _columns_py
+    from fastpgn import scan as _scan
     from fastpgn.arrow import record_batch
 
     scan = _scan.kernel.columns_from_block
@@ -237,12 +240,13 @@ def validation_hook(kernel=None):
 
 def fastpgn_validate(path: str, limit: int | None) -> int:
     """22-field lines with every SAN move validated on a board (``moves_hook``), streaming."""
-    from fastpgn import _scan, openings
-    from fastpgn.sources import blocks, open_source
+    from fastpgn import openings
+    from fastpgn import scan as _scan
+    from fastpgn.io.sources import blocks, open_source
 
     hook = validation_hook()
     if hook is None:
-        print("fastpgn's board layer (fastpgn._board.kernel.san_to_uci) is not importable", file=sys.stderr)
+        print("fastpgn's board layer (fastpgn.board._kernel.kernel.san_to_uci) is not importable", file=sys.stderr)
         return 3
     scan = _scan.kernel.lines_from_block
     table = openings.load()

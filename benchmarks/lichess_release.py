@@ -59,7 +59,7 @@ def write_release(source, folder: Path, row_group_size: int = 10_000) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from fastpgn import sources
+    from fastpgn.io import sources
 
     pgn = b"".join(sources.open_source(source).chunks())
     rows = release_rows(pgn)

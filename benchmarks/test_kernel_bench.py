@@ -52,13 +52,13 @@ def test_lines_from_block_validated(benchmark, scan, block, table):
     from fastpgn import _backend
 
     try:
-        boards = dict(_backend.available("_board"))
+        boards = dict(_backend.available("board._board"))
     except ImportError:
         boards = {}
     ident = "cy" if scan.__name__.endswith("_cy") else "py"
     hook = validation_hook(boards[ident]) if ident in boards else None
     if hook is None:
-        pytest.skip(f"no {ident} board kernel with san_to_uci (fastpgn._board_{ident})")
+        pytest.skip(f"no {ident} board kernel with san_to_uci (fastpgn.board._board_{ident})")
     table = scan.opening_table(table)
     out, games, rejects = benchmark(scan.lines_from_block, block, 0, len(block), 0, 0, True, table, False, hook)
     assert games == out.count(b"\n") > 0 and not rejects

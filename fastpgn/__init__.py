@@ -5,8 +5,8 @@
 True
 """
 
-from fastpgn._board import BACKEND as _BOARD_BACKEND
-from fastpgn._scan import BACKEND as _SCAN_BACKEND
+from fastpgn.board._kernel import BACKEND as _BOARD_BACKEND
+from fastpgn.scan import BACKEND as _SCAN_BACKEND
 from fastpgn.errors import (
     AmbiguousMoveError,
     BoardError,
@@ -18,7 +18,7 @@ from fastpgn.errors import (
     PGNError,
     PGNSyntaxError,
 )
-from fastpgn.formats._compact import BACKEND as _COMPACT_BACKEND
+from fastpgn.notations._compact import BACKEND as _COMPACT_BACKEND
 from fastpgn.reader import Game, read_games, read_headers, read_lines
 
 # The board layer and the 22-field line reader load on first use: a program

@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 from typing import Iterator
 
-from fastpgn import _columns_py, _scan, openings as _openings, schema
+from fastpgn import openings as _openings, schema
+from fastpgn.scan import columns as _columns_py
+from fastpgn import scan as _scan
 from fastpgn.errors import PGNError
 from fastpgn.reader import _RecordReader
 

@@ -15,12 +15,10 @@ around in that one shape; the scanner kernels' own 5-tuples become records in
 
 from __future__ import annotations
 
-# typing.TYPE_CHECKING, without importing typing (a reader's start-up: see fastpgn._rejected)
+# typing.TYPE_CHECKING, without importing typing (a reader's start-up)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from fastpgn._rejected import Rejected
 
 
 class PGNError(ValueError):
@@ -146,14 +144,58 @@ class EngineTimeoutError(EngineError):
     """The engine did not answer in time; the search was stopped (or the engine killed)."""
 
 
-def __getattr__(name: str):
-    # Rejected is made on first use (fastpgn._rejected says why): ``from fastpgn.errors import
-    # Rejected``, pickles and ``errors.Rejected`` come here the first time.
-    if name == "Rejected":
-        from fastpgn._rejected import Rejected
+class Rejected:
+    """A game that was not read: where, why, and its raw text (bytes).
 
-        return Rejected
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    ``offset`` is where the game starts and ``error_offset`` where it goes
+    wrong, both in bytes of the decompressed PGN; ``number`` counts games
+    from 1, rejected ones included. Immutable, compared and hashed by value.
+    (A plain class rather than a dataclass: ``dataclasses`` imports
+    ``inspect``, about half of what ``import fastpgn`` would cost.)
+
+    >>> r = Rejected(0, 3, "unterminated comment", 42, b"1. e4 { *")
+    >>> r.error()
+    PGNSyntaxError('unterminated comment (PGN byte 42, game 3)')
+    >>> r
+    Rejected(offset=0, number=3, reason='unterminated comment', error_offset=42, text=b'1. e4 { *')
+    """
+
+    __slots__ = ("offset", "number", "reason", "error_offset", "text")
+    __match_args__ = __slots__
+
+    offset: int
+    number: int
+    reason: str
+    error_offset: int
+    text: bytes
+
+    def __init__(self, offset: int, number: int, reason: str, error_offset: int, text: bytes) -> None:
+        for name, value in zip(self.__slots__, (offset, number, reason, error_offset, text)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __repr__(self) -> str:
+        return "Rejected(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, Rejected) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self):
+        return (Rejected, self._fields())
+
+    def error(self) -> PGNError:
+        return PGNSyntaxError(self.reason, self.error_offset, self.number)
 
 
 def rejected_games(rejects, data, offset: int) -> list[Rejected]:
@@ -169,7 +211,5 @@ def rejected_games(rejects, data, offset: int) -> list[Rejected]:
     """
     if not rejects:
         return []
-    from fastpgn._rejected import Rejected
-
     return [Rejected(offset + start, number, reason, error_offset, bytes(data[start:end]))
             for reason, error_offset, number, start, end in rejects]

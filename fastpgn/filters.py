@@ -25,7 +25,7 @@ import datetime as _datetime
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from fastpgn import _scan
+from fastpgn import scan as _scan
 
 SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 ELO_OF = ("white", "black", "both", "either")

@@ -3,8 +3,8 @@
 This module owns the format both ways: the fields (``Line``), the codes of
 fields 4 and 5 (``RESULT_CODES``, ``TERMINATION_CODES``) and the reading;
 the writers are the scanner kernel's line sinks, which take these tables
-(the pure twin, ``fastpgn._lines_py``) or mirror them in C (the compiled one,
-``_lines_cy.pxi``), held to the original program's golden cases by the tests.
+(the pure twin, ``fastpgn.scan.lines``) or mirror them in C (the compiled one,
+``scan/lines.pxi``), held to the original program's golden cases by the tests.
 
 One game per line, fields separated by ``│`` (U+2502), ``\\n`` at the end:
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Iterator, NamedTuple
 
 from fastpgn.errors import FormatError
-from fastpgn.sources import open_source
+from fastpgn.io.sources import open_source
 
 SEP = "\u2502"
 

@@ -1,6 +1,6 @@
 """The reader API for Python programs: ``read_games`` and ``read_lines``.
 
-Both read any source ``fastpgn.sources`` opens (a path, ``-``, bytes, a
+Both read any source ``fastpgn.io.sources`` opens (a path, ``-``, bytes, a
 binary or text file, an iterable of lines), cut it into game-aligned
 blocks and hand each block to the live scanner kernel, so memory stays
 bounded whatever the input size. A reader is an iterator and a context
@@ -14,9 +14,9 @@ each bad game, with its raw text, in ``reader.rejected``. Either way
 
 from __future__ import annotations
 
-from fastpgn import _scan
+from fastpgn import scan as _scan
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError, rejected_games
-from fastpgn.sources import BLOCK_SIZE, Block, Source, check_pgn, not_utf8, open_source
+from fastpgn.io.sources import BLOCK_SIZE, Block, Source, check_pgn, not_utf8, open_source
 
 # What a program that only reads games does not need is imported on first use (the
 # openings map, the filters, errors.Rejected, typing): start-up is a good part of
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from typing import Generator, Iterator
 
     # (both kernels' GameCore and RecordFeed have the same attributes)
-    from fastpgn._records_py import GameCore as _GameCore, RecordFeed as _RecordFeed
+    from fastpgn.scan.records import GameCore as _GameCore, RecordFeed as _RecordFeed
     from fastpgn.errors import Rejected
 else:
     _GameCore, _RecordFeed = _scan.kernel.GameCore, _scan.kernel.RecordFeed
@@ -146,9 +146,10 @@ class Game(_GameCore):
         <BLANKLINE>
         1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
         """
-        from fastpgn.board import game_to_pgn
+        from fastpgn.board import moves_to_pgn
 
-        return game_to_pgn(self)
+        fen, chess960 = self._start()
+        return moves_to_pgn(self.moves, self.headers, fen=fen, chess960=chess960, result=self.result)
 
     def to_python_chess(self):
         """The game as python-chess's ``chess.pgn.Game`` (``pip install chess``).
@@ -241,7 +242,7 @@ class _RecordReader:
             raise ValueError(f"errors must be one of {_POLICIES}, not {errors!r}")
         if block_size < 1:
             raise ValueError(f"block_size must be at least 1, not {block_size!r}")
-        from fastpgn.sources import _codec_name
+        from fastpgn.io.sources import _codec_name
 
         _codec_name(encoding)   # an unknown encoding is the caller's error, now
         self._source_arg = source

@@ -4,7 +4,7 @@ This module owns the column list (name, Arrow type, meaning, in order: a
 contract that Parquet files, Arrow batches and CSV headers share) and the
 small value rules that turn tag text into typed values: ratings, the UTC
 start, the date, the time control, and evals split into centipawns and
-mate. The column builders (``fastpgn._columns_py`` and the compiled sink)
+mate. The column builders (``fastpgn.scan.columns`` and the compiled sink)
 apply these rules; nothing here imports pyarrow until ``arrow_schema`` is
 called.
 

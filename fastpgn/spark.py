@@ -362,7 +362,7 @@ class _Partitions:
 def _convert_one(job: _Input, output: str, options: dict, record_options: dict, rows_per_file: int) -> dict:
     """One input, in a task: converted into a staging folder, then published with one rename."""
     import fastpgn
-    from fastpgn._rejects import RejectsFile
+    from fastpgn.convert.rejects import RejectsFile
     from fastpgn.errors import InputError
 
     start = time.perf_counter()
@@ -375,7 +375,7 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
     try:
         staging.mkdir(parents=True)
         from fastpgn.arrow import record_batch
-        from fastpgn.sources import BLOCK_SIZE
+        from fastpgn.io.sources import BLOCK_SIZE
 
         # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.
         reader = _TaskReader(job.path, errors="skip", block_size=BLOCK_SIZE, **options)
@@ -534,7 +534,7 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
     >>> spark.read.parquet("games/").where("year = 2024").count()                   # doctest: +SKIP
     """
     _require_pyspark()
-    from fastpgn.pipeline import _RunLock
+    from fastpgn.convert.converter import _RunLock
 
     if not isinstance(rows_per_file, int) or rows_per_file < 1:
         raise ValueError(f"rows_per_file must be a whole number, at least 1, not {rows_per_file!r}")

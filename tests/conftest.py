@@ -66,7 +66,7 @@ def typed(games):
             read, rejects)
 
 
-@pytest.fixture(params=backend_params("_scan"))
+@pytest.fixture(params=backend_params("scan._scan"))
 def scan(request):
     """Each scanner backend of this run in turn (ids ``py``/``cy``; see ``backend_params``)."""
     return request.param

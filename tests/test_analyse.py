@@ -21,8 +21,8 @@ import pytest
 import zstandard
 
 from conftest import ROOT, missing_system_package, shared
-from fastpgn import analyse
-from fastpgn.analyse import complete_games, lichess_pgn, position_key
+from fastpgn.engine import analysis as analyse
+from fastpgn.engine.analysis import complete_games, lichess_pgn, position_key
 from fastpgn.cli.analyse import main
 from fastpgn.engine import find_engine
 from fastpgn.reader import read_games

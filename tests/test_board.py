@@ -14,7 +14,7 @@ START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"
 
 
-@pytest.fixture(params=backend_params("_board"))
+@pytest.fixture(params=backend_params("board._board"))
 def board(request):
     """Each board kernel in turn (ids ``py``/``cy``)."""
     return request.param
@@ -30,16 +30,17 @@ def play(kernel, sans, fen=None, chess960=False):
 # -- backend selection --------------------------------------------------------
 
 def test_selected_backend_is_the_requested_one():
-    from fastpgn import _board
+    from fastpgn.board import _kernel as _board
 
     wanted = _backend.requested()
     if wanted == "auto":
-        wanted = "cython" if len(_backend.available("_board")) == 2 else "python"
+        wanted = "cython" if len(_backend.available("board._board")) == 2 else "python"
     assert _board.BACKEND == wanted
 
 
 def test_public_face_reexports_the_live_kernel():
-    from fastpgn import _board, board as face
+    from fastpgn import board as face
+    from fastpgn.board import _kernel as _board
 
     assert face.Board is _board.kernel.Board
     assert face.Move is _board.kernel.Move
@@ -582,7 +583,7 @@ def test_bad_uci_and_bad_moves(board):
 def test_docstring_examples_run(board):
     import doctest
 
-    import fastpgn.board as face
+    from fastpgn.board import face
 
     for module in (board, face):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

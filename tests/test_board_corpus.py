@@ -27,7 +27,7 @@ _NOT_A_MOVE = re.compile(r"\d+\.+|1-0|0-1|1/2-1/2|\*|\$\d+")
 _OVERSPECIFIED = re.compile(r"[NBRQK][a-h][1-8]x?[a-h][1-8][+#]?")
 
 
-@pytest.fixture(params=backend_params("_board"))
+@pytest.fixture(params=backend_params("board._board"))
 def board(request):
     """Each board kernel in turn (ids ``py``/``cy``)."""
     return request.param

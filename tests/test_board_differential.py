@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from fastpgn.errors import PGNError
 
-KERNELS = {p.id: p.values[0] for p in kernel_params("_board")}
+KERNELS = {p.id: p.values[0] for p in kernel_params("board._board")}
 if "cy" not in KERNELS:
     pytest.skip("the compiled board kernel is not built: nothing to compare the pure twin with",
                 allow_module_level=True)

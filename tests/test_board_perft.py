@@ -40,7 +40,7 @@ POSITIONS = [
 DEPTH = {"py": 3, "cy": 5}
 
 
-@pytest.fixture(params=backend_params("_board"))
+@pytest.fixture(params=backend_params("board._board"))
 def board(request):
     """Each board kernel in turn (ids ``py``/``cy``)."""
     return request.param

@@ -1,8 +1,8 @@
 """The compiled column sink against its pure twin: equal Arrow tables, rejects and counts on every input.
 
-The pure twin (fastpgn._columns_py, over the pure kernel's records) applies
+The pure twin (fastpgn.scan.columns, over the pure kernel's records) applies
 fastpgn.schema's value rules one Python value at a time; the compiled sink
-(_columns_cy.pxi) fills Arrow buffers in C. Equal tables here mean equal
+(scan/columns.pxi) fills Arrow buffers in C. Equal tables here mean equal
 values, nulls and types in every column, so a user reading Parquet gets the
 same answer from either backend.
 """
@@ -16,14 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CASES
-from fastpgn import _backend, _columns_py, filters
+from fastpgn import _backend, filters
+from fastpgn.scan import columns as _columns_py
 from test_differential import MUTATION, NOISE, corpus_files, mutated, real_game
 from test_scan import decompressed
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 from fastpgn.arrow import record_batch  # noqa: E402
 
-BACKENDS = dict(_backend.available("_scan"))
+BACKENDS = dict(_backend.available("scan._scan"))
 pytestmark = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
 OPENINGS = _columns_py.default_openings()
 UTC = datetime.timezone.utc

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from conftest import shared
 from fastpgn import _backend
 from fastpgn.errors import FormatError
-from fastpgn.formats import lichess_text as lt
+from fastpgn.notations import lichess_text as lt
 from fastpgn.reader import read_games
 
-BACKENDS = dict(_backend.available("formats._compact"))
+BACKENDS = dict(_backend.available("notations._compact"))
 pytestmark = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled compact kernel is not built here")
 CONF = ("conformance", "000-pgn-transform")
 

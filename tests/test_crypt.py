@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 from conftest import ROOT, shared
 from fastpgn.cli import crypt as crypt_cli
 from fastpgn.errors import FormatError
-from fastpgn.formats import crypt
+from fastpgn.notations import crypt
 from fastpgn.reader import read_games
 
 CONF = ("conformance", "002-pgn-crypt")

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from conftest import CASES, shared
 from fastpgn import read_games, read_lines
-from fastpgn._blocks import lf_text
+from fastpgn.io.blocks import lf_text
 from fastpgn.errors import InputError
-from fastpgn.sources import blocks
+from fastpgn.io.sources import blocks
 from test_reader import _reference_cuts
 
 chess_pgn = pytest.importorskip("chess.pgn")

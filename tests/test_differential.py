@@ -15,7 +15,7 @@ from fastpgn import _backend, openings
 from test_scan import decompressed
 
 OPENINGS = openings.load()
-BACKENDS = dict(_backend.available("_scan"))
+BACKENDS = dict(_backend.available("scan._scan"))
 pytestmark = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
 
 

@@ -22,7 +22,7 @@ from fastpgn.cli import main
 from fastpgn.errors import InputError
 from fastpgn.filters import Where, as_where, speed_of
 from fastpgn.oneliner import format_line, iter_lines
-from fastpgn.pipeline import Converter, Options
+from fastpgn.convert.converter import Converter, Options
 from fastpgn.reader import read_games, read_headers, read_lines
 from test_scan import decompressed
 
@@ -201,7 +201,7 @@ def test_player_is_either_side_ignoring_case(scan, corpus_data):
 def test_both_backends_filter_alike_and_the_plan_pickles(corpus_data):
     from fastpgn import _backend
 
-    mods = dict(_backend.available("_scan"))
+    mods = dict(_backend.available("scan._scan"))
     where = FILTERS[-3]
     data = corpus_data["lichess_db_standard_rated_2022-06.head2499.pgn.zst"]
     answers = []
@@ -391,7 +391,8 @@ def test_bad_flag_values_are_one_line_exit_2(tmp_path, capsys, flags, message):
 
 def test_worker_processes_get_the_filter(tmp_path, monkeypatch):
     """The pure backend's worker processes get the filter pickled (here forced on whichever backend runs)."""
-    from fastpgn import _scan_py, pipeline
+    from fastpgn.scan import _scan_py
+    from fastpgn.convert import converter as pipeline
 
     monkeypatch.setattr(pipeline._scan, "kernel", _scan_py)
     src = shared("data", "lichess-db", "lichess_db_standard_rated_2021-10.head999.pgn.zst")
@@ -425,7 +426,8 @@ def _filtered_answers(mod, data, where):
                           st.booleans()), max_size=4),
        st.sampled_from(MUTATED_WHERE))
 def test_mutated_games_filter_alike_on_every_path(edits, where):
-    from fastpgn import _backend, _scan_py
+    from fastpgn import _backend
+    from fastpgn.scan import _scan_py
 
     data = bytearray(GAMES * 2)
     for at, byte, replace in edits:
@@ -443,6 +445,6 @@ def test_mutated_games_filter_alike_on_every_path(edits, where):
         assert _filtered_answers(_scan_py, data, where) == answer
     finally:
         _scan_py._fast_where, _scan_py._fast_headers = fast_where, fast_headers
-    cy = dict(_backend.available("_scan")).get("cy")
+    cy = dict(_backend.available("scan._scan")).get("cy")
     if cy is not None:
         assert _filtered_answers(cy, data, where) == answer

@@ -1,5 +1,5 @@
 """Infinite Chess Notation: upstream conformance cases, spec examples, quirk
-decisions, error positions and round trips (fastpgn.formats.icn)."""
+decisions, error positions and round trips (fastpgn.notations.icn)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import CONFORMANCE, shared
 from fastpgn.errors import FormatError
-from fastpgn.formats import icn
+from fastpgn.notations import icn
 
 ICN_DIR = ("conformance", "001-icn")
 CASES_FILE = "icn_conformance_cases.generated.json"
@@ -569,7 +569,7 @@ WRONG_SHAPES = [
 
 @pytest.mark.parametrize("obj, reason", WRONG_SHAPES, ids=[r for _, r in WRONG_SHAPES])
 def test_a_wrong_shape_is_a_format_error_naming_the_field(obj, reason):
-    from fastpgn.formats import icn_pgn
+    from fastpgn.notations import icn_pgn
 
     with pytest.raises(FormatError) as err:
         icn.long_to_short(obj)
@@ -669,7 +669,7 @@ def _only_format_errors(call, *args, **kwargs):
 @settings(max_examples=400, deadline=None)
 @given(st.sampled_from(BASE_LONG_FORMS), st.data(), WILD)
 def test_a_wrong_value_anywhere_in_a_long_form_is_a_format_error(base, data, value):
-    from fastpgn.formats import icn_pgn
+    from fastpgn.notations import icn_pgn
 
     path = data.draw(st.sampled_from(list(_paths(base))))
     game = _replaced(base, path, value)
@@ -688,7 +688,7 @@ def test_a_wrong_value_anywhere_in_a_long_form_is_a_format_error(base, data, val
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(BASE_LONG_FORMS), st.data(), WILD_TEXT)
 def test_a_wrong_token_anywhere_in_a_json_line_is_one_reported_line(base, data, token):
-    from fastpgn.formats import icn_pgn
+    from fastpgn.notations import icn_pgn
 
     path = data.draw(st.sampled_from(list(_paths(base))))
     line = json.dumps(_replaced(base, path, _MARK)).replace(json.dumps(_MARK), token)
@@ -718,7 +718,7 @@ SHORT_PIECES = st.sampled_from([
                                     st.sampled_from(["9" * 600, "{" * 5000, '{"a":' * 5000, "[" * 5000])),
                 ), max_size=4))
 def test_a_mangled_short_form_is_a_format_error_with_its_place(edits):
-    from fastpgn.formats import icn_pgn
+    from fastpgn.notations import icn_pgn
 
     text = _SHORT_BASE
     for at, cut, piece in edits:

@@ -1,4 +1,4 @@
-"""Standard games between PGN and ICN (fastpgn.formats.icn_pgn, ``python -m fastpgn icn``).
+"""Standard games between PGN and ICN (fastpgn.notations.icn_pgn, ``python -m fastpgn icn``).
 
 python-chess is the oracle for squares, moves and positions; the upstream
 converter's own output (FormatConverter.js, in the shared conformance folder
@@ -28,7 +28,7 @@ from fastpgn import cli
 from fastpgn.cli import icn as icn_cli
 from fastpgn.board import canonical_san
 from fastpgn.errors import FormatError, IllegalMoveError, InputError
-from fastpgn.formats import icn, icn_pgn
+from fastpgn.notations import icn, icn_pgn
 from fastpgn.reader import read_games
 
 ICN_DIR = ("conformance", "001-icn")

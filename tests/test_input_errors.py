@@ -23,7 +23,7 @@ from fastpgn.arrow import read_arrow
 from fastpgn.cli import main
 from fastpgn.errors import InputDamageError, InputError, NotUTF8Warning, PGNSyntaxError
 from fastpgn.reader import read_games, read_headers, read_lines
-from fastpgn.sources import check_pgn
+from fastpgn.io.sources import check_pgn
 from test_pipeline import all_lines, chunk_files
 from test_scan import decompressed
 
@@ -226,7 +226,7 @@ def test_python_errors_name_the_file(tmp_path):
 
 # -- a stray byte: the game that holds it, never the input, at any block size ------------------------------
 
-@pytest.mark.parametrize("kernel", kernel_params("_scan"))
+@pytest.mark.parametrize("kernel", kernel_params("scan._scan"))
 @pytest.mark.parametrize("where", ["tag", "comment", "move"])
 def test_both_kernels_reject_the_game_that_holds_a_nul(kernel, where):
     game = b'[Event "x"]\n[White "Ann"]\n\n1. e4 { [%clk 0:01:00] good } e5 *\n\n'

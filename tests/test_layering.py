@@ -14,7 +14,7 @@ LIBRARY = sorted(m.name for m in pkgutil.walk_packages(fastpgn.__path__, "fastpg
 
 
 def test_the_library_never_imports_the_command_line():
-    assert "fastpgn.formats.crypt" in LIBRARY and "fastpgn.analyse" in LIBRARY
+    assert "fastpgn.notations.crypt" in LIBRARY and "fastpgn.engine.analysis" in LIBRARY
     script = ("import importlib, sys\n"
               f"for name in {LIBRARY!r}:\n"
               "    importlib.import_module(name)\n"

@@ -22,7 +22,8 @@ pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip instal
 pq = pytest.importorskip("pyarrow.parquet")
 
 import fastpgn  # noqa: E402
-from fastpgn import schema, sources  # noqa: E402
+from fastpgn import schema  # noqa: E402
+from fastpgn.io import sources
 from fastpgn.errors import InputError, PGNSyntaxError  # noqa: E402
 
 DUMPS = ("lichess_db_standard_rated_2013-01.head348.pgn.zst", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
@@ -103,7 +104,7 @@ def _without_release_gaps(table):
 
 def test_read_arrow_gives_the_dumps_table_game_for_game(corpus, scan, monkeypatch):
     pgn, root = corpus
-    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    monkeypatch.setattr(fastpgn.scan, "kernel", scan)
     want = _table(pgn)
     got = _table(root)
     assert got.num_rows == want.num_rows == 348 + 15
@@ -124,7 +125,7 @@ def test_one_file_and_the_uci_column(corpus):
 
 def test_read_lines_and_read_games_match_the_dump(corpus, scan, monkeypatch):
     pgn, root = corpus
-    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    monkeypatch.setattr(fastpgn.scan, "kernel", scan)
     assert list(fastpgn.read_lines(root)) == list(fastpgn.read_lines(pgn))
     got = [(g.id, g.moves, g.clocks, g.evals, g.result) for g in fastpgn.read_games(root)]
     want = [(g.id, g.moves, g.clocks, g.evals, g.result) for g in fastpgn.read_games(pgn)]
@@ -136,14 +137,14 @@ def test_both_backends_agree(corpus):
 
     _, root = corpus
     answers = []
-    for param in kernel_params("_scan"):
+    for param in kernel_params("scan._scan"):
         kernel = param.values[0]
-        saved = fastpgn._scan.kernel
-        fastpgn._scan.kernel = kernel
+        saved = fastpgn.scan.kernel
+        fastpgn.scan.kernel = kernel
         try:
             answers.append((_table(root).to_pylist(), list(fastpgn.read_lines(root))))
         finally:
-            fastpgn._scan.kernel = saved
+            fastpgn.scan.kernel = saved
     assert all(answer == answers[0] for answer in answers)
 
 
@@ -170,7 +171,7 @@ def test_converter_writes_the_dumps_lines(corpus, tmp_path):
 
 
 def test_a_bad_game_names_its_file_and_row(tmp_path, scan, monkeypatch):
-    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    monkeypatch.setattr(fastpgn.scan, "kernel", scan)
     rows = {"Site": ["https://lichess.org/a", "https://lichess.org/b", "https://lichess.org/c"],
             "movetext": ["1. e4 e5 1-0", "1. e4 { unterminated 1-0", "1. d4 *"]}
     folder = tmp_path / "year=2024" / "month=01"
@@ -212,7 +213,7 @@ def test_parquet_without_movetext_is_not_the_release(tmp_path):
 def test_doctests():
     import doctest
 
-    from fastpgn import lichess_parquet
+    from fastpgn.io import lichess_parquet
 
     assert doctest.testmod(lichess_parquet).failed == 0
 
@@ -299,7 +300,7 @@ def _unreadable(tmp_path):
 def test_unreadable_files_are_one_line_errors(name, tmp_path, scan, monkeypatch, capsys):
     from fastpgn.cli import main
 
-    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    monkeypatch.setattr(fastpgn.scan, "kernel", scan)
     path = _unreadable(tmp_path)[name]
     with pytest.raises(InputError) as caught:
         list(fastpgn.read_games(path))
@@ -324,7 +325,7 @@ def test_unreadable_files_are_one_line_errors(name, tmp_path, scan, monkeypatch,
 def test_damage_after_good_rows_keeps_them(tmp_path, scan, monkeypatch, capsys):
     from fastpgn.cli import main
 
-    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    monkeypatch.setattr(fastpgn.scan, "kernel", scan)
     path = _binary_movetext(tmp_path / "late.parquet", 5000, 4500)
     games = fastpgn.read_games(path)
     read = []
@@ -348,7 +349,7 @@ def test_a_first_batch_that_cannot_be_converted_is_not_an_empty_input(tmp_path, 
     # a uint64 rating change past int64's range once failed in the first batch, read as "no PGN games"
     from fastpgn.cli import main
 
-    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    monkeypatch.setattr(fastpgn.scan, "kernel", scan)
     path = tmp_path / "u64.parquet"
     pq.write_table(pa.table({"WhiteRatingDiff": pa.array([2 ** 64 - 1, 3], pa.uint64()), "movetext": ["*", "*"]}),
                    path)
@@ -370,7 +371,7 @@ def _phantoms(tmp_path):
 
 
 def test_a_row_is_one_game_whatever_its_movetext_holds(tmp_path, scan, monkeypatch):
-    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    monkeypatch.setattr(fastpgn.scan, "kernel", scan)
     path = _phantoms(tmp_path)
     games = fastpgn.read_games(path, errors="skip")
     assert [g.headers["White"] for g in games] == ["a"]
@@ -389,7 +390,7 @@ def test_a_row_is_one_game_whatever_its_movetext_holds(tmp_path, scan, monkeypat
 
 
 def test_a_column_name_writes_one_tag(tmp_path, scan, monkeypatch):
-    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    monkeypatch.setattr(fastpgn.scan, "kernel", scan)
     path = tmp_path / "names.parquet"
     name = 'X"]\n\n[White "Eve"]\n\n1. e4 *\n\n[Y'
     pq.write_table(pa.table({name: ["v", "w", "x"], "White Player": ["a", "b", "c"],
@@ -402,7 +403,7 @@ def test_a_column_name_writes_one_tag(tmp_path, scan, monkeypatch):
 
 def test_rows_without_tags_stay_apart(tmp_path, scan, monkeypatch):
     # no tag, no rating: a row read as the moves of the game before, unless it gets a tag of its own
-    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    monkeypatch.setattr(fastpgn.scan, "kernel", scan)
     path = tmp_path / "bare.parquet"
     pq.write_table(pa.table({"White": [None, "b", None, None], "movetext": ["e4 e5", "d4", None, None]}), path)
     games = list(fastpgn.read_games(path))

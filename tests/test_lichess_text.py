@@ -21,7 +21,7 @@ from hypothesis import given, settings, strategies as st
 from conftest import ROOT, shared
 from fastpgn.cli import lichess_text as lt_cli
 from fastpgn.errors import FormatError
-from fastpgn.formats import lichess_text as lt
+from fastpgn.notations import lichess_text as lt
 from fastpgn.reader import read_games
 
 CONF = ("conformance", "000-pgn-transform")

@@ -20,12 +20,12 @@ import pytest
 import zstandard
 
 from conftest import ROOT, shared
-from fastpgn import _many
-from fastpgn._many import ManyInputs, expand_inputs
+from fastpgn.convert import many as _many
+from fastpgn.convert.many import ManyInputs, expand_inputs
 from fastpgn.cli import main
 from fastpgn.errors import InputError
 from fastpgn.filters import Where
-from fastpgn.pipeline import Options, OutputError
+from fastpgn.convert.converter import Options, OutputError
 from test_pipeline import ENV, chunk_files
 
 LICHESS = ("data", "lichess-db")

@@ -284,7 +284,7 @@ def test_an_empty_input_is_one_line(tmp_path, capsys):
 
 
 def test_resume_leaves_no_empty_rejects_file(tmp_path, games_2021, monkeypatch):
-    from fastpgn import pipeline
+    from fastpgn.convert import converter as pipeline
 
     src = tmp_path / "big.pgn"
     src.write_bytes(games_2021 * 2)
@@ -321,7 +321,7 @@ def test_help_states_the_exit_rule(capsys):
 def test_whole_bzip2_files_stay_on_the_parallel_decoder(name, tmp_path):
     """The block-chain check never sends a whole file to the slow stream decoder (one stream and several)."""
     pytest.importorskip("indexed_bzip2", reason="pip install -e '.[fast]' (the parallel bzip2 decoder)")
-    from fastpgn.sources import open_source
+    from fastpgn.io.sources import open_source
 
     path = shared(*LICHESS, name)
     several = tmp_path / "several.pgn.bz2"
@@ -396,7 +396,7 @@ def _with_escape_lines(data: bytes) -> bytes:
 def test_escape_lines_between_games_keep_the_blocks_and_the_resync(tmp_path, damage):
     """A game boundary is a blank line, then any escape lines, then a tag: the converter's blocks, the
     skip past a bad game and the truncation check find the same games with the escape lines as without."""
-    from fastpgn.pipeline import Converter, Options
+    from fastpgn.convert.converter import Converter, Options
 
     data = decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
     if damage == "bad move":

@@ -26,17 +26,17 @@ from fastpgn.errors import FormatError, IllegalMoveError
 from fastpgn.reader import read_games
 
 CASE = CASES / "null-moves.pgn"
-SCANS = dict(_backend.available("_scan"))
+SCANS = dict(_backend.available("scan._scan"))
 IN_CHECK = "is in check and cannot pass (a null move)"
 
 
-@pytest.fixture(params=kernel_params("_board"))
+@pytest.fixture(params=kernel_params("board._board"))
 def board(request):
     """Each board kernel in turn (ids ``py``/``cy``)."""
     return request.param
 
 
-@pytest.fixture(params=kernel_params("_scan"))
+@pytest.fixture(params=kernel_params("scan._scan"))
 def scan(request):
     return request.param
 
@@ -286,13 +286,13 @@ def test_an_engine_gets_the_position_after_a_pass_as_a_fen(tmp_path):
 
 
 def test_a_principal_variation_ends_at_0000():
-    from fastpgn._engine_info import _san_line
+    from fastpgn.engine.info import _san_line
 
     assert _san_line(None, False, ["e2e4", "0000", "e7e5"]) == ["e4"]
 
 
 def test_icn_has_no_null_move():
-    from fastpgn.formats import icn_pgn
+    from fastpgn.notations import icn_pgn
 
     game = list(read_games(CASE, errors="skip"))[4]
     with pytest.raises(FormatError, match=r"^no ICN: ply 2 \(--\) is a null move, which ICN cannot write "

@@ -26,7 +26,7 @@ from conftest import ROOT, shared
 from fastpgn import arrow, csv_text
 from fastpgn.cli import main
 from fastpgn.errors import InputError
-from fastpgn.pipeline import Converter, Options
+from fastpgn.convert.converter import Converter, Options
 from test_pipeline import _big_input, chunk_files, signal_after_chunks
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')

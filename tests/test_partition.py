@@ -21,8 +21,8 @@ import pytest
 
 from conftest import ROOT, shared
 from fastpgn.cli import main
-from fastpgn.pipeline import Converter, Options
-from fastpgn.sources import open_source
+from fastpgn.convert.converter import Converter, Options
+from fastpgn.io.sources import open_source
 from test_pipeline import signal_after_chunks
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')

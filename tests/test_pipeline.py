@@ -20,7 +20,7 @@ from conftest import ROOT, shared
 from fastpgn.cli import main
 from fastpgn.errors import PGNSyntaxError
 from fastpgn.oneliner import format_line, iter_lines
-from fastpgn.pipeline import Converter, Options
+from fastpgn.convert.converter import Converter, Options
 from fastpgn.reader import read_lines
 
 LICHESS = ["lichess_db_standard_rated_2013-01.head348.pgn.zst",
@@ -233,7 +233,7 @@ def test_a_full_disk_keeps_whole_chunks_and_resume_finishes(tmp_path):
 
     # Blocks smaller than the file buffer: the failing write is a flush, and closing fails again.
     small = tmp_path / "small"
-    script = ("import sys\nfrom fastpgn.pipeline import Converter, Options\n"
+    script = ("import sys\nfrom fastpgn.convert.converter import Converter, Options\n"
               f"opts = Options({str(src)!r}, 348, output_dir={str(small)!r}, jobs=2, block_size=3000)\n"
               "try:\n    Converter(opts).run()\nexcept OSError as exc:\n    sys.exit(f'OSError {exc.strerror}')\n")
     proc = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True, preexec_fn=full_disk)
@@ -348,7 +348,7 @@ def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch, chunks_
     full, out_full = run(tmp_path, src, 700, block_size=300_000)
     out = tmp_path / "resumed"
     calls = {"n": 0}
-    from fastpgn import pipeline
+    from fastpgn.convert import converter as pipeline
 
     original = pipeline.ChunkFiles.close
 
@@ -409,7 +409,7 @@ def test_killed_process_then_resume_is_identical(tmp_path, dump, sig):
 
 
 def test_resume_state_round_trip(tmp_path):
-    from fastpgn._resume import ResumeState, Tally
+    from fastpgn.convert.resume import ResumeState, Tally
     from fastpgn.errors import InputError
 
     options = {"version": 1, "input": "x.pgn", "chunk_size": 700}
@@ -472,7 +472,7 @@ EARLIER_STATE = """{
 
 @pytest.mark.parametrize("version", ["with filters", "before filters"])
 def test_a_state_file_of_an_earlier_version_resumes(tmp_path, dump, version):
-    from fastpgn import pipeline
+    from fastpgn.convert import converter as pipeline
 
     pgn = zstandard.ZstdDecompressor().decompressobj().decompress(dump.read_bytes())
     src = tmp_path / "big.pgn"
@@ -505,7 +505,7 @@ def test_a_state_file_of_an_earlier_version_resumes(tmp_path, dump, version):
 
 
 def test_a_resume_whose_rejected_games_file_was_removed_stops_with_a_reason(tmp_path, dump, monkeypatch):
-    from fastpgn import pipeline
+    from fastpgn.convert import converter as pipeline
 
     src = tmp_path / "big.pgn"
     pgn = zstandard.ZstdDecompressor().decompressobj().decompress(dump.read_bytes())
@@ -556,7 +556,7 @@ def test_validated_runs_are_identical_for_any_jobs(tmp_path, dump, flag):
     """--validate and --uci on real games with illegal and FEN games among them: -j 1 and -j 2 agree."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from fastpgn import _scan
+    from fastpgn import scan as _scan
 
     data = zstandard.ZstdDecompressor().stream_reader(dump.read_bytes()).read()
     extra = (b'[Event "illegal"]\n\n1. e4 e5 2. Ke3 *\n\n'
@@ -674,7 +674,7 @@ def test_converter_threads_end_with_the_run_and_with_a_failed_one(tmp_path, dump
 
 
 def test_read_ahead_thread_hands_over_the_blocks_then_the_error():
-    from fastpgn._schedule import ReadAheadThread
+    from fastpgn.convert.schedule import ReadAheadThread
 
     def blocks():
         yield "block 0"
@@ -692,7 +692,7 @@ def test_read_ahead_thread_hands_over_the_blocks_then_the_error():
 def test_read_ahead_thread_stops_while_it_waits_on_the_main_thread():
     import itertools
 
-    from fastpgn._schedule import ReadAheadThread
+    from fastpgn.convert.schedule import ReadAheadThread
 
     reader = ReadAheadThread(itertools.count(), depth=2)
     assert [next(reader) for _ in range(3)] == [0, 1, 2]
@@ -701,7 +701,7 @@ def test_read_ahead_thread_stops_while_it_waits_on_the_main_thread():
 
 
 def test_chunk_writer_delivers_in_order_and_hands_the_first_error_to_the_main_thread():
-    from fastpgn._chunks import ChunkWriter
+    from fastpgn.convert.chunks import ChunkWriter
 
     delivered = []
 
@@ -726,7 +726,7 @@ def test_chunk_writer_delivers_in_order_and_hands_the_first_error_to_the_main_th
 
 
 def test_errors_raise_keeps_every_chunk_completed_before_the_bad_game(tmp_path, dump, monkeypatch):
-    from fastpgn import pipeline
+    from fastpgn.convert import converter as pipeline
 
     deliver = pipeline.Converter._deliver
 
@@ -803,7 +803,7 @@ def test_a_stalled_input_does_not_hang_the_end_of_a_run(tmp_path, dump, how):
 
 @pytest.mark.parametrize("failing", ["chunk rename", "state write"])
 def test_a_failed_rename_or_state_write_leaves_no_temporary_file(tmp_path, dump, monkeypatch, failing):
-    from fastpgn import pipeline
+    from fastpgn.convert import converter as pipeline
 
     if failing == "chunk rename":
         replace = os.replace
@@ -841,8 +841,8 @@ def test_a_failed_rename_or_state_write_leaves_no_temporary_file(tmp_path, dump,
 def test_workers_run_below_the_reader_and_writer_priority(jobs):
     """The workers are interchangeable, the reader and writer threads are not: with more busy threads than
     cores the workers give way (Parquet at -j 2 on two cores was slower than at -j 1 without it)."""
-    from fastpgn import _schedule
-    from fastpgn._table_formats import chunk_format
+    from fastpgn.convert import schedule as _schedule
+    from fastpgn.convert.tables import chunk_format
 
     pool = _schedule.start_workers(jobs, chunk_format("lines", "gz", False), None, False, False, None)
     if pool is None:
@@ -922,7 +922,7 @@ def test_damage_advice_fits_the_output(tmp_path, dump, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "cut.pgn.zst" in err and "(rerun once the input is whole)" in err and "--resume" not in err, err
     # Ctrl-C: chunks are kept for --resume; a stream cut short is only written whole by a new run.
-    from fastpgn import pipeline
+    from fastpgn.convert import converter as pipeline
 
     def interrupted(self):
         raise KeyboardInterrupt

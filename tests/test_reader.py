@@ -18,7 +18,7 @@ from fastpgn import openings
 from fastpgn.errors import InputError, PGNSyntaxError
 from fastpgn.oneliner import format_line, iter_lines, parse_line
 from fastpgn.reader import read_games, read_lines
-from fastpgn.sources import blocks, detect, find_cut
+from fastpgn.io.sources import blocks, detect, find_cut
 from test_scan import decompressed
 
 SAMPLE = "lichess_db_standard_rated_2021-10.head999.pgn.zst"
@@ -352,7 +352,7 @@ def test_a_game_read_is_freed_when_the_program_drops_it():
     one game at a time, not a block's (the pure twin's reader frees a block's games with the block)."""
     import gc
 
-    from fastpgn import _scan
+    from fastpgn import scan as _scan
     from fastpgn.reader import Game
 
     if _scan.BACKEND != "cython":
@@ -374,7 +374,7 @@ def test_a_game_read_is_freed_when_the_program_drops_it():
 
 def test_the_feed_reads_a_list_held_elsewhere_without_changing_it():
     """RecordFeed (GameReader's __next__) gives up a list's items only when no one else holds the list."""
-    from fastpgn import _scan
+    from fastpgn import scan as _scan
 
     shared_lists = [["a", "b"], ["c"]]
 

@@ -1,9 +1,9 @@
 """The release text builder, compiled against its pure twin: the same PGN bytes from every batch.
 
 A record batch of lichess's Parquet release becomes PGN text before the
-scanner reads it (fastpgn.lichess_parquet); the pure kernel writes it with
-pyarrow.compute (_release_py.py), the compiled one straight from the Arrow
-buffers (_release_cy.pxi). Equal bytes here mean equal games, offsets and
+scanner reads it (fastpgn.io.lichess_parquet); the pure kernel writes it with
+pyarrow.compute (scan/release.py), the compiled one straight from the Arrow
+buffers (scan/release.pxi). Equal bytes here mean equal games, offsets and
 errors downstream, whichever backend reads the release.
 """
 
@@ -17,12 +17,14 @@ from hypothesis import strategies as st
 
 import fastpgn
 from conftest import shared
-from fastpgn import _backend, lichess_parquet, sources
+from fastpgn import _backend
+from fastpgn.io import lichess_parquet
+from fastpgn.io import sources
 from test_lichess_parquet import DUMPS, official_schema, release_rows
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 
-BACKENDS = dict(_backend.available("_scan"))
+BACKENDS = dict(_backend.available("scan._scan"))
 pytestmark = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
 
 
@@ -42,7 +44,7 @@ def pgn_texts(batch, monkeypatch):
     """``lichess_parquet.pgn_text(batch)`` on each kernel (the fallback for dates and times included)."""
     out = []
     for name in ("py", "cy"):
-        monkeypatch.setattr(fastpgn._scan, "kernel", BACKENDS[name])
+        monkeypatch.setattr(fastpgn.scan, "kernel", BACKENDS[name])
         out.append(lichess_parquet.pgn_text(batch))
     return out
 
@@ -72,7 +74,7 @@ def test_the_real_games_in_batches_and_slices(release_table, monkeypatch):
 
 
 def test_every_kind_as_the_dumps_write_it(scan, monkeypatch):
-    monkeypatch.setattr(fastpgn._scan, "kernel", scan)
+    monkeypatch.setattr(fastpgn.scan, "kernel", scan)
     batch = pa.record_batch({
         "White": ['Ann "the rook"', "back\\slash", "line\r\nbreak", "é"],
         "WhiteElo": pa.array([None, 1500, -32768, 32767], pa.int16()),

@@ -11,7 +11,7 @@ import zstandard
 
 from conftest import CASES, shared
 from fastpgn import _backend, oneliner, openings
-from fastpgn._blocks import lf_text
+from fastpgn.io.blocks import lf_text
 
 SEP = "\u2502"
 OPENINGS = openings.load()
@@ -224,7 +224,7 @@ def test_real_games_agree_with_python_chess(scan, name):
 
 def test_compiled_records_are_left_out_of_the_collector():
     """They hold only str, int, float and None; walking them made the collector a quarter of read_games."""
-    cy = dict(_backend.available("_scan")).get("cy")
+    cy = dict(_backend.available("scan._scan")).get("cy")
     if cy is None:
         pytest.skip("the compiled scanner is not built here")
     data = b'[Event "x"]\n\n1. e4 { [%eval 0.2] [%clk 0:01:00] } e5 1-0\n'

@@ -1,6 +1,6 @@
 """The pure-Python scanner's fast path gives what its exact path (and the Cython twin) gives.
 
-fastpgn._scan_py reads games written the lichess way with whole-string bytes
+fastpgn.scan._scan_py reads games written the lichess way with whole-string bytes
 operations and token caches (_fast_game) and scans anything else byte by byte
 (_scan_game). These tests run the twin with and without its fast path on real
 games mutated where the fast path decides (tag lines, comment contents, tokens
@@ -17,11 +17,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CASES, DATA, shared, typed
-from fastpgn import _backend, _fastpath_py, _lines_py, _records_py, _scan_py, openings
+from fastpgn import _backend, openings
+from fastpgn.scan import fastpath as _fastpath_py
+from fastpgn.scan import lines as _lines_py
+from fastpgn.scan import records as _records_py
+from fastpgn.scan import _scan_py
 from test_scan import decompressed
 
 OPENINGS = openings.load()
-BACKENDS = dict(_backend.available("_scan"))
+BACKENDS = dict(_backend.available("scan._scan"))
 # The pure twin's own two paths: the test command's python suite runs them (against the compiled
 # kernel too, built beside it); its cython suite would only repeat them.
 pytestmark = pytest.mark.skipif(_backend.requested() == "cython",

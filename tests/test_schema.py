@@ -25,7 +25,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CASES, DATA, ROOT, shared
-from fastpgn import _backend, _columns_py, _scan, arrow, csv_text, schema
+from fastpgn import _backend, arrow, csv_text, schema
+from fastpgn.scan import columns as _columns_py
+from fastpgn import scan as _scan
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError
 from fastpgn.oneliner import parse_line
 from fastpgn.reader import Rejected, read_games, read_lines
@@ -254,7 +256,7 @@ def test_offsets_and_tags_are_the_records():
 
 
 def test_both_kernels_give_equal_columns(monkeypatch):
-    kernels = dict(_backend.available("_scan"))
+    kernels = dict(_backend.available("scan._scan"))
     if len(kernels) < 2:
         pytest.skip("the compiled scanner is not built")
     files = ([shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst")]

@@ -9,10 +9,11 @@ import pytest
 import zstandard
 
 from conftest import shared
-from fastpgn import _scan, openings
-from fastpgn._blocks import lf_text
+from fastpgn import openings
+from fastpgn import scan as _scan
+from fastpgn.io.blocks import lf_text
 from fastpgn.errors import InputError
-from fastpgn.sources import blocks, cut_blocks, cut_buffer, detect, open_source
+from fastpgn.io.sources import blocks, cut_blocks, cut_buffer, detect, open_source
 from test_reader import _reference_cuts
 from test_scan import decompressed
 

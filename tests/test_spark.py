@@ -178,7 +178,7 @@ def test_read_lines_rows_equal_fastpgn_lines(spark, tmp_path):
     from pyspark.sql import functions as F
 
     from fastpgn import spark as fs
-    from fastpgn.pipeline import Converter, Options
+    from fastpgn.convert.converter import Converter, Options
 
     # Spark 4's Hadoop client reads zstd text by itself; Spark 3.5's needs a native libhadoop built with
     # zstd (docs/spark.md), which pip's pyspark has not: there the gz and plain chunks are checked.

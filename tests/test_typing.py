@@ -2,7 +2,7 @@
 
 A user's type checker sees what this one sees: Board and Move are real
 classes (the board kernels' shared interface is read off the pure twin and
-_board_cy.pyi), not Any, and the board layer is annotated throughout.
+board/_board_cy.pyi), not Any, and the board layer is annotated throughout.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_board_and_its_moves_are_typed_for_users(tmp_path):
     report, _ = mypy(str(script))
     said = [line.split(": ", 1)[1] for line in report.splitlines() if "uses_board.py:" in line]
     assert said == [
-        'note: Revealed type is "fastpgn.board.Board"',
+        'note: Revealed type is "fastpgn.board.face.Board"',
         'note: Revealed type is "bytes"',
         'note: Revealed type is "list[str]"',
         'error: Argument 1 to "push_san" of "BoardCore" has incompatible type "int"; expected "str"  [arg-type]',

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import shared
-from fastpgn import _scan, openings
+from fastpgn import openings
+from fastpgn import scan as _scan
 from fastpgn.board import declared_start, moves_hook, moves_to_pgn
 from fastpgn.cli import main
 from fastpgn.errors import BoardError

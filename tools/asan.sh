@@ -32,7 +32,7 @@ echo "asan: building the kernels with -fsanitize=address in $WORK" >&2
 CFLAGS="-fsanitize=address -fno-omit-frame-pointer -g -O1" LDFLAGS="-fsanitize=address" \
     FASTPGN_IMPLEMENTATION=cython "$PYTHON" setup.py -q build_ext --inplace -j "${JOBS:-2}" >build.log 2>&1 \
     || { tail -30 build.log >&2; exit 2; }
-nm -D fastpgn/_scan_cy*.so | grep -q __asan_report || { echo "asan: the kernels were built without ASan" >&2; exit 2; }
+nm -D fastpgn/scan/_scan_cy*.so | grep -q __asan_report || { echo "asan: the kernels were built without ASan" >&2; exit 2; }
 
 ASAN_TESTS="tests/test_release_differential.py tests/test_lichess_parquet.py tests/test_differential.py
     tests/test_columns_differential.py tests/test_compact_differential.py tests/test_board_differential.py

@@ -276,8 +276,8 @@ def _positionals(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list
 
 
 def convert_main(argv) -> int:
-    from fastpgn._many import expand_inputs
-    from fastpgn.pipeline import Options
+    from fastpgn.convert.many import expand_inputs
+    from fastpgn.convert.converter import Options
 
     parser = convert_parser()
     inputs, chunk, options = _positionals(parser, list(argv))
@@ -323,7 +323,7 @@ def convert_main(argv) -> int:
             progress = _Progress(size)
         except (ImportError, OSError):
             progress = None
-    from fastpgn.pipeline import Converter
+    from fastpgn.convert.converter import Converter
 
     converter = summary = error = None
     try:
@@ -359,7 +359,7 @@ def _report(name: str, summary, error: BaseException | None, converter, args, sa
     With ``many`` (one of several inputs) each line names the input, and the
     summary line leaves the backend and workers to the total's line.
     """
-    from fastpgn.pipeline import OutputError
+    from fastpgn.convert.converter import OutputError
 
     def named(message: str) -> str:
         return message if not many or name in message else f"{name}: {message}"
@@ -440,8 +440,8 @@ class _ManyProgress:
 
 def _convert_many(args, inputs: list[str], opts) -> int:
     """Several inputs at once: a summary line per input as it ends, a total, the highest exit status."""
-    from fastpgn._many import ManyInputs
-    from fastpgn.pipeline import OutputError, Summary
+    from fastpgn.convert.many import ManyInputs
+    from fastpgn.convert.converter import OutputError, Summary
 
     if "-" in inputs:
         print("fastpgn: - (stdin) can only be converted on its own, not among other inputs", file=sys.stderr)

@@ -158,7 +158,7 @@ def make_folder(path: str, failure: str | None = None) -> None:
 
 def _pieces(source) -> Iterator[bytes]:
     """What is left of an open source (after ``head()``), read as the blocks read it (damage after the bytes before)."""
-    from fastpgn.sources import READ_SIZE
+    from fastpgn.io.sources import READ_SIZE
 
     buf = bytearray(READ_SIZE)
     while True:
@@ -276,8 +276,8 @@ class Run:
             raise Unusable(f"cannot read {self.input}: {exc.strerror or exc}") from None
 
     def open_source(self):
-        """INPUT opened by :func:`fastpgn.sources.open_source` (any compression)."""
-        from fastpgn.sources import open_source
+        """INPUT opened by :func:`fastpgn.io.sources.open_source` (any compression)."""
+        from fastpgn.io.sources import open_source
 
         try:
             return open_source(sys.stdin.buffer if self.input == "-" else self.input, encoding=self.encoding)
@@ -291,7 +291,7 @@ class Run:
         stdin is read once, its first bytes kept for the reader. Damage
         among the first bytes comes after them, as damage (exit 1).
         """
-        from fastpgn.sources import check_pgn
+        from fastpgn.io.sources import check_pgn
 
         source = self.open_source()
         try:
@@ -381,7 +381,7 @@ def _encoding(text: str) -> str:
     """``--encoding``'s value: a codec Python knows (a usage error otherwise)."""
     import argparse
 
-    from fastpgn.sources import _codec_name
+    from fastpgn.io.sources import _codec_name
 
     try:
         _codec_name(text)

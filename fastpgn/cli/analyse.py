@@ -3,8 +3,8 @@
 This module owns the ``analyse`` command: its options, the reader thread,
 one thread per engine, the games written in input order, ``--resume``, the
 summary and the exit status. What is done to one game (its evals, the
-cache, lichess's layout) is ``fastpgn._analysis``'s, public as
-:mod:`fastpgn.analyse`.
+cache, lichess's layout) is ``fastpgn.engine.analysis``'s, public as
+:mod:`fastpgn.engine.analysis`.
 
 With ``-j N`` the games go to N engines at once and come out in input order.
 A position met again in the run (the openings) is served from a cache keyed
@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from fastpgn._analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
+from fastpgn.engine.analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
 from fastpgn.cli._common import Parser, add_encoding_argument, add_jobs_option, not_utf8_note, parse_args
 from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputDamageError, InputError, PGNError
@@ -257,7 +257,7 @@ class _Run:
     @staticmethod
     def _check_input(path: str, encoding: str | None = None) -> None:
         """Refuse a missing, unreadable or binary INPUT before any engine starts (stdin is read once, unchecked)."""
-        from fastpgn.sources import check_pgn, open_source
+        from fastpgn.io.sources import check_pgn, open_source
 
         try:
             source = open_source(path, encoding=encoding)
@@ -469,7 +469,8 @@ class _Run:
 
     def _line(self, text: str) -> str:
         """The 22-field line of one game's PGN text: the converter's own kernel writes it."""
-        from fastpgn import _scan, openings
+        from fastpgn import openings
+        from fastpgn import scan as _scan
 
         if self._openings is None:
             self._openings = _scan.kernel.opening_table(openings.load())

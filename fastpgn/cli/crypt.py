@@ -1,6 +1,6 @@
 """``python -m fastpgn crypt``: PGN Crypt's command line (``encode`` and ``decode``).
 
-The notation itself, both ways, is :mod:`fastpgn.formats.crypt`'s; this
+The notation itself, both ways, is :mod:`fastpgn.notations.crypt`'s; this
 module owns the options, reading INPUT in blocks of whole lines, the summary
 and the exit status.
 """
@@ -13,8 +13,8 @@ from typing import Iterator
 
 from fastpgn.cli._common import EXIT_RULE, Run, add_encoding_argument, add_error_options, guarded, parse_args
 from fastpgn.errors import InputError
-from fastpgn.formats.crypt import decode_games, encode_games
-from fastpgn.sources import line_blocks
+from fastpgn.notations.crypt import decode_games, encode_games
+from fastpgn.io.sources import line_blocks
 
 
 def _parser() -> argparse.ArgumentParser:

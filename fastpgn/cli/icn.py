@@ -1,6 +1,6 @@
 """``python -m fastpgn icn``: standard games between PGN and ICN, on the command line.
 
-The bridge itself is :mod:`fastpgn.formats.icn_pgn`'s; this module owns the
+The bridge itself is :mod:`fastpgn.notations.icn_pgn`'s; this module owns the
 options, reading INPUT as lines of text, the summary and the exit status.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 
 from fastpgn.cli._common import EXIT_RULE, Run, add_encoding_argument, add_error_options, guarded, parse_args
 from fastpgn.errors import InputError
-from fastpgn.formats.icn_pgn import icn_to_pgn, pgn_to_icn
+from fastpgn.notations.icn_pgn import icn_to_pgn, pgn_to_icn
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,7 +1,7 @@
 """``python -m fastpgn lichess-text``: compact lichess game strings to PGN and statistics, and back.
 
 The notation (its reader, writer and statistics) is
-:mod:`fastpgn.formats.lichess_text`'s; this module owns the options, the
+:mod:`fastpgn.notations.lichess_text`'s; this module owns the options, the
 output files, reading INPUT in blocks of whole lines, the summary and the
 exit status.
 """
@@ -17,11 +17,11 @@ from typing import Iterator
 from fastpgn.cli._common import (EXIT_RULE, Output, Run, add_encoding_argument, add_error_options, guarded,
                                  parse_args)
 from fastpgn.errors import FormatError, InputError
-from fastpgn.formats._lichess_text_read import _block_movetext, _read
-from fastpgn.formats._lichess_text_stats import Stats
-from fastpgn.formats._lichess_text_write import (DEFAULT_ME, DEFAULT_OPPONENT, _pgn_text, _player_tags,
+from fastpgn.notations._lichess_text_read import _block_movetext, _read
+from fastpgn.notations._lichess_text_stats import Stats
+from fastpgn.notations._lichess_text_write import (DEFAULT_ME, DEFAULT_OPPONENT, _pgn_text, _player_tags,
                                                   game_to_compact)
-from fastpgn.sources import line_blocks
+from fastpgn.io.sources import line_blocks
 
 
 def _parser() -> argparse.ArgumentParser:

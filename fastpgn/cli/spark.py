@@ -110,7 +110,7 @@ def _run(argv) -> int:
     from pyspark.sql import SparkSession
 
     from fastpgn.errors import InputError
-    from fastpgn.pipeline import OutputError
+    from fastpgn.convert.converter import OutputError
 
     try:
         fs._inputs(args.inputs)      # a missing input, or two of one name, stop the run before Spark starts

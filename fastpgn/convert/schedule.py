@@ -1,0 +1,333 @@
+"""The dump converter's scheduling: blocks read ahead on their own thread, handed to the workers, and
+their results taken back in input order.
+
+- :class:`ReadAheadThread`: the input's own thread, which decompresses and
+  cuts game-aligned blocks ahead of the main thread;
+- :func:`start_workers`: threads, processes, or none, as the live kernel
+  allows; each worker makes its format's :class:`~fastpgn.convert.chunks.BlockResult`
+  of a block (``_work``);
+- :class:`OrderedScheduler`: keeps the workers busy and gives back each
+  block with its result in input order; on an error it cancels what has
+  not begun and waits for what has. Several schedulers may share one pool
+  (many inputs converted at once): each then waits for its own blocks only,
+  and the pool outlives them.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import sys
+import threading
+import time
+from collections import deque
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, wait
+
+from fastpgn import scan as _scan
+from fastpgn.convert.chunks import BlockResult, ChunkFormat
+from fastpgn.errors import Rejected
+from fastpgn.io.sources import Block
+
+# ---------------------------------------------------------------- worker side
+
+
+class WorkerSetup:
+    """What a worker's kernel calls take besides the block: the opening table, the moves hook, the filter plan."""
+
+    __slots__ = ("openings", "hook", "where")
+
+    def __init__(self, openings, hook, where) -> None:
+        self.openings = openings
+        self.hook = hook
+        self.where = where
+
+
+# How much lower than the run's other threads the workers' priority is (a nice increment; Linux threads, any
+# worker process). The reader (decompressing, cutting) and the writer (Parquet's encoder above all) are each
+# one thread the whole run waits on, while the workers are interchangeable: with more busy threads than
+# cores, an equal share starves the serial stages (Parquet at -j 2 on two cores: 15% slower than with the
+# workers yielding). Raising one's own niceness needs no privilege.
+WORKER_NICENESS = 10
+
+_FORMAT: ChunkFormat | None = None      # set in each worker (once, by _init_worker)
+_SETUP: WorkerSetup | None = None
+
+
+def _init_worker(fmt: ChunkFormat, openings_map, validate: bool, uci: bool, in_pool: bool = True,
+                 where=None) -> None:
+    global _FORMAT, _SETUP
+    if in_pool:
+        # Ctrl-C reaches the whole process group: the main process alone handles it.
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _exit_with_parent()
+        _yield_to_serial_stages(thread=False)
+    # ``where`` is a Where's spec (a plain tuple): it crosses to worker processes pickled.
+    _SETUP = WorkerSetup(_scan.kernel.opening_table(openings_map), _moves_hook(validate, uci),
+                          _scan.kernel.where_plan(where))
+    _FORMAT = fmt
+
+
+def _exit_with_parent() -> None:
+    """End this worker process when the converter that started it is gone.
+
+    A killed converter (SIGKILL, OOM) cannot shut its pool down, and the
+    workers would wait on their queue forever; a daemon thread notices the
+    new parent and leaves.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="fastpgn-parent-watch", daemon=True).start()
+
+
+def _yield_to_serial_stages(thread: bool = True) -> None:
+    """Lower the calling worker's priority by WORKER_NICENESS: its thread (Linux, where a thread has a
+    niceness of its own), or its process."""
+    try:
+        if not thread:
+            if hasattr(os, "nice"):     # (not on Windows)
+                os.nice(WORKER_NICENESS)
+        elif sys.platform.startswith("linux"):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(),
+                           os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + WORKER_NICENESS)
+    except OSError:     # (a sandbox that forbids it: the run goes on at the usual priority)
+        pass
+
+
+def _moves_hook(validate: bool, uci: bool):
+    if not (validate or uci):
+        return None
+    from fastpgn.board import moves_hook
+
+    return moves_hook(uci=uci)
+
+
+def _work(data, offset: int, at_stream_start: bool) -> BlockResult:
+    """One block, on a worker: what the run's format makes of it."""
+    assert _FORMAT is not None  # start_workers ran _init_worker in this process first
+    return _FORMAT.block(data, offset, at_stream_start, _SETUP)
+
+
+def start_workers(jobs: int, fmt: ChunkFormat, table, validate: bool, uci: bool, where) -> Executor | None:
+    """Where blocks are turned into results: threads, processes, or inline (None).
+
+    The compiled kernel reads and writes without the GIL, and zstd and
+    gzip release it too, so threads share the work with no copying
+    between processes; the reader thread decompresses and cuts blocks
+    meanwhile, which is why even ``-j 1`` gets a worker thread. With
+    --validate and --uci the compiled kernel replays the games on the
+    compiled board without the GIL too, those set up from a plain FEN
+    included; a game with an illegal move, or a FEN with other
+    whitespace or escapes, is finished with the GIL.
+    The pure backend holds the GIL throughout: it gets worker processes
+    (or, with one job, the main process), spawned, so a script of one's
+    own that runs a Converter on the pure backend needs the usual
+    ``if __name__ == "__main__":`` guard. ``where`` is a Where's spec.
+    Either way the workers run WORKER_NICENESS below the other threads
+    (threads on Linux, where a thread has a niceness of its own; worker
+    processes wherever ``os.nice`` exists).
+    """
+    args = (fmt, table, validate, uci)
+    kernel = _scan.kernel
+    if getattr(kernel, "RELEASES_GIL", False) and (
+            not (validate or uci) or getattr(kernel, "REPLAYS_WITHOUT_GIL", False)):
+        _init_worker(*args, in_pool=False, where=where)
+        return ThreadPoolExecutor(jobs, thread_name_prefix="fastpgn", initializer=_yield_to_serial_stages)
+    if jobs > 1:
+        # Started fresh, not forked: the main process may run threads by now (indexed_bzip2's
+        # decoder, tqdm's monitor), and a fork copies their locks in whatever state they are.
+        return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=_init_worker, initargs=(*args, True, where))
+    _init_worker(*args, in_pool=False, where=where)
+    return None
+
+
+# ---------------------------------------------------------------- main side
+
+class ReadAheadThread:
+    """The input's own thread: decompresses and cuts blocks ahead of the main thread.
+
+    Iterating it gives the blocks of ``blocks`` (an iterator run on the
+    thread) in order; an exception raised there is raised here. At most
+    ``depth`` blocks wait, so memory stays bounded by the blocks in flight.
+    ``cancel`` asks the thread to end early: it does at once if it waits on
+    the main thread, else once the block it is cutting is whole (a few
+    milliseconds from a file). From a stalled pipe that may be never, so
+    ``stop`` waits a limited time, and ``then`` leaves what must follow the
+    thread (closing the input) to the thread itself.
+    """
+
+    def __init__(self, blocks, depth: int = 2) -> None:
+        self._blocks = blocks
+        self._queue: queue.Queue = queue.Queue(depth)
+        self._stopping = False
+        self._ended = False
+        self._lock = threading.Lock()
+        self._exited = False
+        self._on_exit = None
+        self._thread = threading.Thread(target=self._loop, name="fastpgn-reader", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        try:
+            self._produce()
+        finally:
+            with self._lock:
+                self._exited = True
+                on_exit, self._on_exit = self._on_exit, None
+            if on_exit is not None:
+                on_exit()
+
+    def _produce(self) -> None:
+        try:
+            for block in self._blocks:
+                if not self._offer((block, None)):
+                    return
+        except BaseException as exc:  # noqa: B036 - handed to the main thread, which re-raises it
+            self._offer((None, exc))
+            return
+        self._offer((None, None))
+
+    def _offer(self, item) -> bool:
+        while not self._stopping:
+            try:
+                self._queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._ended:
+            raise StopIteration
+        block, error = self._queue.get()
+        if block is not None:
+            return block
+        self._ended = True
+        if error is not None:
+            raise error
+        raise StopIteration
+
+    def cancel(self) -> None:
+        self._stopping = True
+
+    def stop(self, timeout: float | None = None) -> bool:
+        """Cancel and wait up to ``timeout`` seconds; whether the thread has ended."""
+        self.cancel()
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def then(self, action) -> None:
+        """Run ``action`` once the thread has ended: now if it has, else on the thread as it ends."""
+        with self._lock:
+            if not self._exited:
+                self._on_exit = action
+                return
+        action()
+
+
+def truncated_result(block: Block) -> BlockResult:
+    """A block that holds the start of a game the damage cut short: that game, rejected, if it has text."""
+    text = bytes(block.data)
+    if not text.strip():
+        return BlockResult(None, 0, 0, [], 0)
+    reason, error_offset = block.truncation()
+    return BlockResult(None, 0, 1, [Rejected(block.offset, 1, reason, error_offset, text)], 0)
+
+
+class OrderedScheduler:
+    """Blocks to the workers, results back in input order.
+
+    Iterating gives ``(block, result, data)`` for each block of ``blocks``
+    (a :class:`ReadAheadThread`, started here), in input order, with up to
+    ``depth`` blocks in the workers' hands meanwhile (``pending``).
+    ``data`` is a copy of the block's bytes where one was kept (a worker
+    process got one; ``keep_bytes`` asks for one when the work is done
+    inline), else None: the block's own ``data`` then stays readable until
+    ``block.release()``, which is the caller's to call once done with it.
+    A pool that is not ``owned`` serves other schedulers too: it is left
+    running at the end, and ``cancel`` waits for this scheduler's blocks alone.
+    """
+
+    def __init__(self, pool: Executor | None, blocks, depth: int, keep_bytes: bool, owned: bool = True) -> None:
+        self.pool = pool
+        self.owned = owned
+        self._inline = pool is None
+        self._threads = isinstance(pool, ThreadPoolExecutor)     # threads read the block in place
+        self.depth = depth
+        self.keep_bytes = keep_bytes
+        self.pending: deque = deque()
+        try:
+            self.reader = ReadAheadThread(blocks)
+        except BaseException:
+            self.cancel()
+            raise
+
+    def __iter__(self):
+        blocks_left = True
+        while True:
+            while blocks_left and len(self.pending) < self.depth:
+                block = next(self.reader, None)
+                if block is None:
+                    blocks_left = False
+                    break
+                self.pending.append(self._submit(block))
+            if not self.pending:
+                return
+            block, job, data = self.pending.popleft()
+            if job is None:
+                yield block, truncated_result(block), data
+            else:
+                yield block, job if self._inline else job.result(), data
+
+    def _submit(self, block: Block) -> tuple:
+        if block.truncated:
+            return block, None, None
+        if self._inline:
+            data = bytes(block.data) if self.keep_bytes else None
+            result = _work(block.data, block.offset, block.at_stream_start)
+            block.release()
+            return block, result, data
+        pool = self.pool
+        assert pool is not None  # not inline: the pool stays until cancel() or close() ends the run
+        if self._threads:
+            return block, pool.submit(_work, block.data, block.offset, block.at_stream_start), None
+        data = bytes(block.data)
+        job = pool.submit(_work, data, block.offset, block.at_stream_start)
+        block.release()
+        return block, job, data
+
+    def cancel(self) -> None:
+        """After an error: cancel the blocks not begun, and wait for the workers to finish theirs."""
+        if self.pool is not None:
+            jobs = [job for _, job, _ in self.pending if job is not None]
+            for job in jobs:
+                job.cancel()
+            if not self.owned:
+                wait(jobs)      # the blocks already in a shared pool's hands, and no other run's
+                self.pool = None
+                return
+            # Workers finish the one block each has in hand (milliseconds; worker processes ignore
+            # Ctrl-C), so nothing of this run outlives it. Not wait=False: a process pool left
+            # running can fail at interpreter exit ("Exception ignored ... Bad file descriptor").
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def close(self) -> None:
+        """At the end of a run: the reader thread asked to end, the workers shut down."""
+        reader = getattr(self, "reader", None)
+        if reader is not None:
+            reader.cancel()     # Converter.run waits for it, then closes the input
+        if self.pool is not None and self.owned:
+            self.pool.shutdown()
+            self.pool = None

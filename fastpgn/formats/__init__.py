@@ -1,1 +1,0 @@
-"""Thin converters between PGN and other notations, one module per notation."""

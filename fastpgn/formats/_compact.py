@@ -1,5 +1,0 @@
-"""Backend selector for the compact block kernel (fastpgn.formats._compact_cy or _compact_py)."""
-
-from fastpgn._backend import load
-
-kernel, BACKEND = load("formats._compact")

@@ -1,0 +1,3 @@
+"""Inputs: any source opened as PGN (``sources``), compressed streams (``zstd``,
+``bzip2``), game-aligned blocks (``blocks``), and lichess's Parquet release read
+as PGN (``lichess_parquet``)."""

@@ -1,0 +1,89 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Cython scanner kernel; the pure-Python twin fastpgn.scan._scan_py is its specification.
+
+One compiled module built from a grammar and its sinks, each part in its own
+file (included below, so the C compiler still sees one translation unit and
+inlines across them), each beside its pure twin (see fastpgn.scan._scan_py's table):
+
+* scan/grammar.pxi: where games start and end, tags, movetext, comments,
+  results, and the filters tested on the tag spans; it fills a _Game with
+  spans into the block (no Python object) and never writes output.
+* scan/output.pxi: the growing C output buffer and tag values read by name,
+  shared by the sinks.
+* scan/replay.pxi: which start a game declares (FEN, Variant) and its replay
+  on the compiled board, without the GIL.
+* scan/lines.pxi: the 22-field line sink (openings table, moves hooks).
+* scan/columns.pxi: the column sink (the analysis schema in Arrow buffers).
+* scan/records.pxi: the record sink (headers, SAN, evals, clocks; headers
+  only), with the str and int caches; the compiled cores of reader.Game
+  and reader.GameReader (GameCore, RecordFeed).
+* scan/release.pxi: not a sink but the grammar's input: a record batch of
+  lichess's Parquet release written as PGN text, straight from its Arrow
+  buffers.
+
+Everything works on a ``const char*`` over the block with ``memchr``
+skipping. A game a filter refuses, and every game read headers only, has its
+movetext skipped (_skip_movetext: a run to the next byte that can matter,
+sixteen bytes a step with SSE2). The line sink hands read_lines its lines as
+str (``text=True``), decoded from UTF-8 in C.
+"""
+
+from libc.stdlib cimport calloc, malloc, realloc, free
+from libc.string cimport memchr, memcmp, memcpy
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_New
+from cpython.dict cimport PyDict_GetItem, PyDict_Check
+from cpython.ref cimport PyObject
+from cpython.list cimport PyList_New
+from cpython.long cimport PyLong_FromLongLong
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from libc.stdint cimport uint64_t
+from fastpgn.board._board_cy cimport play_from, spans_board, uci_spans, validate_spans
+
+cdef extern from "Python.h":
+    ctypedef unsigned short Py_UCS2
+
+cdef extern from "string.h":
+    void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen)
+
+SEP = "\u2502".encode()
+cdef bytes _SEP = SEP
+# lines_from_block without a moves hook runs without the GIL: threads can share a dump.
+RELEASES_GIL = True
+# ... and so it does with board.moves_hook() or moves_hook(uci=True), but for the games
+# it hands to the hook (start tags: FEN, Variant) and those it rejects.
+REPLAYS_WITHOUT_GIL = True
+_BOM = b"\xef\xbb\xbf"
+
+LINE_TAGS = (
+    b"Site", b"UTCDate", b"UTCTime", b"Result", b"Termination", b"ECO",
+    b"Opening", b"TimeControl", b"White", b"WhiteElo", b"WhiteRatingDiff",
+    b"WhiteTitle", b"Black", b"BlackElo", b"BlackRatingDiff", b"BlackTitle",
+    b"Date", b"Time",
+)
+DEF NSLOTS = 18
+DEF S_SITE = 0
+DEF S_UTCDATE = 1
+DEF S_UTCTIME = 2
+DEF S_RESULT = 3
+DEF S_TERMINATION = 4
+DEF S_ECO = 5
+DEF S_OPENING = 6
+DEF S_TC = 7
+DEF S_WHITE = 8
+DEF S_WELO = 9
+DEF S_WDIFF = 10
+DEF S_WTITLE = 11
+DEF S_BLACK = 12
+DEF S_BELO = 13
+DEF S_BDIFF = 14
+DEF S_BTITLE = 15
+
+
+include "grammar.pxi"
+include "output.pxi"
+include "replay.pxi"
+include "lines.pxi"
+include "records.pxi"
+include "columns.pxi"
+include "release.pxi"

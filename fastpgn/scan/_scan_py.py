@@ -1,0 +1,64 @@
+"""Pure-Python twin of the scanner kernel fastpgn.scan._scan_cy: same functions, same results, same errors.
+
+The kernel is a grammar and its sinks, in the same parts as the compiled twin
+(whose ``.pxi`` files are included into one module), so a review is a
+side-by-side read of each pair:
+
+==========================  ============================  =========================================
+pure Python                 Cython                        owns
+==========================  ============================  =========================================
+``scan/grammar.py``          ``scan/grammar.pxi``           where games start and end, tags, movetext,
+                                                          comments, results; filters on the tags
+``scan/fastpath.py``         (none needed)                 lichess-shaped games read with whole-string
+                                                          operations, else handed back to the grammar
+``scan/lines.py``            ``scan/output.pxi``,           the 22-field line sink: fields, opening codes,
+                            ``scan/lines.pxi``             moves hooks (validation, UCI)
+(``fastpgn.board``)         ``scan/replay.pxi``            the declared start (FEN, Variant) and the
+                                                          replay on the compiled board without the GIL
+``scan/records.py``          ``scan/records.pxi``           game records and headers only, with caches;
+                                                          GameCore and RecordFeed, under reader.Game and
+                                                          reader.GameReader
+``scan/columns.py``          ``scan/columns.pxi``           the analysis schema's columns (lists here,
+                                                          Arrow buffers there)
+``scan/release.py``          ``scan/release.pxi``           a record batch of lichess's Parquet release
+                                                          written as PGN text (not a sink: the
+                                                          grammar's input)
+==========================  ============================  =========================================
+
+The contract between the grammar and a sink: the grammar reads one game into
+a ``_Game`` (its tags, and unless its movetext is skipped, its moves, evals,
+clocks and result, all as spans or bytes of the block; ``bad`` and
+``filtered`` say whether it is rejected or refused by a filter) and the sink
+turns that into its output; a sink never reads the block's text except
+through those spans. A filter (``where_plan``) is the keep/skip decision,
+taken between the tag section and the movetext, so a refused game's moves
+are never read. Every front end takes a block of whole games and returns
+its output with ``(games_read, rejects)`` (and the count filtered out, with
+a filter); a reject is ``(reason, error_offset, game_number, start, end)``.
+"""
+
+from fastpgn.scan.grammar import (
+    ELO_BLACK, ELO_BOTH, ELO_EITHER, ELO_WHITE, LINE_TAGS, RELEASES_GIL, REPLAYS_WITHOUT_GIL, SEP, SPEED_LIMITS,
+    SPEEDS, _scan_game, speed_bit, where_plan,
+)
+from fastpgn.scan.fastpath import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
+from fastpgn.scan.lines import lines_from_block, opening_table
+from fastpgn.scan.records import GameCore, RecordFeed, games_from_block, headers_from_block
+from fastpgn.scan.release import release_suspects, release_text
+from fastpgn.scan import columns as _columns_py
+
+
+def columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
+                       openings=None, uci=False):
+    """The analysis schema's columns of the whole games in ``data[start:end]``, as Python lists (see _columns_py)."""
+    return _columns_py.columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
+                                          where, openings, uci, scan=games_from_block)
+
+__all__ = [
+    "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
+    "GameCore", "RecordFeed",
+    "SPEED_LIMITS", "SPEEDS", "columns_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
+    "release_suspects", "release_text", "speed_bit", "where_plan",
+    # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other
+    "_CLOCKS", "_SAN", "_fast_game", "_fast_headers", "_fast_where", "_scan_game",
+]

@@ -1,0 +1,1001 @@
+# The column sink: the analysis schema (fastpgn.schema) filled straight into Arrow buffers.
+#
+# Included by scan/_scan_cy.pyx (one compiled module, one translation unit). Mirrors
+# fastpgn/scan/columns.py, which builds the same columns as Python lists; the
+# tests hold the two to equal tables. Each column is a few growing C buffers
+# (values, offsets, a validity bitmap), filled without the GIL and without a
+# Python object per game or per move; fastpgn.arrow wraps them as Arrow
+# arrays without copying. Rules for each value: docs/schema.md.
+
+cimport cython
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t
+from libc.stdlib cimport strtod
+from libc.limits cimport LLONG_MIN
+from cpython.buffer cimport PyBUF_WRITABLE, PyBUF_FORMAT, PyBUF_ND
+from libc.string cimport memset, strlen
+from libc.stdio cimport snprintf
+
+cdef struct Col:
+    Out off                        # int32 offsets (strings, lists, maps): n + 1 of them
+    Out data                       # fixed-width values, a string's bytes, or a bool bitmap
+    Out valid                      # validity bitmap, least significant bit first
+    Py_ssize_t n, nulls
+
+
+cdef int _bit(Out *bits, Py_ssize_t i, bint value) noexcept nogil:
+    """Set bit ``i`` of a bitmap that grows a byte at a time (bits are appended in order)."""
+    if (i & 7) == 0:
+        if _reserve(bits, 1) < 0:
+            return -1
+        bits.data[bits.size] = 0
+        bits.size += 1
+    if value:
+        bits.data[i >> 3] |= <char>(1 << (i & 7))
+    return 0
+
+
+cdef int _item_slow(Col *c, bint valid) noexcept nogil:
+    cdef Py_ssize_t full
+    if c.nulls == 0:  # the first null: the bitmap starts, every item so far valid
+        full = c.n >> 3
+        if _reserve(&c.valid, full + 1) < 0:
+            return -1
+        memset(c.valid.data, 0xFF, full)
+        c.valid.size = full
+        if c.n & 7:
+            c.valid.data[full] = <char>((1 << (c.n & 7)) - 1)
+            c.valid.size = full + 1
+    if _bit(&c.valid, c.n, valid) < 0:
+        return -1
+    if not valid:
+        c.nulls += 1
+    c.n += 1
+    return 0
+
+
+cdef inline int _item(Col *c, bint valid) noexcept nogil:
+    """Count one more item of ``c``, valid or null (a bitmap only once a null has come)."""
+    if valid and c.nulls == 0:
+        c.n += 1
+        return 0
+    return _item_slow(c, valid)
+
+
+cdef inline int _offset(Col *c, Py_ssize_t at) noexcept nogil:
+    if _reserve(&c.off, 4) < 0:
+        return -1
+    (<int32_t *>(c.off.data + c.off.size))[0] = <int32_t>at
+    c.off.size += 4
+    return 0
+
+
+cdef inline bint _ascii(const char *p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef uint64_t w
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        if w & 0x8080808080808080ULL:
+            return False
+        i += 8
+    while i < n:
+        if <unsigned char>p[i] >= 0x80:
+            return False
+        i += 1
+    return True
+
+
+cdef Py_ssize_t _utf8_into(const unsigned char *p, Py_ssize_t n, char *d) noexcept nogil:
+    """``p[:n]`` as UTF-8 into ``d`` (room for 3 bytes a byte), each ill-formed part one U+FFFD: what
+    ``bytes.decode("utf-8", "replace")`` reads (its maximal subparts), so Arrow strings are the records'."""
+    cdef Py_ssize_t i = 0, k = 0, need, j
+    cdef unsigned char c, lo, hi
+    while i < n:
+        c = p[i]
+        if c < 0x80:
+            d[k] = <char>c
+            k += 1
+            i += 1
+            continue
+        lo, hi = 0x80, 0xBF
+        if 0xC2 <= c <= 0xDF:
+            need = 1
+        elif 0xE0 <= c <= 0xEF:
+            need = 2
+            if c == 0xE0:
+                lo = 0xA0
+            elif c == 0xED:
+                hi = 0x9F
+        elif 0xF0 <= c <= 0xF4:
+            need = 3
+            if c == 0xF0:
+                lo = 0x90
+            elif c == 0xF4:
+                hi = 0x8F
+        else:
+            need = 0                # never a lead byte
+        j = 1
+        while j <= need and i + j < n:
+            if not ((lo if j == 1 else 0x80) <= p[i + j] <= (hi if j == 1 else 0xBF)):
+                break
+            j += 1
+        if need and j == need + 1:  # a whole sequence
+            memcpy(d + k, p + i, j)
+            k += j
+            i += j
+        else:                       # the lead byte and the continuation bytes that fit: one U+FFFD
+            d[k], d[k + 1], d[k + 2] = b'\xef', b'\xbf', b'\xbd'
+            k += 3
+            i += j if need else 1
+    return k
+
+
+cdef int _text_bytes(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
+    """Append ``p[:n]`` to ``out`` as valid UTF-8 (see _utf8_into)."""
+    if _ascii(p, n):
+        if _reserve(out, n) < 0:
+            return -1
+        memcpy(out.data + out.size, p, n)
+        out.size += n
+        return 0
+    if _reserve(out, 3 * n) < 0:
+        return -1
+    out.size += _utf8_into(<const unsigned char *>p, n, out.data + out.size)
+    return 0
+
+
+cdef int _string(Col *c, const char *p, Py_ssize_t n) noexcept nogil:
+    """Append ``p[:n]`` to string column ``c``; NULL ``p``: a null."""
+    if p != NULL and _text_bytes(&c.data, p, n) < 0:
+        return -1
+    if _offset(c, c.data.size) < 0:
+        return -1
+    return _item(c, p != NULL)
+
+
+cdef int _span_strings(Col *c, const char *buf, const Py_ssize_t *spans, Py_ssize_t n,
+                       Py_ssize_t limit) noexcept nogil:
+    """Append the ``n`` strings ``buf[spans[2i]:spans[2i+1]]`` (never null) to ``c``: room taken once."""
+    cdef Py_ssize_t i, total = 0, size
+    cdef int32_t *off
+    cdef char *d
+    for i in range(n):
+        total += spans[2 * i + 1] - spans[2 * i]
+    if _reserve(&c.data, total + 8) < 0 or _reserve(&c.off, 4 * n) < 0:
+        return -1
+    if c.nulls and _reserve(&c.valid, (n >> 3) + 2) < 0:
+        return -1
+    off = <int32_t *>(c.off.data + c.off.size)
+    d = c.data.data
+    size = c.data.size
+    for i in range(n):
+        if _ascii(buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i]):
+            _w(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i])
+        else:                       # (a token with other bytes: rare, and the room is taken again)
+            if (_text_bytes(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i]) < 0
+                    or _reserve(&c.data, total + 8) < 0):   # room for the rest again
+                return -1
+        off[i] = <int32_t>c.data.size
+    c.off.size += 4 * n
+    if c.nulls:
+        for i in range(n):
+            _item_slow(c, True)
+    else:
+        c.n += n
+    return 0
+
+
+cdef inline int _fixed(Col *c, const void *value, int width, bint valid) noexcept nogil:
+    """Append a fixed-width value (zeros when null)."""
+    if c.data.size + width > c.data.cap and _reserve(&c.data, width) < 0:
+        return -1
+    if valid:
+        memcpy(c.data.data + c.data.size, value, width)
+    else:
+        memset(c.data.data + c.data.size, 0, width)
+    c.data.size += width
+    return _item(c, valid)
+
+
+cdef int _flag(Col *c, bint value) noexcept nogil:
+    """Append a bool (Arrow packs them as bits)."""
+    if _bit(&c.data, c.n, value) < 0:
+        return -1
+    return _item(c, True)
+
+
+cdef inline int _list_end(Col *c, Col *child, bint valid) noexcept nogil:
+    """Close one list of ``c`` whose items are ``child``'s since the last one."""
+    if _offset(c, child.n) < 0:
+        return -1
+    return _item(c, valid)
+
+
+# Column numbers, in the schema's order (fastpgn.schema.COLUMNS).
+DEF K_GAME_ID = 0
+DEF K_EVENT = 1
+DEF K_UTC = 2
+DEF K_DATE = 3
+DEF K_WHITE = 4
+DEF K_BLACK = 5
+DEF K_WHITE_ELO = 6
+DEF K_BLACK_ELO = 7
+DEF K_WHITE_DIFF = 8
+DEF K_BLACK_DIFF = 9
+DEF K_WHITE_TITLE = 10
+DEF K_BLACK_TITLE = 11
+DEF K_RESULT = 12
+DEF K_TERMINATION = 13
+DEF K_TIME_CONTROL = 14
+DEF K_BASE = 15
+DEF K_INCREMENT = 16
+DEF K_SPEED = 17
+DEF K_ECO = 18
+DEF K_OPENING = 19
+DEF K_OPENING_CODE = 20
+DEF K_VARIANT = 21
+DEF K_FEN = 22
+DEF K_PLIES = 23
+DEF K_MATE = 24
+DEF K_MOVES = 25
+DEF K_EVAL_CP = 26
+DEF K_EVAL_MATE = 27
+DEF K_CLOCK = 28
+DEF K_OFFSET = 29
+DEF K_TAGS = 30
+DEF K_UCI = 31
+# the children of the list and map columns
+DEF K_MOVES_ITEM = 32
+DEF K_EVAL_CP_ITEM = 33
+DEF K_EVAL_MATE_ITEM = 34
+DEF K_CLOCK_ITEM = 35
+DEF K_TAG_KEY = 36
+DEF K_TAG_VALUE = 37
+DEF K_UCI_ITEM = 38
+DEF NCOLS = 39
+
+# The columns with offsets (their first offset, 0, is written when they start).
+cdef int[12] _OFFSET_COLS = [K_GAME_ID, K_EVENT, K_WHITE, K_BLACK, K_WHITE_TITLE, K_BLACK_TITLE, K_RESULT,
+                             K_TERMINATION, K_TIME_CONTROL, K_SPEED, K_ECO, K_OPENING]
+cdef int[11] _MORE_OFFSET_COLS = [K_VARIANT, K_FEN, K_MOVES, K_EVAL_CP, K_EVAL_MATE, K_CLOCK, K_TAGS, K_UCI,
+                                  K_MOVES_ITEM, K_TAG_KEY, K_TAG_VALUE]
+
+cdef const char *_SPEED_NAMES[6]
+_SPEED_NAMES[0] = b"ultraBullet"
+_SPEED_NAMES[1] = b"bullet"
+_SPEED_NAMES[2] = b"blitz"
+_SPEED_NAMES[3] = b"rapid"
+_SPEED_NAMES[4] = b"classical"
+_SPEED_NAMES[5] = b"correspondence"
+
+
+cdef struct Columns:
+    Col cols[NCOLS]
+    const char **codes             # per row: the opening code, NULL for none, or _GAP for a gap
+    Py_ssize_t *code_lens
+    Py_ssize_t ncodes, cap_codes
+    Gaps gaps                      # the rows whose code the map's C table did not give, and the table
+    bint have_map                  # an openings map is in use (else opening_code is null)
+    bint uci
+    Py_ssize_t *tag_scratch        # _tag_map_hashed's table, grown on demand
+    Py_ssize_t tag_cap
+
+
+cdef const char *_GAP = b"gap"     # (a distinct address)
+
+
+cdef int _columns_start(Columns *c, bint uci) noexcept nogil:
+    cdef int i
+    memset(c, 0, sizeof(Columns))
+    c.uci = uci
+    for i in range(12):
+        if _offset(&c.cols[_OFFSET_COLS[i]], 0) < 0:
+            return -1
+    for i in range(11):
+        if _offset(&c.cols[_MORE_OFFSET_COLS[i]], 0) < 0:
+            return -1
+    if _offset(&c.cols[K_OPENING_CODE], 0) < 0 or _offset(&c.cols[K_UCI_ITEM], 0) < 0:
+        return -1
+    return 0
+
+
+cdef void _columns_free(Columns *c) noexcept nogil:
+    cdef int i
+    for i in range(NCOLS):
+        free(c.cols[i].off.data)
+        free(c.cols[i].data.data)
+        free(c.cols[i].valid.data)
+    free(c.codes)
+    free(c.code_lens)
+    free(c.gaps.items)
+    free(c.tag_scratch)
+
+
+cdef inline int _tag_string(Col *col, const char *buf, _Game game, Py_ssize_t t, Out *scratch) noexcept nogil:
+    """Tag ``t``'s value (escapes undone) into string column ``col``; a null when ``t`` < 0."""
+    cdef const char *p
+    cdef Py_ssize_t n
+    if t < 0:
+        return _string(col, NULL, 0)
+    if _cspan(buf, game, t, scratch, &p, &n) < 0:
+        return -1
+    return _string(col, p, n)
+
+
+cdef long long _small_int(const char *p, Py_ssize_t n, long long low, long long high) noexcept nogil:
+    """The integer ``p[:n]`` says (``+`` or ``-``, then 1 to 10 ASCII digits) if it lies in ``[low, high]``;
+    else LLONG_MIN, meaning null."""
+    cdef long long v = 0
+    cdef bint negative = False
+    cdef Py_ssize_t i = 0
+    if n > 0 and (p[0] == b'+' or p[0] == b'-'):
+        negative = p[0] == b'-'
+        i = 1
+    if n - i < 1 or n - i > 10:
+        return LLONG_MIN
+    while i < n:
+        if not _is_digit(p[i]):
+            return LLONG_MIN
+        v = v * 10 + (p[i] - 48)
+        i += 1
+    if negative:
+        v = -v
+    if v < low or v > high:
+        return LLONG_MIN
+    return v
+
+
+cdef int _tag_int(Col *col, const char *buf, _Game game, Py_ssize_t t, Out *scratch) noexcept nogil:
+    """An int16 tag value (a rating, a rating change): null if absent, not an integer, or outside int16."""
+    cdef const char *p
+    cdef Py_ssize_t n
+    cdef long long v = LLONG_MIN
+    cdef int16_t v16
+    if t >= 0:
+        if _cspan(buf, game, t, scratch, &p, &n) < 0:
+            return -1
+        v = _small_int(p, n, -32768, 32767)
+    v16 = <int16_t>v
+    return _fixed(col, &v16, 2, v != LLONG_MIN)
+
+
+cdef long long _days(const char *p, Py_ssize_t n) noexcept nogil:
+    """Days since 1970-01-01 of a ``YYYY.MM.DD`` date that exists (year 1 on); LLONG_MIN otherwise."""
+    cdef long long y, m, d, era, yoe, doy, doe
+    cdef int mdays
+    if not _well_formed_date(p, n):
+        return LLONG_MIN
+    y = (p[0] - 48) * 1000 + (p[1] - 48) * 100 + (p[2] - 48) * 10 + (p[3] - 48)
+    m = (p[5] - 48) * 10 + (p[6] - 48)
+    d = (p[8] - 48) * 10 + (p[9] - 48)
+    if y < 1 or m < 1 or m > 12 or d < 1:
+        return LLONG_MIN
+    if m == 2:
+        mdays = 29 if (y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)) else 28
+    elif m == 4 or m == 6 or m == 9 or m == 11:
+        mdays = 30
+    else:
+        mdays = 31
+    if d > mdays:
+        return LLONG_MIN
+    # days from civil (proleptic Gregorian)
+    if m <= 2:
+        y -= 1
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+cdef int _when(Columns *c, const char *buf, _Game game, Py_ssize_t date_tag, Py_ssize_t time_tag,
+               Out *scratch) noexcept nogil:
+    """The utc and date columns."""
+    cdef const char *p
+    cdef Py_ssize_t n
+    cdef long long days = LLONG_MIN, secs = -1
+    cdef int32_t day32
+    cdef int64_t stamp
+    if date_tag >= 0:
+        if _cspan(buf, game, date_tag, scratch, &p, &n) < 0:
+            return -1
+        days = _days(p, n)
+    if time_tag >= 0 and days != LLONG_MIN:
+        if _cspan(buf, game, time_tag, scratch, &p, &n) < 0:
+            return -1
+        secs = _seconds_of_day(p, n)
+    stamp = days * 86400 + secs
+    if _fixed(&c.cols[K_UTC], &stamp, 8, secs >= 0) < 0:
+        return -1
+    day32 = <int32_t>days
+    return _fixed(&c.cols[K_DATE], &day32, 4, days != LLONG_MIN)
+
+
+cdef int _time_control(Columns *c, const char *buf, _Game game, Py_ssize_t t, Out *scratch) noexcept nogil:
+    """The time_control, base_seconds, increment_seconds and speed columns."""
+    cdef const char *p = NULL
+    cdef const char *plus = NULL
+    cdef Py_ssize_t n = 0
+    cdef long long base = -1, increment = -1
+    cdef int32_t base32
+    cdef int16_t inc16
+    cdef int bit = 0, i
+    if t >= 0:
+        if _cspan(buf, game, t, scratch, &p, &n) < 0:
+            return -1
+        plus = <const char *>memchr(p, b'+', n) if n > 0 else NULL
+        if plus != NULL:
+            base = _digits(p, plus - p)
+            increment = _digits(plus + 1, n - (plus - p) - 1)
+            if base < 0 or increment < 0:
+                base = increment = -1
+        bit = _speed_bit(p, n)
+    if _string(&c.cols[K_TIME_CONTROL], p, n) < 0:
+        return -1
+    base32 = <int32_t>base
+    inc16 = <int16_t>increment
+    if (_fixed(&c.cols[K_BASE], &base32, 4, base >= 0) < 0
+            or _fixed(&c.cols[K_INCREMENT], &inc16, 2, 0 <= increment <= 32767) < 0):
+        return -1
+    for i in range(6):
+        if bit == (1 << i):
+            return _string(&c.cols[K_SPEED], _SPEED_NAMES[i], strlen(_SPEED_NAMES[i]))
+    return _string(&c.cols[K_SPEED], NULL, 0)
+
+
+cdef int _opening_code(Columns *c, const char *buf, _Game game, Py_ssize_t eco_tag,
+                       Py_ssize_t name_tag) noexcept nogil:
+    """Note the row's opening code: from the map's C table, none (no map), or a gap to fill with the GIL."""
+    cdef const char *ep = buf
+    cdef const char *np = buf
+    cdef const char *code = NULL
+    cdef Py_ssize_t en = 0, nn = 0, code_len = 0
+    if c.ncodes == c.cap_codes:
+        if not (_grow(<void **>&c.codes, 2 * (c.cap_codes + 256) * sizeof(char *))
+                and _grow(<void **>&c.code_lens, 2 * (c.cap_codes + 256) * sizeof(Py_ssize_t))):
+            return -1
+        c.cap_codes = 2 * (c.cap_codes + 256)
+    if c.have_map:
+        if eco_tag >= 0:
+            ep = buf + game.tags[4 * eco_tag + 2]
+            en = game.tags[4 * eco_tag + 3] - game.tags[4 * eco_tag + 2]
+        if name_tag >= 0:
+            np = buf + game.tags[4 * name_tag + 2]
+            nn = game.tags[4 * name_tag + 3] - game.tags[4 * name_tag + 2]
+        if (c.gaps.table == NULL or not (game.plain_values or (memchr(ep, b'\\', en) == NULL
+                                                               and memchr(np, b'\\', nn) == NULL))
+                or not _table_code(c.gaps.table, c.gaps.table_mask, ep, en, np, nn, &code, &code_len)):
+            code = _GAP
+            if _add_gap(&c.gaps, c.ncodes, game, eco_tag, name_tag) < 0:
+                return -1
+    c.codes[c.ncodes] = code
+    c.code_lens[c.ncodes] = code_len
+    c.ncodes += 1
+    return 0
+
+
+cdef int _eval_value(const char *p, Py_ssize_t n, long long *value) noexcept nogil:
+    """An %eval value: 1 centipawns (``-1.5`` -> -150: the pawns' text shifted two places, half a centipawn
+    rounded away from zero, clamped to int16), 2 mate in N (``#-3`` -> -3, clamped to int8), 0 neither (then
+    it is null in both columns). fastpgn.schema.eval_value is the rule."""
+    cdef Py_ssize_t i = 0, k = 0, whole_digits = 0
+    cdef bint negative = False
+    cdef long long whole = 0, frac = 0
+    if n > 0 and p[0] == b'#':
+        if n > 1 and (p[1] == b'+' or p[1] == b'-'):
+            negative = p[1] == b'-'
+            i = 2
+        else:
+            i = 1
+        if n - i < 1 or n - i > 10:
+            return 0
+        while i < n:
+            if not _is_digit(p[i]):
+                return 0
+            whole = whole * 10 + (p[i] - 48)
+            i += 1
+        if whole > 127:
+            whole = 127
+        value[0] = -whole if negative else whole
+        return 2
+    if n > 0 and (p[0] == b'+' or p[0] == b'-'):
+        negative = p[0] == b'-'
+        i = 1
+    while i < n and _is_digit(p[i]):
+        if whole < 1000:        # past 1,000 pawns the value is clamped anyway
+            whole = whole * 10 + (p[i] - 48)
+        whole_digits += 1
+        i += 1
+    if whole_digits == 0:
+        return 0
+    if i < n:
+        if p[i] != b'.':
+            return 0
+        i += 1
+        if i == n:
+            return 0            # "5." is no number here
+        while i < n:
+            if not _is_digit(p[i]):
+                return 0
+            if k < 2:
+                frac = frac * 10 + (p[i] - 48)
+            elif k == 2 and p[i] >= b'5':
+                frac += 1       # half a centipawn, away from zero
+            k += 1
+            i += 1
+        if k == 1:
+            frac *= 10
+    whole = whole * 100 + frac
+    if whole > 32767:
+        whole = 32767
+    value[0] = -whole if negative else whole
+    return 1
+
+
+cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
+    """The per-ply columns: moves, eval_cp, eval_mate, clock (and uci when asked)."""
+    cdef Py_ssize_t i, s, e, k
+    cdef long long v
+    cdef int kind
+    cdef int16_t cp
+    cdef int8_t mate
+    cdef float seconds
+    cdef char text[48]
+    cdef Col *moves = &c.cols[K_MOVES_ITEM]
+    cdef Col *cps = &c.cols[K_EVAL_CP_ITEM]
+    cdef Col *mates = &c.cols[K_EVAL_MATE_ITEM]
+    cdef Col *clocks = &c.cols[K_CLOCK_ITEM]
+    if _span_strings(moves, buf, game.moves, game.nmoves, game.end) < 0:
+        return -1
+    if _list_end(&c.cols[K_MOVES], moves, True) < 0:
+        return -1
+    for i in range(game.nmoves if game.nevals else 0):
+        kind = 0
+        if game.evals[2 * i] >= 0:
+            kind = _eval_value(buf + game.evals[2 * i], game.evals[2 * i + 1] - game.evals[2 * i], &v)
+        if kind == 1:
+            cp = <int16_t>v
+        elif kind == 2:
+            mate = <int8_t>v
+        if _fixed(cps, &cp, 2, kind == 1) < 0 or _fixed(mates, &mate, 1, kind == 2) < 0:
+            return -1
+    if (_list_end(&c.cols[K_EVAL_CP], cps, game.nevals > 0) < 0
+            or _list_end(&c.cols[K_EVAL_MATE], mates, game.nevals > 0) < 0):
+        return -1
+    for i in range(game.nmoves if game.nclocks else 0):
+        v = game.clock_secs[i]
+        if v >= 0:
+            s, e = game.clock_frac[2 * i], game.clock_frac[2 * i + 1]
+            if s == e:
+                seconds = <float>v
+            else:  # "177" + ".7", read as float("177.7") reads it: correctly rounded, then to float32
+                k = snprintf(text, 24, "%lld", v)
+                if e - s > 20:
+                    e = s + 20
+                memcpy(text + k, buf + s, e - s)
+                text[k + e - s] = 0
+                seconds = <float>strtod(text, NULL)
+        if _fixed(clocks, &seconds, 4, v >= 0) < 0:
+            return -1
+    if _list_end(&c.cols[K_CLOCK], clocks, game.nclocks > 0) < 0:
+        return -1
+    if c.uci:
+        s = 0
+        for i in range(game.moves_len + 1):
+            if i == game.moves_len or game.moves_text[i] == b' ':
+                if i > s and _string(&c.cols[K_UCI_ITEM], game.moves_text + s, i - s) < 0:
+                    return -1
+                s = i + 1
+        if _list_end(&c.cols[K_UCI], &c.cols[K_UCI_ITEM], True) < 0:
+            return -1
+    return 0
+
+
+cdef inline bint _named(const char *buf, _Game game, Py_ssize_t t, const char *name, Py_ssize_t n) noexcept nogil:
+    return game.tags[4 * t + 1] - game.tags[4 * t] == n and memcmp(buf + game.tags[4 * t], name, n) == 0
+
+
+cdef inline bint _own_column(const char *buf, _Game game, Py_ssize_t t) noexcept nogil:
+    """Whether tag ``t`` has a column of its own (so the tags map leaves it out)."""
+    cdef int slot = _slot_of(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])
+    return ((slot >= 0 and slot != S_DATE and slot != S_TIME) or _named(buf, game, t, b"Event", 5)
+            or _named(buf, game, t, b"Variant", 7) or _named(buf, game, t, b"FEN", 3))
+
+
+# Up to this many tags, a game's repeated names are found by comparing every pair (a lichess game has 18);
+# above it, through a hash table, so a game of 100,000 tags costs no more per tag than one of 18.
+DEF FEW_TAGS = 32
+
+
+cdef int _tag_map(Columns *c, const char *buf, _Game game, Out *scratch) noexcept nogil:
+    """The tags without a column of their own, in order; a repeated name: the last value, at the first place."""
+    cdef Py_ssize_t t, u, last, nn
+    cdef const char *name
+    if game.ntags > FEW_TAGS:
+        return _tag_map_hashed(c, buf, game, scratch)
+    for t in range(game.ntags):
+        if _own_column(buf, game, t):
+            continue
+        name = buf + game.tags[4 * t]
+        nn = game.tags[4 * t + 1] - game.tags[4 * t]
+        last = t
+        for u in range(game.ntags):
+            if _named(buf, game, u, name, nn):
+                if u < t:
+                    last = -1          # written at its first place already
+                    break
+                last = u
+        if last < 0:
+            continue
+        if _string(&c.cols[K_TAG_KEY], name, nn) < 0 or _tag_string(&c.cols[K_TAG_VALUE], buf, game, last,
+                                                                     scratch) < 0:
+            return -1
+    return _list_end(&c.cols[K_TAGS], &c.cols[K_TAG_KEY], True)
+
+
+cdef int _tag_map_hashed(Columns *c, const char *buf, _Game game, Out *scratch) noexcept nogil:
+    """_tag_map for a game of many tags, in time linear in their number: the same map.
+
+    An open-addressing table of first occurrences, keyed by name, gives each
+    first occurrence the index of its name's last tag (``last``); a later
+    occurrence is marked -1 there and skipped.
+    """
+    cdef Py_ssize_t n = game.ntags, size = 1, mask, t, f, nn, i
+    cdef Py_ssize_t *table
+    cdef Py_ssize_t *last
+    cdef const char *name
+    cdef uint64_t h
+    while size < 2 * n:
+        size *= 2
+    mask = size - 1
+    if c.tag_cap < size + n:
+        if not _grow(<void **>&c.tag_scratch, (size + n) * sizeof(Py_ssize_t)):
+            return -1
+        c.tag_cap = size + n
+    table = c.tag_scratch
+    last = c.tag_scratch + size
+    for i in range(size):
+        table[i] = -1
+    for t in range(n):
+        name = buf + game.tags[4 * t]
+        nn = game.tags[4 * t + 1] - game.tags[4 * t]
+        h = 14695981039346656037ULL     # FNV-1a
+        for i in range(nn):
+            h = (h ^ <unsigned char>name[i]) * 1099511628211ULL
+        i = <Py_ssize_t>(h & <uint64_t>mask)
+        while True:
+            f = table[i]
+            if f < 0:
+                table[i] = t
+                last[t] = t
+                break
+            if _named(buf, game, f, name, nn):
+                last[f] = t
+                last[t] = -1            # written at its first place
+                break
+            i = (i + 1) & mask
+    for t in range(n):
+        if last[t] < 0 or _own_column(buf, game, t):
+            continue
+        if (_string(&c.cols[K_TAG_KEY], buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t]) < 0
+                or _tag_string(&c.cols[K_TAG_VALUE], buf, game, last[t], scratch) < 0):
+            return -1
+    return _list_end(&c.cols[K_TAGS], &c.cols[K_TAG_KEY], True)
+
+
+cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_offset, Out *scratch) noexcept nogil:
+    """Append game ``game`` as one row of every column; -1 when memory is short."""
+    cdef Py_ssize_t slots[NSLOTS]
+    cdef Py_ssize_t t, event = -1, variant = -1, fen = -1, vn, s, n
+    cdef const char *vp
+    cdef int slot
+    cdef int16_t plies
+    cdef int64_t offset
+    for t in range(NSLOTS):
+        slots[t] = -1
+    for t in range(game.ntags):
+        slot = _slot_of(buf + game.tags[4 * t], game.tags[4 * t + 1] - game.tags[4 * t])
+        if slot >= 0:
+            slots[slot] = t
+        elif _named(buf, game, t, b"Event", 5):
+            event = t
+        elif _named(buf, game, t, b"Variant", 7):
+            variant = t
+        elif _named(buf, game, t, b"FEN", 3):
+            fen = t
+    # game_id: the Site tag after its last '/'
+    if slots[S_SITE] >= 0:
+        if _cspan(buf, game, slots[S_SITE], scratch, &vp, &vn) < 0:
+            return -1
+        s = vn
+        while s > 0 and vp[s - 1] != b'/':
+            s -= 1
+        if _string(&c.cols[K_GAME_ID], vp + s, vn - s) < 0:
+            return -1
+    elif _string(&c.cols[K_GAME_ID], NULL, 0) < 0:
+        return -1
+    if _tag_string(&c.cols[K_EVENT], buf, game, event, scratch) < 0:
+        return -1
+    if _when(c, buf, game, slots[S_UTCDATE] if slots[S_UTCDATE] >= 0 else slots[S_DATE],
+             slots[S_UTCTIME] if slots[S_UTCTIME] >= 0 else slots[S_TIME], scratch) < 0:
+        return -1
+    if (_tag_string(&c.cols[K_WHITE], buf, game, slots[S_WHITE], scratch) < 0
+            or _tag_string(&c.cols[K_BLACK], buf, game, slots[S_BLACK], scratch) < 0
+            or _tag_int(&c.cols[K_WHITE_ELO], buf, game, slots[S_WELO], scratch) < 0
+            or _tag_int(&c.cols[K_BLACK_ELO], buf, game, slots[S_BELO], scratch) < 0
+            or _tag_int(&c.cols[K_WHITE_DIFF], buf, game, slots[S_WDIFF], scratch) < 0
+            or _tag_int(&c.cols[K_BLACK_DIFF], buf, game, slots[S_BDIFF], scratch) < 0
+            or _tag_string(&c.cols[K_WHITE_TITLE], buf, game, slots[S_WTITLE], scratch) < 0
+            or _tag_string(&c.cols[K_BLACK_TITLE], buf, game, slots[S_BTITLE], scratch) < 0):
+        return -1
+    # result: the rule of the line's field 4
+    if slots[S_RESULT] >= 0:
+        if _cspan(buf, game, slots[S_RESULT], scratch, &vp, &vn) < 0:
+            return -1
+    else:
+        vp = buf + game.result_start
+        vn = game.result_end - game.result_start
+    if not (_eq(vp, vn, b"1-0", 3) or _eq(vp, vn, b"0-1", 3) or _eq(vp, vn, b"1/2-1/2", 7)):
+        vp, vn = b"*", 1
+    if (_string(&c.cols[K_RESULT], vp, vn) < 0
+            or _tag_string(&c.cols[K_TERMINATION], buf, game, slots[S_TERMINATION], scratch) < 0
+            or _time_control(c, buf, game, slots[S_TC], scratch) < 0
+            or _tag_string(&c.cols[K_ECO], buf, game, slots[S_ECO], scratch) < 0
+            or _tag_string(&c.cols[K_OPENING], buf, game, slots[S_OPENING], scratch) < 0
+            or _opening_code(c, buf, game, slots[S_ECO], slots[S_OPENING]) < 0
+            or _tag_string(&c.cols[K_VARIANT], buf, game, variant, scratch) < 0
+            or _tag_string(&c.cols[K_FEN], buf, game, fen, scratch) < 0):
+        return -1
+    n = game.nmoves
+    plies = <int16_t>n
+    if _fixed(&c.cols[K_PLIES], &plies, 2, n <= 32767) < 0:
+        return -1
+    if _flag(&c.cols[K_MATE], n > 0 and memchr(buf + game.moves[2 * n - 2], b'#',
+                                               game.moves[2 * n - 1] - game.moves[2 * n - 2]) != NULL) < 0:
+        return -1
+    if _plies(c, buf, game) < 0:
+        return -1
+    offset = base_offset + game.start
+    if _fixed(&c.cols[K_OFFSET], &offset, 8, True) < 0:
+        return -1
+    return _tag_map(c, buf, game, scratch)
+
+
+cdef Py_ssize_t _columns_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game, Columns *c,
+                              long long base_offset, Bads *bads,
+                              Out *scratch, long long *number, bint stop_on_error, int replay, void *board,
+                              Out *uci, bint *held, Where *where, long long *filtered) noexcept nogil:
+    """_lines_pass for columns: scan games from ``pos`` and append their rows, holding no Python object."""
+    cdef int replayed
+    while _scan_game(buf, pos, end, game, where, False):
+        if game.out_of_memory:
+            return -1
+        number[0] += 1
+        pos = game.end
+        if game.bad:
+            if _add_bad(bads, game, number[0]) < 0:
+                game.out_of_memory = True
+                return -1
+            if stop_on_error:
+                break
+            continue
+        if game.filtered:
+            filtered[0] += 1
+            continue
+        if replay != REPLAY_NONE:
+            replayed = _replay_game(buf, end, game, replay, True, board, uci)
+            if replayed < 0:
+                return -1
+            if replayed > 0:
+                held[0] = True
+                return pos
+        if _columns_row(c, buf, game, base_offset, scratch) < 0:
+            game.out_of_memory = True
+            return -1
+    return pos
+
+
+@cython.auto_pickle(False)
+cdef class _Buffer:
+    """A column buffer handed to Arrow without a copy: the C memory the sink filled, freed with this object."""
+    cdef char *data
+    cdef Py_ssize_t size
+    cdef Py_ssize_t shape[1]
+
+    def __dealloc__(self):
+        free(self.data)
+
+    def __len__(self):
+        return self.size
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        if flags & PyBUF_WRITABLE:
+            raise BufferError("a column buffer is read-only")
+        self.shape[0] = self.size
+        view.buf = self.data
+        view.obj = self
+        view.len = self.size
+        view.readonly = 1
+        view.itemsize = 1
+        view.format = NULL
+        if flags & PyBUF_FORMAT:
+            view.format = b"B"
+        view.ndim = 1
+        view.shape = self.shape if flags & PyBUF_ND else NULL
+        view.strides = NULL
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+
+cdef _Buffer _out_bytes(Out *out):
+    """``out``'s memory, now owned by a _Buffer (``out`` is left empty)."""
+    cdef _Buffer b = _Buffer.__new__(_Buffer)
+    if out.data == NULL:  # (Arrow wants an address even for no bytes)
+        out.data = <char *>malloc(1)
+        if out.data == NULL:
+            raise MemoryError()
+    b.data = out.data
+    b.size = out.size
+    out.data = NULL
+    out.size = out.cap = 0
+    return b
+
+
+cdef tuple _col_spec(Col *c, int kind, tuple children):
+    """A column as fastpgn.arrow reads it: (length, null count, buffers, children); kind 0 fixed or bool,
+    1 string, 2 list or map (offsets, then the children)."""
+    cdef object valid = _out_bytes(&c.valid) if c.nulls else None
+    if kind == 0:
+        return (c.n, c.nulls, (valid, _out_bytes(&c.data)), children)
+    if kind == 1:
+        return (c.n, c.nulls, (valid, _out_bytes(&c.off), _out_bytes(&c.data)), children)
+    return (c.n, c.nulls, (valid, _out_bytes(&c.off)), children)
+
+
+cdef dict _columns_dict(Columns *c, const char *buf, object openings):
+    """Every column's buffers by name, the opening codes' gaps filled from ``openings`` with the GIL."""
+    cdef Py_ssize_t i, g = 0
+    cdef Col *codes = &c.cols[K_OPENING_CODE]
+    cdef bytes code
+    cdef bint plain_dict = openings is not None and _reads_as_dict(openings)
+    cdef PyObject *hit
+    for i in range(c.ncodes):
+        if c.codes[i] == _GAP:
+            key = _opening_key(buf, &c.gaps.items[g])
+            g += 1
+            hit = PyDict_GetItem(openings, key) if plain_dict else NULL
+            if hit != NULL:
+                code = <bytes>hit
+            else:
+                try:
+                    code = openings[key]
+                except KeyError:
+                    code = b"?"
+            if code == b"?":
+                _string(codes, NULL, 0)
+            else:
+                _string(codes, PyBytes_AS_STRING(code), PyBytes_GET_SIZE(code))
+        elif c.codes[i] == NULL or (c.code_lens[i] == 1 and c.codes[i][0] == b'?'):
+            _string(codes, NULL, 0)
+        else:
+            _string(codes, c.codes[i], c.code_lens[i])
+    if codes.n != c.ncodes:
+        raise MemoryError()
+    names = ("game_id", "event", "utc", "date", "white", "black", "white_elo", "black_elo", "white_rating_diff",
+             "black_rating_diff", "white_title", "black_title", "result", "termination", "time_control",
+             "base_seconds", "increment_seconds", "speed", "eco", "opening", "opening_code", "variant", "fen",
+             "plies", "mate", "moves", "eval_cp", "eval_mate", "clock", "offset", "tags")
+    cdef dict out = {}
+    cdef int k
+    for k in range(31):
+        if k == K_MOVES:
+            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_MOVES_ITEM], 1, ()),))
+        elif k == K_EVAL_CP:
+            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_EVAL_CP_ITEM], 0, ()),))
+        elif k == K_EVAL_MATE:
+            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_EVAL_MATE_ITEM], 0, ()),))
+        elif k == K_CLOCK:
+            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_CLOCK_ITEM], 0, ()),))
+        elif k == K_TAGS:
+            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_TAG_KEY], 1, ()),
+                                                      _col_spec(&c.cols[K_TAG_VALUE], 1, ())))
+        elif (k == K_UTC or k == K_DATE or k == K_WHITE_ELO or k == K_BLACK_ELO or k == K_WHITE_DIFF
+              or k == K_BLACK_DIFF or k == K_BASE or k == K_INCREMENT or k == K_PLIES or k == K_MATE
+              or k == K_OFFSET):
+            out[names[k]] = _col_spec(&c.cols[k], 0, ())
+        else:
+            out[names[k]] = _col_spec(&c.cols[k], 1, ())
+    if c.uci:
+        out["uci"] = _col_spec(&c.cols[K_UCI], 2, (_col_spec(&c.cols[K_UCI_ITEM], 1, ()),))
+    return out
+
+
+cdef object _uci_hook():
+    """board.moves_hook(uci=True): what finishes, with the GIL, a game the compiled replay hands back."""
+    from fastpgn.board import moves_hook
+    return moves_hook(uci=True)
+
+
+def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
+                       long long first_game, bint at_stream_start, bint stop_on_error, object where=None,
+                       object openings=None, bint uci=False):
+    """The whole games in ``data[start:end]`` as the analysis schema's columns (see the pure twin).
+
+    Returns ``(columns, games_read, rejects, filtered)``; ``columns`` maps each
+    column's name to ``(length, null_count, buffers, children)``, the Arrow
+    layout fastpgn.arrow wraps. ``openings`` is a map or opening_table's C
+    copy (None: opening_code is null); ``uci`` adds the ``uci`` column, the moves
+    replayed as the converter's ``--uci`` replays them (a game that does not
+    replay is rejected).
+    """
+    cdef Py_buffer view
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        if end > view.len:
+            end = view.len
+        return _columns_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
+                                   stop_on_error, where_plan(where), openings, _uci_hook() if uci else None)
+    finally:
+        PyBuffer_Release(&view)
+
+
+cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
+                               long long first_game, bint at_stream_start, bint stop_on_error, _WherePlan plan,
+                               object openings, object uci_hook):
+    cdef _Game game = _Game()
+    cdef Where *where = NULL if plan is None else &plan.c
+    cdef long long number = first_game, filtered = 0
+    cdef Py_ssize_t pos
+    cdef Columns *c = <Columns *>malloc(sizeof(Columns))
+    cdef Out scratch, uci
+    cdef Bads bads
+    cdef list hook_reasons = [], gap_keys = []
+    cdef int replay = REPLAY_NONE if uci_hook is None else REPLAY_UCI
+    cdef object board = spans_board() if replay == REPLAY_UCI else None
+    cdef object replaced
+    cdef bint held
+    cdef _OpeningTable table = None
+    if c == NULL:
+        raise MemoryError()
+    if isinstance(openings, _OpeningTable):
+        table = openings
+        openings = table.source
+    bads.items, bads.n, bads.cap = NULL, 0, 0
+    scratch.data, scratch.size, scratch.cap = NULL, 0, 0
+    uci.data, uci.size, uci.cap = NULL, 0, 0
+    try:
+        if _columns_start(c, uci_hook is not None) < 0:
+            raise MemoryError()
+        c.have_map = openings is not None
+        c.gaps.table = table.slots if table is not None else NULL
+        c.gaps.table_mask = table.mask if table is not None else 0
+        pos = _first(buf, start, end, at_stream_start)
+        while True:
+            held = False
+            with nogil:
+                pos = _columns_pass(buf, pos, end, game, c, base_offset, &bads, &scratch, &number, stop_on_error,
+                                    replay, <void *>board, &uci, &held, where, &filtered)
+            if not held:
+                break
+            pos = game.end
+            replaced = _hook_game(buf, end, game, uci_hook, replay, &uci, hook_reasons)
+            if game.bad:
+                if _add_bad(&bads, game, number) < 0:
+                    raise MemoryError()
+                if stop_on_error:
+                    break
+                continue
+            if _columns_row(c, buf, game, base_offset, &scratch) < 0:
+                raise MemoryError()
+        if game.out_of_memory:
+            raise MemoryError()
+        return (_columns_dict(c, buf, openings), number - first_game, _rejects(buf, &bads, base_offset, hook_reasons),
+                filtered)
+    finally:
+        free(bads.items)
+        free(scratch.data)
+        free(uci.data)
+        _columns_free(c)
+        free(c)

@@ -1,0 +1,170 @@
+"""Pure-Python column sink: a block of games -> the analysis schema's columns as Python lists.
+
+The twin and reference of the compiled column sink: both give equal tables.
+It reads the live scanner kernel's ``games_from_block`` records and applies
+the value rules of ``fastpgn.schema`` column by column. Values are what
+Arrow stores: ``utc`` in seconds since 1970-01-01 UTC, ``date`` in days
+since then, ``tags`` as a list of ``(name, value)`` pairs, ``None`` for null.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fastpgn import schema
+from fastpgn import scan as _scan
+
+if TYPE_CHECKING:
+    from fastpgn.openings import OpeningMap
+
+_SEP = "\u2502"
+_DEFAULT_OPENINGS: list[OpeningMap] = []  # the shipped map, loaded on first use
+
+
+def default_openings():
+    """The shipped openings map, loaded once a process."""
+    if not _DEFAULT_OPENINGS:
+        from fastpgn import openings
+
+        _DEFAULT_OPENINGS.append(openings.load())
+    return _DEFAULT_OPENINGS[0]
+
+
+def _opening_codes(headers: list, openings) -> list:
+    """Field 10 of the line per game: the map's code for ``ECO│Opening``, None where it gives ``?``."""
+    codes = []
+    known: dict = {}
+    for h in headers:
+        key = f"{h.get('ECO', '')}{_SEP}{h.get('Opening', '')}"
+        code = known.get(key, known)
+        if code is known:
+            try:
+                code = openings[key.encode()]
+            except KeyError:        # a plain dict given as the map
+                code = b"?"
+            code = known[key] = None if code == b"?" else code.decode("utf-8", "replace")
+        codes.append(code)
+    return codes
+
+
+def _replayed(records: list) -> tuple[list, list, list]:
+    """``(records, uci lists, rejects)``: the games whose moves replay, and the others as the converter's --uci rejects them."""
+    from fastpgn.board import declared_start, san_to_uci
+
+    kept, uci, rejects = [], [], []
+    for record in records:
+        headers, moves = record[2], record[3]
+        try:
+            fen, chess960 = declared_start(headers.get("FEN"), headers.get("Variant"))
+            # What the converter's moves hook replays, a game without moves included (its FEN and Variant checked).
+            text = san_to_uci(" ".join(moves), fen, chess960)
+        except ValueError as exc:
+            rejects.append((getattr(exc, "reason", str(exc)), record[0], record[1], record[8], record[9]))
+            continue
+        kept.append(record)
+        uci.append(text.split(" ") if text else [])
+    return kept, uci, rejects
+
+
+def columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
+                       where=None, openings=None, uci=False, scan=None):
+    """The columns of the whole games in ``data[start:end]``: ``(columns, games_read, rejects, filtered)``.
+
+    ``columns`` maps each column name of ``fastpgn.schema.names(uci)`` to a
+    list with one value per good game, in schema order; the rest is what
+    ``games_from_block(..., where)`` answers (a reject is ``(reason,
+    error_offset, game_number, start, end)``; ``filtered`` is 0 without
+    ``where``, a where_plan). ``openings`` is the map of ``opening_code``
+    (None: the column is null; ``default_openings()`` is the shipped map).
+    ``scan`` is the ``games_from_block`` to read records with (default: the
+    live kernel's; the pure kernel passes its own). With ``uci``, a game whose moves do not
+    replay is rejected, as the converter's ``--uci`` rejects it, and with
+    ``stop_on_error`` reading stops there.
+
+    >>> pgn = b'[WhiteElo "1500"]\\n\\n1. e4 { [%eval 0.2] } *\\n'
+    >>> cols, read, rejects, filtered = columns_from_block(pgn, 0, len(pgn), 0, 0, True, False)
+    >>> cols["white_elo"], cols["moves"], cols["eval_cp"], cols["tags"], read
+    ([1500], [['e4']], [[20]], [[]], 1)
+    """
+    games = _scan.kernel.games_from_block if scan is None else scan
+    answer = games(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
+                   *(() if where is None else (where,)))
+    records, read, rejects = answer[0], answer[1], answer[2]
+    filtered = answer[3] if where is not None else 0
+    uci_lists = None
+    if uci:
+        scanned = records
+        records, uci_lists, bad = _replayed(records)
+        if bad:
+            if stop_on_error:
+                # Reading stops at the first bad game: the games after it were never read.
+                last = bad[0][2]
+                after = first_game + read - last
+                records_after = sum(1 for r in scanned if r[1] > last)
+                rejects_after = sum(1 for r in rejects if r[2] > last)
+                records = [r for r in records if r[1] < last]
+                uci_lists = uci_lists[:len(records)]
+                rejects = [r for r in rejects if r[2] < last] + bad[:1]
+                filtered -= after - records_after - rejects_after
+                read = last - first_game
+            else:
+                rejects = sorted(rejects + bad, key=lambda r: r[2])
+    columns = _columns(records, openings)
+    if uci:
+        columns["uci"] = uci_lists
+    return columns, read, rejects, filtered
+
+
+def _columns(records: list, openings) -> dict:
+    headers = [r[2] for r in records]
+    moves = [r[3] for r in records]
+
+    def tag(name):
+        return [h.get(name) for h in headers]
+
+    def number(name):
+        return [schema.int16(h.get(name)) for h in headers]
+
+    dates = [h.get("UTCDate", h.get("Date")) for h in headers]
+    times = [h.get("UTCTime", h.get("Time")) for h in headers]
+    time_controls = tag("TimeControl")
+    clocks = [schema.time_control(tc) for tc in time_controls]
+    evals = [schema.eval_columns(r[4]) for r in records]
+    source = schema.SOURCE_TAGS
+    columns = {
+        "game_id": [schema.game_id(h.get("Site")) for h in headers],
+        "event": tag("Event"),
+        "utc": list(map(schema.utc_seconds, dates, times)),
+        "date": list(map(schema.date_days, dates)),
+        "white": tag("White"),
+        "black": tag("Black"),
+        "white_elo": number("WhiteElo"),
+        "black_elo": number("BlackElo"),
+        "white_rating_diff": number("WhiteRatingDiff"),
+        "black_rating_diff": number("BlackRatingDiff"),
+        "white_title": tag("WhiteTitle"),
+        "black_title": tag("BlackTitle"),
+        "result": [schema.result(h.get("Result"), r[6]) for h, r in zip(headers, records)],
+        "termination": tag("Termination"),
+        "time_control": time_controls,
+        "base_seconds": [c[0] for c in clocks],
+        "increment_seconds": [c[1] for c in clocks],
+        "speed": list(map(schema.speed, time_controls)),
+        "eco": tag("ECO"),
+        "opening": tag("Opening"),
+        "opening_code": _opening_codes(headers, openings) if openings is not None else [None] * len(headers),
+        "variant": tag("Variant"),
+        "fen": tag("FEN"),
+        "plies": [len(m) if len(m) <= schema.INT16[1] else None for m in moves],
+        "mate": [bool(m) and "#" in m[-1] for m in moves],
+        "moves": moves,
+        "eval_cp": [e[0] for e in evals],
+        "eval_mate": [e[1] for e in evals],
+        "clock": [c if c.count(None) != len(c) else None for c in (r[5] for r in records)],
+        "offset": [r[0] for r in records],
+        "tags": [[(k, v) for k, v in h.items() if k not in source] for h in headers],
+    }
+    return columns
+
+
+__all__ = ["columns_from_block", "default_openings"]

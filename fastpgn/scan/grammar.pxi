@@ -1,0 +1,1474 @@
+# The PGN grammar: games, tags, movetext, comments, results; filters on the tags.
+#
+# Included by scan/_scan_cy.pyx (one compiled module, one translation unit: no call
+# between the parts costs more than it did in one file). Mirrors fastpgn/scan/grammar.py function by function.
+# What it hands the sinks is a _Game: spans into the block, no Python object.
+
+DEF S_DATE = 16
+DEF S_TIME = 17
+
+
+# Character classes, one table lookup per byte on the hot paths.
+DEF C_DELIM = 1     # ends a movetext token: space, tab, CR, LF, { } ( ) ; $
+DEF C_WS = 2        # space, tab, CR
+DEF C_DIGIT = 4
+DEF C_FILE = 8      # a-h
+DEF C_RANK = 16     # 1-8
+DEF C_PIECE = 32    # K Q R B N P
+DEF C_PROMO = 64    # Q R B N K
+DEF C_SPACE = 128   # space, tab, CR, LF
+DEF C_VALUE = 256   # what %clk and %eval values are made of: digits : . # + - ,
+DEF C_LOWER = 512   # a-z, the letters of a comment command's name
+DEF C_NAME_END = 1024  # ends a tag name: space, tab, '"', ']'
+DEF C_EVAL = 2048   # what an %eval value is made of: C_VALUE without ':'
+DEF C_TAG_NAME = 4096    # A-Z a-z 0-9 _: the tag names _plain_tag_line reads
+DEF C_TAG_STOP = 8192    # '"', backslash, LF: what ends a plain tag value, or makes it not plain
+DEF C_FIELD_CARE = 16384  # the separator's first byte (0xE2) and CR: _wfield must look at such a value
+DEF C_SKIP = 32768  # where _skip_movetext stops running: LF { } ( ; $ and the result bytes - / *
+
+cdef unsigned short _CLS[256]
+
+
+# Runs over bytes that do not matter, sixteen at a time where SSE2 is there (every x86-64): each
+# returns the first index from pos of a byte it stops at, or the first index from which fewer than
+# sixteen bytes are left before end (the caller reads those one by one, with _CLS).
+cdef extern from *:
+    """
+    #if defined(__SSE2__) && defined(__GNUC__)
+    #include <emmintrin.h>
+    #define FASTPGN_EQ(v, c) _mm_cmpeq_epi8((v), _mm_set1_epi8(c))
+    /* what ends a plain tag value or makes it not plain (C_TAG_STOP, C_FIELD_CARE): " \\ LF, CR, 0xE2 */
+    static Py_ssize_t fastpgn_value_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
+        while (end - pos >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + pos));
+            __m128i hit = _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, '"'), FASTPGN_EQ(v, 0x5C)),
+                                       _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, 0x0A), FASTPGN_EQ(v, 0x0D)),
+                                                    FASTPGN_EQ(v, (char)0xE2)));
+            int mask = _mm_movemask_epi8(hit);
+            if (mask)
+                return pos + __builtin_ctz(mask);
+            pos += 16;
+        }
+        return pos;
+    }
+    /* a comment's end or a line break */
+    static __attribute__((noinline)) Py_ssize_t fastpgn_brace_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
+        while (end - pos >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + pos));
+            int mask = _mm_movemask_epi8(_mm_or_si128(FASTPGN_EQ(v, '}'), FASTPGN_EQ(v, 0x0A)));
+            if (mask)
+                return pos + __builtin_ctz(mask);
+            pos += 16;
+        }
+        return pos;
+    }
+    /* _skip_movetext's run: to the first byte of C_SKIP (LF { } ( ; $ - / *) outside the
+       comments closed on their line, which it runs over too (lichess writes one after every
+       ply: one loop, where a run to each '{' and another to its '}' cost two calls and a stop
+       a comment), or to a '{' whose '}' is not on its line (the caller's _skip_comment reads
+       that one), or to where fewer than sixteen bytes are left. */
+    static __attribute__((noinline)) Py_ssize_t fastpgn_skip_comments_run(const char *buf, Py_ssize_t pos,
+                                                                          Py_ssize_t end) {
+        while (end - pos >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + pos));
+            __m128i hit = _mm_or_si128(
+                _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, 0x0A), FASTPGN_EQ(v, '{')),
+                             _mm_or_si128(FASTPGN_EQ(v, '}'), FASTPGN_EQ(v, '('))),
+                _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, ';'), FASTPGN_EQ(v, '$')),
+                             _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, '-'), FASTPGN_EQ(v, '/')),
+                                          FASTPGN_EQ(v, '*'))));
+            int mask = _mm_movemask_epi8(hit);
+            Py_ssize_t open, close;
+            if (!mask) {
+                pos += 16;
+                continue;
+            }
+            open = pos + __builtin_ctz(mask);
+            if (buf[open] != '{')
+                return open;
+            close = open + 1;
+            for (;;) {
+                if (end - close < 16) {
+                    while (close < end && buf[close] != '}' && buf[close] != 0x0A)
+                        close++;
+                    break;
+                }
+                v = _mm_loadu_si128((const __m128i *)(buf + close));
+                mask = _mm_movemask_epi8(_mm_or_si128(FASTPGN_EQ(v, '}'), FASTPGN_EQ(v, 0x0A)));
+                if (mask) {
+                    close += __builtin_ctz(mask);
+                    break;
+                }
+                close += 16;
+            }
+            if (close >= end || buf[close] != '}')
+                return open;
+            pos = close + 1;
+        }
+        return pos;
+    }
+    #else
+    #define fastpgn_brace_run(buf, pos, end) (pos)
+    #define fastpgn_value_run(buf, pos, end) (pos)
+    #define fastpgn_skip_comments_run(buf, pos, end) (pos)
+    #endif
+    """
+    Py_ssize_t fastpgn_brace_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
+    Py_ssize_t fastpgn_value_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
+    Py_ssize_t fastpgn_skip_comments_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
+
+
+cdef void _init_classes():
+    cdef int i
+    for i in range(256):
+        _CLS[i] = 0
+    for i in b" \t\r\n{}();$":
+        _CLS[i] |= C_DELIM
+    for i in b" \t\r":
+        _CLS[i] |= C_WS | C_SPACE
+    _CLS[b'\n'] |= C_SPACE
+    for i in range(48, 58):
+        _CLS[i] |= C_DIGIT
+    for i in b"abcdefgh":
+        _CLS[i] |= C_FILE
+    for i in b"12345678":
+        _CLS[i] |= C_RANK
+    for i in b"KQRBNP":
+        _CLS[i] |= C_PIECE
+    for i in b"QRBNK":
+        _CLS[i] |= C_PROMO
+    for i in b"0123456789:.#+-,":
+        _CLS[i] |= C_VALUE
+    for i in range(97, 123):
+        _CLS[i] |= C_LOWER
+    for i in b' \t"]':
+        _CLS[i] |= C_NAME_END
+    for i in b"0123456789.#+-,":
+        _CLS[i] |= C_EVAL
+    for i in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_":
+        _CLS[i] |= C_TAG_NAME
+    for i in b'"\\\n':
+        _CLS[i] |= C_TAG_STOP
+    for i in b"\xe2\r":
+        _CLS[i] |= C_FIELD_CARE
+    for i in b"\n{}(;$-/*":
+        _CLS[i] |= C_SKIP
+
+
+_init_classes()
+
+
+cdef inline bint _is_ws(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_WS
+
+
+cdef inline bint _is_space(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_SPACE
+
+
+cdef inline bint _is_file(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_FILE
+
+
+cdef inline bint _is_rank(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_RANK
+
+
+cdef inline bint _is_digit(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_DIGIT
+
+
+cdef inline bint _is_piece(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_PIECE
+
+
+cdef inline bint _is_promo(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_PROMO
+
+
+cdef inline bint _is_delim(char c) noexcept nogil:
+    return _CLS[<unsigned char>c] & C_DELIM
+
+
+cdef class _Bad(Exception):
+    pass
+
+
+cdef str _show(const char *p, Py_ssize_t n):
+    cdef Py_ssize_t m = 24 if n > 24 else n
+    cdef str text = PyUnicode_DecodeUTF8(p, m, "replace")
+    return text + ("..." if n > 24 else "")
+
+
+# Why a game is rejected. The scanner records a code and the token to quote,
+# so it needs no Python object (and no GIL) while it reads; _reason words it.
+DEF BAD_TAG = 1
+DEF BAD_TAG_VALUE = 2
+DEF BAD_COMMENT = 3
+DEF BAD_CLOCK = 4
+DEF BAD_EVAL = 5
+DEF BAD_VARIATION = 6
+DEF BAD_TOKEN = 7
+DEF BAD_NAG = 9
+DEF BAD_BRACE = 11
+DEF BAD_HOOK = 12
+DEF BAD_NUL = 13
+
+
+cdef str _reason_of(const char *buf, int why, Py_ssize_t tok, Py_ssize_t n, list hook_reasons):
+    """The message of a game's error, as the pure twin words it (a hook's: ``hook_reasons[tok]``)."""
+    if why == BAD_HOOK:
+        return hook_reasons[tok]
+    if why == BAD_TAG:
+        return "malformed tag"
+    if why == BAD_TAG_VALUE:
+        return "unterminated tag value"
+    if why == BAD_COMMENT:
+        return "unterminated comment"
+    if why == BAD_VARIATION:
+        return "unterminated variation"
+    if why == BAD_NAG:
+        return "malformed NAG"
+    if why == BAD_BRACE:
+        return "unexpected '}'"
+    if why == BAD_NUL:
+        return "NUL byte in the game (binary data)"
+    quoted = _show(buf + tok, n)
+    if why == BAD_CLOCK:
+        return "malformed clock '" + quoted + "'"
+    if why == BAD_EVAL:
+        return "malformed eval '" + quoted + "'"
+    return "invalid move token '" + quoted + "'"
+
+
+# ---------------------------------------------------------------- lines
+
+cdef inline Py_ssize_t _line_end(const char *buf, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
+    if pos >= end:
+        return end
+    cdef const char *nl = <const char *>memchr(buf + pos, b'\n', end - pos)
+    return end if nl == NULL else nl - buf
+
+
+cdef inline bint _is_blank(const char *buf, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
+    while pos < stop:
+        if not _is_ws(buf[pos]):
+            return False
+        pos += 1
+    return True
+
+
+cdef inline bint _is_tag_line(const char *buf, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
+    while pos < end and (buf[pos] == b' ' or buf[pos] == b'\t'):
+        pos += 1
+    return pos < end and buf[pos] == b'['
+
+
+cdef inline bint _starts_first_move(const char *buf, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
+    while pos < end and (buf[pos] == b' ' or buf[pos] == b'\t'):
+        pos += 1
+    return pos + 1 < end and buf[pos] == b'1' and buf[pos + 1] == b'.'
+
+
+cdef inline bint _ends_blank_line(const char *buf, Py_ssize_t nl) noexcept nogil:
+    cdef Py_ssize_t j = nl - 1
+    while j >= 0 and (buf[j] == b' ' or buf[j] == b'\t' or buf[j] == b'\r'):
+        j -= 1
+    return j >= 0 and buf[j] == b'\n'
+
+
+cdef Py_ssize_t _next_boundary(const char *buf, Py_ssize_t pos, Py_ssize_t end) noexcept nogil:
+    cdef bint blank = False
+    cdef Py_ssize_t start, stop
+    cdef Py_ssize_t nl = _line_end(buf, pos, end)
+    if nl >= end:
+        return end
+    while True:
+        start = nl + 1
+        stop = _line_end(buf, start, end)
+        if blank and _is_tag_line(buf, start, stop):
+            return start
+        # (escape lines between the blank line and the tags: still a boundary)
+        blank = _is_blank(buf, start, stop) or (blank and start < stop and buf[start] == b'%')
+        if stop >= end:
+            return end
+        nl = stop
+
+
+# ---------------------------------------------------------------- tokens
+
+cdef inline bint _san_ok(const char *tok, Py_ssize_t n) noexcept nogil:
+    # The two shapes of most moves first ("e4", "Nf3"); the full check gives the same answer.
+    if n == 2:
+        if _CLS[<unsigned char>tok[0]] & C_FILE and _CLS[<unsigned char>tok[1]] & C_RANK:
+            return True
+    elif n == 3:
+        if (_CLS[<unsigned char>tok[0]] & C_PIECE and _CLS[<unsigned char>tok[1]] & C_FILE
+                and _CLS[<unsigned char>tok[2]] & C_RANK):
+            return True
+    elif n == 4:
+        # captures ("exd5", "Nxe5")
+        if (_CLS[<unsigned char>tok[0]] & (C_FILE | C_PIECE) and tok[1] == b'x'
+                and _CLS[<unsigned char>tok[2]] & C_FILE and _CLS[<unsigned char>tok[3]] & C_RANK):
+            return True
+    return _san_full(tok, n)
+
+
+cdef inline bint _san_full(const char *tok, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i = 0, j, k, lim, m
+    cdef char c
+    c = tok[0]
+    if n >= 2 and ((c == b'-' and tok[1] == b'-') or (c == b'Z' and tok[1] == b'0')):
+        i = 2   # a null move, with the suffixes any move takes ("--!?", "Z0+")
+    elif c == b'O' or c == b'0':
+        if n < 3 or tok[1] != b'-' or tok[2] != c:
+            return False
+        i = 3
+        if i + 1 < n and tok[i] == b'-' and tok[i + 1] == c:
+            i += 2
+    else:
+        if _is_piece(c):
+            i = 1
+        if i < n and tok[i] == b'@':
+            i += 1
+            if i + 1 >= n or not _is_file(tok[i]) or not _is_rank(tok[i + 1]):
+                return False
+            i += 2
+        else:
+            j = i
+            while j < n and (_is_file(tok[j]) or _is_rank(tok[j]) or tok[j] == b'x'
+                             or tok[j] == b'-' or tok[j] == b':'):
+                j += 1
+            m = j - i
+            if m < 2 or not _is_file(tok[j - 2]) or not _is_rank(tok[j - 1]):
+                return False
+            k = i
+            lim = j - 2
+            if k < lim and _is_file(tok[k]):
+                k += 1
+            if k < lim and _is_rank(tok[k]):
+                k += 1
+            if k < lim and (tok[k] == b'x' or tok[k] == b'-' or tok[k] == b':'):
+                k += 1
+            if k != lim:
+                return False
+            i = j
+            if i < n and tok[i] == b'=':
+                i += 1
+                if i >= n or not _is_promo(tok[i]):
+                    return False
+                i += 1
+            elif i < n and _is_promo(tok[i]) and not _is_piece(c):
+                i += 1
+    if i < n and tok[i] == b'+':
+        i += 1
+        if i < n and tok[i] == b'+':
+            i += 1
+    elif i < n and tok[i] == b'#':
+        i += 1
+    k = 0
+    while i < n and (tok[i] == b'!' or tok[i] == b'?') and k < 2:
+        i += 1
+        k += 1
+    return i == n
+
+
+cdef bint _clock_seconds(const char *p, Py_ssize_t n, long long *seconds, Py_ssize_t *frac) noexcept nogil:
+    """Parse ``H:MM:SS[.f]``; ``frac`` gets the index of the ``.`` (or n)."""
+    cdef Py_ssize_t i = 0, hs
+    cdef long long h = 0
+    while i < n and _is_digit(p[i]):
+        h = h * 10 + (p[i] - 48)
+        i += 1
+    if i == 0 or i + 6 > n or i > 15:
+        return False
+    if (p[i] != b':' or not _is_digit(p[i + 1]) or not _is_digit(p[i + 2]) or p[i + 3] != b':'
+            or not _is_digit(p[i + 4]) or not _is_digit(p[i + 5])):
+        return False
+    seconds[0] = (h * 3600 + ((p[i + 1] - 48) * 10 + (p[i + 2] - 48)) * 60
+                  + (p[i + 4] - 48) * 10 + (p[i + 5] - 48))
+    i += 6
+    frac[0] = i
+    if i == n:
+        return True
+    if p[i] != b'.' or i + 1 >= n:
+        return False
+    i += 1
+    while i < n:
+        if not _is_digit(p[i]):
+            return False
+        i += 1
+    return True
+
+
+cdef bint _eval_ok(const char *p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef char c
+    if n == 0 or p[0] == b',':
+        return False
+    for i in range(n):
+        c = p[i]
+        if not (_is_digit(c) or c == b'.' or c == b'#' or c == b'-' or c == b'+' or c == b','):
+            return False
+    return True
+
+
+cdef inline Py_ssize_t _eval_end(const char *buf, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
+    """Where an eval's value ``buf[vs:ve]`` ends: at the comma before a search depth (``0.17,20``), or ``ve``."""
+    cdef const char *comma = <const char *>memchr(buf + vs, b',', ve - vs)
+    return ve if comma == NULL else comma - buf
+
+
+# ---------------------------------------------------------------- one game
+
+cdef class _Game:
+    """Reusable per-game scratch: spans into the block, grown on demand."""
+    cdef Py_ssize_t start, end
+    cdef Py_ssize_t ntags, cap_tags
+    cdef Py_ssize_t *tags          # 4 per tag: name start/end, value start/end (raw, escaped)
+    cdef Py_ssize_t nmoves, cap_moves
+    cdef Py_ssize_t *moves         # 2 per ply
+    cdef Py_ssize_t *evals         # 2 per ply; start -1 = none
+    cdef long long *clock_secs     # per ply; -1 = none
+    cdef Py_ssize_t *clock_frac    # 2 per ply: the ".f" span
+    cdef Py_ssize_t nevals, nclocks  # plies that have an eval, a clock
+    cdef Py_ssize_t result_start, result_end
+    cdef long long first_ply
+    cdef int bad                   # BAD_*: why the game is rejected (0: it is not)
+    cdef Py_ssize_t bad_pos        # where the error is
+    cdef Py_ssize_t bad_tok, bad_len  # the token the message quotes
+    cdef bint out_of_memory        # a C array could not grow: MemoryError once the GIL is back
+    cdef bint plain_values         # every tag line was plain (_plain_tag_line) and no value holds
+                                   # the separator's first byte or CR: values are written as they are
+    cdef const char *moves_text    # field 20 from a moves hook (NULL: the SAN as written);
+    cdef Py_ssize_t moves_len      # the caller keeps the bytes object alive
+    cdef bint filtered             # a filter dropped it (a bad game is rejected instead)
+
+    def __cinit__(self):
+        self.cap_tags = 32
+        self.tags = <Py_ssize_t *>malloc(4 * self.cap_tags * sizeof(Py_ssize_t))
+        self.cap_moves = 256
+        self.moves = <Py_ssize_t *>malloc(2 * self.cap_moves * sizeof(Py_ssize_t))
+        self.evals = <Py_ssize_t *>malloc(2 * self.cap_moves * sizeof(Py_ssize_t))
+        self.clock_secs = <long long *>malloc(self.cap_moves * sizeof(long long))
+        self.clock_frac = <Py_ssize_t *>malloc(2 * self.cap_moves * sizeof(Py_ssize_t))
+        if not (self.tags and self.moves and self.evals and self.clock_secs and self.clock_frac):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.tags)
+        free(self.moves)
+        free(self.evals)
+        free(self.clock_secs)
+        free(self.clock_frac)
+
+    cdef void reset(self, Py_ssize_t start) noexcept nogil:
+        self.start = start
+        self.end = start
+        self.ntags = 0
+        self.nmoves = 0
+        self.nevals = 0
+        self.nclocks = 0
+        self.result_start = 0
+        self.result_end = 0
+        self.first_ply = -1
+        self.bad = 0
+        self.bad_pos = -1
+        self.plain_values = True
+        self.moves_text = NULL
+        self.moves_len = 0
+        self.filtered = False
+
+    cdef inline int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
+        if self.ntags == self.cap_tags and self.grow_tags() < 0:
+            return -1
+        self.tags[4 * self.ntags] = ns
+        self.tags[4 * self.ntags + 1] = ne
+        self.tags[4 * self.ntags + 2] = vs
+        self.tags[4 * self.ntags + 3] = ve
+        self.ntags += 1
+        return 0
+
+    cdef inline int add_move(self, Py_ssize_t s, Py_ssize_t e) noexcept nogil:
+        """A ply whose SAN is ``buf[s:e]``, without eval or clock yet; -1 when memory is short."""
+        if self.nmoves == self.cap_moves and self.grow_moves() < 0:
+            return -1
+        self.moves[2 * self.nmoves] = s
+        self.moves[2 * self.nmoves + 1] = e
+        self.evals[2 * self.nmoves] = -1
+        self.clock_secs[self.nmoves] = -1
+        self.nmoves += 1
+        return 0
+
+    # Growth without the GIL: on failure the arrays stay as they were and
+    # out_of_memory is set; the caller turns it into MemoryError.
+    cdef int grow_tags(self) noexcept nogil:
+        if not _grow(<void **>&self.tags, 8 * self.cap_tags * sizeof(Py_ssize_t)):
+            self.out_of_memory = True
+            return -1
+        self.cap_tags *= 2
+        return 0
+
+    cdef int grow_moves(self) noexcept nogil:
+        cdef Py_ssize_t cap = 2 * self.cap_moves
+        if not (_grow(<void **>&self.moves, 2 * cap * sizeof(Py_ssize_t))
+                and _grow(<void **>&self.evals, 2 * cap * sizeof(Py_ssize_t))
+                and _grow(<void **>&self.clock_secs, cap * sizeof(long long))
+                and _grow(<void **>&self.clock_frac, 2 * cap * sizeof(Py_ssize_t))):
+            self.out_of_memory = True
+            return -1
+        self.cap_moves = cap
+        return 0
+
+    cdef inline Py_ssize_t fail(self, int why, Py_ssize_t pos, Py_ssize_t tok, Py_ssize_t n) noexcept nogil:
+        """Mark the game bad (``why`` at ``pos``, quoting ``buf[tok:tok+n]``); returns -1."""
+        self.bad = why
+        self.bad_pos = pos
+        self.bad_tok = tok
+        self.bad_len = n
+        return -1
+
+
+cdef bint _grow(void **p, size_t size) noexcept nogil:
+    """realloc ``*p`` in place; False (``*p`` untouched) when memory is short."""
+    cdef void *q = realloc(p[0], size)
+    if q == NULL:
+        return False
+    p[0] = q
+    return True
+
+
+cdef Py_ssize_t _unescape_into(const char *p, Py_ssize_t n, char *d) noexcept nogil:
+    """Copy a tag value to ``d`` with ``\\"`` and ``\\\\`` undone; returns the length written (<= n)."""
+    cdef Py_ssize_t i = 0, k = 0
+    while i < n:
+        if p[i] == b'\\' and i + 1 < n and (p[i + 1] == b'"' or p[i + 1] == b'\\'):
+            i += 1
+        d[k] = p[i]
+        k += 1
+        i += 1
+    return k
+
+
+cdef bytes _unescape(const char *p, Py_ssize_t n):
+    if memchr(p, b'\\', n) == NULL:
+        return PyBytes_FromStringAndSize(p, n)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, n)
+    return out[:_unescape_into(p, n, PyBytes_AS_STRING(out))]
+
+
+cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, _Game game) noexcept nogil:
+    cdef Py_ssize_t here, name_start, name_end, value_start, q, back
+    cdef const char *hit
+    while True:
+        while pos < stop and _is_ws(buf[pos]):
+            pos += 1
+        if pos >= stop:
+            return stop
+        if buf[pos] != b'[':
+            return pos
+        here = pos
+        pos += 1
+        name_start = pos
+        while pos < stop and not (_CLS[<unsigned char>buf[pos]] & C_NAME_END):
+            pos += 1
+        name_end = pos
+        while pos < stop and _is_ws(buf[pos]):
+            pos += 1
+        if name_end == name_start or pos >= stop or buf[pos] != b'"':
+            return game.fail(BAD_TAG, here, 0, 0)
+        pos += 1
+        value_start = pos
+        while True:
+            hit = <const char *>memchr(buf + pos, b'"', stop - pos) if pos < stop else NULL
+            if hit == NULL:
+                return game.fail(BAD_TAG_VALUE, here, 0, 0)
+            q = hit - buf
+            back = q - 1
+            while back >= value_start and buf[back] == b'\\':
+                back -= 1
+            if (q - 1 - back) % 2 == 0:
+                break
+            pos = q + 1
+        pos = q + 1
+        while pos < stop and _is_ws(buf[pos]):
+            pos += 1
+        if pos >= stop or buf[pos] != b']':
+            return game.fail(BAD_TAG, here, 0, 0)
+        pos += 1
+        game.plain_values = False
+        if game.add_tag(name_start, name_end, value_start, q) < 0:
+            return -1
+
+
+cdef inline uint64_t _load64(const char *p) noexcept nogil:
+    """Eight bytes as one machine word."""
+    cdef uint64_t x
+    memcpy(&x, p, 8)
+    return x
+
+
+# "{ [%clk " as a word, and the tests on the eight bytes "MM:SS] }" after the
+# hour: ':' ']' ' ' '}' in bytes 2, 5, 6, 7; digits in bytes 0, 1, 3, 4 (a
+# byte is a digit when its high nibble is 3 and stays 3 with 6 added; no carry
+# reaches a tested byte, since a byte that carries fails the first test).
+# Built from byte strings, so they hold whatever the byte order.
+cdef uint64_t _CLK_OPEN = _load64(b"{ [%clk ")
+cdef uint64_t _CLK_FIXED_MASK = _load64(b"\x00\x00\xff\x00\x00\xff\xff\xff")
+cdef uint64_t _CLK_FIXED = _load64(b"\x00\x00:\x00\x00] }")
+cdef uint64_t _CLK_DIGIT_HIGH = _load64(b"\xf0\xf0\x00\xf0\xf0\x00\x00\x00")
+cdef uint64_t _CLK_DIGIT_ZEROS = _load64(b"\x30\x30\x00\x30\x30\x00\x00\x00")
+cdef uint64_t _CLK_DIGIT_SIXES = _load64(b"\x06\x06\x00\x06\x06\x00\x00\x00")
+
+
+cdef inline Py_ssize_t _plain_tag_line(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    """``[Name "value"]`` then LF at ``pos``, the shape of every tag line lichess writes:
+    the tag added and the index after the LF returned; -1 (nothing added) for any
+    other line, which the general reading (_line_end, _tags_on_line) then reads.
+
+    The name is letters, digits and ``_``; the value holds no quote, backslash or
+    LF. _tags_on_line reads such a line to the same spans, so the result is the
+    same. A value holding the separator's first byte or CR clears plain_values.
+    """
+    cdef Py_ssize_t i = pos + 1, name_end, value_start
+    while i < end and _CLS[<unsigned char>buf[i]] & C_TAG_NAME:
+        i += 1
+    name_end = i
+    if name_end == pos + 1 or i + 1 >= end or buf[i] != b' ' or buf[i + 1] != b'"':
+        return -1
+    i += 2
+    value_start = i
+    i = fastpgn_value_run(buf, i, end)
+    while i < end and not (_CLS[<unsigned char>buf[i]] & (C_TAG_STOP | C_FIELD_CARE)):
+        i += 1
+    if i < end and _CLS[<unsigned char>buf[i]] & C_FIELD_CARE:
+        game.plain_values = False
+        while i < end and not (_CLS[<unsigned char>buf[i]] & C_TAG_STOP):
+            i += 1
+    if i + 2 >= end or buf[i] != b'"' or buf[i + 1] != b']' or buf[i + 2] != b'\n':
+        return -1
+    if game.add_tag(pos + 1, name_end, value_start, i) < 0:
+        return -2
+    return i + 3
+
+
+cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    """The comments lichess writes, ``{ [%eval 0.17] [%clk 0:03:00] }``, in one pass.
+
+    Accepts only that exact shape (one space before each command and before
+    ``}``, a lowercase name, a value of digits and ``:.#+-,``, valid clock and
+    eval values) and returns the index after ``}``; -1 for anything else,
+    which _comment then reads. Over that shape both give the same result:
+    nothing in it is ``}``, ``]`` or a newline, so the spans _comment would
+    find with memchr are the ones walked here. ``%clk`` and ``%eval`` values
+    are parsed as they are walked (the grammar of _clock_seconds and
+    _eval_ok, ending at ``]``); any surprise returns -1, so _comment reports
+    it. (No pure-Python twin: this is a shortcut inside the mirrored
+    _comment, not a different grammar.)
+    """
+    cdef Py_ssize_t i = pos + 1, name, vs, hs, frac, ply = game.nmoves - 1
+    cdef long long seconds
+    cdef uint64_t x
+    if pos + 18 <= end and _load64(buf + pos) == _CLK_OPEN and _is_digit(buf[pos + 8]) and buf[pos + 9] == b':':
+        # "{ [%clk H:MM:SS] }", the comment on most plies of a dump: the eight
+        # bytes after the hour checked at once ("MM:SS] }")
+        x = _load64(buf + pos + 10)
+        if ((x & _CLK_FIXED_MASK) == _CLK_FIXED and (x & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS
+                and ((x + _CLK_DIGIT_SIXES) & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS):
+            if ply >= 0 and game.clock_secs[ply] < 0:
+                game.clock_secs[ply] = ((buf[pos + 8] - 48) * 3600
+                                        + ((buf[pos + 10] - 48) * 10 + (buf[pos + 11] - 48)) * 60
+                                        + (buf[pos + 13] - 48) * 10 + (buf[pos + 14] - 48))
+                game.nclocks += 1
+                game.clock_frac[2 * ply] = pos + 15
+                game.clock_frac[2 * ply + 1] = pos + 15
+            return pos + 18
+    while True:
+        if i + 1 >= end or buf[i] != b' ':
+            return -1
+        i += 1
+        if buf[i] == b'}':
+            return i + 1
+        if i + 2 >= end or buf[i] != b'[' or buf[i + 1] != b'%':
+            return -1
+        name = i + 2
+        if name + 12 <= end and memcmp(buf + name, b"clk ", 4) == 0:
+            # H:MM:SS[.f] then ']': hours are 1 to 15 digits
+            vs = name + 4
+            i = vs
+            seconds = 0
+            while i < end and _CLS[<unsigned char>buf[i]] & C_DIGIT:
+                seconds = seconds * 10 + (buf[i] - 48)
+                i += 1
+            hs = i - vs
+            if hs == 0 or hs > 15 or i + 7 > end:
+                return -1
+            if (buf[i] != b':' or not _is_digit(buf[i + 1]) or not _is_digit(buf[i + 2]) or buf[i + 3] != b':'
+                    or not _is_digit(buf[i + 4]) or not _is_digit(buf[i + 5])):
+                return -1
+            seconds = (seconds * 3600 + ((buf[i + 1] - 48) * 10 + (buf[i + 2] - 48)) * 60
+                       + (buf[i + 4] - 48) * 10 + (buf[i + 5] - 48))
+            i += 6
+            frac = i
+            if buf[i] == b'.':
+                i += 1
+                while i < end and _is_digit(buf[i]):
+                    i += 1
+                if i == frac + 1:
+                    return -1
+            if i >= end or buf[i] != b']':
+                return -1
+            if ply >= 0 and game.clock_secs[ply] < 0:
+                game.clock_secs[ply] = seconds
+                game.nclocks += 1
+                game.clock_frac[2 * ply] = frac
+                game.clock_frac[2 * ply + 1] = i
+            i += 1
+            continue
+        if name + 5 < end and memcmp(buf + name, b"eval ", 5) == 0:
+            vs = name + 5
+            i = vs
+            while i < end and _CLS[<unsigned char>buf[i]] & C_EVAL:
+                i += 1
+            if i >= end or buf[i] != b']' or i == vs or buf[vs] == b',':
+                return -1
+            if ply >= 0 and game.evals[2 * ply] < 0:
+                game.evals[2 * ply] = vs
+                game.evals[2 * ply + 1] = _eval_end(buf, vs, i)
+                game.nevals += 1
+            i += 1
+            continue
+        # another command (%csl, %cal, ...): its name and value are only walked
+        i = name
+        while i < end and _CLS[<unsigned char>buf[i]] & C_LOWER:
+            i += 1
+        if i >= end or buf[i] != b' ':
+            return -1
+        vs = i + 1
+        i = vs
+        while i < end and _CLS[<unsigned char>buf[i]] & C_VALUE:
+            i += 1
+        if i >= end or buf[i] != b']' or i == vs:
+            return -1
+        i += 1
+
+
+cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    cdef const char *hit = <const char *>memchr(buf + pos + 1, b'}', end - pos - 1) if pos + 1 < end else NULL
+    cdef Py_ssize_t close = -1 if hit == NULL else hit - buf
+    cdef Py_ssize_t limit = end if close < 0 else close
+    cdef Py_ssize_t ply, cmd, name_end, shut, vs, ve, frac
+    cdef long long seconds
+    if pos + 1 < limit and memchr(buf + pos + 1, b'\n', limit - pos - 1) != NULL:
+        if _next_boundary(buf, pos, limit) < limit:
+            return game.fail(BAD_COMMENT, pos, 0, 0)
+    if close < 0:
+        return game.fail(BAD_COMMENT, pos, 0, 0)
+    ply = game.nmoves - 1
+    cmd = _find2(buf, pos + 1, close, b'[', b'%')
+    while cmd >= 0:
+        name_end = cmd + 2
+        while name_end < close and not _is_space(buf[name_end]) and buf[name_end] != b']':
+            name_end += 1
+        hit = <const char *>memchr(buf + name_end, b']', close - name_end) if name_end < close else NULL
+        if hit == NULL:
+            break
+        shut = hit - buf
+        if (name_end - cmd - 2 == 3 and memcmp(buf + cmd + 2, b"clk", 3) == 0):
+            vs = name_end
+            ve = shut
+            while vs < ve and _is_space(buf[vs]):
+                vs += 1
+            while ve > vs and _is_space(buf[ve - 1]):
+                ve -= 1
+            if not _clock_seconds(buf + vs, ve - vs, &seconds, &frac):
+                return game.fail(BAD_CLOCK, cmd, vs, ve - vs)
+            if ply >= 0 and game.clock_secs[ply] < 0:
+                game.clock_secs[ply] = seconds
+                game.nclocks += 1
+                game.clock_frac[2 * ply] = vs + frac
+                game.clock_frac[2 * ply + 1] = ve
+        elif (name_end - cmd - 2 == 4 and memcmp(buf + cmd + 2, b"eval", 4) == 0):
+            vs = name_end
+            ve = shut
+            while vs < ve and _is_space(buf[vs]):
+                vs += 1
+            while ve > vs and _is_space(buf[ve - 1]):
+                ve -= 1
+            if not _eval_ok(buf + vs, ve - vs):
+                return game.fail(BAD_EVAL, cmd, vs, ve - vs)
+            if ply >= 0 and game.evals[2 * ply] < 0:
+                game.evals[2 * ply] = vs
+                game.evals[2 * ply + 1] = _eval_end(buf, vs, ve)
+                game.nevals += 1
+        cmd = _find2(buf, shut + 1, close, b'[', b'%')
+    return close + 1
+
+
+cdef inline Py_ssize_t _find2(const char *buf, Py_ssize_t pos, Py_ssize_t end, char a, char b) noexcept nogil:
+    """Index of the two-byte sequence ``ab`` in ``buf[pos:end]``, or -1."""
+    cdef const char *hit
+    while pos + 1 < end:
+        hit = <const char *>memchr(buf + pos, a, end - pos - 1)
+        if hit == NULL:
+            return -1
+        if hit[1] == b:
+            return hit - buf
+        pos = hit - buf + 1
+    return -1
+
+
+cdef Py_ssize_t _variation(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    cdef Py_ssize_t depth = 0, i = pos, close, limit, stop
+    cdef const char *hit
+    cdef char c
+    while i < end:
+        c = buf[i]
+        if c == b'(':
+            depth += 1
+        elif c == b')':
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == b'{':
+            hit = <const char *>memchr(buf + i + 1, b'}', end - i - 1) if i + 1 < end else NULL
+            close = -1 if hit == NULL else hit - buf
+            limit = end if close < 0 else close
+            if (i + 1 < limit and memchr(buf + i + 1, b'\n', limit - i - 1) != NULL
+                    and _next_boundary(buf, i, limit) < limit):
+                break
+            if close < 0:
+                break
+            i = close
+        elif c == b';':
+            i = _line_end(buf, i, end) - 1
+        elif c == b'\n':
+            stop = _line_end(buf, i + 1, end)
+            if _is_tag_line(buf, i + 1, stop):
+                break
+        i += 1
+    return game.fail(BAD_VARIATION, pos, 0, 0)
+
+
+cdef inline Py_ssize_t _quick_san(const char *buf, Py_ssize_t pos, unsigned short cls) noexcept nogil:
+    """Length of the move at ``pos`` when it has one of the shapes most moves have
+    ("e4", "Nf3", "exd5", "Nxe5", each maybe with "+" or "#") and a delimiter
+    follows it; 0 otherwise (the general reading in _movetext, which gives the
+    same answer for these, decides). ``buf[pos:pos + 6]`` must be readable.
+    """
+    cdef Py_ssize_t n
+    cdef unsigned short c1 = _CLS[<unsigned char>buf[pos + 1]]
+    if cls & C_FILE and c1 & C_RANK:
+        n = 2
+    elif cls & C_PIECE and c1 & C_FILE and _CLS[<unsigned char>buf[pos + 2]] & C_RANK:
+        n = 3
+    elif (cls & (C_FILE | C_PIECE) and buf[pos + 1] == b'x' and _CLS[<unsigned char>buf[pos + 2]] & C_FILE
+          and _CLS[<unsigned char>buf[pos + 3]] & C_RANK):
+        n = 4
+    else:
+        return 0
+    if buf[pos + n] == b'+' or buf[pos + n] == b'#':
+        n += 1
+    return n if _CLS[<unsigned char>buf[pos + n]] & C_DELIM else 0
+
+
+cdef inline bint _is_result(const char *t, Py_ssize_t n) noexcept nogil:
+    if n == 3 and ((t[0] == b'1' and t[1] == b'-' and t[2] == b'0') or (t[0] == b'0' and t[1] == b'-' and t[2] == b'1')):
+        return True
+    return n == 7 and memcmp(t, b"1/2-1/2", 7) == 0
+
+
+cdef long long _first_ply(const char *buf, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
+    cdef Py_ssize_t digits = pos
+    cdef long long number = 0
+    while digits < stop and _is_digit(buf[digits]):
+        number = number * 10 + (buf[digits] - 48) if digits - pos < 9 else number
+        digits += 1
+    if digits - pos > 9 or number == 0:
+        return -1
+    return 2 * (number - 1) + (1 if stop - digits >= 3 else 0)
+
+
+cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    cdef char c
+    cdef unsigned short cls
+    cdef Py_ssize_t j, k, stop, n
+    cdef bint blank, ended = game.result_end != game.result_start   # the game's result is read
+    while pos < end:
+        c = buf[pos]
+        if c == b' ':
+            pos += 1
+            continue
+        cls = _CLS[<unsigned char>c]
+        if not (cls & C_DELIM):
+            # a token: move number, result, or SAN move. First the two shapes
+            # most tokens have, each read once; the general reading below
+            # gives the same answer for them.
+            if cls & C_DIGIT:
+                # "12." or "12...": digits then a dot cannot be a result or castling
+                k = pos + 1
+                while k < end and _is_digit(buf[k]):
+                    k += 1
+                if k < end and buf[k] == b'.':
+                    if ended:
+                        return pos      # a move number after the result starts the next game
+                    k += 1
+                    while k < end and buf[k] == b'.':
+                        k += 1
+                    if game.nmoves == 0:
+                        game.first_ply = _first_ply(buf, pos, k)
+                    pos = k + 1 if k < end and buf[k] == b' ' else k
+                    continue
+            elif pos + 5 < end and not ended:
+                n = _quick_san(buf, pos, cls)
+                if n:
+                    # a move of a common shape; the space after it taken too
+                    j = pos + n
+                    if game.add_move(pos, j) < 0:
+                        return -1
+                    pos = j + 1 if buf[j] == b' ' else j
+                    continue
+            j = pos + 1
+            while j < end and not (_CLS[<unsigned char>buf[j]] & C_DELIM):
+                j += 1
+            n = j - pos
+            if c == b'*' or (cls & C_DIGIT and _is_result(buf + pos, n)):
+                if c == b'*' and n != 1:
+                    return game.fail(BAD_TOKEN, pos, pos, n)
+                if not ended:
+                    game.result_start = pos
+                    game.result_end = j
+                    ended = True
+                pos = j
+                continue
+            if cls & C_DIGIT and not (n >= 3 and c == b'0' and buf[pos + 1] == b'-' and buf[pos + 2] == b'0'):
+                if ended:
+                    return pos
+                k = pos + 1
+                while k < j and _is_digit(buf[k]):
+                    k += 1
+                while k < j and buf[k] == b'.':
+                    k += 1
+                if k < j and _is_digit(buf[k - 1]):
+                    return game.fail(BAD_TOKEN, pos, pos, n)
+                if game.nmoves == 0:
+                    game.first_ply = _first_ply(buf, pos, k)
+                pos = k
+                continue
+            if n <= 2 and (c == b'!' or c == b'?') and (n == 1 or buf[pos + 1] == b'!' or buf[pos + 1] == b'?'):
+                pos = j                 # an annotation standing apart from its move: "e4 !?"
+                continue
+            if ended:
+                return pos              # so does a move
+            if not _san_ok(buf + pos, n):
+                return game.fail(BAD_TOKEN, pos, pos, n)
+            if game.add_move(pos, j) < 0:
+                return -1
+            pos = j
+        elif c == b'{':
+            j = _lichess_comment(buf, pos, end, game)
+            if j >= 0:
+                pos = j + 1 if j < end and buf[j] == b' ' else j
+                continue
+            pos = _comment(buf, pos, end, game)
+            if pos < 0:
+                return -1
+        elif cls & C_WS:
+            pos += 1
+        elif c == b'\n':
+            blank = game.nmoves > 0 and _ends_blank_line(buf, pos)
+            pos += 1
+            stop = _line_end(buf, pos, end)
+            if _is_tag_line(buf, pos, stop) or (blank and _starts_first_move(buf, pos, stop)):
+                return pos
+            if pos < end and buf[pos] == b'%':
+                pos = stop
+        elif c == b'(':
+            if game.nmoves == 0:
+                pos += 1                # stray: no move to vary yet
+                continue
+            pos = _variation(buf, pos, end, game)
+            if pos < 0:
+                return -1
+        elif c == b';':
+            pos = _line_end(buf, pos, end)
+        elif c == b'$':
+            j = pos + 1
+            while j < end and _is_digit(buf[j]):
+                j += 1
+            if j == pos + 1:
+                return game.fail(BAD_NAG, pos, 0, 0)
+            pos = j
+        elif c == b')':
+            pos += 1                    # stray: no variation open
+        else:  # '}'
+            return game.fail(BAD_BRACE, pos, 0, 0)
+    return end
+
+
+cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    cdef char c
+    cdef Py_ssize_t j, k, stop, since
+    cdef bint moves = False, blank
+    while pos < end:
+        if moves and game.result_end == game.result_start:
+            # Compiled only: once the game has a move and no result, no token but a
+            # result changes where it ends, and every result holds '-', '/' or '*';
+            # run to the next such byte, or one that ends a line or opens a
+            # variation, NAG or a comment not closed on its line (closed ones are
+            # run over), then back to the start of its token (after the last
+            # delimiter: a token boundary of the reading below).
+            since = pos
+            pos = fastpgn_skip_comments_run(buf, pos, end)
+            while pos < end and not (_CLS[<unsigned char>buf[pos]] & C_SKIP):
+                pos += 1
+            if pos >= end:
+                return end
+            c = buf[pos]
+            if c == b'-' or c == b'/' or c == b'*':
+                while pos > since and not (_CLS[<unsigned char>buf[pos - 1]] & C_DELIM):
+                    pos -= 1
+        c = buf[pos]
+        if c == b' ' or c == b'\t' or c == b'\r':
+            pos += 1
+        elif c == b'\n':
+            blank = moves and _ends_blank_line(buf, pos)
+            pos += 1
+            stop = _line_end(buf, pos, end)
+            if _is_tag_line(buf, pos, stop) or (blank and _starts_first_move(buf, pos, stop)):
+                return pos
+            if pos < end and buf[pos] == b'%':
+                pos = stop
+        elif c == b'{':
+            pos = _skip_comment(buf, pos, end, game)
+            if pos < 0:
+                return -1
+        elif c == b'(':
+            if not moves:
+                pos += 1
+                continue
+            pos = _variation(buf, pos, end, game)
+            if pos < 0:
+                return -1
+        elif c == b';':
+            pos = _line_end(buf, pos, end)
+        elif c == b'$':
+            pos += 1
+            while pos < end and _is_digit(buf[pos]):
+                pos += 1
+        elif c == b')':
+            pos += 1
+        elif c == b'}':
+            return game.fail(BAD_BRACE, pos, 0, 0)
+        else:
+            j = pos + 1
+            while j < end and not (_CLS[<unsigned char>buf[j]] & C_DELIM):
+                j += 1
+            if (j - pos == 1 and c == b'*') or (_is_digit(c) and _is_result(buf + pos, j - pos)):
+                if game.result_end == game.result_start:
+                    game.result_start = pos
+                    game.result_end = j
+                pos = j
+                continue
+            if _is_digit(c) and not (j - pos >= 3 and c == b'0' and buf[pos + 1] == b'-' and buf[pos + 2] == b'0'):
+                if game.result_end != game.result_start:
+                    return pos
+                k = pos
+                while k < j and _is_digit(buf[k]):
+                    k += 1
+                while k < j and buf[k] == b'.':
+                    k += 1
+                pos = k
+                continue
+            if j - pos <= 2 and (c == b'!' or c == b'?') and (j - pos == 1 or buf[pos + 1] == b'!' or buf[pos + 1] == b'?'):
+                pos = j
+                continue
+            if game.result_end != game.result_start:
+                return pos
+            moves = True
+            pos = j
+    return end
+
+
+cdef Py_ssize_t _skip_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    # Compiled only: most comments close on their line, which one run finds.
+    cdef Py_ssize_t close = fastpgn_brace_run(buf, pos + 1, end)
+    while close < end and buf[close] != b'}' and buf[close] != b'\n':
+        close += 1
+    if close < end and buf[close] == b'}':
+        return close + 1
+    return _skip_long_comment(buf, pos, end, game)
+
+
+cdef Py_ssize_t _skip_long_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    """_skip_comment for a comment that spans lines or is not closed."""
+    cdef const char *hit = <const char *>memchr(buf + pos + 1, b'}', end - pos - 1) if pos + 1 < end else NULL
+    cdef Py_ssize_t close = -1 if hit == NULL else hit - buf
+    cdef Py_ssize_t limit = end if close < 0 else close
+    if pos + 1 < limit and memchr(buf + pos + 1, b'\n', limit - pos - 1) != NULL:
+        if _next_boundary(buf, pos, limit) < limit:
+            return game.fail(BAD_COMMENT, pos, 0, 0)
+    if close < 0:
+        return game.fail(BAD_COMMENT, pos, 0, 0)
+    return close + 1
+
+
+# A filter as the kernel reads it (the filters section after _scan_game fills it).
+DEF TAG_EQUAL = 0
+DEF TAG_FOLD = 1
+DEF TAG_PREFIX = 2
+
+
+cdef struct TagTest:
+    int nnames                     # 1 or 2: the test passes if one of the tags does
+    const char *names[2]
+    Py_ssize_t name_lens[2]
+    int kind                       # TAG_*
+    Py_ssize_t nvalues
+    const char **values            # (lowered for TAG_FOLD)
+    Py_ssize_t *value_lens
+    const char *default_value      # the value of an absent tag; NULL: an absent tag fails
+    Py_ssize_t default_len
+
+
+cdef struct Where:
+    int elo_mode                   # -1: no rating test
+    long long min_elo, max_elo     # -1: no bound
+    int speeds                     # bits of SPEEDS; 0: no speed test
+    bint has_since, has_until
+    char since[10]
+    char until[10]
+    TagTest *tests
+    Py_ssize_t ntests
+    bint evals, clocks
+    long long min_plies, max_plies  # -1: no bound
+    bint needs_moves
+
+
+cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game, Where *where,
+                     bint headers) noexcept nogil:
+    """Scan the next game into ``game``; False if only blank lines remain (see the pure twin for ``where``
+    and ``headers``)."""
+    cdef Py_ssize_t stop, rest, r
+    cdef bint skip
+    cdef const char *nul
+    while pos < end:
+        stop = _line_end(buf, pos, end)
+        if not (_is_blank(buf, pos, stop) or buf[pos] == b'%'):     # (an escape line is no game's)
+            break
+        pos = stop + 1
+    if pos >= end:
+        return False
+    game.reset(pos)
+    r = 0
+    while True:
+        if buf[pos] == b'%':        # an escape line among the tags
+            pos = _line_end(buf, pos, end) + 1
+            if pos >= end:
+                break
+            continue
+        if buf[pos] == b'[':
+            rest = _plain_tag_line(buf, pos, end, game)
+            if rest >= 0:
+                pos = rest
+                if pos >= end:
+                    break
+                continue
+            if rest == -2:
+                r = -1
+                break
+        stop = _line_end(buf, pos, end)
+        if not _is_tag_line(buf, pos, stop):
+            break
+        rest = _tags_on_line(buf, pos, stop, game)
+        if rest < 0:
+            r = -1
+            break
+        if rest < stop:
+            pos = rest
+            break
+        pos = stop + 1
+        if pos >= end:
+            break
+    if r == 0:
+        skip = headers
+        if where != NULL:
+            if not _keep_tags(buf, game, where):
+                game.filtered = True
+                skip = True
+            elif where.needs_moves:
+                skip = False
+        if pos >= end:
+            r = end
+        elif skip:
+            r = _skip_movetext(buf, pos, end, game)
+        else:
+            r = _movetext(buf, pos, end, game)
+        if r >= 0 and not game.filtered and not skip and where != NULL and not _keep_moves(game, where):
+            game.filtered = True
+    if r < 0:
+        game.end = end if game.out_of_memory else _next_boundary(buf, game.bad_pos, end)
+    else:
+        game.end = r
+        # a stray NUL (binary data) rejects its game, not the input (fastpgn.io.sources.check_pgn)
+        nul = <const char *>memchr(buf + game.start, 0, r - game.start) if r > game.start else NULL
+        if nul != NULL:
+            game.fail(BAD_NUL, nul - buf, 0, 0)
+    return True
+
+
+# ---------------------------------------------------------------- filters
+#
+# The pure twin's _Where, in C: where_plan copies a spec into a Where the
+# scanner reads without the GIL. Tag values are compared with their escapes
+# undone, as the twin compares the values _tags_on_line unescaped.
+
+ELO_WHITE, ELO_BLACK, ELO_BOTH, ELO_EITHER = range(4)
+SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
+SPEED_LIMITS = (30, 180, 480, 1500, 21600)
+
+
+cdef inline char _lower(char c) noexcept nogil:
+    return c + 32 if b'A' <= c <= b'Z' else c
+
+
+cdef long long _digits(const char *p, Py_ssize_t n) noexcept nogil:
+    """The number 1 to 9 ASCII digits say, else -1."""
+    cdef long long v = 0
+    cdef Py_ssize_t i
+    if n < 1 or n > 9:
+        return -1
+    for i in range(n):
+        if not _is_digit(p[i]):
+            return -1
+        v = v * 10 + (p[i] - 48)
+    return v
+
+
+cdef int _speed_bit(const char *p, Py_ssize_t n) noexcept nogil:
+    cdef const char *plus
+    cdef long long base, increment, seconds
+    if n == 1 and p[0] == b'-':
+        return 32
+    plus = <const char *>memchr(p, b'+', n) if n > 0 else NULL
+    if plus == NULL:
+        return 0
+    base = _digits(p, plus - p)
+    increment = _digits(plus + 1, n - (plus - p) - 1)
+    if base < 0 or increment < 0:
+        return 0
+    seconds = base + 40 * increment
+    if seconds < 30:
+        return 1
+    if seconds < 180:
+        return 2
+    if seconds < 480:
+        return 4
+    if seconds < 1500:
+        return 8
+    if seconds < 21600:
+        return 16
+    return 32
+
+
+def speed_bit(time_control):
+    """The bit (1 << index in SPEEDS) of lichess's speed for a TimeControl value (bytes or str); 0 if none."""
+    cdef bytes raw = time_control.encode() if isinstance(time_control, str) else bytes(time_control)
+    return _speed_bit(PyBytes_AS_STRING(raw), PyBytes_GET_SIZE(raw))
+
+
+cdef bint _well_formed_date(const char *p, Py_ssize_t n) noexcept nogil:
+    cdef int i
+    if n != 10 or p[4] != b'.' or p[7] != b'.':
+        return False
+    for i in range(10):
+        if i != 4 and i != 7 and not _is_digit(p[i]):
+            return False
+    return True
+
+
+cdef Py_ssize_t _last_tag(const char *buf, _Game game, const char *name, Py_ssize_t n) noexcept nogil:
+    """The index of the game's last tag named ``name``, or -1 (the last of a name counts, as in a dict)."""
+    cdef Py_ssize_t t, found = -1
+    for t in range(game.ntags):
+        if game.tags[4 * t + 1] - game.tags[4 * t] == n and memcmp(buf + game.tags[4 * t], name, n) == 0:
+            found = t
+    return found
+
+
+cdef bint _value_is(const char *p, Py_ssize_t n, bint raw, const char *lit, Py_ssize_t m, int kind) noexcept nogil:
+    """Whether value ``p[:n]`` (escaped if ``raw``) equals ``lit`` (lowered first for TAG_FOLD) or, for
+    TAG_PREFIX, starts with it."""
+    cdef Py_ssize_t i = 0, k = 0
+    cdef char c
+    while i < n:
+        c = p[i]
+        if raw and c == b'\\' and i + 1 < n and (p[i + 1] == b'"' or p[i + 1] == b'\\'):
+            i += 1
+            c = p[i]
+        if k == m:
+            return kind == TAG_PREFIX
+        if kind == TAG_FOLD:
+            c = _lower(c)
+        if c != lit[k]:
+            return False
+        i += 1
+        k += 1
+    return k == m
+
+
+cdef bint _keep_tags(const char *buf, _Game game, Where *w) noexcept nogil:
+    """The pure twin's _Where.keep_tags on the game's tag spans."""
+    cdef Py_ssize_t t, i, k, v, n
+    cdef long long white, black
+    cdef bint ok_white, ok_black, ok, raw
+    cdef const char *p
+    cdef TagTest *test
+    if w.elo_mode >= 0:
+        t = _last_tag(buf, game, b"WhiteElo", 8)
+        white = -1 if t < 0 else _digits(buf + game.tags[4 * t + 2], game.tags[4 * t + 3] - game.tags[4 * t + 2])
+        t = _last_tag(buf, game, b"BlackElo", 8)
+        black = -1 if t < 0 else _digits(buf + game.tags[4 * t + 2], game.tags[4 * t + 3] - game.tags[4 * t + 2])
+        ok_white = white >= 0 and w.min_elo <= white and (w.max_elo < 0 or white <= w.max_elo)
+        ok_black = black >= 0 and w.min_elo <= black and (w.max_elo < 0 or black <= w.max_elo)
+        if w.elo_mode == 0:
+            ok = ok_white
+        elif w.elo_mode == 1:
+            ok = ok_black
+        elif w.elo_mode == 2:
+            ok = ok_white and ok_black
+        else:
+            ok = ok_white or ok_black
+        if not ok:
+            return False
+    if w.speeds:
+        t = _last_tag(buf, game, b"TimeControl", 11)
+        if t < 0 or not (_speed_bit(buf + game.tags[4 * t + 2], game.tags[4 * t + 3] - game.tags[4 * t + 2])
+                         & w.speeds):
+            return False
+    if w.has_since or w.has_until:
+        t = _last_tag(buf, game, b"UTCDate", 7)
+        if t < 0:
+            t = _last_tag(buf, game, b"Date", 4)
+        if t < 0:
+            return False
+        p = buf + game.tags[4 * t + 2]
+        if (not _well_formed_date(p, game.tags[4 * t + 3] - game.tags[4 * t + 2])
+                or (w.has_since and memcmp(p, w.since, 10) < 0) or (w.has_until and memcmp(p, w.until, 10) > 0)):
+            return False
+    for i in range(w.ntests):
+        test = &w.tests[i]
+        ok = False
+        for k in range(test.nnames):
+            t = _last_tag(buf, game, test.names[k], test.name_lens[k])
+            if t >= 0:
+                p = buf + game.tags[4 * t + 2]
+                n = game.tags[4 * t + 3] - game.tags[4 * t + 2]
+                raw = True
+            elif test.default_value != NULL:
+                p = test.default_value
+                n = test.default_len
+                raw = False
+            else:
+                continue
+            for v in range(test.nvalues):
+                if _value_is(p, n, raw, test.values[v], test.value_lens[v], test.kind):
+                    ok = True
+                    break
+            if ok:
+                break
+        if not ok:
+            return False
+    return True
+
+
+cdef inline bint _keep_moves(_Game game, Where *w) noexcept nogil:
+    """The pure twin's _Where.keep_moves on a game read in full."""
+    return ((not w.evals or game.nevals > 0) and (not w.clocks or game.nclocks > 0)
+            and game.nmoves >= w.min_plies and (w.max_plies < 0 or game.nmoves <= w.max_plies))
+
+
+cdef class _WherePlan:
+    """A where_spec copied into a C Where (the pure twin's _Where)."""
+    cdef Where c
+    cdef list keep                 # the bytes objects the C arrays point into
+    cdef readonly tuple spec
+
+    def __cinit__(self, tuple spec):
+        cdef Py_ssize_t i, k
+        cdef TagTest *test
+        cdef bytes b
+        self.c.tests = NULL
+        self.c.ntests = 0
+        self.keep = []
+        self.spec = spec
+        (elo_mode, min_elo, max_elo, speeds, since, until, tests, evals, clocks, min_plies, max_plies) = spec
+        self.c.elo_mode, self.c.min_elo, self.c.max_elo, self.c.speeds = elo_mode, min_elo, max_elo, speeds
+        self.c.has_since = since is not None
+        self.c.has_until = until is not None
+        for bound in (since, until):
+            if bound is not None and len(bound) != 10:
+                raise ValueError(f"a date bound is YYYY.MM.DD, not {bound!r}")
+        if since is not None:
+            memcpy(self.c.since, PyBytes_AS_STRING(since), 10)
+        if until is not None:
+            memcpy(self.c.until, PyBytes_AS_STRING(until), 10)
+        self.c.evals, self.c.clocks = evals, clocks
+        self.c.min_plies, self.c.max_plies = min_plies, max_plies
+        self.c.needs_moves = bool(evals or clocks or min_plies >= 0 or max_plies >= 0)
+        self.c.tests = <TagTest *>calloc(len(tests) + 1, sizeof(TagTest))
+        if self.c.tests == NULL:
+            raise MemoryError()
+        for i, (names, kind, values, default) in enumerate(tests):
+            if not 1 <= len(names) <= 2:
+                raise ValueError("a tag test names one or two tags")
+            test = &self.c.tests[i]
+            self.c.ntests = i + 1
+            test.nnames = len(names)
+            test.kind = kind
+            for k, b in enumerate(names):
+                self.keep.append(b)
+                test.names[k] = PyBytes_AS_STRING(b)
+                test.name_lens[k] = PyBytes_GET_SIZE(b)
+            test.values = <const char **>calloc(len(values) + 1, sizeof(char *))
+            test.value_lens = <Py_ssize_t *>calloc(len(values) + 1, sizeof(Py_ssize_t))
+            if test.values == NULL or test.value_lens == NULL:
+                raise MemoryError()
+            test.nvalues = len(values)
+            for k, b in enumerate(values):
+                self.keep.append(b)
+                test.values[k] = PyBytes_AS_STRING(b)
+                test.value_lens[k] = PyBytes_GET_SIZE(b)
+            if default is not None:
+                b = default
+                self.keep.append(b)
+                test.default_value = PyBytes_AS_STRING(b)
+                test.default_len = PyBytes_GET_SIZE(b)
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.c.tests != NULL:
+            for i in range(self.c.ntests):
+                free(self.c.tests[i].values)
+                free(self.c.tests[i].value_lens)
+            free(self.c.tests)
+
+    def __reduce__(self):
+        return (_WherePlan, (self.spec,))
+
+    @property
+    def needs_moves(self):
+        return self.c.needs_moves
+
+
+def where_plan(spec):
+    """A filter spec (fastpgn.filters.Where.spec()) as the kernel reads it; None stays None (see the pure twin)."""
+    if spec is None or isinstance(spec, _WherePlan):
+        return spec
+    return _WherePlan(spec)
+
+
+cdef Py_ssize_t _first(const char *buf, Py_ssize_t start, Py_ssize_t end, bint at_stream_start) noexcept nogil:
+    if at_stream_start and end - start >= 3 and memcmp(buf + start, b"\xef\xbb\xbf", 3) == 0:
+        return start + 3
+    return start

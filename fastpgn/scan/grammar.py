@@ -1,0 +1,800 @@
+"""The PGN grammar, pure Python: twin of fastpgn/scan/grammar.pxi (same functions, same order, same errors).
+
+Part of the pure scanner kernel fastpgn.scan._scan_py (see its docstring for the parts).
+
+The kernel works on a block of bytes that holds whole games (the reader cuts
+blocks at game boundaries) and never uses regular expressions.
+
+Grammar accepted, per game:
+
+* Games are line-oriented. A game starts at the start of the block, at a tag
+  line (first non-blank byte ``[``) that follows a blank line, or at a tag
+  line that follows a movetext line outside a comment. A blank line followed
+  by a tag line always starts a new game, even inside an open comment, so a
+  broken comment never swallows the games after it. Games without tags
+  (pasted, exported): a result token ends a game, so a move or move number
+  after it starts the next one, and so does a line starting ``1.`` after a
+  blank line in a game that has moves.
+* Tag section: ``[Name "value"]`` pairs, several per line allowed, ``\\"`` and
+  ``\\\\`` escapes in values; text after the last pair on a line is movetext.
+* Movetext tokens: move numbers (``12.``, ``12...``), SAN moves (checked
+  lexically: castling with ``O``/``0``, piece letter, disambiguation, capture,
+  promotion with or without ``=``, ``+``/``#``, ``!``/``?`` annotations,
+  drops, null moves ``--`` and ``Z0``), results (``1-0``, ``0-1``,
+  ``1/2-1/2``, ``*``), brace comments (``[%eval ...]``, its value without
+  a ``,depth`` after it, and ``[%clk H:MM:SS[.f]]`` are read, everything
+  else is skipped), ``;`` comments, NAGs
+  ``$n`` and variations ``( ... )`` (skipped, nested; a ``(`` before the first
+  move and a ``)`` with no variation open are stray and ignored, as
+  python-chess does). A ``%`` in the first column escapes the line.
+* UTF-8 BOM at the start of the stream, CRLF line ends and a missing final
+  newline are accepted. The readers hand the kernel LF text: CR-only line
+  ends and a BOM before a later game are rewritten first (fastpgn.io.blocks,
+  ``lf_text``).
+
+A bad game is reported as ``(reason, error_offset, game_number, start, end)``
+with the whole of its raw text between ``start`` and ``end``; the next game
+parses. The Cython twin mirrors every function below in the same order, up to
+the fast path.
+
+Headers only (headers_from_block) and filters (a where_plan passed to any
+front end): _scan_game reads the tag section as always, then, for a game
+whose tags a filter refuses or for every game when reading headers only,
+skips its movetext with _skip_movetext, which follows _movetext's game
+boundaries (comments, variations, results, ``1.`` after a blank line)
+without reading moves, clocks or evals: a refused game is never built. A
+bad tag still rejects a game; so do the movetext errors that decide where
+it ends (unterminated comment or variation, stray ``}``); other movetext
+errors go unnoticed in a skipped movetext.
+
+The fast path (fastpgn/scan/fastpath.py; pure Python only) reads a game
+written the way lichess writes them (tag lines ``[Name "value"]``, a blank
+line, the movetext on one line, ``{ [%eval ...] [%clk ...] }`` comments)
+with whole-string bytes operations and caches of tokens the exact functions
+already accepted, ten times faster than the byte walk; anything it does not
+recognise with certainty, it hands back, and the game is scanned again from
+its first byte by _scan_game, which alone reports errors. The Cython twin has
+no such second path: it walks bytes at C speed, with a few shortcuts inside
+the mirrored functions for lichess's commonest shapes (_plain_tag_line for a
+tag line, _quick_san for the commonest moves, _lichess_comment for comments,
+with a one-word test of ``{ [%clk H:MM:SS] }``; the runs over skipped
+movetext, one-line comments and plain tag values, sixteen bytes at a time
+with SSE2), each reading to the same spans as the general code beside it.
+The differential tests (tests/test_differential.py against the Cython twin,
+where every byte of those shapes is replaced by each of 256 values;
+tests/test_scan_py_fastpath.py against the byte walk) hold all of them to
+the same lines, records and errors.
+"""
+
+from __future__ import annotations
+
+from fastpgn.oneliner import RESULT_CODES, TERMINATION_CODES
+
+
+SEP = "\u2502".encode()
+# Pure Python holds the GIL: the converter gives this backend worker processes, not threads.
+RELEASES_GIL = False
+REPLAYS_WITHOUT_GIL = False
+_BOM = b"\xef\xbb\xbf"
+_WS = b" \t\r"
+_SPACE = b" \t\r\n"
+_FILES = b"abcdefgh"
+_RANKS = b"12345678"
+_PIECES = b"KQRBNP"
+_PROMO = b"QRBNK"
+_DELIMS = frozenset(b" \t\r\n{}();$")
+
+# The codes of fields 4 and 5, as fastpgn.oneliner defines them (bytes here: the kernel writes bytes).
+_RESULT_CODE = {k.encode(): v.encode() for k, v in RESULT_CODES.items()}
+_TERMINATION_CODE = {k.encode(): v.encode() for k, v in TERMINATION_CODES.items()}
+
+# Header names the 22-field line needs, in the order of _header_slot's slots.
+LINE_TAGS = (
+    b"Site", b"UTCDate", b"UTCTime", b"Result", b"Termination", b"ECO",
+    b"Opening", b"TimeControl", b"White", b"WhiteElo", b"WhiteRatingDiff",
+    b"WhiteTitle", b"Black", b"BlackElo", b"BlackRatingDiff", b"BlackTitle",
+    b"Date", b"Time",
+)
+_SLOT = {name: i for i, name in enumerate(LINE_TAGS)}
+(S_SITE, S_UTCDATE, S_UTCTIME, S_RESULT, S_TERMINATION, S_ECO, S_OPENING,
+ S_TC, S_WHITE, S_WELO, S_WDIFF, S_WTITLE, S_BLACK, S_BELO, S_BDIFF, S_BTITLE,
+ S_DATE, S_TIME) = range(len(LINE_TAGS))
+
+
+class _Bad(Exception):
+    """Internal: a game is malformed at ``pos`` (absolute to the buffer)."""
+
+    def __init__(self, reason: str, pos: int) -> None:
+        self.reason = reason
+        self.pos = pos
+
+
+def _show(token: bytes) -> str:
+    text = token[:24].decode("utf-8", "replace")
+    return text + ("..." if len(token) > 24 else "")
+
+
+# ---------------------------------------------------------------- lines
+
+def _line_end(buf: bytes, pos: int, end: int) -> int:
+    """Index of the ``\\n`` ending the line at ``pos``, or ``end``."""
+    nl = buf.find(b"\n", pos, end)
+    return end if nl < 0 else nl
+
+
+def _is_blank(buf: bytes, pos: int, stop: int) -> bool:
+    return not buf[pos:stop].strip(_WS)
+
+
+def _is_tag_line(buf: bytes, pos: int, end: int) -> bool:
+    """Whether the line at ``pos`` starts (after spaces/tabs) with ``[``."""
+    while pos < end and (buf[pos] == 32 or buf[pos] == 9):
+        pos += 1
+    return pos < end and buf[pos] == 91
+
+
+def _starts_first_move(buf: bytes, pos: int, end: int) -> bool:
+    """Whether the line at ``pos`` starts (after spaces/tabs) with the move number ``1.``."""
+    while pos < end and (buf[pos] == 32 or buf[pos] == 9):
+        pos += 1
+    return pos + 1 < end and buf[pos] == 49 and buf[pos + 1] == 46
+
+
+def _ends_blank_line(buf: bytes, nl: int) -> bool:
+    """Whether the ``\n`` at ``nl`` ends a blank line (only spaces, tabs and CR since the ``\n`` before)."""
+    j = nl - 1
+    while j >= 0 and (buf[j] == 32 or buf[j] == 9 or buf[j] == 13):
+        j -= 1
+    return j >= 0 and buf[j] == 10
+
+
+def _next_boundary(buf: bytes, pos: int, end: int) -> int:
+    """First line start after ``pos`` where a blank line (and any escape lines) is followed by a tag line;
+    else ``end``."""
+    blank = False
+    nl = buf.find(b"\n", pos, end)
+    while nl >= 0:
+        start = nl + 1
+        stop = _line_end(buf, start, end)
+        if blank and _is_tag_line(buf, start, stop):
+            return start
+        # (escape lines between the blank line and the tags: still a boundary)
+        blank = _is_blank(buf, start, stop) or (blank and start < stop and buf[start] == 37)
+        if stop >= end:
+            return end
+        nl = stop
+    return end
+
+
+# ---------------------------------------------------------------- tokens
+
+def _san_ok(tok: bytes) -> bool:
+    """Lexical SAN check: shapes found in real PGN, not legality."""
+    n = len(tok)
+    i = 0
+    c = tok[0]
+    if tok[:2] == b"--" or tok[:2] == b"Z0":  # a null move, with the suffixes any move takes ("--!?", "Z0+")
+        i = 2
+    elif c == 79 or c == 48:  # 'O' or '0': castling
+        if n < 3 or tok[1] != 45 or tok[2] != c:
+            return False
+        i = 3
+        if i + 1 < n and tok[i] == 45 and tok[i + 1] == c:
+            i += 2
+    else:
+        if c in _PIECES:
+            i = 1
+        if i < n and tok[i] == 64:  # '@': a drop
+            i += 1
+            if i + 1 >= n or tok[i] not in _FILES or tok[i + 1] not in _RANKS:
+                return False
+            i += 2
+        else:
+            # body: [file][rank][x|-|:]file rank, then promotion
+            j = i
+            while j < n and (tok[j] in _FILES or tok[j] in _RANKS or tok[j] == 120
+                             or tok[j] == 45 or tok[j] == 58):
+                j += 1
+            body = tok[i:j]
+            m = len(body)
+            if m < 2 or body[m - 2] not in _FILES or body[m - 1] not in _RANKS:
+                return False
+            k = 0
+            lim = m - 2
+            if k < lim and body[k] in _FILES:
+                k += 1
+            if k < lim and body[k] in _RANKS:
+                k += 1
+            if k < lim and (body[k] == 120 or body[k] == 45 or body[k] == 58):
+                k += 1
+            if k != lim:
+                return False
+            i = j
+            if i < n and tok[i] == 61:  # '='
+                i += 1
+                if i >= n or tok[i] not in _PROMO:
+                    return False
+                i += 1
+            elif i < n and tok[i] in _PROMO and c not in _PIECES:
+                i += 1
+    if i < n and tok[i] == 43:  # '+', '++'
+        i += 1
+        if i < n and tok[i] == 43:
+            i += 1
+    elif i < n and tok[i] == 35:  # '#'
+        i += 1
+    k = 0
+    while i < n and (tok[i] == 33 or tok[i] == 63) and k < 2:  # '!' '?'
+        i += 1
+        k += 1
+    return i == n
+
+
+def _clock_seconds(value: bytes) -> bytes | None:
+    """``H:MM:SS[.f]`` -> seconds as text (``b"600"``, ``b"177.7"``), None if malformed."""
+    parts = value.split(b":")
+    if len(parts) != 3:
+        return None
+    h, m, s = parts
+    frac = b""
+    dot = s.find(b".")
+    if dot >= 0:
+        frac = s[dot:]
+        s = s[:dot]
+        if len(frac) < 2 or not frac[1:].isdigit():
+            return None
+    if not (h.isdigit() and len(h) <= 15 and len(m) == 2 and m.isdigit() and len(s) == 2 and s.isdigit()):
+        return None
+    return str(int(h) * 3600 + int(m) * 60 + int(s)).encode() + frac
+
+
+def _eval_ok(value: bytes) -> bool:
+    """Whether ``value`` is an eval: digits and ``.#+-``, then maybe ``,depth`` (``0.17,20``, as python-chess
+    writes it)."""
+    if not value or value[0] == 44:
+        return False
+    for c in value:
+        if not (48 <= c <= 57 or c == 46 or c == 35 or c == 45 or c == 43 or c == 44):
+            return False
+    return True
+
+
+def _eval_value(value: bytes) -> bytes:
+    """An eval's value without the search depth after its comma: ``0.17,20`` is ``0.17``."""
+    comma = value.find(b",")
+    return value if comma < 0 else value[:comma]
+
+
+# ---------------------------------------------------------------- one game
+
+class _Game:
+    """Everything scanned from one game; the two front ends read what they need."""
+
+    __slots__ = ("start", "end", "tags", "moves", "evals", "clocks", "result",
+                 "first_ply", "bad", "bad_pos", "moves_field", "filtered")
+
+    def __init__(self, start: int) -> None:
+        self.start = start
+        self.end = start
+        self.tags: list = []          # (name, raw value) pairs, escapes undone
+        self.moves: list = []         # SAN tokens as written
+        self.evals: list = []         # per ply: bytes or None
+        self.clocks: list = []        # per ply: seconds text or None
+        self.result = b""
+        self.first_ply = -1           # ply index the move number before the first move names
+        self.bad = ""
+        self.bad_pos = -1
+        self.moves_field: bytes | None = None  # replaces field 20 when a moves hook rewrote it
+        self.filtered = False         # a where_plan dropped it (a bad game is rejected instead)
+
+
+def _unescape(raw: bytes) -> bytes:
+    if b"\\" not in raw:
+        return raw
+    out = bytearray()
+    i = 0
+    n = len(raw)
+    while i < n:
+        c = raw[i]
+        if c == 92 and i + 1 < n and (raw[i + 1] == 34 or raw[i + 1] == 92):
+            out.append(raw[i + 1])
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return bytes(out)
+
+
+def _tags_on_line(buf: bytes, pos: int, stop: int, tags: list) -> int:
+    """Read the tag pairs of one line; return where movetext starts on it (``stop`` if none)."""
+    while True:
+        while pos < stop and buf[pos] in _WS:
+            pos += 1
+        if pos >= stop:
+            return stop
+        if buf[pos] != 91:
+            return pos
+        here = pos
+        pos += 1
+        name_start = pos
+        while pos < stop and buf[pos] not in b" \t\"]":
+            pos += 1
+        name = buf[name_start:pos]
+        while pos < stop and buf[pos] in _WS:
+            pos += 1
+        if not name or pos >= stop or buf[pos] != 34:
+            raise _Bad("malformed tag", here)
+        pos += 1
+        value_start = pos
+        while True:
+            q = buf.find(b'"', pos, stop)
+            if q < 0:
+                raise _Bad("unterminated tag value", here)
+            back = q - 1
+            while back >= value_start and buf[back] == 92:
+                back -= 1
+            if (q - 1 - back) % 2 == 0:
+                break
+            pos = q + 1
+        value = _unescape(buf[value_start:q])
+        pos = q + 1
+        while pos < stop and buf[pos] in _WS:
+            pos += 1
+        if pos >= stop or buf[pos] != 93:
+            raise _Bad("malformed tag", here)
+        pos += 1
+        tags.append((name, value))
+
+
+def _comment(buf: bytes, pos: int, end: int, game: _Game) -> int:
+    """Read the brace comment opening at ``pos``; return the index after ``}``."""
+    close = buf.find(b"}", pos + 1, end)
+    limit = end if close < 0 else close
+    if buf.find(b"\n", pos + 1, limit) >= 0:
+        boundary = _next_boundary(buf, pos, limit)
+        if boundary < limit:
+            raise _Bad("unterminated comment", pos)
+    if close < 0:
+        raise _Bad("unterminated comment", pos)
+    ply = len(game.moves) - 1
+    cmd = buf.find(b"[%", pos + 1, close)
+    while cmd >= 0:
+        name_end = cmd + 2
+        while name_end < close and buf[name_end] not in _SPACE and buf[name_end] != 93:
+            name_end += 1
+        shut = buf.find(b"]", name_end, close)
+        if shut < 0:
+            break
+        name = buf[cmd + 2:name_end]
+        if name == b"clk" or name == b"eval":
+            value = buf[name_end:shut].strip(_SPACE)
+            if name == b"clk":
+                seconds = _clock_seconds(value)
+                if seconds is None:
+                    raise _Bad("malformed clock '" + _show(value) + "'", cmd)
+                if ply >= 0 and game.clocks[ply] is None:
+                    game.clocks[ply] = seconds
+            else:
+                if not _eval_ok(value):
+                    raise _Bad("malformed eval '" + _show(value) + "'", cmd)
+                if ply >= 0 and game.evals[ply] is None:
+                    game.evals[ply] = _eval_value(value)
+        cmd = buf.find(b"[%", shut + 1, close)
+    return close + 1
+
+
+def _variation(buf: bytes, pos: int, end: int) -> int:
+    """Skip the variation opening at ``pos`` (nested, with comments); return the index after ``)``."""
+    depth = 0
+    i = pos
+    while i < end:
+        c = buf[i]
+        if c == 40:
+            depth += 1
+        elif c == 41:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif c == 123:
+            close = buf.find(b"}", i + 1, end)
+            limit = end if close < 0 else close
+            if buf.find(b"\n", i + 1, limit) >= 0 and _next_boundary(buf, i, limit) < limit:
+                raise _Bad("unterminated variation", pos)
+            if close < 0:
+                raise _Bad("unterminated variation", pos)
+            i = close
+        elif c == 59:
+            i = _line_end(buf, i, end) - 1
+        elif c == 10:
+            stop = _line_end(buf, i + 1, end)
+            if _is_tag_line(buf, i + 1, stop):
+                raise _Bad("unterminated variation", pos)
+        i += 1
+    raise _Bad("unterminated variation", pos)
+
+
+def _first_ply(buf: bytes, pos: int, stop: int) -> int:
+    """The ply a move number token ``buf[pos:stop]`` names: ``12.`` is 22 (White), ``12...`` 23 (Black).
+
+    -1 when the number is 0 or has more than 9 digits.
+    """
+    digits = pos
+    while digits < stop and 48 <= buf[digits] <= 57:
+        digits += 1
+    if digits - pos > 9:
+        return -1
+    number = int(buf[pos:digits])
+    if number == 0:
+        return -1
+    return 2 * (number - 1) + (1 if stop - digits >= 3 else 0)
+
+
+def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
+    """Scan movetext from ``pos``; return where the game ends, or ``end``.
+
+    A game ends before a tag line outside comments; before a move or move
+    number after its result; and, once it has moves, before a line that
+    starts with ``1.`` after a blank line (games pasted without tags).
+    """
+    moves = game.moves
+    while pos < end:
+        c = buf[pos]
+        if c == 32 or c == 9 or c == 13:
+            pos += 1
+        elif c == 10:
+            blank = moves and _ends_blank_line(buf, pos)
+            pos += 1
+            stop = _line_end(buf, pos, end)
+            if _is_tag_line(buf, pos, stop) or (blank and _starts_first_move(buf, pos, stop)):
+                return pos
+            if pos < end and buf[pos] == 37:  # '%' escape line
+                pos = stop
+        elif c == 123:
+            pos = _comment(buf, pos, end, game)
+        elif c == 40:
+            # A variation needs a move to vary; before the first, a '(' is stray, as a ')' with none open.
+            pos = _variation(buf, pos, end) if moves else pos + 1
+        elif c == 59:
+            pos = _line_end(buf, pos, end)
+        elif c == 36:  # '$' NAG
+            j = pos + 1
+            while j < end and 48 <= buf[j] <= 57:
+                j += 1
+            if j == pos + 1:
+                raise _Bad("malformed NAG", pos)
+            pos = j
+        elif c == 41:
+            pos += 1
+        elif c == 125:
+            raise _Bad("unexpected '}'", pos)
+        else:
+            j = pos
+            while j < end and buf[j] not in _DELIMS:
+                j += 1
+            tok = buf[pos:j]
+            if c == 42 or tok == b"1-0" or tok == b"0-1" or tok == b"1/2-1/2":
+                if tok != b"*" and c == 42:
+                    raise _Bad("invalid move token '" + _show(tok) + "'", pos)
+                if not game.result:
+                    game.result = tok
+                pos = j
+                continue
+            if 48 <= c <= 57 and not tok.startswith(b"0-0"):
+                if game.result:
+                    return pos      # a move number after the result starts the next game
+                k = pos
+                while k < j and 48 <= buf[k] <= 57:
+                    k += 1
+                while k < j and buf[k] == 46:
+                    k += 1
+                if k < j and 48 <= buf[k - 1] <= 57:
+                    raise _Bad("invalid move token '" + _show(tok) + "'", pos)
+                if not moves:
+                    game.first_ply = _first_ply(buf, pos, k)
+                pos = k
+                continue
+            if tok.strip(b"!?") == b"" and len(tok) <= 2:
+                pos = j             # an annotation standing apart from its move: "e4 !?"
+                continue
+            if game.result:
+                return pos          # so does a move
+            if not _san_ok(tok):
+                raise _Bad("invalid move token '" + _show(tok) + "'", pos)
+            moves.append(tok)
+            game.evals.append(None)
+            game.clocks.append(None)
+            pos = j
+    return end
+
+
+def _skip_movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
+    """_movetext without reading moves: return where the game ends, as _movetext does for a good game.
+
+    Tokens are classed (move number, result, annotation, anything else is a
+    move) but not checked; comments and variations are skipped with
+    _movetext's rules, so an unterminated comment or variation and a stray
+    ``}`` still end the game where the full read ends it, as a bad game.
+    """
+    moves = False
+    while pos < end:
+        c = buf[pos]
+        if c == 32 or c == 9 or c == 13:
+            pos += 1
+        elif c == 10:
+            blank = moves and _ends_blank_line(buf, pos)
+            pos += 1
+            stop = _line_end(buf, pos, end)
+            if _is_tag_line(buf, pos, stop) or (blank and _starts_first_move(buf, pos, stop)):
+                return pos
+            if pos < end and buf[pos] == 37:  # '%' escape line
+                pos = stop
+        elif c == 123:
+            pos = _skip_comment(buf, pos, end)
+        elif c == 40:
+            pos = _variation(buf, pos, end) if moves else pos + 1
+        elif c == 59:
+            pos = _line_end(buf, pos, end)
+        elif c == 36:  # '$' NAG, not checked
+            pos += 1
+            while pos < end and 48 <= buf[pos] <= 57:
+                pos += 1
+        elif c == 41:
+            pos += 1
+        elif c == 125:
+            raise _Bad("unexpected '}'", pos)
+        else:
+            j = pos
+            while j < end and buf[j] not in _DELIMS:
+                j += 1
+            tok = buf[pos:j]
+            if tok == b"*" or tok == b"1-0" or tok == b"0-1" or tok == b"1/2-1/2":
+                if not game.result:
+                    game.result = tok
+                pos = j
+                continue
+            if 48 <= c <= 57 and not tok.startswith(b"0-0"):
+                if game.result:
+                    return pos      # a move number after the result starts the next game
+                k = pos
+                while k < j and 48 <= buf[k] <= 57:
+                    k += 1
+                while k < j and buf[k] == 46:
+                    k += 1
+                pos = k
+                continue
+            if tok.strip(b"!?") == b"" and len(tok) <= 2:
+                pos = j
+                continue
+            if game.result:
+                return pos          # so does a move
+            moves = True
+            pos = j
+    return end
+
+
+def _skip_comment(buf: bytes, pos: int, end: int) -> int:
+    """_comment without reading its commands: the index after ``}``."""
+    close = buf.find(b"}", pos + 1, end)
+    limit = end if close < 0 else close
+    if buf.find(b"\n", pos + 1, limit) >= 0:
+        boundary = _next_boundary(buf, pos, limit)
+        if boundary < limit:
+            raise _Bad("unterminated comment", pos)
+    if close < 0:
+        raise _Bad("unterminated comment", pos)
+    return close + 1
+
+
+def _scan_game(buf: bytes, pos: int, end: int, where=None, headers: bool = False) -> _Game | None:
+    """Scan the game whose first line starts at or after ``pos``; None if only blank lines remain.
+
+    ``where`` (a where_plan) drops a game whose tags it refuses before its
+    movetext is read (``game.filtered``; the movetext is skipped by
+    _skip_movetext), and one whose moves it refuses after. ``headers``:
+    skip the movetext of every game (unless ``where`` needs it).
+    """
+    while pos < end:
+        stop = _line_end(buf, pos, end)
+        if not (_is_blank(buf, pos, stop) or buf[pos] == 37):   # (a '%' escape line is no game's)
+            break
+        pos = stop + 1
+    if pos >= end:
+        return None
+    game = _Game(pos)
+    try:
+        while True:
+            stop = _line_end(buf, pos, end)
+            if buf[pos] == 37:  # an escape line among the tags
+                pos = stop + 1
+                if pos >= end:
+                    break
+                continue
+            if not _is_tag_line(buf, pos, stop):
+                break
+            rest = _tags_on_line(buf, pos, stop, game.tags)
+            if rest < stop:
+                pos = rest
+                break
+            pos = stop + 1
+            if pos >= end:
+                break
+        skip = headers
+        if where is not None:
+            if not where.keep_tags(game.tags, False):
+                game.filtered = True
+                skip = True
+            elif where.needs_moves:
+                skip = False
+        if pos >= end:
+            game.end = end
+        elif skip:
+            game.end = _skip_movetext(buf, pos, end, game)
+        else:
+            game.end = _movetext(buf, pos, end, game)
+        if not game.filtered and not skip and where is not None and not where.keep_moves(
+                len(game.moves), game.evals.count(None) < len(game.evals), game.clocks.count(None) < len(game.clocks)):
+            game.filtered = True
+    except _Bad as bad:
+        game.bad = bad.reason
+        game.bad_pos = bad.pos
+        game.end = _next_boundary(buf, bad.pos, end)
+        return game
+    nul = buf.find(b"\0", game.start, game.end)
+    if nul >= 0:    # a stray NUL (binary data) rejects its game, not the input (fastpgn.io.sources.check_pgn)
+        game.bad = _NUL_REASON
+        game.bad_pos = nul
+    return game
+
+
+_NUL_REASON = "NUL byte in the game (binary data)"
+
+
+# ---------------------------------------------------------------- filters
+#
+# fastpgn.filters.Where compiles to a spec of plain values (where_spec);
+# where_plan turns the spec into what the kernel reads. A game's tags are
+# tested when its tag section is read, before its movetext: a game they
+# refuse is never built, its movetext only skipped (_skip_movetext).
+
+ELO_WHITE, ELO_BLACK, ELO_BOTH, ELO_EITHER = range(4)
+TAG_EQUAL, TAG_FOLD, TAG_PREFIX = range(3)
+SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
+# lichess (scalachess Speed): estimated seconds = base + 40 x increment; the
+# upper bounds, exclusive, of ultraBullet, bullet, blitz, rapid, classical.
+SPEED_LIMITS = (30, 180, 480, 1500, 21600)
+
+
+def _ascii_lower(value):
+    """``value`` (bytes or str) with A-Z lowered, nothing else."""
+    if isinstance(value, bytes):
+        return value.lower()
+    return value.lower() if value.isascii() else value.encode().lower().decode()
+
+
+def _digits(value) -> int:
+    """The number 1 to 9 ASCII digits say, else -1."""
+    if 0 < len(value) <= 9 and value.isdigit() and value.isascii():
+        return int(value)
+    return -1
+
+
+def speed_bit(time_control) -> int:
+    """The bit (1 << index in SPEEDS) of lichess's speed for a TimeControl value; 0 if it names none."""
+    if time_control == b"-" or time_control == "-":
+        return 32
+    plus = b"+" if isinstance(time_control, bytes) else "+"
+    parts = time_control.split(plus)
+    if len(parts) != 2:
+        return 0
+    base = _digits(parts[0])
+    increment = _digits(parts[1])
+    if base < 0 or increment < 0:
+        return 0
+    seconds = base + 40 * increment
+    bit = 1
+    for limit in SPEED_LIMITS:
+        if seconds < limit:
+            return bit
+        bit <<= 1
+    return bit
+
+
+def _well_formed_date(value) -> bool:
+    """``YYYY.MM.DD`` with ASCII digits (what a date range compares)."""
+    if len(value) != 10 or not value.isascii():
+        return False
+    for i in (0, 1, 2, 3, 5, 6, 8, 9):
+        if not value[i:i + 1].isdigit():
+            return False
+    return value[4:5] in (b".", ".") and value[7:8] in (b".", ".")
+
+
+class _Where:
+    """A where_spec as the pure kernel reads it: the same tests on bytes (lines) or str (records)."""
+
+    __slots__ = ("elo_mode", "min_elo", "max_elo", "speeds", "dates", "tests", "min_plies", "max_plies",
+                 "evals", "clocks", "needs_moves", "spec")
+
+    def __init__(self, spec: tuple) -> None:
+        (self.elo_mode, self.min_elo, self.max_elo, self.speeds, since, until, tests, self.evals, self.clocks,
+         self.min_plies, self.max_plies) = spec
+        self.spec = spec
+        self.dates = None
+        if since is not None or until is not None:
+            self.dates = ((since, until), (None if since is None else since.decode(),
+                                           None if until is None else until.decode()))
+        self.tests = (tests, tuple(
+            (tuple(n.decode() for n in names), kind, tuple(v.decode() for v in values),
+             None if default is None else default.decode())
+            for names, kind, values, default in tests))
+        self.needs_moves = bool(self.evals or self.clocks or self.min_plies >= 0 or self.max_plies >= 0)
+
+    def __reduce__(self):
+        return (_Where, (self.spec,))
+
+    def keep_tags(self, tags, text: bool) -> bool:
+        """Whether a game with these ``(name, value)`` pairs (the last of a name counts) passes the tag tests."""
+        d = dict(tags)
+        if self.elo_mode >= 0:
+            white = _digits(d.get("WhiteElo" if text else b"WhiteElo", ""))
+            black = _digits(d.get("BlackElo" if text else b"BlackElo", ""))
+            lo, hi = self.min_elo, self.max_elo
+            ok_white = white >= 0 and lo <= white and (hi < 0 or white <= hi)
+            ok_black = black >= 0 and lo <= black and (hi < 0 or black <= hi)
+            mode = self.elo_mode
+            if not (ok_white if mode == ELO_WHITE else ok_black if mode == ELO_BLACK
+                    else ok_white and ok_black if mode == ELO_BOTH else ok_white or ok_black):
+                return False
+        if self.speeds:
+            tc = d.get("TimeControl" if text else b"TimeControl")
+            if tc is None or not speed_bit(tc) & self.speeds:
+                return False
+        if self.dates is not None:
+            since, until = self.dates[text]
+            date = d.get("UTCDate" if text else b"UTCDate")
+            if date is None:
+                date = d.get("Date" if text else b"Date")
+            if (date is None or not _well_formed_date(date) or (since is not None and date < since)
+                    or (until is not None and date > until)):
+                return False
+        for names, kind, values, default in self.tests[text]:
+            for name in names:
+                value = d.get(name, default)
+                if value is None:
+                    continue
+                if kind == TAG_EQUAL:
+                    if value in values:
+                        break
+                elif kind == TAG_FOLD:
+                    if _ascii_lower(value) in values:
+                        break
+                elif value.startswith(values):
+                    break
+            else:
+                return False
+        return True
+
+    def keep_moves(self, plies: int, has_evals: bool, has_clocks: bool) -> bool:
+        """Whether a game read in full passes the movetext tests."""
+        return ((not self.evals or has_evals) and (not self.clocks or has_clocks)
+                and plies >= self.min_plies and (self.max_plies < 0 or plies <= self.max_plies))
+
+
+def where_plan(spec):
+    """A filter spec (fastpgn.filters.Where.spec()) as the kernel reads it; None stays None.
+
+    Make it once per run, as opening_table: the compiled kernel copies the
+    spec into C arrays it reads without the GIL.
+    """
+    return spec if spec is None or isinstance(spec, _Where) else _Where(spec)
+
+
+def _first(buf: bytes, start: int, end: int, at_stream_start: bool) -> int:
+    if at_stream_start and buf.startswith(_BOM, start, end):
+        return start + 3
+    return start
+
+
+def _as_bytes(buf) -> bytes:
+    """The block as bytes (the compiled kernel reads any bytes-like object in place)."""
+    return buf if type(buf) is bytes else bytes(buf)

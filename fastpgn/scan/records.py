@@ -1,0 +1,231 @@
+"""The record sink, pure Python: twin of fastpgn/scan/records.pxi.
+
+Games as record tuples (offset, number, headers, SAN moves, evals, clocks,
+result token, first ply, start, end) and headers only, for fastpgn.reader.
+"""
+
+from __future__ import annotations
+
+from fastpgn.scan.grammar import _as_bytes, _first, _scan_game, where_plan
+from fastpgn.scan.fastpath import _fast_game, _fast_headers, _fast_where
+
+def _ply_moves(moves: list) -> list:
+    """games_from_block's moves: the SAN tokens as str (ASCII: _san_ok allows nothing else)."""
+    return b" ".join(moves).decode("ascii").split(" ") if moves else []
+
+
+def _ply_evals(values, plies: int, mixed: bool) -> list:
+    """games_from_block's evals: per ply, the value as str or None."""
+    if values is None:
+        return [None] * plies
+    if mixed:
+        return [None if v is None else v.decode("ascii") for v in values]
+    return b" ".join(values).decode("ascii").split(" ")
+
+
+def _clock(seconds: bytes):
+    """A clock's seconds text (``b"180"``, ``b"177.7"``) as the reader gives it: int, float with tenths."""
+    return float(seconds) if b"." in seconds else int(seconds)
+
+
+def _ply_clocks(values, plies: int, mixed: bool) -> list:
+    """games_from_block's clocks: per ply, the seconds (int, or float with tenths) or None."""
+    if values is None:
+        return [None] * plies
+    if mixed:
+        return [None if v is None else _clock(v) for v in values]
+    if b"." in b"".join(values):
+        return list(map(_clock, values))
+    return list(map(int, values))
+
+
+def _fast_record(fast, start: int, number: int, base_offset: int) -> tuple:
+    """games_from_block's record of a game _fast_game read (with ``text``)."""
+    end, _, (pieces, _, names), (moves, evals, clocks, result, first_ply, mixed) = fast
+    plies = len(moves)
+    return (
+        base_offset + start,
+        number,
+        dict(zip(names, pieces[1::2])),
+        _ply_moves(moves),
+        _ply_evals(evals, plies, mixed),
+        _ply_clocks(clocks, plies, mixed),
+        result.decode("ascii"),
+        first_ply,
+        start,
+        end,
+    )
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
+class GameCore:
+    """A game as the reader hands it out: fastpgn.reader.Game is this, with its methods (once for both kernels).
+
+    ``games_from_block(..., record=Game)`` (and ``headers_from_block``)
+    gives these in place of the record tuples (the compiled twin fills them
+    without calling ``__init__``).
+    """
+
+    __slots__ = ("offset", "number", "headers", "first_ply", "_moves", "_evals", "_clocks", "_result_token")
+
+    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1):
+        self.offset = offset
+        self.number = number
+        self.headers = headers
+        #: The ply the movetext's move number before the first move names
+        #: (``1.`` is 0, ``12...`` is 23: Black's twelfth move); None without one.
+        self.first_ply = first_ply if first_ply >= 0 else None
+        self._moves = moves
+        self._evals = evals
+        self._clocks = clocks
+        self._result_token = result_token
+
+
+class RecordFeed:
+    """The reader's ``__next__``: fastpgn.reader.GameReader is this, with the rest of a reader (pure twin of
+    the compiled RecordFeed, which is there to spare a Python frame per game).
+
+    Hands out the items of the lists ``self._next_list()`` returns (a
+    block's games; StopIteration at the end), one a call, counting them in
+    ``games_yielded``. The lists are read, never changed.
+    """
+
+    _items: list | None = None
+    _at = 0
+
+    def __next__(self):
+        items = self._items
+        at = self._at
+        while items is None or at >= len(items):
+            self._items = None
+            items = self._items = self._next_list()
+            at = 0
+        item = items[at]
+        self._at = at + 1
+        self.games_yielded += 1
+        return item
+
+    def _drop(self) -> None:
+        """Forget the items not handed out yet (the reader's close())."""
+        self._items = None
+        self._at = 0
+
+
+def _record_class(record):
+    """games_from_block's ``record``, checked: None, or a subclass of GameCore."""
+    if record is not None and not (isinstance(record, type) and issubclass(record, GameCore)):
+        raise TypeError(f"record must be None or a subclass of GameCore, not {record!r}")
+    return record
+
+
+def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
+                     record=None):
+    """Scan the whole games in ``buf[start:end]`` into record tuples for the reader.
+
+    Returns ``(games, games_read, rejects)``; each game is
+    ``(offset, number, headers, moves, evals, clocks, result, first_ply, start, end)``
+    where ``headers`` is a dict of str, ``moves`` the list of SAN tokens (str),
+    ``evals`` and ``clocks`` lists with one entry per ply: the eval as str, the
+    clock in seconds (int; float when the source has tenths), None where a ply
+    has none; ``result`` the movetext's result token,
+    ``first_ply`` the ply the move number before the first move names (``12...``
+    is 23: Black's 12th move; -1 when no number precedes the first move).
+    With ``where`` (a where_plan), games it refuses get no record, and the
+    answer is ``(games, games_read, rejects, games_filtered)``. With
+    ``record`` (a subclass of GameCore: fastpgn.reader.Game) each game is
+    ``record(offset, number, headers, moves, evals, clocks, result, first_ply)``
+    instead of a tuple.
+    """
+    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, False,
+                             _record_class(record))
+
+
+def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
+                       record=None):
+    """games_from_block without the moves: each game's tags, its movetext skipped (_skip_movetext).
+
+    Returns ``(games, games_read, rejects)``, or with ``where``
+    ``(games, games_read, rejects, games_filtered)``; each game is
+    ``(offset, number, headers, result, start, end)``, cut at the same
+    boundaries as games_from_block's for every game the full read accepts.
+    Movetext is not checked: only a bad tag, an unterminated comment or
+    variation and a stray ``}`` reject a game (and, where ``where`` tests the
+    movetext, any error in the movetext of a game whose tags it keeps).
+    With ``record``, each game is ``record(offset, number, headers, None,
+    None, None, result)`` (no per-ply lists: fastpgn.reader.Game makes
+    empty ones when asked for).
+    """
+    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, True,
+                             _record_class(record))
+
+
+def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, headers,
+                      record=None):
+    """games_from_block's records, or with ``headers`` headers_from_block's (the compiled twin's shape);
+    ``record``: their record class."""
+    buf = _as_bytes(buf)
+    where = where_plan(where)
+    out = []
+    rejects = []
+    number = first_game
+    filtered = 0
+    pos = _first(buf, start, end, at_stream_start)
+    while True:
+        fast = None
+        if pos < end and buf[pos] == 91:
+            if headers:
+                fast = _fast_headers(buf, pos, end, where)
+            else:
+                fast = _fast_game(buf, pos, end, True) if where is None else _fast_where(buf, pos, end, True, where)
+        if fast is not None:
+            number += 1
+            if fast[1 if headers else 2] is None:
+                filtered += 1
+            elif headers:
+                out.append((base_offset + pos, number, fast[1], fast[2], pos, fast[0]))
+            else:
+                out.append(_fast_record(fast, pos, number, base_offset))
+            pos = fast[0]
+            continue
+        game = _scan_game(buf, pos, end, where, headers)
+        if game is None:
+            break
+        number += 1
+        pos = game.end
+        if game.filtered and not game.bad:
+            filtered += 1
+            continue
+        if game.bad:
+            rejects.append((game.bad, base_offset + game.bad_pos, number, game.start, game.end))
+            if stop_on_error:
+                break
+            continue
+        tags = {}
+        for name, value in game.tags:
+            tags[_text(name)] = _text(value)
+        if headers:
+            out.append((base_offset + game.start, number, tags, _text(game.result), game.start, game.end))
+            continue
+        out.append((
+            base_offset + game.start,
+            number,
+            tags,
+            _ply_moves(game.moves),
+            _ply_evals(game.evals, len(game.moves), True),
+            _ply_clocks(game.clocks, len(game.moves), True),
+            _text(game.result),
+            game.first_ply,
+            game.start,
+            game.end,
+        ))
+    if record is not None:
+        if headers:
+            out = [record(offset, number, tags, None, None, None, result) for offset, number, tags, result, _, _ in out]
+        else:
+            out = [record(*fields) for *fields, _, _ in out]
+    if where is not None:
+        return out, number - first_game, rejects, filtered
+    return out, number - first_game, rejects
