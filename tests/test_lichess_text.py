@@ -403,7 +403,7 @@ def test_moves_without_details_are_an_error():
 
 def test_pgn_has_a_blank_line_after_the_tags_and_reads_back():
     games = compact("21.04.07B0-1Nice }win\n1e4e52Qh5Nc63Bc4Nf64Qxf7#")
-    text = lt.game_to_pgn(games[0], me='Mi"ke', opponent="A\\non")
+    text = lt.compact_to_pgn(games[0], me='Mi"ke', opponent="A\\non")
     head, movetext = text.split("\n\n", 1)
     assert head.splitlines()[-4:] == ['[White "A\\\\non"]', '[Black "Mi\\"ke"]', '[Result "0-1"]',
                                       '[Comment "Nice }win"]']

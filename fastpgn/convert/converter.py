@@ -70,7 +70,7 @@ from fastpgn import scan as _scan
 from fastpgn.convert.chunks import (GZIP_LEVEL, GZIP_LIBRARY, SUFFIX, ZSTD_LEVEL, BlockResult, ChunkFiles, ChunkFormat,
                              ChunkWriter, LinesFormat, StreamOutput, compress, decompress)
 from fastpgn.convert.tables import FORMATS, chunk_format
-from fastpgn.convert.limit import Limit
+from fastpgn.convert.limit import GameLimit
 from fastpgn.convert.rejects import RejectsFile
 from fastpgn.convert.resume import STATE_VERSION, ResumeState, Tally
 from fastpgn.convert.schedule import OrderedScheduler, ReadAheadThread, start_workers
@@ -316,7 +316,7 @@ class Converter:
 
         where = filters.as_where(opts.where)
         self.where = where if where else None   # a Where that tests nothing filters nothing
-        self.limit = None if opts.limit is None else Limit(opts.limit, self.format, self.where)
+        self.limit = None if opts.limit is None else GameLimit(opts.limit, self.format, self.where)
 
     # -- the resume state's options
 
@@ -502,7 +502,7 @@ class Converter:
         pool = shared.pool if shared is not None else self._pool(table)
         # Buffers of blocks already delivered come back to the cutter and hold later blocks.
         blocks = cut_blocks(source.readinto, opts.block_size, start, head, [], moves_seen)
-        # (a filtered run with --limit keeps each block's bytes: Limit.cut reads them again)
+        # (a filtered run with --limit keeps each block's bytes: GameLimit.cut reads them again)
         scheduler = OrderedScheduler(pool, blocks, shared.depth if shared is not None else 2 * self.jobs + 1,
                                      keep_bytes=self.where is not None and opts.limit is not None,
                                      owned=shared is None)

@@ -13,7 +13,7 @@ from fastpgn.convert.chunks import BlockResult, ChunkFormat
 from fastpgn.errors import Rejected
 
 
-class Limit:
+class GameLimit:
     """``--limit limit``: which block ends the run, and what of it counts; ``where`` the run's filter (or None)."""
 
     def __init__(self, limit: int, fmt: ChunkFormat, where=None) -> None:

@@ -9,7 +9,7 @@
   workers (``pipeline.SharedWorkers``). Each input is a run of its own:
   its chunks, resume state, rejected games and lock are byte for byte those
   of a run on it alone, and a damaged or unreadable input ends as an
-  :class:`Outcome` with its error while the others go on.
+  :class:`InputOutcome` with its error while the others go on.
 
 Why one shared pool and several inputs at a time: one zstd stream is
 decoded by one thread, so one input cannot keep many workers busy, and
@@ -37,7 +37,7 @@ from typing import Callable, Iterator, Sequence
 from fastpgn.errors import InputError
 from fastpgn.convert.converter import Converter, Options, OutputError, SharedWorkers, Summary
 
-__all__ = ["PGN_SUFFIXES", "ManyInputs", "Outcome", "expand_inputs", "is_pgn_name"]
+__all__ = ["PGN_SUFFIXES", "ManyInputs", "InputOutcome", "expand_inputs", "is_pgn_name"]
 
 #: The names a folder's PGN files end with (any case).
 PGN_SUFFIXES = (".pgn", ".pgn.zst", ".pgn.bz2", ".pgn.gz")
@@ -122,7 +122,7 @@ def _folder(path: str) -> list[str]:
 
 
 @dataclass
-class Outcome:
+class InputOutcome:
     """How one input's run ended: its Summary, or the error that stopped it (``summary`` is then None)."""
 
     input: str
@@ -182,8 +182,8 @@ class ManyInputs:
                 raise OutputError(f"{other} and {converter.opts.input} would write the same files "
                                   f"({converter.prefix}.*) into {where}: convert them into different folders")
 
-    def run(self) -> Iterator[Outcome]:
-        """Convert every input; yield each one's Outcome as its run ends.
+    def run(self) -> Iterator[InputOutcome]:
+        """Convert every input; yield each one's InputOutcome as its run ends.
 
         Closing the iterator early, or Ctrl-C while it waits, stops the runs
         under way as Ctrl-C stops one (their complete chunks kept, ready for
@@ -217,8 +217,8 @@ class ManyInputs:
             shared.close(cancel=self.cancel.is_set())
 
     def _convert(self, converter: Converter, done: queue.Queue) -> None:
-        """One input's run, on its own thread; its Outcome to ``done``."""
-        outcome = Outcome(converter.opts.input, converter)
+        """One input's run, on its own thread; its InputOutcome to ``done``."""
+        outcome = InputOutcome(converter.opts.input, converter)
         try:
             if self.cancel.is_set():
                 raise KeyboardInterrupt

@@ -1,6 +1,6 @@
 """Writing games of the compact notation: as PGN, and fastpgn's games back as compact strings.
 
-``game_to_pgn`` writes one game as ``pgn-transform.pl`` does (tags, one move
+``compact_to_pgn`` writes one game as ``pgn-transform.pl`` does (tags, one move
 pair a line, the comment, the result; the comment kept in a ``Comment`` tag
 too, so that ``--reverse`` gets it back). ``game_to_compact`` writes a
 fastpgn ``Game`` as the two compact lines, refusing what would not read back
@@ -16,7 +16,7 @@ from fastpgn.notations._compact_py import scan_ply
 from fastpgn.notations._lichess_text_read import (_ROUNDS_MAX, CompactGame, _details, _moves_in_comment,
                                                  _split_round, parse_details)
 
-__all__ = ["DEFAULT_ME", "DEFAULT_OPPONENT", "game_to_compact", "game_to_pgn"]
+__all__ = ["DEFAULT_ME", "DEFAULT_OPPONENT", "game_to_compact", "compact_to_pgn"]
 
 DEFAULT_ME = "Mike"
 DEFAULT_OPPONENT = "Anon"
@@ -31,13 +31,13 @@ def _tag_value(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def game_to_pgn(game: CompactGame, *, me: str = DEFAULT_ME, opponent: str = DEFAULT_OPPONENT) -> str:
+def compact_to_pgn(game: CompactGame, *, me: str = DEFAULT_ME, opponent: str = DEFAULT_OPPONENT) -> str:
     """The PGN text of one game: tags, a blank line, one move pair per line, comment, result.
 
     The comment is also kept in a ``Comment`` tag, because PGN readers
     (fastpgn's included) skip comments and ``--reverse`` needs it back.
 
-    >>> print(game_to_pgn(CompactGame("2021.04.07", "W", "1-0", "pp", ["d4", "d5", "Bf4"])), end="")
+    >>> print(compact_to_pgn(CompactGame("2021.04.07", "W", "1-0", "pp", ["d4", "d5", "Bf4"])), end="")
     [Event "lichess.com"]
     [Site "lichess.com"]
     [Date "2021.04.07"]
@@ -64,7 +64,7 @@ def _player_tags(me: str, opponent: str) -> tuple[str, str]:
 
 
 def _pgn_text(date, colour, result, comment, moves, number, movetext, players) -> str:
-    """game_to_pgn's text; ``movetext`` is the moves as :func:`_block_movetext` writes them, when known."""
+    """compact_to_pgn's text; ``movetext`` is the moves as :func:`_block_movetext` writes them, when known."""
     players = players[0] if colour == "W" else players[1]
     if movetext is not None and not comment:  # most games: one string built at once
         return (f'[Event "lichess.com"]\n[Site "lichess.com"]\n[Date "{date}"]\n[Round "{number}"]\n'

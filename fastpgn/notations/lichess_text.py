@@ -37,7 +37,10 @@ from __future__ import annotations
 
 from fastpgn.notations._lichess_text_read import CompactGame, parse_details, read_compact, scan_moves, scan_ply
 from fastpgn.notations._lichess_text_stats import Stats
-from fastpgn.notations._lichess_text_write import DEFAULT_ME, DEFAULT_OPPONENT, game_to_compact, game_to_pgn  # noqa: F401
+from fastpgn.notations._lichess_text_write import DEFAULT_ME, DEFAULT_OPPONENT, compact_to_pgn, game_to_compact  # noqa: F401
+
+# the name before 0.2 (fastpgn.board.game_to_pgn writes a Board or a read Game; this one a compact game)
+game_to_pgn = compact_to_pgn
 
 # Re-exported: they were defined here, and tests reach them through this module.
 from fastpgn.notations._lichess_text_read import _block_movetext, _is_details, _movetext_plies, _split_round  # noqa: F401
@@ -47,6 +50,7 @@ __all__ = [
     "CompactGame",
     "Stats",
     "game_to_compact",
+    "compact_to_pgn",
     "game_to_pgn",
     "parse_details",
     "read_compact",
@@ -56,4 +60,4 @@ __all__ = [
 
 # The examples of the parts run with this module's (``doctest.testmod(lichess_text)``).
 __test__ = {"scan_moves": scan_moves, "parse_details": parse_details, "read_compact": read_compact,
-            "game_to_pgn": game_to_pgn, "game_to_compact": game_to_compact, "Stats": Stats}
+            "compact_to_pgn": compact_to_pgn, "game_to_compact": game_to_compact, "Stats": Stats}
