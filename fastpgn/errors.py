@@ -161,7 +161,7 @@ class Rejected:
     """
 
     __slots__ = ("offset", "number", "reason", "error_offset", "text")
-    __match_args__ = __slots__
+    __match_args__ = ("offset", "number", "reason", "error_offset", "text")
 
     offset: int
     number: int

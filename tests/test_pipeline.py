@@ -248,8 +248,8 @@ def test_without_the_fast_extra_the_same_lines(tmp_path, dump):
     script = ("import sys\n"
               "for name in ('isal', 'isal.igzip', 'isal.isal_zlib', 'indexed_bzip2'):\n"
               "    sys.modules[name] = None\n"
-              "from fastpgn import pipeline, sources\n"
-              "assert pipeline.GZIP_LIBRARY == 'zlib' and sources._ibz2 is None\n"
+              "from fastpgn.convert import converter as pipeline\nfrom fastpgn.io import source\n"
+              "assert pipeline.GZIP_LIBRARY == 'zlib' and source._ibz2 is None\n"
               "from fastpgn.cli import main\n"
               "sys.exit(main(sys.argv[1:]))\n")
     pgn = zstandard.ZstdDecompressor().stream_reader(dump.read_bytes()).read()

@@ -50,9 +50,9 @@ from typing import Iterator
 
 from fastpgn.io.blocks import _ChunkFiller
 from fastpgn.errors import InputError
-from fastpgn.io.sources import READ_SIZE, Source, is_parquet_input
+from fastpgn.io.source import READ_SIZE, Source
 
-__all__ = ["MOVETEXT", "ParquetSource", "TAG_ORDER", "is_parquet_input", "open_parquet", "parquet_files",
+__all__ = ["MOVETEXT", "ParquetSource", "TAG_ORDER", "open_parquet", "parquet_files",
            "pgn_text", "pgn_blocks", "tag_name"]
 
 #: The column that holds the movetext; a Parquet input without it is not lichess's release.

@@ -14,7 +14,15 @@ from fastpgn.errors import InputDamageError
 
 TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
 if TYPE_CHECKING:
-    from fastpgn.io.sources import Source
+    from typing import Protocol
+
+    class Source(Protocol):
+        """What the decoder reads of a ``fastpgn.io.source.Source`` (not imported: it imports this)."""
+
+        name: str
+        offset: int
+
+        def _read_raw(self, n: int) -> bytes: ...
 
 
 class _ZstdStream:
