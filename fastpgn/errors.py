@@ -198,6 +198,24 @@ class Rejected:
         return PGNSyntaxError(self.reason, self.error_offset, self.number)
 
 
+#: Written before the movetext of a row of lichess's Parquet release that would read as more than
+#: one game (fastpgn.io.lichess_parquet): the stray ``}`` makes the grammar reject the row whole,
+#: and the note names why, in place of the grammar's ``unexpected '}'``.
+SEVERAL_GAMES_NOTE = "this row's movetext reads as more than one game"
+SEVERAL_GAMES_MARK = "} {fastpgn: " + SEVERAL_GAMES_NOTE + "} "
+
+
+def row_reason(reason: str, text) -> str:
+    """The reason a rejected game is given: the grammar's, or for a marked Parquet row, the note's.
+
+    >>> row_reason("unexpected '}'", SEVERAL_GAMES_MARK.encode() + b"1. d4 *")
+    "this row's movetext reads as more than one game"
+    """
+    if reason.startswith("unexpected '}'") and SEVERAL_GAMES_MARK.encode() in bytes(text):
+        return SEVERAL_GAMES_NOTE + reason[len("unexpected '}'"):]
+    return reason
+
+
 def rejected_games(rejects, data, offset: int) -> list[Rejected]:
     """The scanner kernel's rejects of one block as records, their text copied out of ``data``.
 
@@ -211,5 +229,7 @@ def rejected_games(rejects, data, offset: int) -> list[Rejected]:
     """
     if not rejects:
         return []
-    return [Rejected(offset + start, number, reason, error_offset, bytes(data[start:end]))
-            for reason, error_offset, number, start, end in rejects]
+    games = [Rejected(offset + start, number, reason, error_offset, bytes(data[start:end]))
+             for reason, error_offset, number, start, end in rejects]
+    return [Rejected(g.offset, g.number, row_reason(g.reason, g.text), g.error_offset, g.text)
+            if g.reason.startswith("unexpected '}'") else g for g in games]

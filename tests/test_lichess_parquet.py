@@ -378,6 +378,10 @@ def test_a_row_is_one_game_whatever_its_movetext_holds(tmp_path, scan, monkeypat
     assert games.games_read == 4 and len(games.rejected) == 3
     assert [r.number for r in games.rejected] == [2, 3, 4]
     assert [f"file {path}, row {n}" in r.reason for r, n in zip(games.rejected, (1, 2, 3))] == [True] * 3
+    # a row that would read as two games says so; the others keep the grammar's reasons
+    assert [r.reason.split(" (")[0] for r in games.rejected] == [
+        "this row's movetext reads as more than one game", "unterminated comment",
+        "this row's movetext reads as more than one game"]
     assert not any(b"Mallory" in g.text for g in games.rejected[1:])    # the rows after: their own text
     with pytest.raises(PGNSyntaxError, match=f"file {path}, row 1"):
         list(fastpgn.read_games(path))

@@ -1,6 +1,6 @@
 """The dump converter: a run's story (``converter``), its threads and workers
 (``schedule``), several inputs at once (``many``), chunk files and their
-formats (``chunks``, ``tables``), month folders (``partition``), the resume
+formats (``chunks``, ``tables``; month folders by ``fastpgn.schema.by_month``), the resume
 state (``resume``), the rejected games' file (``rejects``) and ``--limit``
 (``limit``).
 

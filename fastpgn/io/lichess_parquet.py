@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Iterator
 
 from fastpgn.io.blocks import _ChunkFiller
-from fastpgn.errors import InputError
+from fastpgn.errors import SEVERAL_GAMES_MARK, InputError
 from fastpgn.io.source import READ_SIZE, Source
 
 __all__ = ["MOVETEXT", "ParquetSource", "TAG_ORDER", "open_parquet", "parquet_files",
@@ -241,8 +241,9 @@ def _one_game(text) -> bool:
 
 #: Put before the movetext of a row that would read as more than one game: the grammar rejects
 #: the row at its first byte (a stray ``}`` rejects a game whether its moves are read or skipped),
-#: and the rest of the row, line breaks made spaces, stays in that one rejected game.
-REJECTED_ROW = "} {fastpgn: this row's movetext reads as more than one game} "
+#: and the rest of the row, line breaks made spaces, stays in that one rejected game, whose reason
+#: errors.row_reason names.
+REJECTED_ROW = SEVERAL_GAMES_MARK
 
 
 def _rejected_rows(pa, movetext, rows: list[int]):
