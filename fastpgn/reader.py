@@ -14,7 +14,7 @@ each bad game, with its raw text, in ``reader.rejected``. Either way
 
 from __future__ import annotations
 
-from fastpgn import scan as _scan
+from fastpgn import accuracy as _accuracy, scan as _scan
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError, rejected_games
 from fastpgn.io.sources import BLOCK_SIZE, Block, Source, check_pgn, not_utf8, open_source
 
@@ -98,6 +98,86 @@ class Game(_GameCore):
         """The lichess game id: the last path part of the Site tag (``""`` when absent)."""
         site = self.headers.get("Site", "")
         return site[site.rfind("/") + 1:]
+
+    # -- what lichess computes from the evals and clocks (fastpgn.accuracy, docs/schema.md) --------------------
+
+    @property
+    def start_white(self) -> bool:
+        """White moves first: no FEN tag, or one whose side to move is ``w``."""
+        fields = self.headers.get("FEN", "").split()
+        return len(fields) < 2 or fields[1] != "b"
+
+    def _analysed(self) -> list | None:
+        """The evals of lichess's analysis: every ply's, a mating last move's left out (it has none); else None."""
+        evals = self.evals
+        if not evals:
+            return None
+        if evals[-1] is None and self.moves[-1].endswith("#"):
+            evals = evals[:-1]
+        return None if not evals or None in evals else evals
+
+    def _per_side(self, compute) -> tuple:
+        evals = self._analysed()
+        return (None, None) if evals is None else compute(evals, self.start_white)
+
+    @property
+    def white_accuracy(self) -> float | None:
+        """lichess's game accuracy of White (0-100); None unless every ply has an eval (a mating last may not).
+
+        >>> g = next(read_games(b"1. e4 { [%eval 0.2] } e5 { [%eval 0.3] } 2. Qh5 { [%eval -1.5] } Nc6 { [%eval -1.4] } *"))
+        >>> round(g.white_accuracy, 1), round(g.black_accuracy, 1), g.white_acpl, g.black_acpl
+        (58.6, 97.1, 90, 10)
+        >>> g.judgements, g.white_blunders, g.black_inaccuracies, [round(w) for w in g.win_percents]
+        ([None, None, 'Blunder', None], 1, 0, [52, 53, 37, 37])
+        """
+        return self._per_side(_accuracy.game_accuracy)[0]
+
+    @property
+    def black_accuracy(self) -> float | None:
+        """lichess's game accuracy of Black (0-100); None unless every ply has an eval (a mating last may not)."""
+        return self._per_side(_accuracy.game_accuracy)[1]
+
+    @property
+    def white_acpl(self) -> int | None:
+        """lichess's average centipawn loss of White; None unless every ply has an eval (a mating last may not)."""
+        return self._per_side(_accuracy.acpl)[0]
+
+    @property
+    def black_acpl(self) -> int | None:
+        """lichess's average centipawn loss of Black; None unless every ply has an eval (a mating last may not)."""
+        return self._per_side(_accuracy.acpl)[1]
+
+    @property
+    def judgements(self) -> list[str | None]:
+        """Per ply, lichess's judgement: ``"Inaccuracy"``, ``"Mistake"``, ``"Blunder"``, or None (also without evals)."""
+        return _accuracy.judgements(self.evals, self.start_white)
+
+    @property
+    def win_percents(self) -> list[float | None]:
+        """Per ply, White's win percent after it (scalachess ``WinPercent``); None where the ply has no eval."""
+        from fastpgn.schema import eval_value
+
+        return [None if e is None else _accuracy.win_percent(*eval_value(e)) for e in self.evals]
+
+    @property
+    def move_seconds(self) -> list[float | int | None]:
+        """Per ply, the seconds the mover spent (``fastpgn.accuracy.move_seconds`` from the clocks and TimeControl)."""
+        return _accuracy.move_seconds(self.clocks, self.headers.get("TimeControl"), self.start_white)
+
+    def _count(self, white: bool, name: str) -> int | None:
+        evals = self._analysed()
+        if evals is None:
+            return None
+        return _accuracy.judgement_counts(evals, self.start_white)["white" if white else "black"][name]
+
+    white_inaccuracies = property(lambda self: self._count(True, "Inaccuracy"),
+                                  doc="White's Inaccuracies; None unless every ply has an eval (a mating last may not).")
+    white_mistakes = property(lambda self: self._count(True, "Mistake"), doc="White's Mistakes; as white_inaccuracies.")
+    white_blunders = property(lambda self: self._count(True, "Blunder"), doc="White's Blunders; as white_inaccuracies.")
+    black_inaccuracies = property(lambda self: self._count(False, "Inaccuracy"),
+                                  doc="Black's Inaccuracies; as white_inaccuracies.")
+    black_mistakes = property(lambda self: self._count(False, "Mistake"), doc="Black's Mistakes; as white_inaccuracies.")
+    black_blunders = property(lambda self: self._count(False, "Blunder"), doc="Black's Blunders; as white_inaccuracies.")
 
     def _start(self):
         """``(fen, chess960)`` from the game's tags; BoardError for a variant the board does not play."""

@@ -338,3 +338,67 @@ def test_move_seconds_over_the_corpus_are_mostly_nonnegative():
         values += [s for s in move_seconds(game.clocks, game.headers.get("TimeControl")) if s is not None]
     assert len(values) > 100_000
     assert sum(v < 0 for v in values) < len(values) / 5_000     # moretime, and whole-second clocks
+
+
+# -- Game's per-game values ------------------------------------------------------------------------------------------
+
+def _game(text: str):
+    return next(fastpgn.read_games(text.encode()))
+
+
+def test_game_values_follow_the_functions_over_the_corpus():
+    games = 0
+    for game in _games_with_evals():
+        evals = _analysed(game)
+        if evals is None:
+            assert game.white_accuracy is game.white_acpl is game.black_blunders is None
+            continue
+        games += 1
+        assert (game.white_accuracy, game.black_accuracy) == _reference_accuracy(evals) or \
+            (game.white_accuracy, game.black_accuracy) == pytest.approx(_reference_accuracy(evals), rel=1e-12)
+        assert (game.white_acpl, game.black_acpl) == _reference_acpl(evals)
+        ours = _reference_judgements(evals)
+        assert game.judgements[:len(evals)] == ours
+        assert game.white_blunders == sum(1 for i, j in enumerate(ours) if j == "Blunder" and i % 2 == 0)
+        assert game.black_mistakes == sum(1 for i, j in enumerate(ours) if j == "Mistake" and i % 2 == 1)
+    assert games >= 370
+
+
+def test_game_mating_last_move_without_eval_is_left_out():
+    body = '1. e4 { [%eval 0.2] } e5 { [%eval 0.3] } 2. Qh5 { [%eval 0.1] } Nc6 { [%eval 0.2] } ' \
+           '3. Bc4 { [%eval 0.1] } Nf6 { [%eval #1] } 4. Qxf7# 1-0'
+    game = _game(body)
+    assert game.evals[-1] is None and game.judgements[-1] is None
+    evals = game.evals[:-1]
+    assert (game.white_acpl, game.black_acpl) == acpl(evals)
+    assert (game.white_accuracy, game.black_accuracy) == game_accuracy(evals)
+    assert game.black_blunders == 1                                  # 3...Nf6?? allows the mate
+    # lila #11207: the mate itself is not counted, so White's ACPL is the mean of its first three moves.
+    assert game.white_acpl == (0 + 20 + 10) // 3
+    # Not a mate: a missing last eval leaves the per-game values out.
+    unmated = _game(body.replace("Qxf7#", "Qxf7+"))
+    assert unmated.white_accuracy is unmated.white_acpl is unmated.white_blunders is None
+
+
+def test_game_black_to_move_from_a_fen():
+    fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    game = _game(f'[FEN "{fen}"]\n[SetUp "1"]\n\n1... e5 {{ [%eval 9.0] }} 2. Nf3 {{ [%eval 9.0] }} *')
+    assert not game.start_white
+    assert (game.white_accuracy, game.black_accuracy) == game_accuracy([900, 900], start_white=False)
+    assert game.black_accuracy < 20 and game.white_accuracy > 99
+    assert game.judgements == ["Blunder", None] and game.black_blunders == 1 and game.white_blunders == 0
+
+
+def test_game_without_evals_single_ply_and_clocks():
+    plain = _game("1. e4 e5 *")
+    assert plain.white_accuracy is plain.black_acpl is plain.white_inaccuracies is None
+    assert plain.judgements == [None, None] and plain.win_percents == [None, None]
+    single = _game("1. e4 { [%eval 0.2] } *")
+    assert (single.white_accuracy, single.black_accuracy) == (None, None)
+    assert (single.white_acpl, single.black_acpl) == (0, None)
+    empty = _game('[White "A"]\n\n*')
+    assert empty.white_accuracy is None and empty.judgements == [] and empty.move_seconds == []
+    timed = _game('[TimeControl "60+1"]\n\n1. e4 { [%clk 0:01:00] } e5 { [%clk 0:01:00] } 2. Nf3 { [%clk 0:00:58] } Nc6 *')
+    assert timed.move_seconds == [0, 0, 3, None]
+    corr = _game('[TimeControl "-"]\n\n1. e4 { [%clk 0:01:00] } e5 { [%clk 0:01:00] } *')
+    assert corr.move_seconds == [None, None]
