@@ -43,12 +43,14 @@ __all__ = [
     "JUDGEMENTS",
     "START_CP",
     "acpl",
+    "analysed",
     "game_accuracy",
     "judgement_counts",
     "judgements",
     "move_accuracies",
     "move_accuracy",
     "move_seconds",
+    "starts_white",
     "win_percent",
     "winning_chances",
 ]
@@ -150,6 +152,40 @@ def _win_percents(evals) -> list:
     return wins
 
 
+def starts_white(fen: str | None) -> bool:
+    """Whether White makes the first move from a FEN tag's position (None: the standard start).
+
+    Black moves first when the FEN's second field is ``b``; the fields are
+    split at ASCII whitespace (the compiled column sink reads the same bytes).
+
+    >>> starts_white(None), starts_white("4k3/8/8/8/8/8/8/4K3 b - - 0 1"), starts_white("garbage")
+    (True, False, True)
+    """
+    if fen is None:
+        return True
+    fields = fen.encode("utf-8", "surrogatepass").split()
+    return len(fields) < 2 or fields[1] != b"b"
+
+
+def analysed(evals, last_move: str | None = None) -> list | None:
+    """The evals of lichess's analysis of a game, for its per-game values; None when it has none.
+
+    Every ply must have an eval, except that the last may lack one when
+    ``last_move`` (its SAN) gives mate: lichess writes no eval after a
+    mating move, so that ply is left out (lila #11207). An eval that does not
+    read (``"1.2.3"``) counts as none.
+
+    >>> analysed(["0.2", "#1", None], "Qxf7#"), analysed(["0.2", None, "0.1"]), analysed([])
+    (['0.2', '#1'], None, None)
+    """
+    evals = list(evals)
+    if evals and _score(evals[-1]) is None and last_move is not None and last_move.endswith("#"):
+        evals.pop()
+    if not evals or any(_score(e) is None for e in evals):
+        return None
+    return evals
+
+
 def _white_moves(start_white: bool, ply: int) -> bool:
     return (ply % 2 == 0) == start_white
 
@@ -173,9 +209,18 @@ def move_accuracies(evals, start_white: bool = True) -> list:
     return out
 
 
+def _total(values) -> float:
+    """Left to right, as Scala's ``sum`` and ``foldLeft`` add (Python 3.12's ``sum`` compensates, and the
+    compiled column sink adds this way: one answer on every Python and both backends)."""
+    total = 0.0
+    for x in values:
+        total += x
+    return total
+
+
 def _pstdev(values: list) -> float:
-    mean = sum(values) / len(values)
-    return math.sqrt(sum((x - mean) ** 2 for x in values) / len(values))
+    mean = _total(values) / len(values)
+    return math.sqrt(_total((x - mean) * (x - mean) for x in values) / len(values))
 
 
 def game_accuracy(evals, start_white: bool = True) -> tuple:
@@ -220,8 +265,8 @@ def game_accuracy(evals, start_white: bool = True) -> tuple:
         moves = sides[white]
         if not moves:
             return None, None
-        weighted = sum(a * w for a, w in moves) / sum(w for _, w in moves)
-        harmonic = len(moves) / sum(1 / max(1.0, a) for a, _ in moves)
+        weighted = _total(a * w for a, w in moves) / _total(w for _, w in moves)
+        harmonic = len(moves) / _total(1 / max(1.0, a) for a, _ in moves)
         result.append((weighted + harmonic) / 2)
     return result[0], result[1]
 

@@ -103,18 +103,12 @@ class Game(_GameCore):
 
     @property
     def start_white(self) -> bool:
-        """White moves first: no FEN tag, or one whose side to move is ``w``."""
-        fields = self.headers.get("FEN", "").split()
-        return len(fields) < 2 or fields[1] != "b"
+        """White moves first: no FEN tag, or one whose second field (the side to move) is not ``b``."""
+        return _accuracy.starts_white(self.headers.get("FEN"))
 
     def _analysed(self) -> list | None:
         """The evals of lichess's analysis: every ply's, a mating last move's left out (it has none); else None."""
-        evals = self.evals
-        if not evals:
-            return None
-        if evals[-1] is None and self.moves[-1].endswith("#"):
-            evals = evals[:-1]
-        return None if not evals or None in evals else evals
+        return _accuracy.analysed(self.evals, self.moves[-1] if self.moves else None)
 
     def _per_side(self, compute) -> tuple:
         evals = self._analysed()
