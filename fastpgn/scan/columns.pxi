@@ -13,6 +13,7 @@ from libc.stdlib cimport strtod
 from libc.limits cimport LLONG_MIN
 from cpython.buffer cimport PyBUF_WRITABLE, PyBUF_FORMAT, PyBUF_ND
 from libc.string cimport memset, strlen
+from libc.math cimport exp, fabs, floor, sqrt
 from libc.stdio cimport snprintf
 
 cdef struct Col:
@@ -253,6 +254,22 @@ DEF K_TAG_VALUE = 37
 DEF K_UCI_ITEM = 38
 DEF NCOLS = 39
 
+# The columns of what lichess computes from the evals and clocks, after the others (their order in the schema is
+# fastpgn.schema's; these numbers only name buffers).
+cdef enum:
+    K_WIN_PERCENT = 39
+    K_JUDGEMENT
+    K_MOVE_SECONDS
+    K_WHITE_ACCURACY
+    K_BLACK_ACCURACY
+    K_WHITE_ACPL
+    K_BLACK_ACPL
+    K_WHITE_INACCURACIES       # then Mistakes, Blunders, and Black's three: K_WHITE_INACCURACIES + 3 * side + j
+    K_WIN_PERCENT_ITEM = K_WHITE_INACCURACIES + 6
+    K_JUDGEMENT_ITEM
+    K_MOVE_SECONDS_ITEM
+    NCOLS_ALL
+
 # The columns with offsets (their first offset, 0, is written when they start).
 cdef int[12] _OFFSET_COLS = [K_GAME_ID, K_EVENT, K_WHITE, K_BLACK, K_WHITE_TITLE, K_BLACK_TITLE, K_RESULT,
                              K_TERMINATION, K_TIME_CONTROL, K_SPEED, K_ECO, K_OPENING]
@@ -269,7 +286,7 @@ _SPEED_NAMES[5] = b"correspondence"
 
 
 cdef struct Columns:
-    Col cols[NCOLS]
+    Col cols[NCOLS_ALL]
     const char **codes             # per row: the opening code, NULL for none, or _GAP for a gap
     Py_ssize_t *code_lens
     Py_ssize_t ncodes, cap_codes
@@ -278,6 +295,13 @@ cdef struct Columns:
     bint uci
     Py_ssize_t *tag_scratch        # _tag_map_hashed's table, grown on demand
     Py_ssize_t tag_cap
+    long long row_base, row_increment   # the row's time control (-1: none), for move_seconds
+    bint row_white_first                # the row's first move is White's (its FEN), for the analysis
+    double *wins                   # per ply + 1: win percents (the start first), for game accuracy
+    double *secs                   # per ply: the clock's seconds as the pure twin's int or float holds them
+    signed char *kinds             # per ply: 0 no eval, 1 centipawns, 2 mate (_eval_value)
+    int32_t *values                # per ply: the centipawns or the mate
+    Py_ssize_t ply_cap
 
 
 cdef const char *_GAP = b"gap"     # (a distinct address)
@@ -295,12 +319,15 @@ cdef int _columns_start(Columns *c, bint uci) noexcept nogil:
             return -1
     if _offset(&c.cols[K_OPENING_CODE], 0) < 0 or _offset(&c.cols[K_UCI_ITEM], 0) < 0:
         return -1
+    if (_offset(&c.cols[K_WIN_PERCENT], 0) < 0 or _offset(&c.cols[K_JUDGEMENT], 0) < 0
+            or _offset(&c.cols[K_MOVE_SECONDS], 0) < 0 or _offset(&c.cols[K_JUDGEMENT_ITEM], 0) < 0):
+        return -1
     return 0
 
 
 cdef void _columns_free(Columns *c) noexcept nogil:
     cdef int i
-    for i in range(NCOLS):
+    for i in range(NCOLS_ALL):
         free(c.cols[i].off.data)
         free(c.cols[i].data.data)
         free(c.cols[i].valid.data)
@@ -308,6 +335,10 @@ cdef void _columns_free(Columns *c) noexcept nogil:
     free(c.code_lens)
     free(c.gaps.items)
     free(c.tag_scratch)
+    free(c.wins)
+    free(c.secs)
+    free(c.kinds)
+    free(c.values)
 
 
 cdef inline int _tag_string(Col *col, const char *buf, _Game game, Py_ssize_t t, Out *scratch) noexcept nogil:
@@ -433,6 +464,7 @@ cdef int _time_control(Columns *c, const char *buf, _Game game, Py_ssize_t t, Ou
         return -1
     base32 = <int32_t>base
     inc16 = <int16_t>increment
+    c.row_base, c.row_increment = base, increment
     if (_fixed(&c.cols[K_BASE], &base32, 4, base >= 0) < 0
             or _fixed(&c.cols[K_INCREMENT], &inc16, 2, 0 <= increment <= 32767) < 0):
         return -1
@@ -531,6 +563,229 @@ cdef int _eval_value(const char *p, Py_ssize_t n, long long *value) noexcept nog
     return 1
 
 
+# ---------------------------------------------------------------- what lichess computes from evals and clocks
+#
+# fastpgn/accuracy.py is the reference and docs/schema.md ("Accuracy, ACPL, judgements") the rules, with
+# lila's sources. Each value is the same double operations in the same order as the pure twin's (sums left
+# to right, exp and sqrt from the same libm), cast to float32 once, so the columns are equal to the bit.
+
+cdef inline double _chances(double cp) noexcept nogil:
+    """scalachess WinPercent.winningChances: White's winning chances in [-1, 1]."""
+    cdef double x = 2.0 / (1.0 + exp(-0.00368208 * cp)) - 1.0
+    if x > 1.0:
+        return 1.0
+    return -1.0 if x < -1.0 else x
+
+
+cdef inline int _ceiled(int kind, int32_t value) noexcept nogil:
+    """An eval as centipawns clamped to +-1000, a mate as +-1000 (mate 0 as White's: lila #21104)."""
+    if kind == 2:
+        return -1000 if value < 0 else 1000
+    return -1000 if value < -1000 else (1000 if value > 1000 else value)
+
+
+cdef inline double _move_accuracy(double before, double after) noexcept nogil:
+    """lila AccuracyPercent.fromWinPercents, +1 for imperfect analysis, clamped to [0, 100]."""
+    cdef double raw
+    if after >= before:
+        return 100.0
+    raw = 103.1668100711649 * exp(-0.04354415386753951 * (before - after)) + -3.166924740191411 + 1.0
+    return 0.0 if raw < 0.0 else (100.0 if raw > 100.0 else raw)
+
+
+cdef inline double _pstdev(const double *w, Py_ssize_t n) noexcept nogil:
+    cdef double total = 0.0, mean, d
+    cdef Py_ssize_t i
+    for i in range(n):
+        total += w[i]
+    mean = total / n
+    total = 0.0
+    for i in range(n):
+        d = w[i] - mean
+        total += d * d
+    return sqrt(total / n)
+
+
+cdef bint _game_accuracy(const double *wins, Py_ssize_t m, bint white_first, double *out) noexcept nogil:
+    """lila AccuracyPercent.gameAccuracy over ``wins[0..m]`` (the start's win percent first): each side's
+    accuracy into ``out[0]``, ``out[1]``; False unless both sides moved."""
+    cdef Py_ssize_t L = m + 1, size = m // 10, first, windows, ply, lo, hi
+    cdef Py_ssize_t n[2]
+    cdef double weighted[2]
+    cdef double weights[2]
+    cdef double harmonic[2]
+    cdef double weight, accuracy
+    cdef int side
+    size = 2 if size < 2 else (8 if size > 8 else size)
+    first = (size if size < L else L) - 2            # copies of the first window
+    windows = first + (L - size + 1 if L - size + 1 > 1 else 1)
+    n[0] = n[1] = 0
+    weighted[0] = weighted[1] = weights[0] = weights[1] = harmonic[0] = harmonic[1] = 0.0
+    for ply in range(m):
+        if ply >= windows:
+            break
+        lo = 0 if ply < first else ply - first
+        hi = lo + size if lo + size < L else L
+        weight = _pstdev(wins + lo, hi - lo)
+        weight = 0.5 if weight < 0.5 else (12.0 if weight > 12.0 else weight)
+        side = 0 if (ply % 2 == 0) == white_first else 1
+        accuracy = (_move_accuracy(wins[ply], wins[ply + 1]) if side == 0
+                    else _move_accuracy(wins[ply + 1], wins[ply]))
+        weighted[side] += accuracy * weight
+        weights[side] += weight
+        harmonic[side] += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
+        n[side] += 1
+    if n[0] == 0 or n[1] == 0:
+        return False
+    for side in range(2):
+        out[side] = (weighted[side] / weights[side] + n[side] / harmonic[side]) / 2.0
+    return True
+
+
+cdef inline long long _java_round(double x) noexcept nogil:
+    """Java's Math.round: half up."""
+    cdef double low = floor(x)
+    return <long long>low + (1 if x - low >= 0.5 else 0)
+
+
+cdef int _judgement(int pkind, int32_t prev, int kind, int32_t value, bint white) noexcept nogil:
+    """lila Advice: 0 none, 1 Inaccuracy, 2 Mistake, 3 Blunder, for the move from eval ``prev`` to ``value``."""
+    cdef int sign = 1 if white else -1
+    cdef double drop
+    cdef long long before, after
+    if pkind == 1 and kind == 1:     # the drop in the mover's winning chances of the raw centipawns
+        drop = (_chances(<double>prev) - _chances(<double>value)) * sign
+        return 3 if drop >= 0.3 else (2 if drop >= 0.2 else (1 if drop >= 0.1 else 0))
+    before = <long long>prev * sign if pkind == 1 else 0    # centipawns, from the mover's side
+    after = <long long>value * sign if kind == 1 else 0
+    if pkind != 2 and kind == 2 and <long long>value * sign < 0:                          # mate created
+        return 1 if before < -999 else (2 if before < -700 else 3)
+    if pkind == 2 and <long long>prev * sign > 0 and (kind != 2 or <long long>value * sign < 0):  # mate lost
+        return 1 if after > 999 else (2 if after > 700 else 3)
+    return 0
+
+
+cdef const char *_JUDGEMENT_NAMES[4]
+_JUDGEMENT_NAMES[1] = b"Inaccuracy"
+_JUDGEMENT_NAMES[2] = b"Mistake"
+_JUDGEMENT_NAMES[3] = b"Blunder"
+
+
+cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
+    """win_percent, judgement and the per-game columns from ``c.kinds`` / ``c.values`` (set by _plies)."""
+    cdef Py_ssize_t n = game.nmoves if game.nevals else 0, i, m
+    cdef int kind, pkind = 1, j, side, loss
+    cdef int32_t prev = 15                           # the start counts as 15 cp
+    cdef float f = 0
+    cdef double accuracy[2]
+    cdef long long losses[2]
+    cdef long long pairs[2]
+    cdef long long counts[6]
+    cdef int16_t v16
+    cdef bint white, analysed, accurate
+    cdef Col *wins = &c.cols[K_WIN_PERCENT_ITEM]
+    cdef Col *names = &c.cols[K_JUDGEMENT_ITEM]
+    memset(counts, 0, sizeof(counts))
+    losses[0] = losses[1] = pairs[0] = pairs[1] = 0
+    c.wins[0] = 50.0 + 50.0 * _chances(15.0)
+    m = n
+    if n > 0 and c.kinds[n - 1] == 0 and buf[game.moves[2 * n - 1] - 1] == b'#':
+        m = n - 1                                    # a mating last move has no eval in lichess's analysis
+    analysed = m > 0
+    for i in range(n):
+        kind = c.kinds[i]
+        white = (i % 2 == 0) == c.row_white_first
+        if kind:
+            c.wins[i + 1] = 50.0 + 50.0 * _chances(<double>_ceiled(kind, c.values[i]))
+            f = <float>c.wins[i + 1]
+        elif i < m:
+            analysed = False
+        if _fixed(wins, &f, 4, kind != 0) < 0:
+            return -1
+        j = _judgement(pkind, prev, kind, c.values[i], white) if kind and pkind else 0
+        if _string(names, _JUDGEMENT_NAMES[j] if j else NULL, strlen(_JUDGEMENT_NAMES[j]) if j else 0) < 0:
+            return -1
+        side = 0 if white else 1
+        if j:
+            counts[3 * side + j - 1] += 1
+        if kind and pkind:
+            loss = (_ceiled(pkind, prev) - _ceiled(kind, c.values[i])) * (1 if white else -1)
+            losses[side] += loss if loss > 0 else 0
+            pairs[side] += 1
+        pkind, prev = kind, c.values[i]
+    if (_list_end(&c.cols[K_WIN_PERCENT], wins, game.nevals > 0) < 0
+            or _list_end(&c.cols[K_JUDGEMENT], names, game.nevals > 0) < 0):
+        return -1
+    accurate = analysed and _game_accuracy(c.wins, m, c.row_white_first, accuracy)
+    for side in range(2):
+        f = <float>accuracy[side] if accurate else 0
+        if _fixed(&c.cols[K_WHITE_ACCURACY + side], &f, 4, accurate) < 0:
+            return -1
+    for side in range(2):
+        v16 = <int16_t>_java_round(<double>losses[side] / pairs[side]) if analysed and pairs[side] else 0
+        if _fixed(&c.cols[K_WHITE_ACPL + side], &v16, 2, analysed and pairs[side] > 0) < 0:
+            return -1
+    for j in range(6):
+        v16 = <int16_t>counts[j]
+        if _fixed(&c.cols[K_WHITE_INACCURACIES + j], &v16, 2, analysed and counts[j] <= 32767) < 0:
+            return -1
+    return 0
+
+
+cdef int _move_seconds(Columns *c, _Game game) noexcept nogil:
+    """move_seconds from the clocks (``game.clock_secs``, ``c.secs``) and the row's time control, as
+    fastpgn.accuracy.move_seconds computes them: an int clock stays whole until the value is made."""
+    cdef Py_ssize_t n = game.nmoves if game.nclocks else 0, i
+    cdef long long base = c.row_base, increment = c.row_increment, start, iv, whole
+    cdef bint known = base >= 0 and 0 <= increment <= 32767, has, exact, berserk, valid
+    cdef bint seen[2]
+    cdef bint last_has[2]
+    cdef bint last_exact[2]
+    cdef bint no_increment[2]
+    cdef long long last_iv[2]
+    cdef double last_dv[2]
+    cdef double dv, spent = 0.0
+    cdef int side
+    cdef long long inc
+    cdef float f = 0
+    cdef Col *items = &c.cols[K_MOVE_SECONDS_ITEM]
+    start = base if base > 0 else (increment if increment > 3 else 3)
+    seen[0] = seen[1] = False
+    for i in range(n if known else 0):
+        iv = game.clock_secs[i]
+        has = iv >= 0
+        exact = game.clock_frac[2 * i] == game.clock_frac[2 * i + 1]     # no tenths: the twin holds an int
+        dv = <double>iv if exact else c.secs[i]
+        side = 0 if (i % 2 == 0) == c.row_white_first else 1
+        valid = False
+        if not seen[side]:           # the side's first move: the clock is not running yet, no increment
+            seen[side] = True
+            berserk = (has and base > 0 and base >= 40 * increment and (iv != start if exact else dv != <double>start)
+                       and fabs(dv - base / 2.0) < 1.0)
+            no_increment[side] = berserk
+            if has:
+                valid = True
+                spent = 0.0 if berserk else (<double>(start - iv) if exact else <double>start - dv)
+        elif has and last_has[side]:
+            valid = True
+            inc = 0 if no_increment[side] else increment
+            if last_exact[side]:
+                whole = last_iv[side] + inc
+                spent = <double>(whole - iv) if exact else <double>whole - dv
+            else:
+                spent = (last_dv[side] + <double>inc) - dv
+        last_has[side], last_exact[side], last_iv[side], last_dv[side] = has, exact, iv, dv
+        f = <float>spent
+        if _fixed(items, &f, 4, valid) < 0:
+            return -1
+    if known:
+        return _list_end(&c.cols[K_MOVE_SECONDS], items, game.nclocks > 0)
+    for i in range(n):               # no time control: a null a ply
+        if _fixed(items, &f, 4, False) < 0:
+            return -1
+    return _list_end(&c.cols[K_MOVE_SECONDS], items, game.nclocks > 0)
+
+
 cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
     """The per-ply columns: moves, eval_cp, eval_mate, clock (and uci when asked)."""
     cdef Py_ssize_t i, s, e, k
@@ -548,6 +803,12 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
         return -1
     if _list_end(&c.cols[K_MOVES], moves, True) < 0:
         return -1
+    if game.nmoves >= c.ply_cap:       # the analysis's scratch: a value per ply, and one more
+        k = 2 * game.nmoves + 64
+        if not (_grow(<void **>&c.wins, k * sizeof(double)) and _grow(<void **>&c.secs, k * sizeof(double))
+                and _grow(<void **>&c.kinds, k) and _grow(<void **>&c.values, k * sizeof(int32_t))):
+            return -1
+        c.ply_cap = k
     for i in range(game.nmoves if game.nevals else 0):
         kind = 0
         if game.evals[2 * i] >= 0:
@@ -556,10 +817,14 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
             cp = <int16_t>v
         elif kind == 2:
             mate = <int8_t>v
+        c.kinds[i] = kind
+        c.values[i] = cp if kind == 1 else (mate if kind == 2 else 0)
         if _fixed(cps, &cp, 2, kind == 1) < 0 or _fixed(mates, &mate, 1, kind == 2) < 0:
             return -1
     if (_list_end(&c.cols[K_EVAL_CP], cps, game.nevals > 0) < 0
             or _list_end(&c.cols[K_EVAL_MATE], mates, game.nevals > 0) < 0):
+        return -1
+    if _analysis(c, buf, game) < 0:
         return -1
     for i in range(game.nmoves if game.nclocks else 0):
         v = game.clock_secs[i]
@@ -573,10 +838,13 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
                     e = s + 20
                 memcpy(text + k, buf + s, e - s)
                 text[k + e - s] = 0
-                seconds = <float>strtod(text, NULL)
+                c.secs[i] = strtod(text, NULL)
+                seconds = <float>c.secs[i]
         if _fixed(clocks, &seconds, 4, v >= 0) < 0:
             return -1
     if _list_end(&c.cols[K_CLOCK], clocks, game.nclocks > 0) < 0:
+        return -1
+    if _move_seconds(c, game) < 0:
         return -1
     if c.uci:
         s = 0
@@ -682,6 +950,25 @@ cdef int _tag_map_hashed(Columns *c, const char *buf, _Game game, Out *scratch) 
     return _list_end(&c.cols[K_TAGS], &c.cols[K_TAG_KEY], True)
 
 
+cdef inline bint _fen_space(char b) noexcept nogil:
+    return b == b' ' or b == b'\t' or b == b'\n' or b == b'\r' or b == b'\x0b' or b == b'\x0c'
+
+
+cdef bint _white_first(const char *p, Py_ssize_t n) noexcept nogil:
+    """fastpgn.accuracy.starts_white: a FEN's second field (split at ASCII whitespace) is not ``b``."""
+    cdef Py_ssize_t i = 0, k
+    while i < n and _fen_space(p[i]):
+        i += 1
+    while i < n and not _fen_space(p[i]):
+        i += 1
+    while i < n and _fen_space(p[i]):
+        i += 1
+    k = i
+    while i < n and not _fen_space(p[i]):
+        i += 1
+    return not (i - k == 1 and p[k] == b'b')
+
+
 cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_offset, Out *scratch) noexcept nogil:
     """Append game ``game`` as one row of every column; -1 when memory is short."""
     cdef Py_ssize_t slots[NSLOTS]
@@ -745,6 +1032,11 @@ cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_of
             or _tag_string(&c.cols[K_VARIANT], buf, game, variant, scratch) < 0
             or _tag_string(&c.cols[K_FEN], buf, game, fen, scratch) < 0):
         return -1
+    c.row_white_first = True
+    if fen >= 0:
+        if _cspan(buf, game, fen, scratch, &vp, &vn) < 0:
+            return -1
+        c.row_white_first = _white_first(vp, vn)
     n = game.nmoves
     plies = <int16_t>n
     if _fixed(&c.cols[K_PLIES], &plies, 2, n <= 32767) < 0:
@@ -898,6 +1190,7 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
             out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_EVAL_MATE_ITEM], 0, ()),))
         elif k == K_CLOCK:
             out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_CLOCK_ITEM], 0, ()),))
+            _analysis_dict(c, out)     # (the schema's order: after clock)
         elif k == K_TAGS:
             out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_TAG_KEY], 1, ()),
                                                       _col_spec(&c.cols[K_TAG_VALUE], 1, ())))
@@ -910,6 +1203,18 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
     if c.uci:
         out["uci"] = _col_spec(&c.cols[K_UCI], 2, (_col_spec(&c.cols[K_UCI_ITEM], 1, ()),))
     return out
+
+
+cdef void _analysis_dict(Columns *c, dict out):
+    """The analysis columns' buffers into ``out``, in the schema's order."""
+    cdef int k
+    out["win_percent"] = _col_spec(&c.cols[K_WIN_PERCENT], 2, (_col_spec(&c.cols[K_WIN_PERCENT_ITEM], 0, ()),))
+    out["judgement"] = _col_spec(&c.cols[K_JUDGEMENT], 2, (_col_spec(&c.cols[K_JUDGEMENT_ITEM], 1, ()),))
+    out["move_seconds"] = _col_spec(&c.cols[K_MOVE_SECONDS], 2, (_col_spec(&c.cols[K_MOVE_SECONDS_ITEM], 0, ()),))
+    for k, name in enumerate(("white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies",
+                              "white_mistakes", "white_blunders", "black_inaccuracies", "black_mistakes",
+                              "black_blunders")):
+        out[name] = _col_spec(&c.cols[K_WHITE_ACCURACY + k], 0, ())
 
 
 cdef object _uci_hook():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fastpgn import schema
+from fastpgn import accuracy as _accuracy, schema
 from fastpgn import scan as _scan
 
 if TYPE_CHECKING:
@@ -161,10 +161,48 @@ def _columns(records: list, openings) -> dict:
         "eval_cp": [e[0] for e in evals],
         "eval_mate": [e[1] for e in evals],
         "clock": [c if c.count(None) != len(c) else None for c in (r[5] for r in records)],
-        "offset": [r[0] for r in records],
-        "tags": [[(k, v) for k, v in h.items() if k not in source] for h in headers],
     }
+    columns.update(_analysis(headers, moves, evals, columns["clock"], clocks))
+    columns["offset"] = [r[0] for r in records]
+    columns["tags"] = [[(k, v) for k, v in h.items() if k not in source] for h in headers]
     return columns
+
+
+_PER_GAME = ("white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies", "white_mistakes",
+             "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders")
+
+
+def _count(n: int) -> int | None:
+    return n if n <= schema.INT16[1] else None
+
+
+def _analysis(headers: list, moves: list, evals: list, clocks: list, time_controls: list) -> dict:
+    """The columns fastpgn.accuracy computes from the evals and clocks (the compiled sink ports its formulas)."""
+    per_ply: dict = {"win_percent": [], "judgement": [], "move_seconds": []}
+    per_game: dict = {name: [] for name in _PER_GAME}
+    for h, m, (cps, mates), clock, control in zip(headers, moves, evals, clocks, time_controls):
+        white_first = _accuracy.starts_white(h.get("FEN"))
+        if clock is None:
+            per_ply["move_seconds"].append(None)
+        else:
+            per_ply["move_seconds"].append(
+                [None if s is None else float(s) for s in _accuracy.move_seconds(clock, control, white_first)])
+        values: tuple = (None,) * len(_PER_GAME)
+        if cps is None:
+            per_ply["win_percent"].append(None)
+            per_ply["judgement"].append(None)
+        else:
+            scores = list(zip(cps, mates))
+            per_ply["win_percent"].append([_accuracy.win_percent(cp, mate) for cp, mate in scores])
+            per_ply["judgement"].append(_accuracy.judgements(scores, white_first))
+            analysed = _accuracy.analysed(scores, m[-1] if m else None)
+            if analysed is not None:
+                counts = _accuracy.judgement_counts(analysed, white_first)
+                values = (*_accuracy.game_accuracy(analysed, white_first), *_accuracy.acpl(analysed, white_first),
+                          *(_count(counts[side][name]) for side in ("white", "black") for name in _accuracy.JUDGEMENTS))
+        for name, value in zip(_PER_GAME, values):
+            per_game[name].append(value)
+    return {**per_ply, **per_game}
 
 
 __all__ = ["columns_from_block", "default_openings"]
