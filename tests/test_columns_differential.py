@@ -10,6 +10,8 @@ same answer from either backend.
 from __future__ import annotations
 
 import datetime
+import random
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 from conftest import CASES
 from fastpgn import _backend, filters
 from fastpgn.scan import columns as _columns_py
-from test_differential import MUTATION, NOISE, corpus_files, mutated, real_game
+from test_differential import DATA, MUTATION, NOISE, corpus_files, mutated, real_game
 from test_scan import decompressed
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
@@ -130,6 +132,13 @@ def test_eval_rules_agree_and_read_as_documented(text, cp, mate):
     assert table.column("clock").to_pylist()[0] == [pytest.approx(17.7), 180.0]
 
 
+def test_a_clock_past_float32s_whole_numbers_reads_on_both():
+    """The pure sink gave pyarrow the int 3599999999999999999, which it refused for float32 (ArrowInvalid)."""
+    data = b"1. e4 { [%clk 999999999999999:59:59] } e5 { [%clk 4661:00:01] } *\n"
+    assert_same(data)
+    assert both(data)[0][0].column("clock").to_pylist()[0] == [pytest.approx(3.6e18), 16779600.0]
+
+
 # Bytes that are not UTF-8 read as the records read them: each ill-formed part one U+FFFD.
 BAD_UTF8 = [b"\xff", b"\xc0\xaf", b"\xe2\x94", b"\xe2\x94\x82", b"\xed\xa0\x80", b"\xf0\x9f\x98", b"\xf4\x90\x80\x80",
             b"a\xe9b", b"\xf0\x9f\x98\x80", b"\x80\x80\x80", b"\xe0\x80\xaf", b"\xc3"]
@@ -192,3 +201,86 @@ def test_a_game_of_100000_tags_makes_its_tag_map_in_linear_time(name):
     # Ten times the tags: about ten times the time (fifteen, with the memory a big map takes); a sink that
     # compares every pair takes a hundred.
     assert large < 40 * max(small, 0.01), (small, large)
+
+
+# ------------------------------------------------------------ the analysis columns (fastpgn.accuracy's values)
+
+EVAL_TEXTS = st.one_of(
+    st.none(),
+    st.integers(-1500, 1500).map(lambda cp: f"{cp / 100:.2f}"),            # near the window's interesting range
+    st.integers(-4_000_000, 4_000_000).map(lambda cp: f"{cp / 100:.2f}"),   # past the ±1000 and int16 clamps
+    st.integers(-130, 130).map(lambda mate: f"#{mate}"),
+    st.sampled_from(["#0", "#-0", "#+2", "0.335", "-0.005", "1.2.3", "0.17,20"]),
+)
+CLOCK_TEXTS = st.one_of(
+    st.none(),
+    st.integers(0, 20_000).map(lambda s: f"{s // 3600}:{s // 60 % 60:02}:{s % 60:02}"),
+    st.tuples(st.integers(0, 400), st.integers(0, 9)).map(lambda t: f"0:{t[0] // 60:02}:{t[0] % 60:02}.{t[1]}"),
+    st.sampled_from(["999999999999999:59:59", "0:01:30", "0:03:00", "0:00:03"]),
+)
+TIME_CONTROLS = st.sampled_from([None, "180+2", "60+0", "0+1", "0+5", "-", "300+3", "15+0", "abc", "600+40000",
+                                 "999999999+0", "1/259200"])
+SANS = ["Nf3", "Nf6", "Ng1", "Ng8"]
+
+
+def analysed_game(plies: list, time_control, black_first: bool, mating_last: bool) -> bytes:
+    """A game of ``(eval, clock)`` plies: moves that need no board, each ply's comment holding what is given."""
+    tags = ""
+    if time_control is not None:
+        tags += f'[TimeControl "{time_control}"]\n'
+    if black_first:
+        tags += '[FEN "4k3/8/8/8/8/8/8/4K3 b - - 0 1"]\n'
+    parts = []
+    for i, (value, clock) in enumerate(plies):
+        white = (i % 2 == 0) != black_first
+        number = (i + black_first) // 2 + 1
+        if white:
+            parts.append(f"{number}.")
+        elif i == 0:
+            parts.append(f"{number}...")
+        parts.append("Qh7#" if mating_last and i == len(plies) - 1 else SANS[i % 4])
+        comment = (f"[%eval {value}] " if value is not None else "") + (f"[%clk {clock}]" if clock is not None else "")
+        if comment:
+            parts.append("{ " + comment + " }")
+    return (tags + "\n" + " ".join(parts) + " *\n\n").encode()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(EVAL_TEXTS, CLOCK_TEXTS), max_size=40), TIME_CONTROLS, st.booleans(), st.booleans(),
+       st.lists(st.tuples(EVAL_TEXTS, CLOCK_TEXTS), min_size=1, max_size=90))
+def test_analysis_columns_agree_on_any_evals_and_clocks(plies, time_control, black_first, mating_last, long):
+    """Evals anywhere in and past the clamps, mates both ways, missing evals and clocks, tenths, a mating last
+    move, Black to move first, time controls of every kind: both sinks give the same bits."""
+    data = analysed_game(plies, time_control, black_first, mating_last)
+    # A long game evaluated throughout (the window grows to 8): its per-game values are computed.
+    long = [(e if e not in (None, "1.2.3") else "0.1", c) for e, c in long]
+    data += analysed_game(long, time_control, black_first, mating_last)
+    assert_same(data)
+    py = both(data)[0][0]
+    assert py.column("white_acpl")[1].as_py() is not None or py.column("black_acpl")[1].as_py() is not None
+
+
+_EVAL_GAMES: list[bytes] = []
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32))
+def test_analysis_columns_agree_on_real_games_with_other_evals(seed):
+    """The corpus's lichess games with evals, each eval replaced at random: real move counts, clocks and time
+    controls, with evals that cross every threshold."""
+    if not _EVAL_GAMES:
+        data = decompressed(DATA / "lichess-db" / "lichess_db_standard_rated_2022-06.head2499.pgn.zst")
+        _EVAL_GAMES.append(b"".join(g for g in (b"[" + g + b"\n\n" for g in data.split(b"\n\n[")) if b"%eval" in g))
+    rng = random.Random(seed)
+    choices = [b"0.0", b"0.15", b"-0.3", b"1.2", b"-2.5", b"4.0", b"-7.5", b"10.5", b"-12.0", b"55.0", b"#3", b"#-2",
+               b"#1", b"#-1"]
+
+    def other(match):
+        roll = rng.random()
+        if roll < 0.02:
+            return b""                                  # an eval missing
+        if roll < 0.5:
+            return match.group(0)
+        return b"[%eval " + rng.choice(choices) + b"]"
+
+    assert_same(re.sub(rb"\[%eval [^\]]*\]", other, _EVAL_GAMES[0]))

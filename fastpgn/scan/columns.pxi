@@ -831,7 +831,7 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
         if v >= 0:
             s, e = game.clock_frac[2 * i], game.clock_frac[2 * i + 1]
             if s == e:
-                seconds = <float>v
+                seconds = <float><double>v        # as the twin's float(int): rounded to double first
             else:  # "177" + ".7", read as float("177.7") reads it: correctly rounded, then to float32
                 k = snprintf(text, 24, "%lld", v)
                 if e - s > 20:

@@ -160,7 +160,9 @@ def _columns(records: list, openings) -> dict:
         "moves": moves,
         "eval_cp": [e[0] for e in evals],
         "eval_mate": [e[1] for e in evals],
-        "clock": [c if c.count(None) != len(c) else None for c in (r[5] for r in records)],
+        # floats: pyarrow refuses an int that float32 cannot hold exactly (a clock of 999999999:00:00)
+        "clock": [[None if v is None else float(v) for v in c] if c.count(None) != len(c) else None
+                  for c in (r[5] for r in records)],
     }
     columns.update(_analysis(headers, moves, evals, columns["clock"], clocks))
     columns["offset"] = [r[0] for r in records]
