@@ -7,7 +7,8 @@ type is written:
 * null: an empty field; bool: ``true`` / ``false``;
 * ``utc``: ``YYYY-MM-DD HH:MM:SS`` (UTC); ``date``: ``YYYY-MM-DD``;
 * lists: the entries separated by one space, a null entry empty (``33  -12``
-  is 33, null, -12); a null list and an empty list are both empty;
+  is 33, null, -12); a null list, an empty list and a list of one null
+  entry are all empty;
 * ``clock`` entries: the shortest text of the seconds (``180``, ``17.7``);
 * ``tags``: a JSON object (``{"Date":"2024.01.02","Round":"-"}``).
 
@@ -70,8 +71,8 @@ def number_text(value) -> str:
 
 
 def _lists(values: list, kind: str) -> list:
-    if kind == "list<string>":
-        return ["" if v is None else " ".join(v) for v in values]
+    if kind == "list<string>":   # (a null entry: judgement's moves without one)
+        return ["" if v is None else " ".join(v) if None not in v else " ".join(x or "" for x in v) for v in values]
     return ["" if v is None else " ".join(map(number_text, v)) for v in values]
 
 

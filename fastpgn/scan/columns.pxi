@@ -778,12 +778,7 @@ cdef int _move_seconds(Columns *c, _Game game) noexcept nogil:
         f = <float>spent
         if _fixed(items, &f, 4, valid) < 0:
             return -1
-    if known:
-        return _list_end(&c.cols[K_MOVE_SECONDS], items, game.nclocks > 0)
-    for i in range(n):               # no time control: a null a ply
-        if _fixed(items, &f, 4, False) < 0:
-            return -1
-    return _list_end(&c.cols[K_MOVE_SECONDS], items, game.nclocks > 0)
+    return _list_end(&c.cols[K_MOVE_SECONDS], items, known and game.nclocks > 0)
 
 
 cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:

@@ -184,7 +184,7 @@ def _analysis(headers: list, moves: list, evals: list, clocks: list, time_contro
     per_game: dict = {name: [] for name in _PER_GAME}
     for h, m, (cps, mates), clock, control in zip(headers, moves, evals, clocks, time_controls):
         white_first = _accuracy.starts_white(h.get("FEN"))
-        if clock is None:
+        if clock is None or None in control:     # no clock, or no time control (correspondence)
             per_ply["move_seconds"].append(None)
         else:
             per_ply["move_seconds"].append(
