@@ -163,6 +163,10 @@ def test_clocks_missing_correspondence_and_berserk(scan):
     assert zero["move_seconds"] == [0, 0, 0]
     tenths = table(scan, '[TimeControl "180+0"]\n\n1. e4 { [%clk 0:02:59.9] } e5 { [%clk 0:02:59.7] } '
                          '2. Nf3 { [%clk 0:02:57.7] } Nc6 { [%clk 0:02:59] } *\n')
+    # Whole-second clocks past 2**53 are subtracted exactly (as ints), as Game.move_seconds does.
+    huge = table(scan, '[TimeControl "180+2"]\n\n1. e4 { [%clk 999999999999999:59:59] } e5 '
+                       '2. Nf3 { [%clk 999999999999999:59:59] } *\n')
+    assert huge["move_seconds"][1:] == [None, 2.0]
     assert tenths["move_seconds"] == [f32(180 - 179.9), f32(180 - 179.7), f32(179.9 - 177.7), f32(179.7 - 179)]
 
 
