@@ -9,6 +9,9 @@
 # from the bytes it is about to write, never estimated elsewhere.
 
 cdef const char *_HEX = b"0123456789abcdef"
+cdef char _MUST_QUOTE[256]         # the bytes that make csv quote a field: , " CR LF
+_MUST_QUOTE[<unsigned char>b','] = _MUST_QUOTE[<unsigned char>b'"'] = 1
+_MUST_QUOTE[<unsigned char>b'\r'] = _MUST_QUOTE[<unsigned char>b'\n'] = 1
 
 
 cdef struct ClockEntry:            # a clock entry as the CSV sink keeps it: its seconds and ".f" span
@@ -31,20 +34,29 @@ cdef inline int32_t _off_at(Col *c, Py_ssize_t i) noexcept nogil:
     return (<int32_t *>c.off.data)[i]
 
 
+cdef inline uint64_t _has_byte(uint64_t w, uint64_t pattern) noexcept nogil:
+    """Nonzero when a byte of ``w`` equals the byte repeated in ``pattern``."""
+    w ^= pattern
+    return (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL
+
+
 cdef int _csv_quote_from(Out *out, Py_ssize_t at) noexcept nogil:
     """Quote the field written at ``out.data[at:]`` if it must be (``,`` ``"`` CR LF), its quotes doubled."""
-    cdef Py_ssize_t i, n = out.size - at, quotes = 0, d
-    cdef bint must = False
+    cdef Py_ssize_t i = at, n = out.size - at, quotes = 0, d
     cdef char ch
-    for i in range(at, out.size):
-        ch = out.data[i]
-        if ch == b'"':
-            quotes += 1
-            must = True
-        elif ch == b',' or ch == b'\r' or ch == b'\n':
-            must = True
-    if not must:
+    cdef uint64_t w
+    while i + 8 <= out.size:            # eight bytes a step: none of them , " CR LF (most fields)
+        memcpy(&w, out.data + i, 8)
+        if (_has_byte(w, 0x2C2C2C2C2C2C2C2CULL) | _has_byte(w, 0x2222222222222222ULL)
+                | _has_byte(w, 0x0D0D0D0D0D0D0D0DULL) | _has_byte(w, 0x0A0A0A0A0A0A0A0AULL)):
+            break
+        i += 8
+    while i < out.size and not _MUST_QUOTE[<unsigned char>out.data[i]]:
+        i += 1
+    if i == out.size:
         return 0
+    for i in range(i, out.size):
+        quotes += out.data[i] == b'"'
     if _reserve(out, quotes + 2) < 0:
         return -1
     d = at + n + quotes + 1             # the closing quote; the field moves right from its end
@@ -76,6 +88,9 @@ cdef int _csv_int(Out *out, long long v) noexcept nogil:
     cdef int k = 24
     if _reserve(out, 21) < 0:
         return -1
+    if 0 <= v < 10000:                  # (clocks, ratings, evals: two digits a step, no loop)
+        _wsmall(out, v)
+        return 0
     if v < 0:
         out.data[out.size] = b'-'
         out.size += 1
@@ -190,15 +205,24 @@ cdef int _csv_clock(Out *out, const char *buf, ClockEntry *entry, Out *scratch) 
 
 cdef int _csv_join(Out *out, Col *lists, Col *items, Py_ssize_t row) noexcept nogil:
     """A list of strings: its entries joined by single spaces, quoted if it must be."""
-    cdef Py_ssize_t at = out.size, k, first, last
+    cdef Py_ssize_t at = out.size, k, first, last, n
+    cdef const char *p
     if not _is_valid(lists, row):
         return 0
     first, last = _off_at(lists, row), _off_at(lists, row + 1)
+    if first == last:
+        return 0
+    # the entries lie one after the other in the items' data: their bytes, and a space between two
+    if _reserve(out, _off_at(items, last) - _off_at(items, first) + last - first - 1) < 0:
+        return -1
     for k in range(first, last):
-        if k > first and _csv_bytes(out, b" ", 1) < 0:
-            return -1
-        if _csv_bytes(out, items.data.data + _off_at(items, k), _off_at(items, k + 1) - _off_at(items, k)) < 0:
-            return -1
+        if k > first:
+            out.data[out.size] = b' '
+            out.size += 1
+        p = items.data.data + _off_at(items, k)
+        n = _off_at(items, k + 1) - _off_at(items, k)
+        memcpy(out.data + out.size, p, n)
+        out.size += n
     return _csv_quote_from(out, at)
 
 
@@ -321,13 +345,16 @@ cdef int _csv_field(Out *out, Columns *c, int k, Py_ssize_t row, const char *buf
 cdef int _csv_rows(Out *out, Columns *c, const unsigned char *chosen, Py_ssize_t nchosen, const char *buf,
                    Out *scratch) noexcept nogil:
     """Every row of ``c``: the fields of the ``chosen`` columns (column numbers), ``\\r\\n`` after each row."""
-    cdef Py_ssize_t row, j
+    cdef Py_ssize_t row, j, at
     for row in range(c.cols[K_OFFSET].n):
+        at = out.size
         for j in range(nchosen):
             if j > 0 and _csv_bytes(out, b",", 1) < 0:
                 return -1
             if _csv_field(out, c, chosen[j], row, buf, scratch) < 0:
                 return -1
+        if out.size == at and _csv_bytes(out, b'""', 2) < 0:   # (one empty field: csv quotes it, so the row
+            return -1                                           # is not read as a blank line)
         if _csv_bytes(out, b"\r\n", 2) < 0:
             return -1
     return 0
