@@ -14,6 +14,7 @@ inlines across them), each beside its pure twin (see fastpgn.scan._scan_py's tab
   on the compiled board, without the GIL.
 * scan/lines.pxi: the 22-field line sink (openings table, moves hooks).
 * scan/columns.pxi: the column sink (the analysis schema in Arrow buffers).
+* scan/csv.pxi: the CSV sink (the column sink's buffers written as CSV rows).
 * scan/records.pxi: the record sink (headers, SAN, evals, clocks; headers
   only), with the str and int caches; the compiled cores of reader.Game
   and reader.GameReader (GameCore, RecordFeed).
@@ -86,4 +87,5 @@ include "replay.pxi"
 include "lines.pxi"
 include "records.pxi"
 include "columns.pxi"
+include "csv.pxi"
 include "release.pxi"

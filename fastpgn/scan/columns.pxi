@@ -276,6 +276,7 @@ cdef struct Columns:
     Gaps gaps                      # the rows whose code the map's C table did not give, and the table
     bint have_map                  # an openings map is in use (else opening_code is null)
     bint uci
+    bint csv                       # for the CSV sink (scan/csv.pxi): clock entries kept as their source text
     Py_ssize_t *tag_scratch        # _tag_map_hashed's table, grown on demand
     Py_ssize_t tag_cap
 
@@ -563,6 +564,10 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
         return -1
     for i in range(game.nmoves if game.nclocks else 0):
         v = game.clock_secs[i]
+        if c.csv:
+            if _csv_clock_entry(clocks, v, game.clock_frac[2 * i], game.clock_frac[2 * i + 1]) < 0:
+                return -1
+            continue
         if v >= 0:
             s, e = game.clock_frac[2 * i], game.clock_frac[2 * i + 1]
             if s == e:
@@ -854,8 +859,8 @@ cdef tuple _col_spec(Col *c, int kind, tuple children):
     return (c.n, c.nulls, (valid, _out_bytes(&c.off)), children)
 
 
-cdef dict _columns_dict(Columns *c, const char *buf, object openings):
-    """Every column's buffers by name, the opening codes' gaps filled from ``openings`` with the GIL."""
+cdef int _fill_codes(Columns *c, const char *buf, object openings) except -1:
+    """The opening_code column: the codes noted per row, the gaps filled from ``openings`` with the GIL."""
     cdef Py_ssize_t i, g = 0
     cdef Col *codes = &c.cols[K_OPENING_CODE]
     cdef bytes code
@@ -883,6 +888,12 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
             _string(codes, c.codes[i], c.code_lens[i])
     if codes.n != c.ncodes:
         raise MemoryError()
+    return 0
+
+
+cdef dict _columns_dict(Columns *c, const char *buf, object openings):
+    """Every column's buffers by name, the opening codes' gaps filled from ``openings`` with the GIL."""
+    _fill_codes(c, buf, openings)
     names = ("game_id", "event", "utc", "date", "white", "black", "white_elo", "black_elo", "white_rating_diff",
              "black_rating_diff", "white_title", "black_title", "result", "termination", "time_control",
              "base_seconds", "increment_seconds", "speed", "eco", "opening", "opening_code", "variant", "fen",
@@ -943,7 +954,7 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long 
 
 cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                                long long first_game, bint at_stream_start, bint stop_on_error, _WherePlan plan,
-                               object openings, object uci_hook):
+                               object openings, object uci_hook, bytes csv_columns=None):
     cdef _Game game = _Game()
     cdef Where *where = NULL if plan is None else &plan.c
     cdef long long number = first_game, filtered = 0
@@ -969,6 +980,7 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
         if _columns_start(c, uci_hook is not None) < 0:
             raise MemoryError()
         c.have_map = openings is not None
+        c.csv = csv_columns is not None
         c.gaps.table = table.slots if table is not None else NULL
         c.gaps.table_mask = table.mask if table is not None else 0
         pos = _first(buf, start, end, at_stream_start)
@@ -991,8 +1003,8 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
                 raise MemoryError()
         if game.out_of_memory:
             raise MemoryError()
-        return (_columns_dict(c, buf, openings), number - first_game, _rejects(buf, &bads, base_offset, hook_reasons),
-                filtered)
+        return (_columns_dict(c, buf, openings) if csv_columns is None else _csv_text(c, buf, openings, csv_columns),
+                number - first_game, _rejects(buf, &bads, base_offset, hook_reasons), filtered)
     finally:
         free(bads.items)
         free(scratch.data)
