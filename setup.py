@@ -34,6 +34,8 @@ if impl != "python":
             )
             for path in sources
         ]
+        # The one place the kernels' Cython directives are set: the .pyx files carry no
+        # `# cython:` header, so every build (pip, setup.py, tools/asan.sh) compiles the same C.
         ext_modules = cythonize(
             extensions,
             language_level=3,

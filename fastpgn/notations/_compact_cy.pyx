@@ -1,4 +1,3 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Cython block reader of compact moves lines; the pure-Python twin _compact_py is its specification.
 
 Same function (``block_movetext``), same results on every input (the

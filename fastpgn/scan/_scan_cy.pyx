@@ -1,4 +1,3 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Cython scanner kernel; the pure-Python twin fastpgn.scan._scan_py is its specification.
 
 One compiled module built from a grammar and its sinks, each part in its own
