@@ -211,47 +211,48 @@ cdef inline int _list_end(Col *c, Col *child, bint valid) noexcept nogil:
 
 
 # Column numbers, in the schema's order (fastpgn.schema.COLUMNS).
-DEF K_GAME_ID = 0
-DEF K_EVENT = 1
-DEF K_UTC = 2
-DEF K_DATE = 3
-DEF K_WHITE = 4
-DEF K_BLACK = 5
-DEF K_WHITE_ELO = 6
-DEF K_BLACK_ELO = 7
-DEF K_WHITE_DIFF = 8
-DEF K_BLACK_DIFF = 9
-DEF K_WHITE_TITLE = 10
-DEF K_BLACK_TITLE = 11
-DEF K_RESULT = 12
-DEF K_TERMINATION = 13
-DEF K_TIME_CONTROL = 14
-DEF K_BASE = 15
-DEF K_INCREMENT = 16
-DEF K_SPEED = 17
-DEF K_ECO = 18
-DEF K_OPENING = 19
-DEF K_OPENING_CODE = 20
-DEF K_VARIANT = 21
-DEF K_FEN = 22
-DEF K_PLIES = 23
-DEF K_MATE = 24
-DEF K_MOVES = 25
-DEF K_EVAL_CP = 26
-DEF K_EVAL_MATE = 27
-DEF K_CLOCK = 28
-DEF K_OFFSET = 29
-DEF K_TAGS = 30
-DEF K_UCI = 31
-# the children of the list and map columns
-DEF K_MOVES_ITEM = 32
-DEF K_EVAL_CP_ITEM = 33
-DEF K_EVAL_MATE_ITEM = 34
-DEF K_CLOCK_ITEM = 35
-DEF K_TAG_KEY = 36
-DEF K_TAG_VALUE = 37
-DEF K_UCI_ITEM = 38
-DEF NCOLS = 39
+cdef enum:
+    K_GAME_ID = 0
+    K_EVENT = 1
+    K_UTC = 2
+    K_DATE = 3
+    K_WHITE = 4
+    K_BLACK = 5
+    K_WHITE_ELO = 6
+    K_BLACK_ELO = 7
+    K_WHITE_DIFF = 8
+    K_BLACK_DIFF = 9
+    K_WHITE_TITLE = 10
+    K_BLACK_TITLE = 11
+    K_RESULT = 12
+    K_TERMINATION = 13
+    K_TIME_CONTROL = 14
+    K_BASE = 15
+    K_INCREMENT = 16
+    K_SPEED = 17
+    K_ECO = 18
+    K_OPENING = 19
+    K_OPENING_CODE = 20
+    K_VARIANT = 21
+    K_FEN = 22
+    K_PLIES = 23
+    K_MATE = 24
+    K_MOVES = 25
+    K_EVAL_CP = 26
+    K_EVAL_MATE = 27
+    K_CLOCK = 28
+    K_OFFSET = 29
+    K_TAGS = 30
+    K_UCI = 31
+    # the children of the list and map columns
+    K_MOVES_ITEM = 32
+    K_EVAL_CP_ITEM = 33
+    K_EVAL_MATE_ITEM = 34
+    K_CLOCK_ITEM = 35
+    K_TAG_KEY = 36
+    K_TAG_VALUE = 37
+    K_UCI_ITEM = 38
+    NCOLS = 39
 
 # The columns with offsets (their first offset, 0, is written when they start).
 cdef int[12] _OFFSET_COLS = [K_GAME_ID, K_EVENT, K_WHITE, K_BLACK, K_WHITE_TITLE, K_BLACK_TITLE, K_RESULT,
@@ -608,7 +609,8 @@ cdef inline bint _own_column(const char *buf, _Game game, Py_ssize_t t) noexcept
 
 # Up to this many tags, a game's repeated names are found by comparing every pair (a lichess game has 18);
 # above it, through a hash table, so a game of 100,000 tags costs no more per tag than one of 18.
-DEF FEW_TAGS = 32
+cdef enum:
+    FEW_TAGS = 32
 
 
 cdef int _tag_map(Columns *c, const char *buf, _Game game, Out *scratch) noexcept nogil:
