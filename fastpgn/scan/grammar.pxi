@@ -151,8 +151,9 @@ cdef void _init_classes():
         _CLS[i] |= C_TAG_NAME
     for i in b'"\\\n':
         _CLS[i] |= C_TAG_STOP
-    for i in b"\xe2\r":
-        _CLS[i] |= C_FIELD_CARE
+    # by number, not a bytes loop: Cython before 3.2 iterated b"\xe2" as a signed char (index -30)
+    _CLS[0xE2] |= C_FIELD_CARE
+    _CLS[13] |= C_FIELD_CARE
     for i in b"\n{}(;$-/*":
         _CLS[i] |= C_SKIP
 
