@@ -11,7 +11,7 @@ the one ``itertools.starmap`` call that wraps it).
     python -m benchmarks.callgrind read-lines CORPUS --tree ../other-checkout   # an older tree, same modes
 
 Modes: lines, lines-validate, lines-uci, lines-filtered (``--min-elo 1900``),
-games, headers, columns, columns-uci (the kernel front ends over the blocks);
+games, headers, columns, columns-uci, csv (the kernel front ends over the blocks);
 read-lines, read-headers, read-games (the readers over the same bytes in memory).
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MODES = ("lines", "lines-validate", "lines-uci", "lines-filtered", "games", "headers", "columns", "columns-uci",
-         "read-lines", "read-headers", "read-games")
+         "csv", "read-lines", "read-headers", "read-games")
 
 
 def _run(mode: str, corpus: str, mb: float) -> None:
@@ -61,6 +61,8 @@ def _run(mode: str, corpus: str, mb: float) -> None:
                 n += kernel.games_from_block(*args, False)[1]
             elif mode == "headers":
                 n += kernel.headers_from_block(*args, False)[1]
+            elif mode == "csv":
+                n += kernel.csv_from_block(*args, False, None, table)[1]
             else:
                 n += kernel.columns_from_block(*args, False, None, None, mode == "columns-uci")[1]
         if mode == "read-lines":

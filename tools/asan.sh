@@ -35,8 +35,8 @@ CFLAGS="-fsanitize=address -fno-omit-frame-pointer -g -O1" LDFLAGS="-fsanitize=a
 nm -D fastpgn/scan/_scan_cy*.so | grep -q __asan_report || { echo "asan: the kernels were built without ASan" >&2; exit 2; }
 
 ASAN_TESTS="tests/test_release_differential.py tests/test_lichess_parquet.py tests/test_differential.py
-    tests/test_columns_differential.py tests/test_compact_differential.py tests/test_board_differential.py
-    tests/test_scan.py tests/test_sources.py tests/test_reader.py"
+    tests/test_columns_differential.py tests/test_csv_sink.py tests/test_compact_differential.py
+    tests/test_board_differential.py tests/test_scan.py tests/test_sources.py tests/test_reader.py"
 [ $# -gt 0 ] || set -- $ASAN_TESTS
 echo "asan: $*" >&2
 # --capture=sys: pytest leaves file descriptor 2 alone, so ASan's report, written there as the process

@@ -1,4 +1,3 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Cython board kernel (twin of fastpgn.board._board_py): same functions, same order, same errors.
 
 What the kernel owns, how it represents a position, the FEN, SAN and UCI it

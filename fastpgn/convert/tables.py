@@ -9,9 +9,10 @@ game, through the ``ChunkFormat`` interface of ``fastpgn.convert.chunks``:
   where they pay, row groups of ``ROW_GROUP_ROWS`` games; with
   ``partition="month"`` (``--partition month``), a chunk's games go to
   ``year=YYYY/month=MM/`` folders under that name, lichess's own layout.
-- :class:`CsvFormat`: RFC 4180 rows (``fastpgn.csv_text``), a block's rows one
-  gzip member / zstd frame / plain run as for the lines; each chunk starts
-  with the header row.
+- :class:`CsvFormat`: RFC 4180 rows (``fastpgn.csv_text``'s text, written by
+  the kernel's CSV sink: in C from the column sink's buffers, without the
+  GIL, with the compiled kernel), a block's rows one gzip member / zstd
+  frame / plain run as for the lines; each chunk starts with the header row.
 
 Every byte of a chunk is a function of its games: batches are cut by game
 counts only, and a row group is written from one contiguous table, so any
@@ -24,7 +25,6 @@ import os
 from pathlib import Path
 
 from fastpgn import schema
-from fastpgn.scan import columns as _columns_py
 from fastpgn import scan as _scan
 from fastpgn.convert.chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, compress
 from fastpgn.errors import rejected_games
@@ -186,36 +186,22 @@ class CsvFormat(LinesFormat):
         super().__init__(compression)
         self.suffix = ".csv" + self.suffix[len(".cri"):]
         self.uci = uci
-        self.header = (",".join(schema.names(uci)) + "\r\n").encode()
+        self.columns = schema.names(uci)    # (with --validate and no --uci, the games replay; no uci column)
+        self.header = (",".join(self.columns) + "\r\n").encode()
 
     def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
-        from fastpgn.csv_text import write_csv
-
-        replay = _replays(setup)
-        # Python lists of the live kernel's records: CSV text is written in Python either way.
-        openings = getattr(setup.openings, "source", setup.openings)   # the map, not the compiled kernel's copy
-        columns, read, rejects, filtered = _columns_py.columns_from_block(
-            data, 0, len(data), offset, 0, at_stream_start, False, setup.where, openings, replay)
-        if replay and not self.uci:
-            del columns["uci"]
-        out = _Bytes()
-        rows = write_csv(columns, out, header=False)
+        # The live kernel's CSV sink: the compiled one writes the rows in C, without the GIL.
+        text, read, rejects, filtered = _scan.kernel.csv_from_block(
+            data, 0, len(data), offset, 0, at_stream_start, False, setup.where, setup.openings, _replays(setup),
+            self.columns)
         rejected = rejected_games(rejects, data, offset)
-        return BlockResult(compress(out.value, self.compression), rows, read, rejected, filtered)
+        return BlockResult(compress(text, self.compression), read - len(rejected) - filtered, read, rejected,
+                           filtered)
 
     def open(self, path: Path) -> ChunkFile:
         chunk = ChunkFile(path)
         chunk.write(compress(self.header, self.compression))
         return chunk
-
-
-class _Bytes:
-    """A binary stream that keeps what is written as one bytes object."""
-
-    value = b""
-
-    def write(self, data: bytes) -> None:
-        self.value += data
 
 
 def chunk_format(name: str, compression: str, uci: bool, partition: str | None = None) -> ChunkFormat:

@@ -1,4 +1,3 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Cython block reader of compact moves lines; the pure-Python twin _compact_py is its specification.
 
 Same function (``block_movetext``), same results on every input (the
@@ -21,12 +20,13 @@ from cpython.unicode cimport PyUnicode_DecodeASCII
 cdef unsigned short _CLASS[256]
 # What each digit and letter is, for the ply rules.
 cdef unsigned char _KIND[256]
-DEF K_FILE = 1
-DEF K_RANK = 2
-DEF K_PIECE = 4
-DEF K_PROMO = 8
-DEF K_SUFFIX = 16
-DEF DECLINE = 256
+cdef enum:
+    K_FILE = 1
+    K_RANK = 2
+    K_PIECE = 4
+    K_PROMO = 8
+    K_SUFFIX = 16
+    DECLINE = 256
 
 cdef void _init_tables():
     cdef int c
@@ -60,7 +60,8 @@ _GOOD_SHAPE = "".join(f"|{k}wb" for k in range(1, 1000)).encode("ascii")
 cdef bytes _GOOD = _GOOD_SHAPE
 cdef const char *_good = PyBytes_AS_STRING(_GOOD)
 cdef Py_ssize_t _good_len = PyBytes_GET_SIZE(_GOOD)
-DEF PAD = 8  # zero classes before and after a line: the marks look up to 5 bytes back, 3 ahead
+cdef enum:
+    PAD = 8  # zero classes before and after a line: the marks look up to 5 bytes back, 3 ahead
 
 
 def block_movetext(bytes block):

@@ -1,4 +1,3 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Cython scanner kernel; the pure-Python twin fastpgn.scan._scan_py is its specification.
 
 One compiled module built from a grammar and its sinks, each part in its own
@@ -14,6 +13,7 @@ inlines across them), each beside its pure twin (see fastpgn.scan._scan_py's tab
   on the compiled board, without the GIL.
 * scan/lines.pxi: the 22-field line sink (openings table, moves hooks).
 * scan/columns.pxi: the column sink (the analysis schema in Arrow buffers).
+* scan/csv.pxi: the CSV sink (the column sink's buffers written as CSV rows).
 * scan/records.pxi: the record sink (headers, SAN, evals, clocks; headers
   only), with the str and int caches; the compiled cores of reader.Game
   and reader.GameReader (GameCore, RecordFeed).
@@ -61,23 +61,24 @@ LINE_TAGS = (
     b"WhiteTitle", b"Black", b"BlackElo", b"BlackRatingDiff", b"BlackTitle",
     b"Date", b"Time",
 )
-DEF NSLOTS = 18
-DEF S_SITE = 0
-DEF S_UTCDATE = 1
-DEF S_UTCTIME = 2
-DEF S_RESULT = 3
-DEF S_TERMINATION = 4
-DEF S_ECO = 5
-DEF S_OPENING = 6
-DEF S_TC = 7
-DEF S_WHITE = 8
-DEF S_WELO = 9
-DEF S_WDIFF = 10
-DEF S_WTITLE = 11
-DEF S_BLACK = 12
-DEF S_BELO = 13
-DEF S_BDIFF = 14
-DEF S_BTITLE = 15
+cdef enum:
+    NSLOTS = 18
+    S_SITE = 0
+    S_UTCDATE = 1
+    S_UTCTIME = 2
+    S_RESULT = 3
+    S_TERMINATION = 4
+    S_ECO = 5
+    S_OPENING = 6
+    S_TC = 7
+    S_WHITE = 8
+    S_WELO = 9
+    S_WDIFF = 10
+    S_WTITLE = 11
+    S_BLACK = 12
+    S_BELO = 13
+    S_BDIFF = 14
+    S_BTITLE = 15
 
 
 include "grammar.pxi"
@@ -86,4 +87,5 @@ include "replay.pxi"
 include "lines.pxi"
 include "records.pxi"
 include "columns.pxi"
+include "csv.pxi"
 include "release.pxi"

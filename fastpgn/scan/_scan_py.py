@@ -20,6 +20,7 @@ pure Python                 Cython                        owns
                                                           reader.GameReader
 ``scan/columns.py``          ``scan/columns.pxi``           the analysis schema's columns (lists here,
                                                           Arrow buffers there)
+``scan/csv.py``              ``scan/csv.pxi``               those columns as CSV rows (csv_text's rules)
 ``scan/release.py``          ``scan/release.pxi``           a record batch of lichess's Parquet release
                                                           written as PGN text (not a sink: the
                                                           grammar's input)
@@ -46,6 +47,7 @@ from fastpgn.scan.lines import lines_from_block, opening_table
 from fastpgn.scan.records import GameCore, RecordFeed, games_from_block, headers_from_block
 from fastpgn.scan.release import release_suspects, release_text
 from fastpgn.scan import columns as _columns_py
+from fastpgn.scan import csv as _csv_py
 
 
 def columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
@@ -54,10 +56,17 @@ def columns_from_block(data, start, end, base_offset, first_game, at_stream_star
     return _columns_py.columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
                                           where, openings, uci, scan=games_from_block)
 
+
+def csv_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
+                   openings=None, uci=False, columns=None):
+    """The whole games in ``data[start:end]`` as CSV rows (see _csv_py)."""
+    return _csv_py.csv_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
+                                  where, openings, uci, columns, scan=games_from_block)
+
 __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
     "GameCore", "RecordFeed",
-    "SPEED_LIMITS", "SPEEDS", "columns_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
+    "SPEED_LIMITS", "SPEEDS", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
     "release_suspects", "release_text", "speed_bit", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other
     "_CLOCKS", "_SAN", "_fast_game", "_fast_headers", "_fast_where", "_scan_game",

@@ -212,47 +212,48 @@ cdef inline int _list_end(Col *c, Col *child, bint valid) noexcept nogil:
 
 
 # Column numbers, in the schema's order (fastpgn.schema.COLUMNS).
-DEF K_GAME_ID = 0
-DEF K_EVENT = 1
-DEF K_UTC = 2
-DEF K_DATE = 3
-DEF K_WHITE = 4
-DEF K_BLACK = 5
-DEF K_WHITE_ELO = 6
-DEF K_BLACK_ELO = 7
-DEF K_WHITE_DIFF = 8
-DEF K_BLACK_DIFF = 9
-DEF K_WHITE_TITLE = 10
-DEF K_BLACK_TITLE = 11
-DEF K_RESULT = 12
-DEF K_TERMINATION = 13
-DEF K_TIME_CONTROL = 14
-DEF K_BASE = 15
-DEF K_INCREMENT = 16
-DEF K_SPEED = 17
-DEF K_ECO = 18
-DEF K_OPENING = 19
-DEF K_OPENING_CODE = 20
-DEF K_VARIANT = 21
-DEF K_FEN = 22
-DEF K_PLIES = 23
-DEF K_MATE = 24
-DEF K_MOVES = 25
-DEF K_EVAL_CP = 26
-DEF K_EVAL_MATE = 27
-DEF K_CLOCK = 28
-DEF K_OFFSET = 29
-DEF K_TAGS = 30
-DEF K_UCI = 31
-# the children of the list and map columns
-DEF K_MOVES_ITEM = 32
-DEF K_EVAL_CP_ITEM = 33
-DEF K_EVAL_MATE_ITEM = 34
-DEF K_CLOCK_ITEM = 35
-DEF K_TAG_KEY = 36
-DEF K_TAG_VALUE = 37
-DEF K_UCI_ITEM = 38
-DEF NCOLS = 39
+cdef enum:
+    K_GAME_ID = 0
+    K_EVENT = 1
+    K_UTC = 2
+    K_DATE = 3
+    K_WHITE = 4
+    K_BLACK = 5
+    K_WHITE_ELO = 6
+    K_BLACK_ELO = 7
+    K_WHITE_DIFF = 8
+    K_BLACK_DIFF = 9
+    K_WHITE_TITLE = 10
+    K_BLACK_TITLE = 11
+    K_RESULT = 12
+    K_TERMINATION = 13
+    K_TIME_CONTROL = 14
+    K_BASE = 15
+    K_INCREMENT = 16
+    K_SPEED = 17
+    K_ECO = 18
+    K_OPENING = 19
+    K_OPENING_CODE = 20
+    K_VARIANT = 21
+    K_FEN = 22
+    K_PLIES = 23
+    K_MATE = 24
+    K_MOVES = 25
+    K_EVAL_CP = 26
+    K_EVAL_MATE = 27
+    K_CLOCK = 28
+    K_OFFSET = 29
+    K_TAGS = 30
+    K_UCI = 31
+    # the children of the list and map columns
+    K_MOVES_ITEM = 32
+    K_EVAL_CP_ITEM = 33
+    K_EVAL_MATE_ITEM = 34
+    K_CLOCK_ITEM = 35
+    K_TAG_KEY = 36
+    K_TAG_VALUE = 37
+    K_UCI_ITEM = 38
+    NCOLS = 39
 
 # The columns of what lichess computes from the evals and clocks, after the others (their order in the schema is
 # fastpgn.schema's; these numbers only name buffers).
@@ -293,6 +294,7 @@ cdef struct Columns:
     Gaps gaps                      # the rows whose code the map's C table did not give, and the table
     bint have_map                  # an openings map is in use (else opening_code is null)
     bint uci
+    bint csv                       # for the CSV sink (scan/csv.pxi): clock entries kept as their source text
     Py_ssize_t *tag_scratch        # _tag_map_hashed's table, grown on demand
     Py_ssize_t tag_cap
     long long row_base, row_increment   # the row's time control (-1: none), for move_seconds
@@ -823,6 +825,10 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
         return -1
     for i in range(game.nmoves if game.nclocks else 0):
         v = game.clock_secs[i]
+        if c.csv:
+            if _csv_clock_entry(clocks, v, game.clock_frac[2 * i], game.clock_frac[2 * i + 1]) < 0:
+                return -1
+            continue
         if v >= 0:
             s, e = game.clock_frac[2 * i], game.clock_frac[2 * i + 1]
             if s == e:
@@ -866,7 +872,8 @@ cdef inline bint _own_column(const char *buf, _Game game, Py_ssize_t t) noexcept
 
 # Up to this many tags, a game's repeated names are found by comparing every pair (a lichess game has 18);
 # above it, through a hash table, so a game of 100,000 tags costs no more per tag than one of 18.
-DEF FEW_TAGS = 32
+cdef enum:
+    FEW_TAGS = 32
 
 
 cdef int _tag_map(Columns *c, const char *buf, _Game game, Out *scratch) noexcept nogil:
@@ -1141,8 +1148,8 @@ cdef tuple _col_spec(Col *c, int kind, tuple children):
     return (c.n, c.nulls, (valid, _out_bytes(&c.off)), children)
 
 
-cdef dict _columns_dict(Columns *c, const char *buf, object openings):
-    """Every column's buffers by name, the opening codes' gaps filled from ``openings`` with the GIL."""
+cdef int _fill_codes(Columns *c, const char *buf, object openings) except -1:
+    """The opening_code column: the codes noted per row, the gaps filled from ``openings`` with the GIL."""
     cdef Py_ssize_t i, g = 0
     cdef Col *codes = &c.cols[K_OPENING_CODE]
     cdef bytes code
@@ -1170,6 +1177,12 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
             _string(codes, c.codes[i], c.code_lens[i])
     if codes.n != c.ncodes:
         raise MemoryError()
+    return 0
+
+
+cdef dict _columns_dict(Columns *c, const char *buf, object openings):
+    """Every column's buffers by name, the opening codes' gaps filled from ``openings`` with the GIL."""
+    _fill_codes(c, buf, openings)
     names = ("game_id", "event", "utc", "date", "white", "black", "white_elo", "black_elo", "white_rating_diff",
              "black_rating_diff", "white_title", "black_title", "result", "termination", "time_control",
              "base_seconds", "increment_seconds", "speed", "eco", "opening", "opening_code", "variant", "fen",
@@ -1243,7 +1256,7 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long 
 
 cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                                long long first_game, bint at_stream_start, bint stop_on_error, _WherePlan plan,
-                               object openings, object uci_hook):
+                               object openings, object uci_hook, bytes csv_columns=None):
     cdef _Game game = _Game()
     cdef Where *where = NULL if plan is None else &plan.c
     cdef long long number = first_game, filtered = 0
@@ -1269,6 +1282,7 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
         if _columns_start(c, uci_hook is not None) < 0:
             raise MemoryError()
         c.have_map = openings is not None
+        c.csv = csv_columns is not None
         c.gaps.table = table.slots if table is not None else NULL
         c.gaps.table_mask = table.mask if table is not None else 0
         pos = _first(buf, start, end, at_stream_start)
@@ -1291,8 +1305,8 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
                 raise MemoryError()
         if game.out_of_memory:
             raise MemoryError()
-        return (_columns_dict(c, buf, openings), number - first_game, _rejects(buf, &bads, base_offset, hook_reasons),
-                filtered)
+        return (_columns_dict(c, buf, openings) if csv_columns is None else _csv_text(c, buf, openings, csv_columns),
+                number - first_game, _rejects(buf, &bads, base_offset, hook_reasons), filtered)
     finally:
         free(bads.items)
         free(scratch.data)

@@ -4,27 +4,29 @@
 # between the parts costs more than it did in one file). Mirrors fastpgn/scan/grammar.py function by function.
 # What it hands the sinks is a _Game: spans into the block, no Python object.
 
-DEF S_DATE = 16
-DEF S_TIME = 17
+cdef enum:
+    S_DATE = 16
+    S_TIME = 17
 
 
 # Character classes, one table lookup per byte on the hot paths.
-DEF C_DELIM = 1     # ends a movetext token: space, tab, CR, LF, { } ( ) ; $
-DEF C_WS = 2        # space, tab, CR
-DEF C_DIGIT = 4
-DEF C_FILE = 8      # a-h
-DEF C_RANK = 16     # 1-8
-DEF C_PIECE = 32    # K Q R B N P
-DEF C_PROMO = 64    # Q R B N K
-DEF C_SPACE = 128   # space, tab, CR, LF
-DEF C_VALUE = 256   # what %clk and %eval values are made of: digits : . # + - ,
-DEF C_LOWER = 512   # a-z, the letters of a comment command's name
-DEF C_NAME_END = 1024  # ends a tag name: space, tab, '"', ']'
-DEF C_EVAL = 2048   # what an %eval value is made of: C_VALUE without ':'
-DEF C_TAG_NAME = 4096    # A-Z a-z 0-9 _: the tag names _plain_tag_line reads
-DEF C_TAG_STOP = 8192    # '"', backslash, LF: what ends a plain tag value, or makes it not plain
-DEF C_FIELD_CARE = 16384  # the separator's first byte (0xE2) and CR: _wfield must look at such a value
-DEF C_SKIP = 32768  # where _skip_movetext stops running: LF { } ( ; $ and the result bytes - / *
+cdef enum:
+    C_DELIM = 1     # ends a movetext token: space, tab, CR, LF, { } ( ) ; $
+    C_WS = 2        # space, tab, CR
+    C_DIGIT = 4
+    C_FILE = 8      # a-h
+    C_RANK = 16     # 1-8
+    C_PIECE = 32    # K Q R B N P
+    C_PROMO = 64    # Q R B N K
+    C_SPACE = 128   # space, tab, CR, LF
+    C_VALUE = 256   # what %clk and %eval values are made of: digits : . # + - ,
+    C_LOWER = 512   # a-z, the letters of a comment command's name
+    C_NAME_END = 1024  # ends a tag name: space, tab, '"', ']'
+    C_EVAL = 2048   # what an %eval value is made of: C_VALUE without ':'
+    C_TAG_NAME = 4096    # A-Z a-z 0-9 _: the tag names _plain_tag_line reads
+    C_TAG_STOP = 8192    # '"', backslash, LF: what ends a plain tag value, or makes it not plain
+    C_FIELD_CARE = 16384  # the separator's first byte (0xE2) and CR: _wfield must look at such a value
+    C_SKIP = 32768  # where _skip_movetext stops running: LF { } ( ; $ and the result bytes - / *
 
 cdef unsigned short _CLS[256]
 
@@ -149,8 +151,9 @@ cdef void _init_classes():
         _CLS[i] |= C_TAG_NAME
     for i in b'"\\\n':
         _CLS[i] |= C_TAG_STOP
-    for i in b"\xe2\r":
-        _CLS[i] |= C_FIELD_CARE
+    # by number, not a bytes loop: Cython before 3.2 iterated b"\xe2" as a signed char (index -30)
+    _CLS[0xE2] |= C_FIELD_CARE
+    _CLS[13] |= C_FIELD_CARE
     for i in b"\n{}(;$-/*":
         _CLS[i] |= C_SKIP
 
@@ -202,17 +205,18 @@ cdef str _show(const char *p, Py_ssize_t n):
 
 # Why a game is rejected. The scanner records a code and the token to quote,
 # so it needs no Python object (and no GIL) while it reads; _reason words it.
-DEF BAD_TAG = 1
-DEF BAD_TAG_VALUE = 2
-DEF BAD_COMMENT = 3
-DEF BAD_CLOCK = 4
-DEF BAD_EVAL = 5
-DEF BAD_VARIATION = 6
-DEF BAD_TOKEN = 7
-DEF BAD_NAG = 9
-DEF BAD_BRACE = 11
-DEF BAD_HOOK = 12
-DEF BAD_NUL = 13
+cdef enum:
+    BAD_TAG = 1
+    BAD_TAG_VALUE = 2
+    BAD_COMMENT = 3
+    BAD_CLOCK = 4
+    BAD_EVAL = 5
+    BAD_VARIATION = 6
+    BAD_TOKEN = 7
+    BAD_NAG = 9
+    BAD_BRACE = 11
+    BAD_HOOK = 12
+    BAD_NUL = 13
 
 
 cdef str _reason_of(const char *buf, int why, Py_ssize_t tok, Py_ssize_t n, list hook_reasons):
@@ -1114,9 +1118,10 @@ cdef Py_ssize_t _skip_long_comment(const char *buf, Py_ssize_t pos, Py_ssize_t e
 
 
 # A filter as the kernel reads it (the filters section after _scan_game fills it).
-DEF TAG_EQUAL = 0
-DEF TAG_FOLD = 1
-DEF TAG_PREFIX = 2
+cdef enum:
+    TAG_EQUAL = 0
+    TAG_FOLD = 1
+    TAG_PREFIX = 2
 
 
 cdef struct TagTest:

@@ -31,7 +31,8 @@ cdef int _reserve(Out *out, Py_ssize_t extra) noexcept nogil:
 # Unchecked writers for _line, which reserves room for a whole line first:
 # every field is at most as long as the source bytes it comes from, plus a
 # fixed allowance for separators, codes and counts (LINE_SLACK).
-DEF LINE_SLACK = 256
+cdef enum:
+    LINE_SLACK = 256
 
 
 cdef inline void _w(Out *out, const char *p, Py_ssize_t n) noexcept nogil:

@@ -41,23 +41,26 @@ cdef struct CacheSlot:
     PyObject *text        # an owned str
 
 
-DEF TOKEN_BITS = 15
-DEF TOKEN_SLOTS = 1 << TOKEN_BITS
-DEF TOKEN_BYTES = 7       # longer tokens (rare: "Rfxe1+?!") are decoded each time
+cdef enum:
+    TOKEN_BITS = 15
+    TOKEN_SLOTS = 1 << TOKEN_BITS
+    TOKEN_BYTES = 7       # longer tokens (rare: "Rfxe1+?!") are decoded each time
 
 # Key: the token's bytes, little end first, with its length in the top byte.
 cdef CacheSlot _tokens[TOKEN_SLOTS]
 cdef Py_ssize_t _token_count = 0
 
-DEF VALUE_BITS = 13
-DEF VALUE_SLOTS = 1 << VALUE_BITS
-DEF VALUE_BYTES = 128     # longer tag values are decoded each time
+cdef enum:
+    VALUE_BITS = 13
+    VALUE_SLOTS = 1 << VALUE_BITS
+    VALUE_BYTES = 128     # longer tag values are decoded each time
 
 # Key: a hash of the value's bytes (never 0); the str (ASCII only) is compared.
 cdef CacheSlot _values[VALUE_SLOTS]
 cdef Py_ssize_t _value_count = 0
 
-DEF CLOCK_INTS = 21601    # whole seconds up to 6 hours; above, a new int each time
+cdef enum:
+    CLOCK_INTS = 21601    # whole seconds up to 6 hours; above, a new int each time
 cdef PyObject *_clock_ints[CLOCK_INTS]
 
 

@@ -10,10 +10,11 @@
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 
-DEF R_TEXT = 0
-DEF R_INT = 1
-DEF R_DATE = 2
-DEF R_TIME = 3
+cdef enum:
+    R_TEXT = 0
+    R_INT = 1
+    R_DATE = 2
+    R_TIME = 3
 
 cdef dict _RELEASE_KINDS = {"text": (R_TEXT, ("string",)), "int": (R_INT, ("int8", "int16", "int32", "int64")),
                             "date": (R_DATE, ("date32[day]",)),
@@ -22,9 +23,10 @@ cdef dict _RELEASE_KINDS = {"text": (R_TEXT, ("string",)), "int": (R_INT, ("int8
 cdef dict _TIME_UNITS = {"time32[s]": (4, 1), "time32[ms]": (4, 1000), "time64[us]": (8, 1000000),
                          "time64[ns]": (8, 1000000000)}
 # The values the date and time kinds write (days since 1970-01-01: 0001-01-01 to 9999-12-31; a day's seconds).
-DEF FIRST_DAY = -719162
-DEF LAST_DAY = 2932896
-DEF LAST_SECOND = 86399
+cdef enum:
+    FIRST_DAY = -719162
+    LAST_DAY = 2932896
+    LAST_SECOND = 86399
 
 
 cdef struct RCol:

@@ -103,10 +103,11 @@ cdef inline int _uci_room(Out *uci, _Game game) noexcept nogil:
     return _reserve(uci, 3 * (game.end - game.start) + 16)
 
 
-DEF REPLAY_NONE = 0      # no moves hook
-DEF REPLAY_HOOK = 1      # a moves hook to call for every game
-DEF REPLAY_VALIDATE = 2  # board.moves_hook(): every move checked, field 20 stays the SAN
-DEF REPLAY_UCI = 3       # board.moves_hook(uci=True): field 20 becomes the UCI moves
+cdef enum:
+    REPLAY_NONE = 0      # no moves hook
+    REPLAY_HOOK = 1      # a moves hook to call for every game
+    REPLAY_VALIDATE = 2  # board.moves_hook(): every move checked, field 20 stays the SAN
+    REPLAY_UCI = 3       # board.moves_hook(uci=True): field 20 becomes the UCI moves
 
 
 cdef int _replay_game(const char *buf, Py_ssize_t end, _Game game, int replay, bint board_starts, void *board,

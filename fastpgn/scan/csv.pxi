@@ -1,0 +1,404 @@
+# The CSV sink: a block's rows as CSV text, written in C from the column sink's buffers without the GIL.
+#
+# Included by scan/_scan_cy.pyx after columns.pxi. Mirrors fastpgn/scan/csv.py, which writes the pure
+# column sink's lists through fastpgn.csv_text; the tests hold the two to equal bytes. Every value rule is
+# the column sink's (docs/schema.md): _columns_from_block fills the columns as for Arrow (the clock
+# entries excepted: kept as their source text, which a float32 cannot give back), then _csv_rows writes
+# them row by row as csv_text writes them: RFC 4180, ``\r\n`` line ends, a field quoted only where it
+# holds ``,`` ``"`` ``\r`` or ``\n``. Each writer reserves the room of what it writes itself, measured
+# from the bytes it is about to write, never estimated elsewhere.
+
+cdef const char *_HEX = b"0123456789abcdef"
+cdef char _MUST_QUOTE[256]         # the bytes that make csv quote a field: , " CR LF
+_MUST_QUOTE[<unsigned char>b','] = _MUST_QUOTE[<unsigned char>b'"'] = 1
+_MUST_QUOTE[<unsigned char>b'\r'] = _MUST_QUOTE[<unsigned char>b'\n'] = 1
+
+
+cdef struct ClockEntry:            # a clock entry as the CSV sink keeps it: its seconds and ".f" span
+    long long secs
+    Py_ssize_t frac_start, frac_end
+
+
+cdef int _csv_clock_entry(Col *clocks, long long secs, Py_ssize_t frac_start, Py_ssize_t frac_end) noexcept nogil:
+    """Append one clock entry (null when ``secs`` < 0) to ``clocks`` for _csv_clock."""
+    cdef ClockEntry entry
+    entry.secs, entry.frac_start, entry.frac_end = secs, frac_start, frac_end
+    return _fixed(clocks, &entry, sizeof(ClockEntry), secs >= 0)
+
+
+cdef inline bint _is_valid(Col *c, Py_ssize_t i) noexcept nogil:
+    return c.nulls == 0 or (c.valid.data[i >> 3] >> (i & 7)) & 1
+
+
+cdef inline int32_t _off_at(Col *c, Py_ssize_t i) noexcept nogil:
+    return (<int32_t *>c.off.data)[i]
+
+
+cdef inline uint64_t _has_byte(uint64_t w, uint64_t pattern) noexcept nogil:
+    """Nonzero when a byte of ``w`` equals the byte repeated in ``pattern``."""
+    w ^= pattern
+    return (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL
+
+
+cdef int _csv_quote_from(Out *out, Py_ssize_t at) noexcept nogil:
+    """Quote the field written at ``out.data[at:]`` if it must be (``,`` ``"`` CR LF), its quotes doubled."""
+    cdef Py_ssize_t i = at, n = out.size - at, quotes = 0, d
+    cdef char ch
+    cdef uint64_t w
+    while i + 8 <= out.size:            # eight bytes a step: none of them , " CR LF (most fields)
+        memcpy(&w, out.data + i, 8)
+        if (_has_byte(w, 0x2C2C2C2C2C2C2C2CULL) | _has_byte(w, 0x2222222222222222ULL)
+                | _has_byte(w, 0x0D0D0D0D0D0D0D0DULL) | _has_byte(w, 0x0A0A0A0A0A0A0A0AULL)):
+            break
+        i += 8
+    while i < out.size and not _MUST_QUOTE[<unsigned char>out.data[i]]:
+        i += 1
+    if i == out.size:
+        return 0
+    for i in range(i, out.size):
+        quotes += out.data[i] == b'"'
+    if _reserve(out, quotes + 2) < 0:
+        return -1
+    d = at + n + quotes + 1             # the closing quote; the field moves right from its end
+    out.data[d] = b'"'
+    for i in range(at + n - 1, at - 1, -1):
+        ch = out.data[i]
+        d -= 1
+        out.data[d] = ch
+        if ch == b'"':
+            d -= 1
+            out.data[d] = b'"'
+    out.data[at] = b'"'
+    out.size = at + n + quotes + 2
+    return 0
+
+
+cdef int _csv_bytes(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
+    if _reserve(out, n) < 0:
+        return -1
+    memcpy(out.data + out.size, p, n)
+    out.size += n
+    return 0
+
+
+cdef int _csv_int(Out *out, long long v) noexcept nogil:
+    """``str(v)``."""
+    cdef unsigned long long u = <unsigned long long>v
+    cdef char digits[24]
+    cdef int k = 24
+    if _reserve(out, 21) < 0:
+        return -1
+    if 0 <= v < 10000:                  # (clocks, ratings, evals: two digits a step, no loop)
+        _wsmall(out, v)
+        return 0
+    if v < 0:
+        out.data[out.size] = b'-'
+        out.size += 1
+        u = 0ULL - u
+    while True:
+        k -= 1
+        digits[k] = <char>(48 + u % 10)
+        u //= 10
+        if u == 0:
+            break
+    memcpy(out.data + out.size, digits + k, 24 - k)
+    out.size += 24 - k
+    return 0
+
+
+cdef int _csv_day(Out *out, long long days) noexcept nogil:
+    """``YYYY-MM-DD`` of the day ``days`` after 1970-01-01 (year 1 to 9999, as the date column holds)."""
+    if _reserve(out, 10) < 0:
+        return -1
+    _date_text(out.data + out.size, days)     # (scan/release.pxi: YYYY.MM.DD)
+    out.data[out.size + 4] = out.data[out.size + 7] = b'-'
+    out.size += 10
+    return 0
+
+
+cdef int _csv_stamp(Out *out, long long seconds) noexcept nogil:
+    """``YYYY-MM-DD HH:MM:SS`` of ``seconds`` since 1970-01-01 UTC."""
+    cdef long long days = seconds // 86400
+    if days * 86400 > seconds:         # (C division truncates; the day is the floor)
+        days -= 1
+    if _csv_day(out, days) < 0 or _reserve(out, 9) < 0:
+        return -1
+    out.data[out.size] = b' '
+    _time_text(out.data + out.size + 1, seconds - days * 86400)
+    out.size += 9
+    return 0
+
+
+cdef int _csv_float(Out *out, double x) noexcept nogil:
+    """``repr(x)`` of a double that is not a whole number: the shortest digits that read back as ``x``, in
+    Python's layout (positional, or ``1.5e-05`` below 1e-4)."""
+    cdef char text[40]
+    cdef char digits[20]
+    cdef int p, i, n = 0, exp10 = 0, point
+    cdef bint negative = x < 0
+    cdef char *d
+    for p in range(1, 18):
+        snprintf(text, 40, "%.*e", p - 1, x)
+        if strtod(text, NULL) == x:
+            break
+    i = 1 if negative else 0
+    while text[i] != b'e':             # "-1.2345e-05": the digits, then the exponent
+        if text[i] != b'.':
+            digits[n] = text[i]
+            n += 1
+        i += 1
+    exp10 = <int>strtod(text + i + 1, NULL)
+    while n > 1 and digits[n - 1] == b'0':
+        n -= 1
+    point = exp10 + 1                  # the digits are 0.DDD times 10**point
+    if _reserve(out, n + 30) < 0:
+        return -1
+    d = out.data + out.size
+    if negative:
+        d[0] = b'-'
+        d += 1
+    if point <= -4 or point > 16:      # the layout of float_repr_style 'short'
+        d[0] = digits[0]
+        d += 1
+        if n > 1:
+            d[0] = b'.'
+            memcpy(d + 1, digits + 1, n - 1)
+            d += n
+        d[0] = b'e'
+        d[1] = b'-' if exp10 < 0 else b'+'
+        d += 2 + snprintf(d + 2, 6, "%02d", -exp10 if exp10 < 0 else exp10)
+    elif point <= 0:
+        d[0], d[1] = b'0', b'.'
+        d += 2
+        for i in range(-point):
+            d[0] = b'0'
+            d += 1
+        memcpy(d, digits, n)
+        d += n
+    else:                              # (x is not whole, so the point falls inside the digits)
+        memcpy(d, digits, point)
+        d[point] = b'.'
+        memcpy(d + point + 1, digits + point, n - point)
+        d += n + 1
+    out.size = d - out.data
+    return 0
+
+
+cdef int _csv_clock(Out *out, const char *buf, ClockEntry *entry, Out *scratch) noexcept nogil:
+    """A clock entry as csv_text.number_text writes the reader's value: the seconds (``180``), or
+    ``float("177" + ".7")``'s shortest text (``177.7``; ``180`` for ``180.0``)."""
+    cdef Py_ssize_t n = entry.frac_end - entry.frac_start
+    cdef double x
+    if n == 0:
+        return _csv_int(out, entry.secs)
+    scratch.size = 0
+    if _reserve(scratch, n + 24) < 0:
+        return -1
+    scratch.size = snprintf(scratch.data, 24, "%lld", entry.secs)
+    memcpy(scratch.data + scratch.size, buf + entry.frac_start, n)
+    scratch.data[scratch.size + n] = 0
+    x = strtod(scratch.data, NULL)
+    if x == <double><long long>x:
+        return _csv_int(out, <long long>x)
+    return _csv_float(out, x)
+
+
+cdef int _csv_join(Out *out, Col *lists, Col *items, Py_ssize_t row) noexcept nogil:
+    """A list of strings: its entries joined by single spaces, quoted if it must be."""
+    cdef Py_ssize_t at = out.size, k, first, last, n
+    cdef const char *p
+    if not _is_valid(lists, row):
+        return 0
+    first, last = _off_at(lists, row), _off_at(lists, row + 1)
+    if first == last:
+        return 0
+    # the entries lie one after the other in the items' data: their bytes, and a space between two
+    if _reserve(out, _off_at(items, last) - _off_at(items, first) + last - first - 1) < 0:
+        return -1
+    for k in range(first, last):
+        if k > first:
+            out.data[out.size] = b' '
+            out.size += 1
+        p = items.data.data + _off_at(items, k)
+        n = _off_at(items, k + 1) - _off_at(items, k)
+        memcpy(out.data + out.size, p, n)
+        out.size += n
+    return _csv_quote_from(out, at)
+
+
+cdef int _csv_numbers(Out *out, Col *lists, Col *items, Py_ssize_t row, int width, const char *buf,
+                      Out *scratch) noexcept nogil:
+    """A list of numbers (``width`` 2: int16, 1: int8, 0: clock entries): joined by spaces, a null entry empty."""
+    cdef Py_ssize_t k, first, last
+    cdef long long v
+    if not _is_valid(lists, row):
+        return 0
+    first, last = _off_at(lists, row), _off_at(lists, row + 1)
+    for k in range(first, last):
+        if k > first and _csv_bytes(out, b" ", 1) < 0:
+            return -1
+        if not _is_valid(items, k):
+            continue
+        if width == 0:
+            if _csv_clock(out, buf, (<ClockEntry *>items.data.data) + k, scratch) < 0:
+                return -1
+            continue
+        v = (<int16_t *>items.data.data)[k] if width == 2 else (<int8_t *>items.data.data)[k]
+        if _csv_int(out, v) < 0:
+            return -1
+    return 0
+
+
+cdef int _json_string(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
+    """``p[:n]`` as a JSON string, as json.dumps(ensure_ascii=False) writes it."""
+    cdef Py_ssize_t i
+    cdef unsigned char ch
+    cdef char *d
+    if _reserve(out, 6 * n + 2) < 0:  # (each byte at most \u00XX)
+        return -1
+    d = out.data + out.size
+    d[0] = b'"'
+    d += 1
+    for i in range(n):
+        ch = <unsigned char>p[i]
+        if ch == b'"' or ch == b'\\':
+            d[0], d[1] = b'\\', <char>ch
+            d += 2
+        elif ch >= 0x20:
+            d[0] = <char>ch
+            d += 1
+        elif ch == b'\n' or ch == b'\r' or ch == b'\t' or ch == 8 or ch == 12:
+            d[0] = b'\\'
+            d[1] = b'n' if ch == b'\n' else b'r' if ch == b'\r' else b't' if ch == b'\t' else b'b' if ch == 8 else b'f'
+            d += 2
+        else:
+            memcpy(d, b"\\u00", 4)
+            d[4] = _HEX[ch >> 4]
+            d[5] = _HEX[ch & 15]
+            d += 6
+    d[0] = b'"'
+    out.size = d + 1 - out.data
+    return 0
+
+
+cdef int _csv_tags(Out *out, Columns *c, Py_ssize_t row) noexcept nogil:
+    """The tags map as a JSON object (``{"Date":"2024.01.02"}``), quoted."""
+    cdef Col *keys = &c.cols[K_TAG_KEY]
+    cdef Col *values = &c.cols[K_TAG_VALUE]
+    cdef Py_ssize_t at = out.size, k, first, last
+    if not _is_valid(&c.cols[K_TAGS], row):
+        return 0
+    first, last = _off_at(&c.cols[K_TAGS], row), _off_at(&c.cols[K_TAGS], row + 1)
+    if _csv_bytes(out, b"{", 1) < 0:
+        return -1
+    for k in range(first, last):
+        if ((k > first and _csv_bytes(out, b",", 1) < 0)
+                or _json_string(out, keys.data.data + _off_at(keys, k), _off_at(keys, k + 1) - _off_at(keys, k)) < 0
+                or _csv_bytes(out, b":", 1) < 0
+                or _json_string(out, values.data.data + _off_at(values, k),
+                                _off_at(values, k + 1) - _off_at(values, k)) < 0):
+            return -1
+    if _csv_bytes(out, b"}", 1) < 0:
+        return -1
+    return _csv_quote_from(out, at)
+
+
+cdef int _csv_field(Out *out, Columns *c, int k, Py_ssize_t row, const char *buf, Out *scratch) noexcept nogil:
+    """Column ``k``'s field of row ``row``; a null is an empty field."""
+    cdef Col *col = &c.cols[k]
+    cdef Py_ssize_t at = out.size
+    if k == K_MOVES:
+        return _csv_join(out, col, &c.cols[K_MOVES_ITEM], row)
+    if k == K_UCI:
+        return _csv_join(out, col, &c.cols[K_UCI_ITEM], row)
+    if k == K_EVAL_CP:
+        return _csv_numbers(out, col, &c.cols[K_EVAL_CP_ITEM], row, 2, buf, scratch)
+    if k == K_EVAL_MATE:
+        return _csv_numbers(out, col, &c.cols[K_EVAL_MATE_ITEM], row, 1, buf, scratch)
+    if k == K_CLOCK:
+        return _csv_numbers(out, col, &c.cols[K_CLOCK_ITEM], row, 0, buf, scratch)
+    if k == K_TAGS:
+        return _csv_tags(out, c, row)
+    if not _is_valid(col, row):
+        return 0
+    if k == K_MATE:
+        if (col.data.data[row >> 3] >> (row & 7)) & 1:
+            return _csv_bytes(out, b"true", 4)
+        return _csv_bytes(out, b"false", 5)
+    if k == K_UTC:
+        return _csv_stamp(out, (<int64_t *>col.data.data)[row])
+    if k == K_DATE:
+        return _csv_day(out, (<int32_t *>col.data.data)[row])
+    if k == K_OFFSET:
+        return _csv_int(out, (<int64_t *>col.data.data)[row])
+    if k == K_BASE:
+        return _csv_int(out, (<int32_t *>col.data.data)[row])
+    if (k == K_WHITE_ELO or k == K_BLACK_ELO or k == K_WHITE_DIFF or k == K_BLACK_DIFF or k == K_INCREMENT
+            or k == K_PLIES):
+        return _csv_int(out, (<int16_t *>col.data.data)[row])
+    # a string column
+    if _csv_bytes(out, col.data.data + _off_at(col, row), _off_at(col, row + 1) - _off_at(col, row)) < 0:
+        return -1
+    return _csv_quote_from(out, at)
+
+
+cdef int _csv_rows(Out *out, Columns *c, const unsigned char *chosen, Py_ssize_t nchosen, const char *buf,
+                   Out *scratch) noexcept nogil:
+    """Every row of ``c``: the fields of the ``chosen`` columns (column numbers), ``\\r\\n`` after each row."""
+    cdef Py_ssize_t row, j, at
+    for row in range(c.cols[K_OFFSET].n):
+        at = out.size
+        for j in range(nchosen):
+            if j > 0 and _csv_bytes(out, b",", 1) < 0:
+                return -1
+            if _csv_field(out, c, chosen[j], row, buf, scratch) < 0:
+                return -1
+        if out.size == at and _csv_bytes(out, b'""', 2) < 0:   # (one empty field: csv quotes it, so the row
+            return -1                                           # is not read as a blank line)
+        if _csv_bytes(out, b"\r\n", 2) < 0:
+            return -1
+    return 0
+
+
+cdef bytes _csv_text(Columns *c, const char *buf, object openings, bytes chosen):
+    """The rows of a filled column sink as CSV text (no header), the opening codes filled first with the GIL."""
+    cdef Out out, scratch
+    cdef int failed
+    cdef const unsigned char *numbers = <const unsigned char *>PyBytes_AS_STRING(chosen)
+    cdef Py_ssize_t nchosen = PyBytes_GET_SIZE(chosen)
+    _fill_codes(c, buf, openings)
+    out.data, out.size, out.cap = NULL, 0, 0
+    scratch.data, scratch.size, scratch.cap = NULL, 0, 0
+    try:
+        with nogil:
+            failed = _csv_rows(&out, c, numbers, nchosen, buf, &scratch)
+        if failed:
+            raise MemoryError()
+        return PyBytes_FromStringAndSize(out.data, out.size)
+    finally:
+        free(out.data)
+        free(scratch.data)
+
+
+def csv_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset, long long first_game,
+                   bint at_stream_start, bint stop_on_error, object where=None, object openings=None,
+                   bint uci=False, object columns=None):
+    """The whole games in ``data[start:end]`` as CSV rows (see the pure twin, fastpgn.scan.csv).
+
+    Returns ``(text, games_read, rejects, filtered)``: ``text`` the rows of the
+    good games as bytes, no header, in ``columns`` (names of the schema;
+    default all, ``uci`` too with ``uci``); the rest as ``columns_from_block``.
+    """
+    cdef bytes chosen
+    cdef Py_buffer view
+    from fastpgn.scan.csv import column_numbers
+
+    chosen = column_numbers(columns, uci)
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        if end > view.len:
+            end = view.len
+        return _columns_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
+                                   stop_on_error, where_plan(where), openings, _uci_hook() if uci else None, chosen)
+    finally:
+        PyBuffer_Release(&view)

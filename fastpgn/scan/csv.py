@@ -1,0 +1,69 @@
+"""Pure-Python CSV sink: a block of games -> its rows as CSV text; the twin and reference of scan/csv.pxi.
+
+The rows are the pure column sink's lists (fastpgn.scan.columns: the value
+rules) written by ``fastpgn.csv_text.write_csv`` (the text rules: RFC 4180,
+``\\r\\n``, quoted only where a field must be; docs/schema.md). The compiled
+sink writes the compiled column sink's buffers as the same bytes, in C and
+without the GIL.
+"""
+
+from __future__ import annotations
+
+import io
+
+from fastpgn import schema
+from fastpgn.scan import columns as _columns
+
+_NUMBERS = {name: k for k, name in enumerate(schema.names(uci=True))}    # the column sink's column numbers
+
+
+def column_numbers(columns, uci: bool) -> bytes:
+    """The column numbers (schema order, ``uci`` last) of the names in ``columns`` (None: every column).
+
+    >>> column_numbers(["white", "utc"], False)
+    b'\\x04\\x02'
+    """
+    every = schema.names(uci)
+    if columns is None:
+        return bytes(_NUMBERS[name] for name in every)
+    if isinstance(columns, str):
+        raise TypeError("columns must be a list of column names, not a string")
+    chosen = tuple(columns)
+    for name in chosen:
+        if name not in every:
+            if name == "uci":
+                raise ValueError("the uci column needs uci=True")
+            raise ValueError(f"no column {name!r}; the columns are {', '.join(every)}")
+    if not chosen:
+        raise ValueError("columns names no column")
+    if len(set(chosen)) != len(chosen):
+        raise ValueError("a column is named twice in columns")
+    return bytes(_NUMBERS[name] for name in chosen)
+
+
+def csv_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
+                   openings=None, uci=False, columns=None, scan=None):
+    """The whole games in ``data[start:end]`` as CSV rows: ``(text, games_read, rejects, filtered)``.
+
+    ``text`` is the rows of the good games as UTF-8 bytes, no header row,
+    with the fields of ``columns`` (schema names, in that order; None: every
+    column of ``schema.names(uci)``). The other arguments and answers are
+    ``columns_from_block``'s (``uci``: the games replayed, one that does not
+    replay rejected, and the ``uci`` column there to choose).
+
+    >>> pgn = b'[White "Ann, Jr."]\\n[WhiteElo "1500"]\\n\\n1. e4 { [%clk 0:02:57.7] } *\\n'
+    >>> csv_from_block(pgn, 0, len(pgn), 0, 0, True, False, columns=["white", "white_elo", "clock"])
+    (b'"Ann, Jr.",1500,177.7\\r\\n', 1, [], 0)
+    """
+    from fastpgn.csv_text import write_csv
+
+    numbers = column_numbers(columns, uci)
+    values, read, rejects, filtered = _columns.columns_from_block(
+        data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, openings, uci, scan)
+    names = schema.names(uci=True)
+    out = io.BytesIO()
+    write_csv({names[k]: values[names[k]] for k in numbers}, out, header=False)
+    return out.getvalue(), read, rejects, filtered
+
+
+__all__ = ["column_numbers", "csv_from_block"]
