@@ -130,7 +130,15 @@ def record_batch(columns: dict, uci: bool = False):
 def _column_array(pa, field, values):
     """One column as an Arrow array of the field's type."""
     if isinstance(values, list):
-        return pa.array(values, type=field.type)
+        try:
+            return pa.array(values, type=field.type)
+        except pa.ArrowInvalid:
+            if field.type != pa.list_(pa.float32()):
+                raise
+            # pyarrow refuses an int that float32 cannot hold exactly (a clock of 4661:00:01): as a double, it
+            # rounds, as the compiled sink rounds it
+            return pa.array([None if v is None else [None if x is None else float(x) for x in v] for v in values],
+                            type=field.type)
     if isinstance(values, pa.Array):
         if values.type != field.type:
             raise TypeError(f"column {field.name} is {values.type}, the schema says {field.type}")

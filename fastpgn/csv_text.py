@@ -90,6 +90,8 @@ def column_text(name: str, values: list) -> list:
         return _dates(values)
     if kind.startswith("timestamp"):
         return _timestamps(values)
+    if kind == "float32":              # (as a list's entries: 100, not 100.0)
+        return list(map(number_text, values))
     if kind.startswith("list<"):
         return _lists(values, kind)
     if kind.startswith("map<"):

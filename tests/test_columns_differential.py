@@ -21,6 +21,7 @@ from conftest import CASES
 from fastpgn import _backend, filters
 from fastpgn.scan import columns as _columns_py
 from test_differential import DATA, MUTATION, NOISE, corpus_files, mutated, real_game
+from test_csv_sink import assert_same as csv_same
 from test_scan import decompressed
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
@@ -256,6 +257,7 @@ def test_analysis_columns_agree_on_any_evals_and_clocks(plies, time_control, bla
     long = [(e if e not in (None, "1.2.3") else "0.1", c) for e, c in long]
     data += analysed_game(long, time_control, black_first, mating_last)
     assert_same(data)
+    csv_same(data)              # the CSV sinks too: the doubles' shortest text, equal bytes
     py = both(data)[0][0]
     assert py.column("white_acpl")[1].as_py() is not None or py.column("black_acpl")[1].as_py() is not None
 
@@ -283,4 +285,6 @@ def test_analysis_columns_agree_on_real_games_with_other_evals(seed):
             return match.group(0)
         return b"[%eval " + rng.choice(choices) + b"]"
 
-    assert_same(re.sub(rb"\[%eval [^\]]*\]", other, _EVAL_GAMES[0]))
+    data = re.sub(rb"\[%eval [^\]]*\]", other, _EVAL_GAMES[0])
+    assert_same(data)
+    csv_same(data)

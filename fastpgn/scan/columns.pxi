@@ -242,34 +242,30 @@ cdef enum:
     K_EVAL_CP = 26
     K_EVAL_MATE = 27
     K_CLOCK = 28
-    K_OFFSET = 29
-    K_TAGS = 30
-    K_UCI = 31
+    # what lichess computes from the evals and clocks (fastpgn.accuracy)
+    K_WIN_PERCENT = 29
+    K_JUDGEMENT = 30
+    K_MOVE_SECONDS = 31
+    K_WHITE_ACCURACY = 32
+    K_BLACK_ACCURACY = 33
+    K_WHITE_ACPL = 34
+    K_BLACK_ACPL = 35
+    K_WHITE_INACCURACIES = 36   # then Mistakes, Blunders, and Black's three: K_WHITE_INACCURACIES + 3 * side + j
+    K_OFFSET = 42
+    K_TAGS = 43
+    K_UCI = 44
     # the children of the list and map columns
-    K_MOVES_ITEM = 32
-    K_EVAL_CP_ITEM = 33
-    K_EVAL_MATE_ITEM = 34
-    K_CLOCK_ITEM = 35
-    K_TAG_KEY = 36
-    K_TAG_VALUE = 37
-    K_UCI_ITEM = 38
-    NCOLS = 39
-
-# The columns of what lichess computes from the evals and clocks, after the others (their order in the schema is
-# fastpgn.schema's; these numbers only name buffers).
-cdef enum:
-    K_WIN_PERCENT = 39
-    K_JUDGEMENT
-    K_MOVE_SECONDS
-    K_WHITE_ACCURACY
-    K_BLACK_ACCURACY
-    K_WHITE_ACPL
-    K_BLACK_ACPL
-    K_WHITE_INACCURACIES       # then Mistakes, Blunders, and Black's three: K_WHITE_INACCURACIES + 3 * side + j
-    K_WIN_PERCENT_ITEM = K_WHITE_INACCURACIES + 6
-    K_JUDGEMENT_ITEM
-    K_MOVE_SECONDS_ITEM
-    NCOLS_ALL
+    K_MOVES_ITEM = 45
+    K_EVAL_CP_ITEM = 46
+    K_EVAL_MATE_ITEM = 47
+    K_CLOCK_ITEM = 48
+    K_TAG_KEY = 49
+    K_TAG_VALUE = 50
+    K_UCI_ITEM = 51
+    K_WIN_PERCENT_ITEM = 52
+    K_JUDGEMENT_ITEM = 53
+    K_MOVE_SECONDS_ITEM = 54
+    NCOLS = 55
 
 # The columns with offsets (their first offset, 0, is written when they start).
 cdef int[12] _OFFSET_COLS = [K_GAME_ID, K_EVENT, K_WHITE, K_BLACK, K_WHITE_TITLE, K_BLACK_TITLE, K_RESULT,
@@ -287,7 +283,7 @@ _SPEED_NAMES[5] = b"correspondence"
 
 
 cdef struct Columns:
-    Col cols[NCOLS_ALL]
+    Col cols[NCOLS]
     const char **codes             # per row: the opening code, NULL for none, or _GAP for a gap
     Py_ssize_t *code_lens
     Py_ssize_t ncodes, cap_codes
@@ -329,7 +325,7 @@ cdef int _columns_start(Columns *c, bint uci) noexcept nogil:
 
 cdef void _columns_free(Columns *c) noexcept nogil:
     cdef int i
-    for i in range(NCOLS_ALL):
+    for i in range(NCOLS):
         free(c.cols[i].off.data)
         free(c.cols[i].data.data)
         free(c.cols[i].valid.data)
@@ -667,6 +663,14 @@ cdef int _judgement(int pkind, int32_t prev, int kind, int32_t value, bint white
     return 0
 
 
+cdef inline int _real(Col *col, double x, bint valid, bint wide) noexcept nogil:
+    """A float32 entry (Arrow's), or for the CSV sink (``wide``) the double itself, which csv_text writes."""
+    cdef float f = <float>x
+    if wide:
+        return _fixed(col, &x, 8, valid)
+    return _fixed(col, &f, 4, valid)
+
+
 cdef const char *_JUDGEMENT_NAMES[4]
 _JUDGEMENT_NAMES[1] = b"Inaccuracy"
 _JUDGEMENT_NAMES[2] = b"Mistake"
@@ -678,7 +682,6 @@ cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
     cdef Py_ssize_t n = game.nmoves if game.nevals else 0, i, m
     cdef int kind, pkind = 1, j, side, loss
     cdef int32_t prev = 15                           # the start counts as 15 cp
-    cdef float f = 0
     cdef double accuracy[2]
     cdef long long losses[2]
     cdef long long pairs[2]
@@ -699,10 +702,9 @@ cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
         white = (i % 2 == 0) == c.row_white_first
         if kind:
             c.wins[i + 1] = 50.0 + 50.0 * _chances(<double>_ceiled(kind, c.values[i]))
-            f = <float>c.wins[i + 1]
         elif i < m:
             analysed = False
-        if _fixed(wins, &f, 4, kind != 0) < 0:
+        if _real(wins, c.wins[i + 1] if kind else 0.0, kind != 0, c.csv) < 0:
             return -1
         j = _judgement(pkind, prev, kind, c.values[i], white) if kind and pkind else 0
         if _string(names, _JUDGEMENT_NAMES[j] if j else NULL, strlen(_JUDGEMENT_NAMES[j]) if j else 0) < 0:
@@ -720,8 +722,7 @@ cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
         return -1
     accurate = analysed and _game_accuracy(c.wins, m, c.row_white_first, accuracy)
     for side in range(2):
-        f = <float>accuracy[side] if accurate else 0
-        if _fixed(&c.cols[K_WHITE_ACCURACY + side], &f, 4, accurate) < 0:
+        if _real(&c.cols[K_WHITE_ACCURACY + side], accuracy[side] if accurate else 0.0, accurate, c.csv) < 0:
             return -1
     for side in range(2):
         v16 = <int16_t>_java_round(<double>losses[side] / pairs[side]) if analysed and pairs[side] else 0
@@ -749,7 +750,6 @@ cdef int _move_seconds(Columns *c, _Game game) noexcept nogil:
     cdef double dv, spent = 0.0
     cdef int side
     cdef long long inc
-    cdef float f = 0
     cdef Col *items = &c.cols[K_MOVE_SECONDS_ITEM]
     start = base if base > 0 else (increment if increment > 3 else 3)
     seen[0] = seen[1] = False
@@ -777,8 +777,7 @@ cdef int _move_seconds(Columns *c, _Game game) noexcept nogil:
             else:
                 spent = (last_dv[side] + <double>inc) - dv
         last_has[side], last_exact[side], last_iv[side], last_dv[side] = has, exact, iv, dv
-        f = <float>spent
-        if _fixed(items, &f, 4, valid) < 0:
+        if _real(items, spent, valid, c.csv) < 0:
             return -1
     return _list_end(&c.cols[K_MOVE_SECONDS], items, known and game.nclocks > 0)
 
@@ -825,22 +824,21 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
         return -1
     for i in range(game.nmoves if game.nclocks else 0):
         v = game.clock_secs[i]
+        s, e = game.clock_frac[2 * i], game.clock_frac[2 * i + 1]
+        if v >= 0 and s != e:  # "177" + ".7", read as float("177.7") reads it: correctly rounded (move_seconds)
+            k = snprintf(text, 24, "%lld", v)
+            if e - s > 20:
+                e = s + 20
+            memcpy(text + k, buf + s, e - s)
+            text[k + e - s] = 0
+            c.secs[i] = strtod(text, NULL)
         if c.csv:
             if _csv_clock_entry(clocks, v, game.clock_frac[2 * i], game.clock_frac[2 * i + 1]) < 0:
                 return -1
             continue
         if v >= 0:
-            s, e = game.clock_frac[2 * i], game.clock_frac[2 * i + 1]
-            if s == e:
-                seconds = <float><double>v        # as the twin's float(int): rounded to double first
-            else:  # "177" + ".7", read as float("177.7") reads it: correctly rounded, then to float32
-                k = snprintf(text, 24, "%lld", v)
-                if e - s > 20:
-                    e = s + 20
-                memcpy(text + k, buf + s, e - s)
-                text[k + e - s] = 0
-                c.secs[i] = strtod(text, NULL)
-                seconds = <float>c.secs[i]
+            # as the twin's float: the int rounded to double first; tenths as read, then to float32
+            seconds = <float><double>v if s == e else <float>c.secs[i]
         if _fixed(clocks, &seconds, 4, v >= 0) < 0:
             return -1
     if _list_end(&c.cols[K_CLOCK], clocks, game.nclocks > 0) < 0:
@@ -1186,10 +1184,16 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
     names = ("game_id", "event", "utc", "date", "white", "black", "white_elo", "black_elo", "white_rating_diff",
              "black_rating_diff", "white_title", "black_title", "result", "termination", "time_control",
              "base_seconds", "increment_seconds", "speed", "eco", "opening", "opening_code", "variant", "fen",
-             "plies", "mate", "moves", "eval_cp", "eval_mate", "clock", "offset", "tags")
+             "plies", "mate", "moves", "eval_cp", "eval_mate", "clock", "win_percent", "judgement", "move_seconds",
+             "white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies", "white_mistakes",
+             "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders", "offset", "tags")
     cdef dict out = {}
     cdef int k
-    for k in range(31):
+    for k in range(K_UCI):
+        if K_WIN_PERCENT <= k < K_OFFSET:
+            if k == K_WIN_PERCENT:     # (the analysis columns, in the schema's order after clock)
+                _analysis_dict(c, out, names)
+            continue
         if k == K_MOVES:
             out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_MOVES_ITEM], 1, ()),))
         elif k == K_EVAL_CP:
@@ -1198,7 +1202,6 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
             out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_EVAL_MATE_ITEM], 0, ()),))
         elif k == K_CLOCK:
             out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_CLOCK_ITEM], 0, ()),))
-            _analysis_dict(c, out)     # (the schema's order: after clock)
         elif k == K_TAGS:
             out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_TAG_KEY], 1, ()),
                                                       _col_spec(&c.cols[K_TAG_VALUE], 1, ())))
@@ -1213,16 +1216,14 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
     return out
 
 
-cdef void _analysis_dict(Columns *c, dict out):
+cdef void _analysis_dict(Columns *c, dict out, tuple names):
     """The analysis columns' buffers into ``out``, in the schema's order."""
     cdef int k
     out["win_percent"] = _col_spec(&c.cols[K_WIN_PERCENT], 2, (_col_spec(&c.cols[K_WIN_PERCENT_ITEM], 0, ()),))
     out["judgement"] = _col_spec(&c.cols[K_JUDGEMENT], 2, (_col_spec(&c.cols[K_JUDGEMENT_ITEM], 1, ()),))
     out["move_seconds"] = _col_spec(&c.cols[K_MOVE_SECONDS], 2, (_col_spec(&c.cols[K_MOVE_SECONDS_ITEM], 0, ()),))
-    for k, name in enumerate(("white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies",
-                              "white_mistakes", "white_blunders", "black_inaccuracies", "black_mistakes",
-                              "black_blunders")):
-        out[name] = _col_spec(&c.cols[K_WHITE_ACCURACY + k], 0, ())
+    for k in range(K_WHITE_ACCURACY, K_OFFSET):
+        out[names[k]] = _col_spec(&c.cols[k], 0, ())
 
 
 cdef object _uci_hook():

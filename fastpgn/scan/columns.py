@@ -160,13 +160,9 @@ def _columns(records: list, openings) -> dict:
         "moves": moves,
         "eval_cp": [e[0] for e in evals],
         "eval_mate": [e[1] for e in evals],
-        # floats: pyarrow refuses an int that float32 cannot hold exactly (a clock of 999999999:00:00)
-        "clock": [[None if v is None else float(v) for v in c] if c.count(None) != len(c) else None
-                  for c in (r[5] for r in records)],
+        "clock": [c if c.count(None) != len(c) else None for c in (r[5] for r in records)],
     }
-    # (the clocks as read, ints kept: move_seconds subtracts them exactly, as Game.move_seconds does)
-    columns.update(_analysis(headers, moves, evals, [r[5] if c is not None else None
-                                                     for r, c in zip(records, columns["clock"])], clocks))
+    columns.update(_analysis(headers, moves, evals, columns["clock"], clocks))
     columns["offset"] = [r[0] for r in records]
     columns["tags"] = [[(k, v) for k, v in h.items() if k not in source] for h in headers]
     return columns

@@ -203,6 +203,13 @@ cdef int _csv_clock(Out *out, const char *buf, ClockEntry *entry, Out *scratch) 
     return _csv_float(out, x)
 
 
+cdef int _csv_real(Out *out, double x) noexcept nogil:
+    """A double as csv_text.number_text writes it: a whole number as an int (``2``), else its repr."""
+    if fabs(x) < 9e18 and x == <double><long long>x:
+        return _csv_int(out, <long long>x)
+    return _csv_float(out, x)
+
+
 cdef int _csv_join(Out *out, Col *lists, Col *items, Py_ssize_t row) noexcept nogil:
     """A list of strings: its entries joined by single spaces, quoted if it must be."""
     cdef Py_ssize_t at = out.size, k, first, last, n
@@ -228,7 +235,8 @@ cdef int _csv_join(Out *out, Col *lists, Col *items, Py_ssize_t row) noexcept no
 
 cdef int _csv_numbers(Out *out, Col *lists, Col *items, Py_ssize_t row, int width, const char *buf,
                       Out *scratch) noexcept nogil:
-    """A list of numbers (``width`` 2: int16, 1: int8, 0: clock entries): joined by spaces, a null entry empty."""
+    """A list of numbers (``width`` 2: int16, 1: int8, 0: clock entries, 8: doubles): joined by spaces, a null
+    entry empty."""
     cdef Py_ssize_t k, first, last
     cdef long long v
     if not _is_valid(lists, row):
@@ -241,6 +249,10 @@ cdef int _csv_numbers(Out *out, Col *lists, Col *items, Py_ssize_t row, int widt
             continue
         if width == 0:
             if _csv_clock(out, buf, (<ClockEntry *>items.data.data) + k, scratch) < 0:
+                return -1
+            continue
+        if width == 8:
+            if _csv_real(out, (<double *>items.data.data)[k]) < 0:
                 return -1
             continue
         v = (<int16_t *>items.data.data)[k] if width == 2 else (<int8_t *>items.data.data)[k]
@@ -319,8 +331,16 @@ cdef int _csv_field(Out *out, Columns *c, int k, Py_ssize_t row, const char *buf
         return _csv_numbers(out, col, &c.cols[K_CLOCK_ITEM], row, 0, buf, scratch)
     if k == K_TAGS:
         return _csv_tags(out, c, row)
+    if k == K_WIN_PERCENT:             # the analysis columns: doubles here (as the pure twin's lists hold them)
+        return _csv_numbers(out, col, &c.cols[K_WIN_PERCENT_ITEM], row, 8, buf, scratch)
+    if k == K_MOVE_SECONDS:
+        return _csv_numbers(out, col, &c.cols[K_MOVE_SECONDS_ITEM], row, 8, buf, scratch)
+    if k == K_JUDGEMENT:               # (a null entry: no bytes, so an empty entry)
+        return _csv_join(out, col, &c.cols[K_JUDGEMENT_ITEM], row)
     if not _is_valid(col, row):
         return 0
+    if k == K_WHITE_ACCURACY or k == K_BLACK_ACCURACY:
+        return _csv_real(out, (<double *>col.data.data)[row])
     if k == K_MATE:
         if (col.data.data[row >> 3] >> (row & 7)) & 1:
             return _csv_bytes(out, b"true", 4)
@@ -334,7 +354,7 @@ cdef int _csv_field(Out *out, Columns *c, int k, Py_ssize_t row, const char *buf
     if k == K_BASE:
         return _csv_int(out, (<int32_t *>col.data.data)[row])
     if (k == K_WHITE_ELO or k == K_BLACK_ELO or k == K_WHITE_DIFF or k == K_BLACK_DIFF or k == K_INCREMENT
-            or k == K_PLIES):
+            or k == K_PLIES or K_WHITE_ACPL <= k < K_OFFSET):
         return _csv_int(out, (<int16_t *>col.data.data)[row])
     # a string column
     if _csv_bytes(out, col.data.data + _off_at(col, row), _off_at(col, row + 1) - _off_at(col, row)) < 0:
