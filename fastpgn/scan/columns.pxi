@@ -692,7 +692,8 @@ cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
     cdef Col *names = &c.cols[K_JUDGEMENT_ITEM]
     memset(counts, 0, sizeof(counts))
     losses[0] = losses[1] = pairs[0] = pairs[1] = 0
-    c.wins[0] = 50.0 + 50.0 * _chances(15.0)
+    if n > 0:
+        c.wins[0] = 50.0 + 50.0 * _chances(15.0)
     m = n
     if n > 0 and c.kinds[n - 1] == 0 and buf[game.moves[2 * n - 1] - 1] == b'#':
         m = n - 1                                    # a mating last move has no eval in lichess's analysis
