@@ -18,7 +18,7 @@ import chess.pgn
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import ROOT, shared
+from helpers import ROOT, shared
 from fastpgn.cli import lichess_text as lt_cli
 from fastpgn.errors import FormatError
 from fastpgn.notations import lichess_text as lt
@@ -623,7 +623,8 @@ def test_reverse_writes_into_a_folder_but_never_over_its_input(tmp_path, capsys)
     assert capsys.readouterr().err == f"refusing to overwrite the input {pgn}\n"
     assert lt_cli.main(["--reverse", str(pgn), "-o", str(tmp_path / "out" / "back"), "-q"]) == 0  # made
     assert (tmp_path / "out" / "back" / "mine.txt").read_text() == "21.01.02W1-0\n1e4\n"
-    assert lt_cli.main([str(tmp_path / "out" / "back" / "mine.txt"), "-o", str(tmp_path / "more" / "deeper") + "/"]) == 0
+    assert lt_cli.main([str(tmp_path / "out" / "back" / "mine.txt"),
+                        "-o", str(tmp_path / "more" / "deeper") + "/"]) == 0
     assert (tmp_path / "more" / "deeper" / "mine.pgn").exists() and (tmp_path / "more" / "deeper" / "mine.csv").exists()
     assert capsys.readouterr().err.endswith(
         f"lichess-text: 1 game read, 1 written, 0 rejected; wrote {tmp_path / 'more' / 'deeper' / 'mine.pgn'} "

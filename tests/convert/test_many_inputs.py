@@ -4,9 +4,7 @@ and in the total; globs, folders and the positional arguments; a killed run resu
 
 from __future__ import annotations
 
-import bz2
 import doctest
-import gzip
 import json
 import os
 import re
@@ -19,14 +17,13 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from conftest import ROOT, shared
+from helpers import ENV, ROOT, chunk_files, shared, stderr_on_a_terminal
 from fastpgn.convert import many as _many
 from fastpgn.convert.many import ManyInputs, expand_inputs
 from fastpgn.cli import main
 from fastpgn.errors import InputError
 from fastpgn.filters import Where
 from fastpgn.convert.converter import Options, OutputError
-from test_pipeline import ENV, chunk_files
 
 LICHESS = ("data", "lichess-db")
 GOOD = ["lichess_db_standard_rated_2022-06.head2499.pgn.zst",
@@ -158,7 +155,8 @@ def test_a_damaged_input_is_named_and_the_others_convert(tmp_path, damaged, caps
     assert code == 2, err
     assert f"fastpgn: {damaged['junk']} is not PGN: binary data (PGN byte 0)\n" in err
     assert str(damaged["cut"]) in err and "games written" not in err      # -q: the failures alone
-    assert outputs(tmp_path / "o2")[f"{good[0].name}.part_000000.cri.gz"] == expected[f"{good[0].name}.part_000000.cri.gz"]
+    first = f"{good[0].name}.part_000000.cri.gz"
+    assert outputs(tmp_path / "o2")[first] == expected[first]
     assert main([str(good[0]), str(tmp_path / "missing.pgn.zst"), "500", "-o", str(tmp_path / "o3"), "-q"]) == 2
     assert capsys.readouterr().err == f"fastpgn: {tmp_path / 'missing.pgn.zst'}: no such file\n"
     assert not (tmp_path / "o3").exists()      # a missing input stops the run before it starts
@@ -357,10 +355,9 @@ def test_limit_is_per_input(tmp_path, capsys):
 
 
 def test_progress_bar_and_summaries_on_a_terminal(tmp_path):
-    from test_pipeline import _stderr_on_a_terminal
 
     inputs = [*map(str, corpus(*GOOD[:2]))]
-    seen = _stderr_on_a_terminal([sys.executable, "-m", "fastpgn", *inputs, "1000", "-o", str(tmp_path)])
+    seen = stderr_on_a_terminal([sys.executable, "-m", "fastpgn", *inputs, "1000", "-o", str(tmp_path)])
     # One bar for the inputs together (the summary lines are written above it), then the total.
     assert "fastpgn: 100%" in seen and "8 MB of PGN" in seen, seen
     for src in inputs:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, missing_system_package
+from helpers import ROOT, missing_system_package
 from fastpgn.engine import uci as engine_module
 from fastpgn.board import Board
 from fastpgn.engine import (Engine, EngineError, EngineNotFoundError, EngineTimeoutError, Info, Option, Score,

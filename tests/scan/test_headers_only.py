@@ -16,12 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CASES, DATA, shared
+from helpers import CASES, DATA, decompressed, shared
 from fastpgn import _backend
 from fastpgn.scan import _scan_py
 from fastpgn.io.blocks import lf_text
 from fastpgn.reader import read_games, read_headers
-from test_scan import decompressed
 
 BACKENDS = dict(_backend.available("scan._scan"))
 
@@ -173,7 +172,8 @@ def test_reading_headers_of_a_pgn_file_imports_only_what_it_uses(tmp_path):
               f"assert [g.headers['White'] for g in read_headers({str(path)!r})] == ['A', 'B']\n"
               "print(sorted(m for m in sys.modules if m in sys.argv[1:]))\n")
     unwanted = ["bz2", "dataclasses", "datetime", "fastpgn.io.bzip2", "fastpgn.io.zstd",
-                "fastpgn.board.face", "fastpgn.filters", "fastpgn.io.lichess_parquet", "fastpgn.openings", "indexed_bzip2",
+                "fastpgn.board.face", "fastpgn.filters", "fastpgn.io.lichess_parquet", "fastpgn.openings",
+                "indexed_bzip2",
                 "inspect", "isal", "pathlib", "typing", "zstandard"]
     # -S: no site-packages hook (an editable install's finder imports pathlib itself)
     done = subprocess.run([sys.executable, "-S", "-c", script, *unwanted], capture_output=True, text=True,

@@ -8,14 +8,12 @@ import random
 import pytest
 import zstandard
 
-from conftest import shared
+from helpers import decompressed, reference_cuts, shared
 from fastpgn import openings
 from fastpgn import scan as _scan
 from fastpgn.io.blocks import lf_text
 from fastpgn.errors import InputError
 from fastpgn.io.sources import blocks, cut_blocks, cut_buffer, detect, open_source
-from test_reader import _reference_cuts
-from test_scan import decompressed
 
 SAMPLE = "lichess_db_standard_rated_2021-10.head999.pgn.zst"
 
@@ -101,7 +99,7 @@ def test_reused_buffers_give_the_blocks_the_cut_rule_gives(block_size):
     for block in cut_blocks(open_source(path).readinto, block_size, pool=pool):
         got.append((block.offset, bytes(block.data)))
         block.release()
-    assert got == _reference_cuts(data, block_size)
+    assert got == reference_cuts(data, block_size)
     assert len(pool) <= 2                 # two buffers served every block
 
 
@@ -112,7 +110,7 @@ def _block_tuples(cut) -> list:
 
 def test_bytes_are_cut_in_place_into_the_blocks_the_stream_cutter_gives():
     """cut_buffer (bytes given to a reader: its blocks are views of them) against cut_blocks on the same stream."""
-    from conftest import CASES
+    from helpers import CASES
 
     sources = [decompressed(shared("data", "lichess-db", SAMPLE))]
     sources += [path.read_bytes() for path in sorted(CASES.glob("*.pgn"))]

@@ -18,7 +18,7 @@ import random
 import chess
 import chess.pgn
 import pytest
-from conftest import CASES, kernel_params
+from helpers import CASES, FAKE_ENGINE, kernel_params
 
 from fastpgn import _backend, openings
 from fastpgn.board import game_to_pgn, moves_hook, moves_to_pgn, san_to_uci
@@ -269,12 +269,11 @@ def test_the_converter_validates_and_writes_uci(tmp_path):
 
 def test_an_engine_gets_the_position_after_a_pass_as_a_fen(tmp_path):
     import sys
-    from pathlib import Path
 
     from fastpgn.engine import Engine
 
     log = tmp_path / "log"
-    fake = [sys.executable, str(Path(__file__).resolve().parent / "fake_engine.py"), "--mode", "ok", "--log", str(log)]
+    fake = [sys.executable, FAKE_ENGINE, "--mode", "ok", "--log", str(log)]
     with Engine.run(fake) as engine:
         engine.position(None, ["e2e4", "e7e5"])
         engine.position(None, ["e2e4", "e7e5", "0000", "g8f6"])

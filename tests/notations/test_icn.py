@@ -8,13 +8,12 @@ import json
 import math
 import pickle
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import CONFORMANCE, shared
+from helpers import CONFORMANCE, ROOT, shared
 from fastpgn.errors import FormatError
 from fastpgn.notations import icn
 
@@ -138,7 +137,7 @@ def test_lenient_reads_like_upstream(case):
 
 def test_every_marked_quirk_has_a_documented_decision():
     shared(*ICN_DIR, CASES_FILE)
-    doc_path = Path(__file__).resolve().parent.parent / "docs" / "icn.md"
+    doc_path = ROOT / "docs" / "icn.md"
     docs = doc_path.read_text(encoding="utf-8")
     for index, case in enumerate(CASES):
         if case.get("quirk"):

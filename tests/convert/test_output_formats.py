@@ -22,19 +22,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, shared
+from helpers import ENV, big_input, chunk_files, shared, signal_after_chunks
 from fastpgn import arrow, csv_text
 from fastpgn.cli import main
 from fastpgn.errors import InputError
 from fastpgn.convert.converter import Converter, Options
-from test_pipeline import _big_input, chunk_files, signal_after_chunks
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pip install -e ".[test]"')
 duckdb = pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
 pl = pytest.importorskip("polars", reason='polars is not installed: pip install -e ".[test]"')
 
-ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 DUMP = "lichess_db_standard_rated_2022-06.head2499.pgn.zst"
 FILES = ["lichess_db_standard_rated_2013-01.head348.pgn.bz2", "lichess_db_standard_rated_2021-10.head999.pgn.zst",
          DUMP, "lichess_db_standard_rated_2022-06.head50000lines.truncated.pgn.bz2"]
@@ -140,7 +138,7 @@ def test_any_jobs_and_block_size_give_identical_chunks(tmp_path, fmt):
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
 def test_killed_then_resume_is_identical(tmp_path, fmt):
-    src = _big_input(tmp_path, shared("data", "lichess-db", DUMP), copies=4)
+    src = big_input(tmp_path, shared("data", "lichess-db", DUMP), copies=4)
     ref = tmp_path / "reference"
     assert main([str(src), "400", "-o", str(ref), "-j", "2", "-q", "--format", fmt]) == 0
     out = tmp_path / "killed"

@@ -17,7 +17,7 @@ import chess
 import chess.pgn
 import pytest
 import zstandard
-from conftest import backend_params, shared
+from helpers import backend_params, shared
 
 
 _COMMENT = re.compile(r"\{[^}]*\}")

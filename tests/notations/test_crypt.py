@@ -16,7 +16,7 @@ import chess.pgn
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conftest import ROOT, shared
+from helpers import ROOT, shared
 from fastpgn.cli import crypt as crypt_cli
 from fastpgn.errors import FormatError
 from fastpgn.notations import crypt

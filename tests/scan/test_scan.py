@@ -4,28 +4,15 @@ from __future__ import annotations
 
 import gc
 import io
-from pathlib import Path
 
 import pytest
-import zstandard
 
-from conftest import CASES, shared
+from helpers import CASES, decompressed, shared
 from fastpgn import _backend, oneliner, openings
 from fastpgn.io.blocks import lf_text
 
 SEP = "\u2502"
 OPENINGS = openings.load()
-
-
-def decompressed(path: Path) -> bytes:
-    raw = path.read_bytes()
-    if path.suffix == ".zst":
-        return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
-    if path.suffix == ".bz2":
-        import bz2
-
-        return bz2.decompress(raw)
-    return raw
 
 
 def lines_of(scan, data: bytes, opening_map=OPENINGS, stop=False):

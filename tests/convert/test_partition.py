@@ -11,7 +11,6 @@ none at all.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -19,18 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, shared
+from helpers import ENV, official_schema, release_rows, shared, signal_after_chunks
 from fastpgn.cli import main
 from fastpgn.convert.converter import Converter, Options
 from fastpgn.io.sources import open_source
-from test_pipeline import signal_after_chunks
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pip install -e ".[test]"')
 duckdb = pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
 pl = pytest.importorskip("polars", reason='polars is not installed: pip install -e ".[test]"')
 
-ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 MONTHS = ["lichess_db_standard_rated_2013-01.head348.pgn.bz2", "lichess_db_standard_rated_2021-10.head999.pgn.zst",
           "lichess_db_standard_rated_2022-06.head2499.pgn.zst"]
 NO_DATE = b'[Event "Casual game"]\n[White "Ann"]\n[Black "Bob"]\n[Result "1-0"]\n\n1. e4 e5 2. Qh5 Nc6 1-0\n\n'
@@ -154,7 +151,6 @@ def test_partition_needs_parquet(tmp_path, mixed, capsys):
 
 def test_lichess_release_in_month_folders_out(tmp_path):
     """Lichess's own Parquet layout in, the same layout out, with the per-ply columns beside."""
-    from test_lichess_parquet import official_schema, release_rows
 
     root = tmp_path / "release" / "data"
     rows = []

@@ -16,12 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import CASES, shared
+from helpers import CASES, reference_cuts, shared
 from fastpgn import read_games, read_lines
 from fastpgn.io.blocks import lf_text
 from fastpgn.errors import InputError
 from fastpgn.io.sources import blocks
-from test_reader import _reference_cuts
 
 chess_pgn = pytest.importorskip("chess.pgn")
 
@@ -137,7 +136,8 @@ def test_a_last_game_of_tags_alone_after_one_line_games_is_still_damage():
 
 
 def test_a_bom_before_a_later_game_starts_that_game():
-    data = b'\xef\xbb\xbf[Event "a"]\n\n1. e4 *\n\n\xef\xbb\xbf[Event "b"]\n\n1. d4 *\n\xef\xbb\xbf[Event "c"]\n\n1. c4 *\n'
+    data = (b'\xef\xbb\xbf[Event "a"]\n\n1. e4 *\n\n\xef\xbb\xbf[Event "b"]\n\n1. d4 *\n'
+            b'\xef\xbb\xbf[Event "c"]\n\n1. c4 *\n')
     games = list(read_games(data))
     assert [(g.headers, g.moves) for g in games] == [({"Event": "a"}, ["e4"]), ({"Event": "b"}, ["d4"]),
                                                      ({"Event": "c"}, ["c4"])]
@@ -232,7 +232,7 @@ def test_blocks_of_dialect_text_cut_where_the_rule_says_whatever_the_read_sizes(
         pos += sizes[k % len(sizes)]
         k += 1
     got = [(b.offset, bytes(b.data)) for b in blocks(iter(chunks), block_size=block_size)]
-    want = _reference_cuts(lf_text(data), block_size)
+    want = reference_cuts(lf_text(data), block_size)
     if len(got) > len(want):
         # An input that ends inside the tags of a game after moves: that game is split off as damage.
         (offset, last), (_, cut_off) = got[-2], got.pop()

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import shared
+from helpers import shared
 from fastpgn import _backend
 from fastpgn.errors import FormatError
 from fastpgn.notations import lichess_text as lt

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 
 import pytest
-from conftest import backend_params, shared
+from helpers import backend_params, shared
 
 from fastpgn import _backend
 from fastpgn.errors import AmbiguousMoveError, BoardError, IllegalMoveError, InvalidFENError, PGNError

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from conftest import ROOT, missing_system_package, shared
+from helpers import ROOT, missing_system_package, shared
 from fastpgn.engine import analysis as analyse
 from fastpgn.engine.analysis import complete_games, lichess_pgn, position_key
 from fastpgn.cli.analyse import main

@@ -16,11 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastpgn
-from conftest import shared
+from helpers import RELEASE_DUMPS, official_schema, release_rows, shared
 from fastpgn import _backend
 from fastpgn.io import lichess_parquet
 from fastpgn.io import sources
-from test_lichess_parquet import DUMPS, official_schema, release_rows
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 
@@ -51,12 +50,14 @@ def pgn_texts(batch, monkeypatch):
 
 @pytest.fixture(scope="module")
 def release_table():
-    pgn = b"\n".join(b"".join(sources.open_source(shared("data", "lichess-db", name)).chunks()) for name in DUMPS)
+    pgn = b"\n".join(b"".join(sources.open_source(shared("data", "lichess-db", name)).chunks())
+                     for name in RELEASE_DUMPS)
     return pa.Table.from_pylist(release_rows(pgn), schema=official_schema())
 
 
 def test_the_real_games_in_batches_and_slices(release_table, monkeypatch):
-    batches = release_table.to_batches(max_chunksize=97) + [release_table.slice(5, 200).combine_chunks().to_batches()[0]]
+    batches = (release_table.to_batches(max_chunksize=97)
+               + [release_table.slice(5, 200).combine_chunks().to_batches()[0]])
     for batch in batches:
         py, cy = pgn_texts(batch, monkeypatch)
         assert py == cy

@@ -23,7 +23,7 @@ import chess
 import chess.pgn
 import pytest
 
-from conftest import DATA, ROOT, shared
+from helpers import DATA, ROOT, shared
 from fastpgn import cli
 from fastpgn.cli import icn as icn_cli
 from fastpgn.board import canonical_san
@@ -154,7 +154,8 @@ def test_fen_starts_carry_turn_en_passant_clocks_and_special_rights():
         {k: p.symbol() for k, p in pieces.items()}
     home = {k for k, p in pieces.items() if p.symbol() == "P" and k.endswith(",2")
             or p.symbol() == "p" and k.endswith(",7")}
-    castling = {f"{chess.square_file(s) + 1},{chess.square_rank(s) + 1}" for s in chess.SquareSet(oracle.castling_rights)}
+    castling = {f"{chess.square_file(s) + 1},{chess.square_rank(s) + 1}"
+                for s in chess.SquareSet(oracle.castling_rights)}
     kings = {k for k, p in pieces.items() if p.symbol() == "K"} | {k for k, p in pieces.items() if p.symbol() == "k"}
     assert set(long["specialRights"]) == home | castling | kings
     assert castling == {"8,1", "1,8"}  # Kq: h1 and a8 rooks, not a1 and h8
@@ -173,7 +174,8 @@ def test_random_games_from_fen_starts_round_trip():
 
 
 def test_games_that_have_no_icn_are_rejected_with_the_game_named():
-    pgn = ('[Variant "Chess960"]\n[FEN "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"]\n\n9. g3 *\n\n'
+    pgn = ('[Variant "Chess960"]\n'
+           '[FEN "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"]\n\n9. g3 *\n\n'
            '[Variant "Atomic"]\n\n1. e4 *\n\n'
            '[Event "a \\"quoted\\"] name"]\n\n1. e4 *\n\n'
            '[Event "illegal"]\n\n1. e4 e5 2. Ke3 *\n\n'

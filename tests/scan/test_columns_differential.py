@@ -15,11 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CASES
+from helpers import CASES, MUTATION, NOISE, corpus_files, decompressed, mutated, real_game
 from fastpgn import _backend, filters
 from fastpgn.scan import columns as _columns_py
-from test_differential import MUTATION, NOISE, corpus_files, mutated, real_game
-from test_scan import decompressed
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 from fastpgn.arrow import record_batch  # noqa: E402

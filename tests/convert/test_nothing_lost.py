@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import bz2
-import os
 import subprocess
 import sys
 import time
@@ -13,12 +12,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from conftest import ROOT, shared
+from helpers import ENV, ROOT, all_lines, chunk_files, decompressed, shared
 from fastpgn.cli import main
 from fastpgn.errors import InputError
 from fastpgn.reader import read_games, read_lines
-from test_pipeline import ENV, all_lines, chunk_files
-from test_scan import decompressed
 
 LICHESS = ("data", "lichess-db")
 # The first game of the named case: a move token that is no move.
@@ -261,7 +258,8 @@ def test_usage_and_mistyped_commands(capsys):
     for command in ("lichess-text", "crypt", "icn", "analyse", "spark", "openings", "INPUT CHUNK_SIZE"):
         assert command in err
     assert main(["icnn", "foo.pgn"]) == 2
-    assert capsys.readouterr().err == ("fastpgn: 'icnn' is neither a command (lichess-text, crypt, icn, analyse, spark, openings) "
+    assert capsys.readouterr().err == ("fastpgn: 'icnn' is neither a command "
+                                       "(lichess-text, crypt, icn, analyse, spark, openings) "
                                        "nor an existing file (did you mean icn?)\n")
     # Every command is still a command, --help included.
     for command in ("lichess-text", "crypt", "icn", "analyse", "spark", "openings"):

@@ -16,13 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CASES, DATA, shared, typed
+from helpers import CASES, DATA, decompressed, shared, typed
 from fastpgn import _backend, openings
 from fastpgn.scan import fastpath as _fastpath_py
 from fastpgn.scan import lines as _lines_py
 from fastpgn.scan import records as _records_py
 from fastpgn.scan import _scan_py
-from test_scan import decompressed
 
 OPENINGS = openings.load()
 BACKENDS = dict(_backend.available("scan._scan"))

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from conftest import ROOT, shared
+from helpers import ENV, ROOT, all_lines, big_input, chunk_files, shared, signal_after_chunks, stderr_on_a_terminal
 from fastpgn.cli import main
 from fastpgn.errors import PGNSyntaxError
-from fastpgn.oneliner import format_line, iter_lines
+from fastpgn.oneliner import iter_lines
 from fastpgn.convert.converter import Converter, Options
 from fastpgn.reader import read_lines
 
@@ -30,7 +30,6 @@ LICHESS = ["lichess_db_standard_rated_2013-01.head348.pgn.zst",
            "lichess_db_standard_rated_2022-06.head2499.pgn.zst",
            "lichess_db_standard_rated_2022-06.head50000lines.truncated.pgn.bz2",
            "lichess_db_standard_rated_2023-02.head15.pgn.zst"]
-ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 
 
 def run(tmp_path: Path, src, chunk: int, jobs: int = 1, block_size: int = 1 << 22, **kw):
@@ -38,14 +37,6 @@ def run(tmp_path: Path, src, chunk: int, jobs: int = 1, block_size: int = 1 << 2
     opts = Options(input=str(src), chunk_size=chunk, output_dir=str(out), jobs=jobs,
                    block_size=block_size, **kw)
     return Converter(opts).run(), out
-
-
-def chunk_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("*.part_*") if not p.name.endswith(".tmp"))
-
-
-def all_lines(folder: Path) -> list[str]:
-    return [format_line(r) for f in chunk_files(folder) for r in iter_lines(f)]
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +181,8 @@ def test_missing_file_folder_and_unwritable_output_exit_2(tmp_path, dump, capsys
     assert main([str(dump), "10", "-o", str(blocker / "sub"), "-q"]) == 2
     assert "cannot write" in capsys.readouterr().err
     assert main([str(dump), "10", "-o", str(blocker), "-q"]) == 2     # -o names a file
-    assert capsys.readouterr().err == f"fastpgn: cannot write to {blocker}: it is a file, and -o names the folder of the output\n"
+    assert capsys.readouterr().err == (f"fastpgn: cannot write to {blocker}: it is a file, "
+                                       "and -o names the folder of the output\n")
 
 
 def test_a_full_disk_keeps_whole_chunks_and_resume_finishes(tmp_path):
@@ -239,7 +231,8 @@ def test_a_full_disk_keeps_whole_chunks_and_resume_finishes(tmp_path):
     proc = subprocess.run([sys.executable, "-c", script], env=ENV, capture_output=True, preexec_fn=full_disk)
     assert proc.returncode == 1 and proc.stderr.decode() == "OSError File too large\n", proc.stderr
     assert [f.name for f in chunk_files(small)] == [chunk_files(reference)[0].name]
-    assert gzip.decompress(chunk_files(small)[0].read_bytes()) == gzip.decompress(chunk_files(reference)[0].read_bytes())
+    assert (gzip.decompress(chunk_files(small)[0].read_bytes())
+            == gzip.decompress(chunk_files(reference)[0].read_bytes()))
     assert not list(small.glob("*.tmp"))
 
 
@@ -280,40 +273,15 @@ def test_summary_on_stderr_unless_quiet(tmp_path, dump, capsys):
     assert capsys.readouterr().err == ""
 
 
-def _stderr_on_a_terminal(cmd: list[str]) -> str:
-    """What ``cmd`` writes to stderr when stderr is a terminal (a pseudo-terminal 100 columns wide)."""
-    import fcntl
-    import pty
-    import struct
-    import termios
-
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    proc = subprocess.Popen(cmd, env=ENV, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:      # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        seen += data
-    os.close(master)
-    assert proc.wait(30) == 0
-    return seen.decode()
-
-
 def test_progress_bar_on_a_terminal(tmp_path, dump):
     cmd = [sys.executable, "-m", "fastpgn", str(dump), "1000", "-o", str(tmp_path / "a")]
-    seen = _stderr_on_a_terminal(cmd)
+    seen = stderr_on_a_terminal(cmd)
     # tqdm's bar: the input file read (for the ETA), then the PGN read and its rate in the summary's unit.
     assert "fastpgn:   0%" in seen and "fastpgn: 100%" in seen, seen
     assert re.search(r"\| 6 MB of PGN, [\d.,]+ MB/s, 2,499 games, 0 rejected \[", seen), seen
     assert "MiB" not in seen and "MB/s]" not in seen, seen          # no binary units, no second rate
     assert "2,499 games written" in seen and " MB of PGN, " in seen
-    assert _stderr_on_a_terminal(cmd[:-2] + ["-o", str(tmp_path / "b"), "-q"]) == ""
+    assert stderr_on_a_terminal(cmd[:-2] + ["-o", str(tmp_path / "b"), "-q"]) == ""
 
 
 def test_stdin_and_chunk_size_first_like_the_original(tmp_path, dump):
@@ -335,16 +303,9 @@ def test_limit(tmp_path, dump):
     assert all_lines(out) == list(read_lines(dump))[:250]
 
 
-def _big_input(tmp_path: Path, dump: Path, copies: int = 4) -> Path:
-    pgn = zstandard.ZstdDecompressor().decompressobj().decompress(dump.read_bytes())
-    path = tmp_path / "big.pgn"
-    path.write_bytes(pgn * copies)
-    return path
-
-
 @pytest.mark.parametrize("chunks_done", [1, 5])
 def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch, chunks_done):
-    src = _big_input(tmp_path, dump)
+    src = big_input(tmp_path, dump)
     full, out_full = run(tmp_path, src, 700, block_size=300_000)
     out = tmp_path / "resumed"
     calls = {"n": 0}
@@ -373,20 +334,9 @@ def test_interrupt_then_resume_is_identical(tmp_path, dump, monkeypatch, chunks_
     assert summary.games_written == full.games_written == 4 * 2499
 
 
-def signal_after_chunks(proc: subprocess.Popen, state: Path, chunks: int, sig) -> int:
-    """Send ``sig`` to a converter once its resume state records ``chunks`` chunks (or it ended); its exit code."""
-    deadline = time.time() + 60
-    while time.time() < deadline and proc.poll() is None:
-        if state.exists() and json.loads(state.read_text())["progress"].get("chunk", 0) >= chunks:
-            break
-        time.sleep(0.005)
-    proc.send_signal(sig)
-    return proc.wait(30)
-
-
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_killed_process_then_resume_is_identical(tmp_path, dump, sig):
-    src = _big_input(tmp_path, dump, copies=6)
+    src = big_input(tmp_path, dump, copies=6)
     reference = tmp_path / "reference"
     assert main([str(src), "500", "-o", str(reference), "-j", "2", "-q"]) == 0
     out = tmp_path / "killed"
@@ -621,7 +571,7 @@ def test_a_named_pipe_converts_like_the_file(tmp_path, dump):
 
 def test_worker_processes_do_not_outlive_a_killed_converter(tmp_path, dump):
     """SIGKILL (or the OOM killer) leaves the pool no time to shut down; its workers must still go."""
-    src = _big_input(tmp_path, dump, copies=10)
+    src = big_input(tmp_path, dump, copies=10)
     out = tmp_path / "out"
     # The pure backend holds the GIL, so its workers are processes (the compiled one uses threads);
     # --validate slows the run enough for the workers to be seen

@@ -16,59 +16,17 @@ import sys
 
 import pytest
 
-from conftest import ROOT, shared
+from helpers import RELEASE_DUMPS, ROOT, official_schema, release_rows, shared
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 pq = pytest.importorskip("pyarrow.parquet")
 
 import fastpgn  # noqa: E402
-from fastpgn import schema  # noqa: E402
-from fastpgn.io import sources
+from fastpgn.io import sources  # noqa: E402
 from fastpgn.errors import InputError, PGNSyntaxError  # noqa: E402
 
-DUMPS = ("lichess_db_standard_rated_2013-01.head348.pgn.zst", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
-STRINGS = ("Event", "Site", "White", "Black", "Result", "WhiteTitle", "BlackTitle")
-INTS = ("WhiteElo", "BlackElo", "WhiteRatingDiff", "BlackRatingDiff")
-LATER = ("ECO", "Opening", "Termination", "TimeControl")
 #: Tags the release has no column for: reading the release cannot give them back.
 NOT_IN_RELEASE = ("Date", "Round")
-
-
-def official_schema():
-    fields = [pa.field(n, pa.string()) for n in STRINGS] + [pa.field(n, pa.int16()) for n in INTS]
-    fields += [pa.field("UTCDate", pa.date32()), pa.field("UTCTime", pa.time32("s"))]
-    fields += [pa.field(n, pa.string()) for n in LATER] + [pa.field("movetext", pa.string())]
-    return pa.schema(fields)
-
-
-def _date(text):
-    try:
-        return datetime.datetime.strptime(text, "%Y.%m.%d").date()
-    except (TypeError, ValueError):
-        return None
-
-
-def _time(text):
-    try:
-        return datetime.datetime.strptime(text, "%H:%M:%S").time()
-    except (TypeError, ValueError):
-        return None
-
-
-def release_rows(pgn: bytes):
-    """One row per game of ``pgn``, as the release holds it."""
-    games = list(fastpgn.read_games(pgn))
-    ends = [g.offset for g in games[1:]] + [len(pgn)]
-    rows = []
-    for game, end in zip(games, ends):
-        text = pgn[game.offset:end].decode("utf-8")
-        movetext = text.split("\n\n", 1)[1].strip() if "\n\n" in text else ""
-        h = game.headers
-        row = {n: h.get(n) for n in STRINGS + LATER}
-        row.update({n: schema.int16(h.get(n)) for n in INTS})
-        row.update(UTCDate=_date(h.get("UTCDate")), UTCTime=_time(h.get("UTCTime")), movetext=movetext)
-        rows.append(row)
-    return rows
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +34,7 @@ def corpus(tmp_path_factory):
     """(the dumps' PGN text back to back, the release's root folder)."""
     root = tmp_path_factory.mktemp("release") / "data"
     texts = []
-    for name in DUMPS:
+    for name in RELEASE_DUMPS:
         pgn = b"".join(sources.open_source(shared("data", "lichess-db", name)).chunks())
         texts.append(pgn)
         rows = release_rows(pgn)
@@ -133,7 +91,7 @@ def test_read_lines_and_read_games_match_the_dump(corpus, scan, monkeypatch):
 
 
 def test_both_backends_agree(corpus):
-    from conftest import kernel_params
+    from helpers import kernel_params
 
     _, root = corpus
     answers = []

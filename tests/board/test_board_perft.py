@@ -8,7 +8,7 @@ Results" table (Shredder-FEN castling letters).
 from __future__ import annotations
 
 import pytest
-from conftest import backend_params
+from helpers import backend_params
 
 POSITIONS = [
     ("start", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", False,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import kernel_params
+from helpers import kernel_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -135,8 +135,8 @@ def test_san_lists_alike(game, data):
     assert py == cy
 
 
-@pytest.mark.parametrize("text", ["e4\x00 e5", "e4 e5\x00", "\x00", "e4 \x00e5", "e4 e5 Nf3\x00\x00", "e4  e5 \t\n Nf3 ",
-                                  "", " \x0b\x0c\r"])
+@pytest.mark.parametrize("text", ["e4\x00 e5", "e4 e5\x00", "\x00", "e4 \x00e5", "e4 e5 Nf3\x00\x00",
+                                  "e4  e5 \t\n Nf3 ", "", " \x0b\x0c\r"])
 def test_nul_and_whitespace_in_moves_alike(text):
     # A NUL inside the text is part of its token (the compiled twin also ends a text at the NUL after it).
     for moves in (text, text.encode()):
@@ -242,7 +242,7 @@ def test_fens_of_the_corpus_read_without_the_gil():
     """Every FEN tag of the corpus (Chess960 and set-up games) is read natively, as Board reads it."""
     import re
 
-    from conftest import shared
+    from helpers import shared
 
     fens = set()
     for path in shared("data").rglob("*.pgn"):
