@@ -21,8 +21,11 @@ $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 	FASTPGN_IMPLEMENTATION=cython $(VENV)/bin/pip install -q -e '.[test]'
 
-# The compiled kernels in place (after a .pyx/.pxi/.pxd change; a no-op when they are current).
+# The compiled kernels in place (after a .pyx/.pxi/.pxd change; a no-op when they are current), with the
+# build requirements of pyproject.toml's [build-system] (pip installs them apart, in an isolated build).
+BUILD_REQUIRES = $(PYTHON) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")'
 kernels: $(ENVIRONMENT)
+	@$(PYTHON) -c 'import Cython' 2>/dev/null || $(BUILD_REQUIRES) | xargs -d '\n' $(PYTHON) -m pip install -q
 	FASTPGN_IMPLEMENTATION=cython $(PYTHON) setup.py -q build_ext --inplace -j 2
 
 # The whole suite on each backend, as CI runs it: compiled (and checked to be the one that ran), then pure.
