@@ -43,8 +43,8 @@ lint: $(ENVIRONMENT)
 	$(PYTHON) -m mypy fastpgn
 
 # The compiled kernels built with AddressSanitizer, the differential, fuzz and Parquet-reader tests run under it.
-asan: $(ENVIRONMENT)
-	PYTHON=$(PYTHON) tools/asan.sh $(TESTS)
+asan: kernels
+	PYTHON=$(if $(findstring /,$(PYTHON)),$(abspath $(PYTHON)),$(PYTHON)) tools/asan.sh $(TESTS)
 
 # A short benchmark (about a minute): a 20 MB corpus from the shared games, fastpgn's main rows and two floors.
 bench: kernels
