@@ -21,7 +21,7 @@ from fastpgn.accuracy import (
     move_seconds,
     win_percent,
 )
-from tests.conftest import shared
+from helpers import shared
 
 
 def test_doctests():
