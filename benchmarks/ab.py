@@ -73,7 +73,8 @@ def main(argv=None) -> int:
     p.add_argument("--corpus", type=Path, default=CORPUS, help="plain PGN, with PGN.zst beside it")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--cases", help="comma-separated: " + ", ".join(cases(CORPUS, Path("RELEASE"))))
-    p.add_argument("--release", type=Path, help="lichess's Parquet release of the corpus's games, for the release-* cases")
+    p.add_argument("--release", type=Path,
+                   help="lichess's Parquet release of the corpus's games, for the release-* cases")
     p.add_argument("--json", type=Path, help="write the timings here")
     args = p.parse_args(argv)
     chosen = {k: v for k, v in cases(args.corpus, args.release).items()

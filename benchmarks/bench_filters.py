@@ -169,7 +169,8 @@ def main(argv=None) -> int:
     parser.add_argument("input", type=Path, help="a plain (decompressed) PGN file")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     parser.add_argument("--filter", default="--min-elo 1900",
-                        help="the converter's filter flags, one string (default: --min-elo 1900, about 11%% of lichess games)")
+                        help="the converter's filter flags, one string "
+                             "(default: --min-elo 1900, about 11%% of lichess games)")
     parser.add_argument("--chunk", type=int, default=1_000_000, help="CHUNK_SIZE of the conversions")
     parser.add_argument("--sample", type=int, default=5_000_000, help="bytes python-chess reads (default 5 MB)")
     parser.add_argument("-j", "--jobs", type=int, default=0, help="converter workers (default: all cores)")

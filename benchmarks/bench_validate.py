@@ -26,7 +26,10 @@ from pathlib import Path
 
 
 def game_aligned_blocks(data: bytes, block_size: int) -> list[tuple[int, int]]:
-    """``(start, end)`` of the blocks the converter's cutter makes: each ends at the first game start past a multiple of ``block_size``."""
+    """``(start, end)`` of the blocks the converter's cutter makes.
+
+    Each ends at the first game start past a multiple of ``block_size``.
+    """
     from fastpgn.io.sources import find_cut
 
     if block_size <= 0:

@@ -403,7 +403,8 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
                         f"python -m fastpgn ({backend}) -j {j} --uci, .pgn.zst -> .gz",
                         ("fastpgn", src, 100_000, "-j", j, "-o", "{OUT}", "--compression", "gz", "-q", "--uci"),
                         backend, s, input_=src, post=_converter_post,
-                        note="as --validate, with the UCI moves written in field 20 (the board's target: lines with UCI moves)")
+                        note="as --validate, with the UCI moves written in field 20 "
+                             "(the board's target: lines with UCI moves)")
         else:
             notes.append("fastpgn converter with validation skipped: no --validate option yet")
 
@@ -691,12 +692,14 @@ def print_table(rows: list[dict], meta: dict, notes: list, out=sys.stdout, pairs
         if not part:
             continue
         w(f"\n### {titles[section]}\n\n")
-        w("| contender | input | MB/s | games/s | peak RSS MB | vs fastpgn | games | plies | evals | clocks | check |\n")
+        w("| contender | input | MB/s | games/s | peak RSS MB | vs fastpgn "
+          "| games | plies | evals | clocks | check |\n")
         w("|---|---|---:|---:|---:|---:|:-:|:-:|:-:|:-:|---|\n")
         for r in part:
             src = r["input"]
             if r["sample"]:
-                extra = f"; whole corpus ≈ {r['extrapolated_s']:,.0f} s, extrapolated" if r.get("extrapolated_s") else ""
+                extra = (f"; whole corpus ≈ {r['extrapolated_s']:,.0f} s, extrapolated"
+                         if r.get("extrapolated_s") else "")
                 src += f" ({r['sample']}{extra})"
             if r.get("mb_per_s") is None:
                 w(f"| {r['label']} | {src} | | | | | | | | | {r['error'] or 'not run'} |\n")

@@ -197,7 +197,7 @@ def lichess_parquet_arrow(path: str, limit: int | None) -> int:
 
 
 def kernel_columns(path: str, limit: int | None) -> int:
-    """``columns_from_block`` and its Arrow record batch, over game-aligned 4 MiB blocks already in memory (timed inside)."""
+    """``columns_from_block`` and its Arrow record batch, over game-aligned 4 MiB blocks in memory (timed inside)."""
     from fastpgn.scan import columns as _columns_py
     from fastpgn import scan as _scan
     from fastpgn.arrow import record_batch

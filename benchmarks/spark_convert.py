@@ -170,7 +170,8 @@ def main(argv=None) -> int:
             (f"spark {args.master}, {args.parts} files, start excluded", spk, conv / spk),
             (f"spark {args.master}, {args.parts} files, start included", spk + start, conv / (spk + start))]
     print(f"{mb:,.0f} MB of PGN in {args.parts} .pgn.zst files, {games:,} games; medians of {args.runs} runs; "
-          f"Spark start alone {start:.1f} s (JVM {statistics.median(x['jvm_seconds'] for x in results['spark']):.1f} s, "
+          f"Spark start alone {start:.1f} s "
+          f"(JVM {statistics.median(x['jvm_seconds'] for x in results['spark']):.1f} s, "
           f"Python workers {statistics.median(x['workers_seconds'] for x in results['spark']):.1f} s)")
     print(f"{'contender':<62} {'s':>6} {'MB/s':>7} {'games/s':>9} {'ratio':>6}")
     for name, seconds, ratio in rows:

@@ -91,7 +91,8 @@ def with_duckdb(folder) -> list[tuple[int, int, float]]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset", help="a folder of fastpgn Parquet (the spark command's DIR, or --format parquet chunks)")
+    parser.add_argument("dataset",
+                        help="a folder of fastpgn Parquet (the spark command's DIR, or --format parquet chunks)")
     parser.add_argument("--engine", choices=("duckdb", "spark"), default="duckdb")
     parser.add_argument("--master", default="local[*]", help="Spark master (with --engine spark)")
     args = parser.parse_args(argv)

@@ -21,7 +21,7 @@ from fastpgn.accuracy import (
     move_seconds,
     win_percent,
 )
-from tests.conftest import shared
+from helpers import shared
 
 
 def test_doctests():
@@ -146,7 +146,8 @@ def _reference_judgements(texts, white_first=True):
         before, after = evals[i], evals[i + 1]
         if _raw_cp(before) is not None and _raw_cp(after) is not None:
             drop = sign * (_wc(_raw_cp(before)) - _wc(_raw_cp(after)))
-            out.append("Blunder" if drop >= 0.3 else "Mistake" if drop >= 0.2 else "Inaccuracy" if drop >= 0.1 else None)
+            out.append("Blunder" if drop >= 0.3 else "Mistake" if drop >= 0.2
+                       else "Inaccuracy" if drop >= 0.1 else None)
             continue
         pm, m = _mate(before), _mate(after)
         pm, m = (pm and pm * sign), (m and m * sign)
@@ -398,7 +399,8 @@ def test_game_without_evals_single_ply_and_clocks():
     assert (single.white_acpl, single.black_acpl) == (0, None)
     empty = _game('[White "A"]\n\n*')
     assert empty.white_accuracy is None and empty.judgements == [] and empty.move_seconds == []
-    timed = _game('[TimeControl "60+1"]\n\n1. e4 { [%clk 0:01:00] } e5 { [%clk 0:01:00] } 2. Nf3 { [%clk 0:00:58] } Nc6 *')
+    timed = _game('[TimeControl "60+1"]\n\n'
+                  '1. e4 { [%clk 0:01:00] } e5 { [%clk 0:01:00] } 2. Nf3 { [%clk 0:00:58] } Nc6 *')
     assert timed.move_seconds == [0, 0, 3, None]
     corr = _game('[TimeControl "-"]\n\n1. e4 { [%clk 0:01:00] } e5 { [%clk 0:01:00] } *')
     assert corr.move_seconds == [None, None]

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, shared
+from helpers import DATA, decompressed, shared
 from fastpgn import filters, openings
 from fastpgn.cli import main
 from fastpgn.errors import InputError
@@ -24,7 +24,6 @@ from fastpgn.filters import Where, as_where, speed_of
 from fastpgn.oneliner import format_line, iter_lines
 from fastpgn.convert.converter import Converter, Options
 from fastpgn.reader import read_games, read_headers, read_lines
-from test_scan import decompressed
 
 OPENINGS = openings.load()
 
@@ -70,7 +69,8 @@ def _speed(time_control):
 
 def _date_ok(value):
     return (value is not None and len(value) == 10 and value[4] == "." and value[7] == "."
-            and value.replace(".", "").isascii() and value.replace(".", "").isdigit() and len(value.replace(".", "")) == 8)
+            and value.replace(".", "").isascii() and value.replace(".", "").isdigit()
+            and len(value.replace(".", "")) == 8)
 
 
 def keeps(w: Where, headers: dict, moves: list, evals: list, clocks: list) -> bool:

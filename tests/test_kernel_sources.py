@@ -12,7 +12,7 @@ import ast
 import re
 import tomllib
 
-from conftest import ROOT
+from helpers import ROOT
 
 SOURCES = sorted(p for ext in ("pyx", "pxi", "pxd") for p in (ROOT / "fastpgn").rglob(f"*.{ext}"))
 # The directives every kernel is compiled with (setup.py); without them each index is checked at run time.

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import shared
-from test_scan import decompressed
+from helpers import decompressed, shared
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pip install -e ".[test]"')

@@ -22,13 +22,12 @@ import chess
 import chess.engine
 import chess.pgn
 import pytest
-from conftest import CASES, DATA, backend_params, shared
+from helpers import CASES, DATA, backend_params, decompressed, shared
 
 import fastpgn
 from fastpgn import read_games, read_lines
 from fastpgn import scan as _scan
 from fastpgn.errors import IllegalMoveError, InputError, PGNError
-from test_scan import decompressed
 
 TEXT_CASE = CASES / "habits-text-crlf.pgn"   # two lichess games, CRLF, non-ASCII names, evals and clocks
 

@@ -13,13 +13,12 @@ from hypothesis import given, settings, strategies as st
 import zstandard
 
 import fastpgn
-from conftest import CASES, shared
+from helpers import CASES, decompressed, reference_cuts, shared
 from fastpgn import openings
 from fastpgn.errors import InputError, PGNSyntaxError
 from fastpgn.oneliner import format_line, iter_lines, parse_line
 from fastpgn.reader import read_games, read_lines
 from fastpgn.io.sources import blocks, detect, find_cut
-from test_scan import decompressed
 
 SAMPLE = "lichess_db_standard_rated_2021-10.head999.pgn.zst"
 
@@ -284,20 +283,6 @@ def test_a_named_pipe_reads_every_game(tmp_path):
     assert [g.id for g in read_games(str(fifo))] == [g.id for g in read_games(path)]
 
 
-def _reference_cuts(data: bytes, block_size: int) -> list[tuple[int, bytes]]:
-    """Blocks by the rule alone: each ends at the first cut at or after the next multiple of block_size."""
-    out, base = [], 0
-    while True:
-        target = (base // block_size + 1) * block_size
-        q = find_cut(data, max(target, base + 1)) if target < len(data) else -1
-        if q < 0:
-            if base < len(data):
-                out.append((base, data[base:]))
-            return out
-        out.append((base, data[base:q]))
-        base = q
-
-
 GAME_PARTS = st.sampled_from([b'[Event "x"]\n', b'[Site "y"]\r\n', b"\n", b"\n\n", b" \t\r\n", b"1. e4 e5 *\n",
                               b"\n[", b"[", b"\n \n", b"{ [ }", b"\r\n\r\n", b"e4 "])
 
@@ -313,7 +298,7 @@ def test_blocks_cut_where_the_rule_says_whatever_the_read_sizes(parts, sizes, bl
         pos += sizes[k % len(sizes)]
         k += 1
     got = [(b.offset, bytes(b.data)) for b in blocks(iter(chunks), block_size=block_size)]
-    want = _reference_cuts(data, block_size)
+    want = reference_cuts(data, block_size)
     if len(got) > len(want):
         # An input that ends inside the tags of a game after moves: that game is split off as damage.
         (offset, last), (_, cut_off) = got[-2], got.pop()

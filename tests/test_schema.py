@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CASES, DATA, ROOT, shared
+from helpers import CASES, DATA, ROOT, shared
 from fastpgn import _backend, arrow, csv_text, schema
 from fastpgn.scan import columns as _columns_py
 from fastpgn import scan as _scan
@@ -267,7 +267,7 @@ def test_both_kernels_give_equal_columns(monkeypatch):
         pytest.skip("the compiled scanner is not built")
     files = ([shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst")]
              + sorted((DATA / "lichess-other").glob("*.pgn*")) + sorted(CASES.glob("*.pgn")))
-    from test_scan import decompressed
+    from helpers import decompressed
 
     for path in files:
         data = decompressed(path)
@@ -349,7 +349,7 @@ def test_read_arrow_is_a_reader_like_the_others(tmp_path):
     text = read_all(read_lines(path))[0]
     assert whole.num_rows == len(text) == 999
     plain = tmp_path / "games.pgn"
-    from test_scan import decompressed
+    from helpers import decompressed
 
     plain.write_bytes(decompressed(path))
     # Every kind of source read_games takes: the same table.
@@ -385,7 +385,7 @@ UCI_FILES = (("lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst"),
 @pytest.mark.parametrize("parts", UCI_FILES, ids=lambda p: p[1])
 def test_uci_is_san_to_uci_and_rejects_as_the_converter(parts):
     from fastpgn.board import declared_start, moves_hook, san_to_uci
-    from test_scan import decompressed
+    from helpers import decompressed
 
     path = shared("data", *parts)
     reader = arrow.read_arrow(path, uci=True, errors="skip")

@@ -30,7 +30,7 @@ from fastpgn import schema as fastpgn_schema
 from fastpgn.cli import main as cli_main
 from fastpgn.oneliner import parse_line
 
-from conftest import ROOT, missing_system_package, shared
+from helpers import ROOT, missing_system_package, shared
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

@@ -3,7 +3,7 @@
 # drive them hardest (differential, fuzz, the Parquet release reader) under it. `make asan` runs it.
 #
 #   tools/asan.sh                      the default tests (ASAN_TESTS below)
-#   tools/asan.sh tests/test_scan.py   these instead (any pytest arguments)
+#   tools/asan.sh tests/scan/test_scan.py   these instead (any pytest arguments)
 #
 # A heap or stack error aborts the run with ASan's report (the first bad byte, where it was
 # allocated) and a non-zero status. CPython and pyarrow keep memory until exit by design, so
@@ -34,9 +34,9 @@ CFLAGS="-fsanitize=address -fno-omit-frame-pointer -g -O1" LDFLAGS="-fsanitize=a
     || { tail -30 build.log >&2; exit 2; }
 nm -D fastpgn/scan/_scan_cy*.so | grep -q __asan_report || { echo "asan: the kernels were built without ASan" >&2; exit 2; }
 
-ASAN_TESTS="tests/test_release_differential.py tests/test_lichess_parquet.py tests/test_differential.py
-    tests/test_columns_differential.py tests/test_csv_sink.py tests/test_compact_differential.py
-    tests/test_board_differential.py tests/test_scan.py tests/test_sources.py tests/test_reader.py"
+ASAN_TESTS="tests/scan/test_release_differential.py tests/io/test_lichess_parquet.py tests/scan/test_differential.py
+    tests/scan/test_columns_differential.py tests/scan/test_csv_sink.py tests/notations/test_compact_differential.py
+    tests/board/test_board_differential.py tests/scan/test_scan.py tests/io/test_sources.py tests/test_reader.py"
 [ $# -gt 0 ] || set -- $ASAN_TESTS
 echo "asan: $*" >&2
 # --capture=sys: pytest leaves file descriptor 2 alone, so ASan's report, written there as the process

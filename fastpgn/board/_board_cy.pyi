@@ -1,4 +1,7 @@
-"""Types of the compiled board kernel (fastpgn/board/_board_cy.pyx): the same interface as its pure twin, board/_board_py.py."""
+"""Types of the compiled board kernel (fastpgn/board/_board_cy.pyx).
+
+The same interface as its pure twin, board/_board_py.py.
+"""
 
 from typing import Self, overload
 

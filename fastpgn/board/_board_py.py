@@ -1706,7 +1706,7 @@ def canonical_san(sans: str, fen: str | None = None, chess960: bool = False) -> 
     fastpgn.errors.IllegalMoveError: illegal move 4... Ke7: the black king on e8 cannot move to e7: the king would be in check
     >>> canonical_san("e4 e5 Qh5 Nc6 Bc4 Nf6?? Qf7")
     'e4 e5 Qh5 Nc6 Bc4 Nf6 Qxf7#'
-    """
+    """  # noqa: E501 (doctest output)
     b = _new_board(fen, chess960)
     info = [0, 0, 0, 0]
     out = []

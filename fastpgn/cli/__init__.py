@@ -90,7 +90,7 @@ Missing inputs, or two inputs of one name into one folder, stop the run
 before it starts. With -o - the inputs are one stream, one after the other
 in order (CSV's header row once).
 
-""" + EXIT_CODES
+""" + EXIT_CODES  # noqa: E501 (a command line to copy whole)
 
 
 def _chunk_size(text: str) -> int:

@@ -43,7 +43,7 @@ exit status:
        missing, or the Spark job failed
   130  interrupted (Ctrl-C): complete files stay, a rerun converts the rest
 byte offsets count bytes of the decompressed PGN, not of the .zst/.bz2/.gz file
-"""
+"""  # noqa: E501 (a command line to copy whole)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -54,7 +54,6 @@ on that input alone.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import os
 import stat
@@ -68,8 +67,8 @@ from typing import NamedTuple
 from fastpgn import openings as _openings
 from fastpgn import scan as _scan
 from fastpgn.convert.chunks import (GZIP_LEVEL, GZIP_LIBRARY, SUFFIX, ZSTD_LEVEL, BlockResult, ChunkFiles, ChunkFormat,
-                             ChunkWriter, LinesFormat, StreamOutput, compress, decompress)
-from fastpgn.convert.tables import FORMATS, chunk_format
+                             ChunkWriter, LinesFormat, StreamOutput, compress, decompress)  # noqa: F401
+from fastpgn.convert.tables import FORMATS, chunk_format  # noqa: F401 (with LinesFormat: fastpgn.pipeline's names)
 from fastpgn.convert.limit import GameLimit
 from fastpgn.convert.rejects import RejectsFile
 from fastpgn.convert.resume import STATE_VERSION, ResumeState, Tally

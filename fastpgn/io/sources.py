@@ -32,6 +32,8 @@ import sys
 from fastpgn.io.blocks import (BLOCK_SIZE, Block, blocks, cut_blocks, cut_buffer, find_cut, has_moves,
                              line_blocks)
 from fastpgn.errors import InputDamageError, InputError
+from fastpgn.io.source import (FEED_SIZE, HEAD_SIZE, MAGIC_BZ2, MAGIC_GZIP, MAGIC_ZSTD, READ_SIZE,  # noqa: F401
+                               Source, _codec_name, _gzip_zlib, _parallel_bzip2, _Pieces, _Prefixed, detect)
 
 # Each decoder (fastpgn.io.zstd, _bzip2, bz2, ISA-L), pathlib and typing are imported where
 # they are needed: start-up is a good part of reading a file's headers (docs/performance.md).
@@ -41,9 +43,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BLOCK_SIZE", "Block", "READ_SIZE", "Source", "blocks", "check_pgn", "cut_blocks", "cut_buffer", "detect",
            "find_cut", "has_moves", "HEAD_SIZE", "is_parquet_input", "line_blocks", "not_utf8", "open_source"]
-
-from fastpgn.io.source import (FEED_SIZE, HEAD_SIZE, MAGIC_BZ2, MAGIC_GZIP, MAGIC_ZSTD, READ_SIZE,  # noqa: F401
-                               Source, _codec_name, _gzip_zlib, _parallel_bzip2, _Pieces, _Prefixed, detect)
 
 
 def open_source(source, threads: int = 1, encoding: str | None = None) -> Source:

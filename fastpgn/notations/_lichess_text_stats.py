@@ -26,7 +26,7 @@ class Stats:
     >>> s = Stats(); s.add(CompactGame("2021.04.07", "W", "1-0")); s.add(CompactGame("2021.04.07", "B", "1-0"))
     >>> print(s.summary())
     2 played, 1 won (50.0%), 1 won as white (50.0%), 0 won as black (0.0%), 0 draws (0.0%), 1 lost (50.0%), 0 open (0.0%)
-    """
+    """  # noqa: E501 (doctest output)
 
     def __init__(self) -> None:
         self.days: dict[str, list[int]] = {}

@@ -1,0 +1,304 @@
+"""The converter's analysis-schema output: ``--format parquet|csv`` and one stream to stdout (``-o -``).
+
+What a user loads must be the schema's table, game for game, whatever the
+workers, chunking or interruptions: Parquet chunks read back by pyarrow,
+DuckDB and polars, and CSV read by Python's csv, DuckDB (the command line
+too, fed by a pipe) and polars, equal what ``read_arrow`` gives for the same
+input; chunks are byte-identical for any ``-j`` and after a kill and
+``--resume``; the lines stay the default, byte for byte.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import ENV, big_input, chunk_files, shared, signal_after_chunks
+from fastpgn import arrow, csv_text
+from fastpgn.cli import main
+from fastpgn.errors import InputError
+from fastpgn.convert.converter import Converter, Options
+
+pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
+pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pip install -e ".[test]"')
+duckdb = pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
+pl = pytest.importorskip("polars", reason='polars is not installed: pip install -e ".[test]"')
+
+DUMP = "lichess_db_standard_rated_2022-06.head2499.pgn.zst"
+FILES = ["lichess_db_standard_rated_2013-01.head348.pgn.bz2", "lichess_db_standard_rated_2021-10.head999.pgn.zst",
+         DUMP, "lichess_db_standard_rated_2022-06.head50000lines.truncated.pgn.bz2"]
+
+
+def convert(src, out: Path, fmt: str, chunk: int = 1000, jobs: int = 1, block_size: int = 1 << 20, **kw):
+    opts = Options(input=str(src), chunk_size=chunk, output_dir=str(out), jobs=jobs, block_size=block_size,
+                   format=fmt, **kw)
+    return Converter(opts).run()
+
+
+def reference(src, **options):
+    """read_arrow's table of ``src``: what every output of the schema must hold."""
+    batches = []
+    with arrow.read_arrow(src, errors="skip", **options) as reader:
+        try:
+            batches.extend(reader)
+        except InputError:
+            pass            # a damaged input: the games before the damage, as the converter writes them
+        return pa.Table.from_batches(batches, schema=reader.schema)
+
+
+def parquet_table(out: Path):
+    files = chunk_files(out)
+    assert files and all(f.suffix == ".parquet" for f in files)
+    return pa.concat_tables([pq.read_table(f) for f in files])
+
+
+def _same_rows(table, expected) -> None:
+    # Parquet keeps timestamps in ms: utc compares as the instant it is.
+    assert table.num_rows == expected.num_rows
+    for name in expected.column_names:
+        assert table.column(name).to_pylist() == expected.column(name).to_pylist(), name
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_parquet_chunks_hold_the_schema_game_for_game(tmp_path, name):
+    src = shared("data", "lichess-db", name)
+    summary = convert(src, tmp_path / "out", "parquet", chunk=700, jobs=2)
+    expected = reference(src)
+    table = parquet_table(tmp_path / "out")
+    _same_rows(table, expected)
+    assert summary.games_written == expected.num_rows
+    assert summary.games_read == summary.games_written + summary.games_rejected + summary.games_filtered
+    # Every chunk holds CHUNK_SIZE games but the last; the schema's names and types (utc in ms, Parquet's unit).
+    sizes = [pq.ParquetFile(f).metadata.num_rows for f in chunk_files(tmp_path / "out")]
+    assert sizes[:-1] == [700] * (len(sizes) - 1) and 0 < sizes[-1] <= 700
+    assert table.schema.names == expected.schema.names
+    # DuckDB and polars read the folder as users do.
+    glob = str(tmp_path / "out" / "*.parquet")
+    got = duckdb.sql(f"SELECT game_id, white_elo, plies, len(moves) AS n FROM read_parquet('{glob}') "
+                     "ORDER BY \"offset\"").fetchall()
+    assert got == list(zip(expected.column("game_id").to_pylist(), expected.column("white_elo").to_pylist(),
+                           expected.column("plies").to_pylist(),
+                           [len(m) for m in expected.column("moves").to_pylist()]))
+    frame = pl.read_parquet(glob).sort("offset")
+    assert frame["eval_cp"].to_list() == expected.column("eval_cp").to_pylist()
+    assert frame["clock"].to_list() == expected.column("clock").to_pylist()
+
+
+def test_csv_chunks_read_by_csv_duckdb_and_polars(tmp_path):
+    src = shared("data", "lichess-db", DUMP)
+    convert(src, tmp_path / "out", "csv", chunk=1000, jobs=2)
+    files = chunk_files(tmp_path / "out")
+    assert [f.name.endswith(".csv.gz") for f in files] == [True] * 3
+    expected = reference(src)
+    rows = []
+    header = None
+    for f in files:
+        text = gzip.decompress(f.read_bytes())
+        reader = csv.reader(io.StringIO(text.decode(), newline=""))
+        assert next(reader) == expected.column_names      # each chunk starts with the header row
+        header = text[:text.index(b"\r\n") + 2]
+        rows.append(text[len(header):])
+    # The rows are to_csv's, byte for byte (one header atop the whole there).
+    whole = io.BytesIO()
+    csv_text.to_csv(src, whole, errors="skip")
+    assert header + b"".join(rows) == whole.getvalue()
+    parsed = list(csv.reader(io.StringIO(b"".join(rows).decode(), newline="")))
+    assert [r[0] for r in parsed] == expected.column("game_id").to_pylist()
+    glob = str(tmp_path / "out" / "*.csv.gz")
+    got = duckdb.sql(f"SELECT count(*), sum(plies), count(white_title) FROM read_csv('{glob}')").fetchall()
+    assert got == [(expected.num_rows, sum(expected.column("plies").to_pylist()),
+                    expected.num_rows - expected.column("white_title").null_count)]
+    frame = pl.concat([pl.read_csv(gzip.decompress(f.read_bytes())) for f in files])
+    assert frame["game_id"].to_list() == expected.column("game_id").to_pylist()
+    assert frame["white_elo"].to_list() == expected.column("white_elo").to_pylist()
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_any_jobs_and_block_size_give_identical_chunks(tmp_path, fmt):
+    src = shared("data", "lichess-db", DUMP)
+    outs = []
+    for jobs, block in ((1, 1 << 20), (2, 1 << 20), (2, 200_000)):
+        out = tmp_path / f"j{jobs}-{block}"
+        convert(src, out, fmt, chunk=600, jobs=jobs, block_size=block)
+        outs.append([f.read_bytes() for f in chunk_files(out)])
+    assert len(outs[0]) == 5
+    assert outs[0] == outs[1]
+    if fmt == "parquet":  # other blocks, other batches: the same rows and row groups, so the same bytes
+        assert outs[0] == outs[2]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_killed_then_resume_is_identical(tmp_path, fmt):
+    src = big_input(tmp_path, shared("data", "lichess-db", DUMP), copies=4)
+    ref = tmp_path / "reference"
+    assert main([str(src), "400", "-o", str(ref), "-j", "2", "-q", "--format", fmt]) == 0
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "fastpgn", str(src), "400", "-o", str(out), "-j", "2", "-q", "--format", fmt]
+    proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
+    signal_after_chunks(proc, out / ".big.pgn.fastpgn-state.json", 3, signal.SIGKILL)
+    for f in chunk_files(out):
+        assert f.read_bytes() == (ref / f.name).read_bytes()     # a chunk under its final name is whole
+    if fmt == "parquet":    # the folder, read as pandas and Spark read it: the whole chunks alone (not the
+        # unfinished one the kill left, nor the state)
+        assert pq.read_table(out).num_rows == 400 * len(chunk_files(out))
+    done = subprocess.run(cmd + ["--resume"], env=ENV, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert [f.name for f in chunk_files(out)] == [f.name for f in chunk_files(ref)]
+    assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(ref)]
+
+
+def test_a_run_resumes_only_in_the_format_it_began_in(tmp_path, capsys):
+    src = shared("data", "lichess-db", DUMP)
+    out = tmp_path / "out"
+    assert main([str(src), "1000", "-o", str(out), "-q", "--format", "parquet", "--limit", "1500"]) == 0
+    code = main([str(src), "1000", "-o", str(out), "-q", "--format", "csv", "--resume"])
+    assert code == 2 and "fastpgn:" in capsys.readouterr().err
+
+
+def test_limit_validate_and_uci_in_parquet(tmp_path):
+    src = shared("data", "lichess-db", DUMP)
+    summary = convert(src, tmp_path / "out", "parquet", chunk=1000, limit=1234, uci=True, validate=True)
+    table = parquet_table(tmp_path / "out")
+    assert table.num_rows == summary.games_written == 1234
+    expected = reference(src, uci=True)
+    assert table.column("uci").to_pylist() == expected.column("uci").to_pylist()[:1234]
+    summary = convert(src, tmp_path / "validated", "parquet", chunk=5000, validate=True)
+    assert "uci" not in parquet_table(tmp_path / "validated").column_names
+    assert summary.games_written == reference(src).num_rows
+
+
+def test_a_game_with_an_illegal_move_is_rejected_in_parquet_as_in_lines(tmp_path):
+    pgn = tmp_path / "games.pgn"
+    pgn.write_bytes(b'[White "a"]\n\n1. e4 e5 *\n\n[White "b"]\n\n1. e4 Ke7 *\n\n[White "c"]\n\n1. d4 *\n')
+    summary = convert(pgn, tmp_path / "out", "parquet", validate=True)
+    assert parquet_table(tmp_path / "out").column("white").to_pylist() == ["a", "c"]
+    assert (summary.games_read, summary.games_written, summary.games_rejected) == (3, 2, 1)
+    assert b"illegal move" in (tmp_path / "out" / "_games.pgn.rejected.pgn").read_bytes()
+    # the rejected games beside the chunks do not stop a reader of the folder (pd.read_parquet("out/"))
+    assert pq.read_table(tmp_path / "out").column("white").to_pylist() == ["a", "c"]
+
+
+def _stdout_of(args: list[str], cwd: Path | None = None) -> tuple[int, bytes, str]:
+    proc = subprocess.run([sys.executable, "-m", "fastpgn", *args], env=ENV, capture_output=True, cwd=cwd)
+    return proc.returncode, proc.stdout, proc.stderr.decode()
+
+
+def test_lines_and_csv_to_stdout_equal_the_chunks(tmp_path):
+    src = shared("data", "lichess-db", DUMP)
+    for fmt, suffix in (("lines", ".cri"), ("csv", ".csv")):
+        out = tmp_path / fmt
+        assert main([str(src), "700", "-o", str(out), "-q", "--format", fmt, "--compression", "none"]) == 0
+        code, text, err = _stdout_of([str(src), "-o", "-", "--format", fmt, "-j", "2"], cwd=tmp_path)
+        assert code == 0, err
+        chunks = [f.read_bytes() for f in chunk_files(out)]
+        assert all(f.name.endswith(suffix) for f in chunk_files(out))
+        if fmt == "csv":    # the header once, at the top
+            header = chunks[0][:chunks[0].index(b"\r\n") + 2]
+            chunks = [header] + [c[len(header):] for c in chunks]
+        assert text == b"".join(chunks)
+        assert "to stdout" in err and "2,499 games written" in err
+        assert not list(tmp_path.glob(f"{fmt}/*state*"))
+
+
+def test_stdout_keeps_rejected_games_in_the_current_folder_and_writes_nothing_beside_the_input(tmp_path):
+    folder = tmp_path / "inputs"
+    folder.mkdir()
+    pgn = folder / "games.pgn"
+    pgn.write_bytes(b'[White "a"]\n\n1. e4 e5 *\n\n[White "b"]\n\n1. e4 {unclosed *\n\n[White "c"]\n\n1. d4 *\n')
+    work = tmp_path / "work"
+    work.mkdir()
+    code, out, err = _stdout_of([str(pgn), "-o", "-"], cwd=work)
+    assert code == 0 and out.count(b"\n") == 2, err
+    assert "1 rejected" in err
+    assert b"unterminated comment" in (work / "_games.pgn.rejected.pgn").read_bytes()
+    assert sorted(p.name for p in folder.iterdir()) == ["games.pgn"]       # no lock, state or probe left there
+
+
+def test_csv_through_a_pipe_into_the_duckdb_command(tmp_path):
+    cli = shutil.which("duckdb", path=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    if cli is None:
+        pytest.fail("the DuckDB command line is missing: pip install -e '.[test]' installs duckdb-cli") \
+            if os.environ.get("CI") else pytest.skip("the DuckDB command line is missing: pip install duckdb-cli")
+    src = shared("data", "lichess-db", DUMP)
+    query = "SELECT speed, count(*) FROM read_csv('/dev/stdin') GROUP BY 1 ORDER BY 2 DESC, 1"
+    producer = subprocess.Popen([sys.executable, "-m", "fastpgn", str(src), "-o", "-", "--format", "csv", "-q"],
+                                env=ENV, stdout=subprocess.PIPE)
+    consumer = subprocess.run([cli, "-csv", "-c", query], stdin=producer.stdout, capture_output=True)
+    producer.stdout.close()
+    assert producer.wait() == 0 and consumer.returncode == 0, consumer.stderr
+    speeds = reference(src).column("speed").to_pylist()
+    counts = sorted(((s, speeds.count(s)) for s in set(speeds)), key=lambda p: (-p[1], p[0]))
+    got = [tuple(r) for r in csv.reader(io.StringIO(consumer.stdout.decode()))][1:]
+    assert got == [(s, str(n)) for s, n in counts]
+
+
+def test_stdout_refusals_are_one_line_each(tmp_path):
+    src = str(shared("data", "lichess-db", DUMP))
+    for args, words in (([src, "-o", "-", "--format", "parquet"], "Parquet cannot be written to stdout"),
+                        ([src, "-o", "-", "--resume"], "cannot be resumed"),
+                        ([src], "CHUNK_SIZE")):
+        code, out, err = _stdout_of(args, cwd=tmp_path)
+        assert code == 2 and words in err and "Traceback" not in err and out == b"", err
+
+
+def test_stdout_closed_early_ends_quietly(tmp_path):
+    src = shared("data", "lichess-db", DUMP)
+    proc = subprocess.Popen([sys.executable, "-m", "fastpgn", str(src), "-o", "-"], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    assert proc.wait(60) == 0
+    assert first.count("\u2502".encode()) == 21 and b"Traceback" not in proc.stderr.read()
+
+
+def test_parquet_without_pyarrow_names_the_extra(tmp_path, monkeypatch, capsys):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_pyarrow(name, *args, **kwargs):
+        if name == "pyarrow" or name.startswith("pyarrow."):
+            raise ImportError("No module named 'pyarrow'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    src = str(shared("data", "lichess-db", DUMP))
+    assert main([src, "1000", "-o", str(tmp_path / "out"), "--format", "parquet", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "fastpgn[arrow]"' in err and "Traceback" not in err
+    assert not list((tmp_path / "out").glob("*.parquet*")) if (tmp_path / "out").exists() else True
+
+
+def test_threads_missing_the_openings_map_at_once_get_one_answer():
+    """Worker threads share the map: misses (its fuzzy index built, answers remembered) must not race."""
+    import threading
+
+    from fastpgn import openings
+
+    table = openings.load()
+    keys = [f"B20\u2502Sicilian Defence variation {i}".encode() for i in range(2000)]
+    errors: list[BaseException] = []
+
+    def ask(part):
+        try:
+            for key in part:
+                assert table[key] == table[key]
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask, args=(keys[i::4],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert all(table[k] == openings.load()[k] for k in keys[:50])

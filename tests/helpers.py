@@ -1,0 +1,267 @@
+"""What more than one test module uses: paths, the shared corpus, backend params, and small builders.
+
+The one module tests share (``from helpers import ...``; pyproject's pytest
+``pythonpath`` puts ``tests/`` on the path). No test module imports another
+test module: a helper two of them need lives here.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import zstandard
+from hypothesis import strategies as st
+
+from fastpgn import _backend
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("FASTPGN_SHARED", ROOT.parent / "shared"))
+DATA = SHARED / "data"
+CONFORMANCE = SHARED / "conformance"
+CASES = Path(__file__).resolve().parent / "cases"
+#: A scripted UCI engine (``--mode ok|die|hang|...``) for the engine and analysis tests.
+FAKE_ENGINE = str(Path(__file__).resolve().parent / "engine" / "fake_engine.py")
+#: The environment of a ``python -m fastpgn`` child process: the checkout's package first.
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+# -- the shared corpus and system packages ---------------------------------------------------------
+
+def shared(*parts: str) -> Path:
+    """A path under ../shared, or skip the test when the folder is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the shared corpus is read in place)")
+    return path
+
+
+def missing_system_package(install: str):
+    """Skip a test whose system package is absent, naming the install line; on CI, fail instead.
+
+    The test command installs the system packages the tests need, so on CI
+    (``CI`` set, as ``.ci/run`` runs) an absent one is a broken setup, not a
+    reason to skip.
+    """
+    if os.environ.get("CI"):
+        pytest.fail(f"{install} (the test command installs it; CI must not skip these tests)")
+    pytest.skip(install)
+
+
+def decompressed(path: Path) -> bytes:
+    """The bytes of a corpus file, a ``.zst`` or ``.bz2`` one decompressed."""
+    raw = path.read_bytes()
+    if path.suffix == ".zst":
+        return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+    if path.suffix == ".bz2":
+        import bz2
+
+        return bz2.decompress(raw)
+    return raw
+
+
+# -- the backends ----------------------------------------------------------------------------------
+
+def kernel_params(name: str):
+    """Every backend of kernel ``name`` as pytest params (ids ``py``/``cy``): for tests that compare them."""
+    return [pytest.param(mod, id=ident) for ident, mod in _backend.available(name)]
+
+
+def backend_params(name: str):
+    """The backends a kernel test runs on, one at a time: the one ``FASTPGN_IMPLEMENTATION`` names.
+
+    The test command runs the suite twice, under ``cython`` then ``python``,
+    so each such test runs once on each backend; a plain ``pytest`` (``auto``)
+    runs it on both. Tests that compare the backends take ``kernel_params``.
+    """
+    wanted = {"cython": "cy", "python": "py"}.get(_backend.requested())
+    return [p for p in kernel_params(name) if wanted in (None, p.id)]
+
+
+def typed(games):
+    """games_from_block's answer with each per-ply value's type beside it (60 == 60.0, but a clock changed type)."""
+    records, read, rejects = games
+    return ([r[:3] + tuple([(type(v).__name__, v) for v in r[k]] for k in (3, 4, 5)) + r[6:] for r in records],
+            read, rejects)
+
+
+# -- the scanner's differential inputs: the corpus, real games and their Hypothesis mutations ---------
+
+def corpus_files() -> list[Path]:
+    """Every PGN file of the shared corpus (plain, .zst, .bz2); none when it is absent."""
+    if not DATA.exists():
+        return []
+    return sorted(p for p in DATA.rglob("*") if p.suffix in (".pgn", ".zst", ".bz2"))
+
+
+def _real_games() -> list[bytes]:
+    data = decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
+    games = data.split(b"\n\n[")
+    return [games[0] + b"\n\n"] + [b"[" + g + b"\n\n" for g in games[1:200]]
+
+
+_GAMES: list[bytes] = []
+
+
+def real_game(i: int) -> bytes:
+    """One of 200 real lichess games (with clocks and evals), ``i`` taken modulo 200."""
+    if not _GAMES:
+        _GAMES.extend(_real_games())
+    return _GAMES[i % len(_GAMES)]
+
+
+MUTATION = st.sampled_from(["cut", "double_brace", "drop", "crlf", "insert", "swap"])
+NOISE = st.sampled_from([b"{", b"}", b"(", b")", b"[", b"]", b"\n", b"\n\n", b"\r\n", b" ", b"$", b";",
+                         b"%", b"\"", b"\\", b"1-0", b"*", b"#", b"\xe2\x94\x82", b"\xef\xbb\xbf",
+                         b"[%clk 1:2:3]", b"[%eval x]", b"O-O+", b"e8=Q", b"12...", b"\x00", b"\xff"])
+
+
+def mutated(data: bytes, mutations) -> bytes:
+    """``data`` with each of Hypothesis' ``(_, kind, where, noise)`` mutations done in turn."""
+    for _, kind, where, noise in mutations:
+        at = where % (len(data) + 1)
+        if kind == "cut":
+            data = data[:at]
+        elif kind == "double_brace":
+            data = data.replace(b"{", b"{{", 1 + where % 3)
+        elif kind == "drop":
+            data = data[:at] + data[at + 1 + where % 7:]
+        elif kind == "crlf":
+            data = data.replace(b"\n", b"\r\n")
+        elif kind == "insert":
+            data = data[:at] + noise + data[at:]
+        elif kind == "swap":
+            data = data[:at] + data[at:at + 40][::-1] + data[at + 40:]
+    return data
+
+
+def reference_cuts(data: bytes, block_size: int) -> list[tuple[int, bytes]]:
+    """Blocks by the rule alone: each ends at the first cut at or after the next multiple of block_size."""
+    from fastpgn.io.sources import find_cut
+
+    out, base = [], 0
+    while True:
+        target = (base // block_size + 1) * block_size
+        q = find_cut(data, max(target, base + 1)) if target < len(data) else -1
+        if q < 0:
+            if base < len(data):
+                out.append((base, data[base:]))
+            return out
+        out.append((base, data[base:q]))
+        base = q
+
+
+# -- the converter's output ------------------------------------------------------------------------
+
+def chunk_files(folder: Path) -> list[Path]:
+    """The finished chunk files of a converter's output folder, in order."""
+    return sorted(p for p in folder.glob("*.part_*") if not p.name.endswith(".tmp"))
+
+
+def all_lines(folder: Path) -> list[str]:
+    """Every 22-field line of a converter's output folder, in order."""
+    from fastpgn.oneliner import format_line, iter_lines
+
+    return [format_line(r) for f in chunk_files(folder) for r in iter_lines(f)]
+
+
+def big_input(tmp_path: Path, dump: Path, copies: int = 4) -> Path:
+    """A plain ``.pgn`` of ``copies`` copies of a ``.zst`` dump's games: big enough to interrupt."""
+    pgn = zstandard.ZstdDecompressor().decompressobj().decompress(dump.read_bytes())
+    path = tmp_path / "big.pgn"
+    path.write_bytes(pgn * copies)
+    return path
+
+
+def signal_after_chunks(proc: subprocess.Popen, state: Path, chunks: int, sig) -> int:
+    """Send ``sig`` to a converter once its resume state records ``chunks`` chunks (or it ended); its exit code."""
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        if state.exists() and json.loads(state.read_text())["progress"].get("chunk", 0) >= chunks:
+            break
+        time.sleep(0.005)
+    proc.send_signal(sig)
+    return proc.wait(30)
+
+
+def stderr_on_a_terminal(cmd: list[str]) -> str:
+    """What ``cmd`` writes to stderr when stderr is a terminal (a pseudo-terminal 100 columns wide)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    proc = subprocess.Popen(cmd, env=ENV, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:      # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        seen += data
+    os.close(master)
+    assert proc.wait(30) == 0
+    return seen.decode()
+
+
+# -- lichess's Parquet release, built from the dumps -----------------------------------------------
+
+#: Two real dumps the release tests build a release from.
+RELEASE_DUMPS = ("lichess_db_standard_rated_2013-01.head348.pgn.zst",
+                 "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+RELEASE_STRINGS = ("Event", "Site", "White", "Black", "Result", "WhiteTitle", "BlackTitle")
+RELEASE_INTS = ("WhiteElo", "BlackElo", "WhiteRatingDiff", "BlackRatingDiff")
+RELEASE_LATER = ("ECO", "Opening", "Termination", "TimeControl")
+
+
+def official_schema():
+    """The column types of lichess's Parquet release (needs pyarrow)."""
+    import pyarrow as pa
+
+    fields = [pa.field(n, pa.string()) for n in RELEASE_STRINGS] + [pa.field(n, pa.int16()) for n in RELEASE_INTS]
+    fields += [pa.field("UTCDate", pa.date32()), pa.field("UTCTime", pa.time32("s"))]
+    fields += [pa.field(n, pa.string()) for n in RELEASE_LATER] + [pa.field("movetext", pa.string())]
+    return pa.schema(fields)
+
+
+def _date(text):
+    try:
+        return datetime.datetime.strptime(text, "%Y.%m.%d").date()
+    except (TypeError, ValueError):
+        return None
+
+
+def _time(text):
+    try:
+        return datetime.datetime.strptime(text, "%H:%M:%S").time()
+    except (TypeError, ValueError):
+        return None
+
+
+def release_rows(pgn: bytes):
+    """One row per game of ``pgn``, as the release holds it."""
+    import fastpgn
+    from fastpgn import schema
+
+    games = list(fastpgn.read_games(pgn))
+    ends = [g.offset for g in games[1:]] + [len(pgn)]
+    rows = []
+    for game, end in zip(games, ends):
+        text = pgn[game.offset:end].decode("utf-8")
+        movetext = text.split("\n\n", 1)[1].strip() if "\n\n" in text else ""
+        h = game.headers
+        row = {n: h.get(n) for n in RELEASE_STRINGS + RELEASE_LATER}
+        row.update({n: schema.int16(h.get(n)) for n in RELEASE_INTS})
+        row.update(UTCDate=_date(h.get("UTCDate")), UTCTime=_time(h.get("UTCTime")), movetext=movetext)
+        rows.append(row)
+    return rows

@@ -1,0 +1,241 @@
+"""Dialects other PGN readers accept, read as python-chess reads them, whatever the block size.
+
+Tags and moves on one line, a BOM before a later game (files concatenated),
+CR-only line ends (old Mac files) and evals with their search depth
+(``[%eval 0.17,20]``, as python-chess writes them). Each runs on the backend
+FASTPGN_IMPLEMENTATION names (the suite runs once per backend).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import CASES, reference_cuts, shared
+from fastpgn import read_games, read_lines
+from fastpgn.io.blocks import lf_text
+from fastpgn.errors import InputError
+from fastpgn.io.sources import blocks
+
+chess_pgn = pytest.importorskip("chess.pgn")
+
+DIALECT_CASES = ["tags-and-moves-one-line", "bom-before-later-game", "cr-line-ends", "eval-with-depth"]
+REAL_FILES = ["chessops_headers-and-moves-on-the-same-line.pgn", "python-chess_utf8-bom.pgn"]
+BLOCK_SIZES = [1, 7, 64, 1000, None]   # None: the reader's default
+
+
+def _tags_apart(text: str) -> str:
+    """The same games with each tag pair on a line of its own and a blank line before the moves.
+
+    python-chess reads a tag line only when it holds one pair and nothing
+    else (it drops ``[Variant "Antichess"] 1.e3 ...`` whole); chessops,
+    pgn-reader and fastpgn read such a line as tags then movetext. This is
+    that reading, written the way python-chess needs it.
+    """
+    out = []
+    for line in text.splitlines():
+        head = re.match(r'(\s*\[[^\]"]*"(?:[^"\\]|\\.)*"\])+', line)
+        if head is None:
+            out.append(line)
+            continue
+        if out and out[-1].strip() and not out[-1].lstrip().startswith("["):
+            out.append("")              # a game right after the last one's movetext
+        out.extend(re.findall(r'\[[^\]"]*"(?:[^"\\]|\\.)*"\]', head.group(0)))
+        rest = line[head.end():].strip()
+        if rest:
+            out += ["", rest]
+    return "\n".join(out) + "\n"
+
+
+def _python_chess(path: Path, tags_apart: bool = False) -> list:
+    """python-chess's reading of a file opened as ``open(path)`` opens it (universal newlines): per game
+    (headers, SAN, evals as (cp, mate), clocks)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if tags_apart:
+        text = _tags_apart(text)
+    # A BOM starts a file: python-chess strips it from the first line of a game, and drops the tags of a
+    # game whose BOM follows the last one's moves with no blank line between (fastpgn keeps them).
+    text = re.sub("(?<=[^\n]\n)\ufeff", "\n\ufeff", text)
+    games = []
+    stream = io.StringIO(text)
+    while (game := chess_pgn.read_game(stream)) is not None:
+        assert game.errors == [], game.errors
+        sans, evals, clocks = [], [], []
+        board = game.board()
+        for node in game.mainline():
+            sans.append(board.san(node.move))
+            board.push(node.move)
+            score = node.eval()
+            evals.append(None if score is None else (score.white().score(), score.white().mate()))
+            clocks.append(node.clock())
+        games.append((dict(game.headers), sans, evals, clocks))
+    return games
+
+
+def _eval_key(raw: str | None):
+    if raw is None:
+        return None
+    if raw.startswith("#"):
+        return (None, int(raw[1:]))
+    return (round(float(raw) * 100), None)
+
+
+def _assert_read_as_python_chess(path: Path, tags_apart: bool = False) -> None:
+    oracle = _python_chess(path, tags_apart)
+    reader = read_games(path, errors="skip")
+    ours = list(reader)
+    assert reader.rejected == []
+    assert len(ours) == len(oracle) > 0
+    for number, (game, (headers, sans, evals, clocks)) in enumerate(zip(ours, oracle), 1):
+        # python-chess fills in the seven-tag roster with "?" defaults; every tag in the file must agree.
+        assert {k: headers[k] for k in game.headers} == game.headers, number
+        assert set(headers) - set(game.headers) <= {"Event", "Site", "Date", "Round", "White", "Black", "Result"}
+        assert [m.rstrip("!?") for m in game.moves] == sans, number
+        assert [_eval_key(v) for v in game.evals] == evals, number
+        assert game.clocks == clocks, number
+
+
+@pytest.mark.parametrize("name", DIALECT_CASES)
+def test_dialect_cases_read_as_python_chess_reads_them(name):
+    _assert_read_as_python_chess(CASES / f"{name}.pgn", tags_apart=name == "tags-and-moves-one-line")
+
+
+@pytest.mark.parametrize("name", REAL_FILES)
+def test_real_dialect_files_read_as_python_chess_reads_them(name):
+    path = shared("data", "edge-cases-nonlichess", name)
+    _assert_read_as_python_chess(path, tags_apart="same-line" in name)
+
+
+def test_tags_and_moves_on_one_line_are_one_game_not_a_truncated_input():
+    reader = read_games(b'[Event "?"] [Site "x"] 1. e4 e5 *')
+    (game,) = list(reader)
+    assert game.headers == {"Event": "?", "Site": "x"} and game.moves == ["e4", "e5"]
+    # Several tags on one line, the moves on the next.
+    (game,) = list(read_games(b'[Event "?"] [Site "x"]\n1. e4 e5 *\n'))
+    assert game.headers == {"Event": "?", "Site": "x"} and game.moves == ["e4", "e5"]
+
+
+def test_a_last_game_of_tags_alone_after_one_line_games_is_still_damage():
+    """An input cut short inside its last game's tags is damage, also when the games before held their
+    moves on their tag lines; the one-line game before it is kept whole."""
+    data = b'[Event "a"] 1. e4 e5 *\n[Event "b"] 1. d4 d5 *\n[Event "c"] [Site "'
+    reader = read_games(data, errors="skip")
+    games = []
+    with pytest.raises(InputError, match="the input ends inside the tags of its last game"):
+        games.extend(reader)
+    assert [g.headers["Event"] for g in games] == ["a", "b"]
+    (bad,) = reader.rejected
+    assert bad.number == 3 and bad.text.startswith(b'[Event "c"]')
+    assert reader.games_read == 3
+
+
+def test_a_bom_before_a_later_game_starts_that_game():
+    data = (b'\xef\xbb\xbf[Event "a"]\n\n1. e4 *\n\n\xef\xbb\xbf[Event "b"]\n\n1. d4 *\n'
+            b'\xef\xbb\xbf[Event "c"]\n\n1. c4 *\n')
+    games = list(read_games(data))
+    assert [(g.headers, g.moves) for g in games] == [({"Event": "a"}, ["e4"]), ({"Event": "b"}, ["d4"]),
+                                                     ({"Event": "c"}, ["c4"])]
+
+
+def test_cr_only_line_ends_are_line_ends():
+    data = b'[Event "a"]\r[Site "x"]\r\r1. e4 e5 *\r\r[Event "b"]\r\r1. d4 { two\rlines } *\r'
+    games = list(read_games(data))
+    assert [(g.headers, g.moves) for g in games] == [({"Event": "a", "Site": "x"}, ["e4", "e5"]),
+                                                     ({"Event": "b"}, ["d4"])]
+    # CRLF is left as it is (nothing to rewrite), and so is a file without CR.
+    assert lf_text(b"1. e4 *\r\n") == b"1. e4 *\r\n"
+    assert lf_text(b"[Event \"a\"]\r\r\n1. e4 *\r") == b"[Event \"a\"]\n\r\n1. e4 *\n"
+
+
+def test_evals_with_a_depth_read_as_their_value_in_every_output():
+    data = b'[Event "a"]\n\n1. e4 { [%eval 0.17,20] } e5 { [%eval #3,20] } 2. Nf3 { [%eval -1.5,7] } *\n'
+    (game,) = list(read_games(data))
+    assert game.evals == ["0.17", "#3", "-1.5"]
+    (line,) = list(read_lines(data))
+    assert line.split("\u2502")[20] == "0.17 #3 -1.5"
+    pytest.importorskip("pyarrow")
+    from fastpgn.arrow import read_arrow
+
+    (row,) = [r for batch in read_arrow(data) for r in batch.to_pylist()]
+    assert row["eval_cp"] == [17, None, -150] and row["eval_mate"] == [None, 3, None]
+
+
+def test_an_eval_that_is_only_a_depth_is_malformed():
+    reader = read_games(b'[Event "a"]\n\n1. e4 { [%eval ,20] } *\n', errors="skip")
+    assert list(reader) == []
+    (bad,) = reader.rejected
+    assert bad.reason == "malformed eval ',20'"
+
+
+# ------------------------------------------------------------ no outcome depends on the block size
+
+def _dialect_streams() -> list[tuple[str, bytes]]:
+    streams = [(name, (CASES / f"{name}.pgn").read_bytes()) for name in DIALECT_CASES]
+    streams += [(f"{name} x40", (CASES / f"{name}.pgn").read_bytes() * 40) for name in DIALECT_CASES]
+    mixed = b"".join((CASES / f"{name}.pgn").read_bytes() + b"\n" for name in DIALECT_CASES)
+    streams.append(("all, CR-only", mixed.replace(b"\r\n", b"\n").replace(b"\n", b"\r") * 5))
+    streams.append(("all, BOM before each", b"".join(b"\xef\xbb\xbf" + s for _, s in streams[:4]) * 5))
+    return streams
+
+
+def _read(source, block_size):
+    options = {} if block_size is None else {"block_size": block_size}
+    reader = read_lines(source, errors="skip", **options)
+    lines = list(reader)
+    return lines, [(r.number, r.error_offset, r.reason) for r in reader.rejected], reader.games_read
+
+
+@pytest.mark.parametrize("name, data", _dialect_streams(), ids=lambda v: v if isinstance(v, str) else "")
+def test_dialect_streams_read_alike_whatever_the_block_size(name, data, tmp_path):
+    path = tmp_path / "dialect.pgn"
+    path.write_bytes(data)
+    reference = _read(data, None)
+    assert reference[0] and not reference[1], name
+    for block_size in BLOCK_SIZES:
+        assert _read(data, block_size) == reference, block_size            # bytes: cut in place
+        assert _read(path, block_size) == reference, block_size            # a file: cut as it is read
+        assert _read(io.BytesIO(data), block_size) == reference, block_size
+
+
+@pytest.mark.parametrize("name", REAL_FILES)
+def test_real_dialect_files_read_alike_whatever_the_block_size(name):
+    path = shared("data", "edge-cases-nonlichess", name)
+    data = path.read_bytes()
+    for variant in (data, data.replace(b"\n", b"\r"), b"\n\xef\xbb\xbf".join([data] * 3)):
+        reference = _read(variant, None)
+        assert reference[0]
+        for block_size in BLOCK_SIZES:
+            assert _read(io.BytesIO(variant), block_size) == reference, block_size
+
+
+DIALECT_PARTS = st.sampled_from([b'[Event "x"]\n', b'[Event "x"]\r', b'[Site "y"]\r\n', b"\n", b"\r", b"\r\r",
+                                 b"\xef\xbb\xbf", b"\xef", b"\xbb\xbf", b"1. e4 e5 *\r", b"\r[", b"[", b"\n[",
+                                 b" \t\r\n", b"{ [ }", b"e4 ", b'[A "1"] 1. d4 *\n'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(DIALECT_PARTS, max_size=80), sizes=st.lists(st.integers(1, 40), min_size=1, max_size=12),
+       block_size=st.integers(1, 64))
+def test_blocks_of_dialect_text_cut_where_the_rule_says_whatever_the_read_sizes(parts, sizes, block_size):
+    """The cutter rewrites dialects as it reads (a CR, a piece of a BOM, may end a read), then cuts the
+    rewritten text where find_cut says: the blocks are lf_text's, cut by the rule."""
+    data = b"".join(parts)
+    chunks, pos, k = [], 0, 0
+    while pos < len(data):
+        chunks.append(data[pos:pos + sizes[k % len(sizes)]])
+        pos += sizes[k % len(sizes)]
+        k += 1
+    got = [(b.offset, bytes(b.data)) for b in blocks(iter(chunks), block_size=block_size)]
+    want = reference_cuts(lf_text(data), block_size)
+    if len(got) > len(want):
+        # An input that ends inside the tags of a game after moves: that game is split off as damage.
+        (offset, last), (_, cut_off) = got[-2], got.pop()
+        got[-1] = (offset, last + cut_off)
+        assert cut_off.lstrip(b" \t")[:1] == b"["
+    assert got == want

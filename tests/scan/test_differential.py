@@ -1,0 +1,266 @@
+"""The Cython and pure-Python scanners give the same lines, records and errors on every input."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fastpgn
+from helpers import CASES, MUTATION, NOISE, corpus_files, decompressed, mutated, real_game, shared, typed
+from fastpgn import _backend, openings
+
+OPENINGS = openings.load()
+BACKENDS = dict(_backend.available("scan._scan"))
+pytestmark = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
+
+
+def test_compiled_backend_is_live_when_required():
+    """CI runs with FASTPGN_IMPLEMENTATION=cython: the compiled kernels must be the ones running."""
+    if os.environ.get("FASTPGN_IMPLEMENTATION") == "cython":
+        assert fastpgn.BACKEND == "cython", fastpgn.BACKENDS
+        assert fastpgn.BACKENDS == {"scan": "cython", "board": "cython", "compact": "cython"}
+    elif os.environ.get("FASTPGN_IMPLEMENTATION") == "python":
+        assert all(b == "python" for b in fastpgn.BACKENDS.values())
+    else:
+        assert fastpgn.BACKEND in ("cython", "python")
+
+
+def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False, first: int = 0):
+    end = len(data) if end is None else end
+    results = []
+    for mod in (BACKENDS["py"], BACKENDS["cy"]):
+        lines = mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop)
+        texts = mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop, None, None, True)
+        # the lines as str (read_lines): what decoding the bytes and splitting them gives
+        assert texts == (lines[0].decode("utf-8", "replace").split("\n")[:-1],) + lines[1:]
+        # headers only: the movetext skipped (the compiled kernel runs over it sixteen bytes at a time)
+        headers = mod.headers_from_block(data, start, end, 7, first, start == 0, stop)
+        results.append((lines, typed(mod.games_from_block(data, start, end, 7, first, start == 0, stop)), texts,
+                        headers))
+    return results
+
+
+@pytest.mark.parametrize("path", corpus_files() + sorted(CASES.glob("*.pgn")), ids=lambda p: p.name)
+def test_backends_agree_on_every_file(path):
+    data = decompressed(path)
+    for stop in (False, True):
+        py, cy = both(data, stop=stop)
+        assert py == cy
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 10_000), MUTATION, st.integers(0, 10**9), NOISE),
+                min_size=1, max_size=4),
+       st.integers(0, 10_000), st.integers(1, 3))
+def test_backends_agree_on_mutated_real_games(mutations, first, count):
+    data = mutated(b"".join(real_game(first + k) for k in range(count)), mutations)
+    py, cy = both(data)
+    assert py == cy
+    py, cy = both(data, stop=True)
+    assert py == cy
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=400))
+def test_backends_agree_on_arbitrary_bytes(data):
+    py, cy = both(data)
+    assert py == cy
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([b"1.", b"e4", b"e5", b"Nf3", b"{", b"}", b"[%clk 0:01:00]", b"[%eval -0.5]",
+                                 b"(", b")", b"$1", b";x\n", b"\n", b"\n\n", b"[Event \"x\"]", b"1-0", b"*",
+                                 b"O-O-O#", b"exd8=Q+", b"Qh4e1", b"--", b"Z0", b"--!?", b"Z0+", b"N@f3", b"  ",
+                                 b"12.e4", b"3...", b"12x", b"exd5", b"Pxe5", b"xd5", b"e4+", b"Nf3#", b"e9", b"0-0"]),
+                max_size=40))
+def test_backends_agree_on_token_soup(tokens):
+    data = b" ".join(tokens)
+    py, cy = both(data)
+    assert py == cy
+
+
+# The compiled scanner reads lichess's own comment shape in one pass and hands
+# anything else to the general comment reader; these sit on both sides of that line.
+COMMENTS = [
+    "{ [%clk 0:03:00] }", "{ [%eval 0.17] [%clk 0:03:00] }", "{ [%eval #-3] [%clk 1:00:00.5] }",
+    "{  [%clk 0:03:00] }", "{ [%clk 0:03:00]}", "{[%clk 0:03:00] }", "{ [%clk  0:03:00] }",
+    "{ [%clk 0:03:0] }", "{ [%clk 0:3:00] }", "{ [%clk 123:03:00] }", "{ [%clk ] }", "{ [%clk] }",
+    "{ [%Clk 0:03:00] }", "{ [%clk 0:03:00] [%clk 0:02:00] }", "{ [%eval 0.1,2] }", "{ [%eval +-] }",
+    "{ [%eval 1.5 ] }", "{ [%csl Ga1] [%clk 0:03:00] }", "{ [%clk 0:03:00] extra }", "{ }", "{}",
+    "{ [%clk 0:03:00] ", "{ [%clk 0:03:00]\n}", "{ [%clk 0:03:00] }}", "{ [%eval 0.17] [%clk 0:03:00 }",
+    "{ [%clk 0:03:00] } { [%clk 0:01:00] }", "{ [%evalx 3] }", "{ [% clk 0:03:00] }",
+    "{ [%clk 0:03:00.] }", "{ [%clk 0:03:00.x] }", "{ [%clk 0:03:00.125] }", "{ [%clk 0:03:00,5] }",
+    "{ [%clk 123456789012345:00:00] }", "{ [%clk 1234567890123456:00:00] }", "{ [%clk 1:2:3:4] }",
+    "{ [%clk 0:03:00:00] }", "{ [%eval 0.1:2] }", "{ [%eval ] }", "{ [%eval #-3] }", "{ [%clk 0:03",
+    "{ [%eval", "{ [%", "{ [%clk 0:03:00] [%eval 0.2] }", "{ [%cal Ge2e4,Rd7d5] [%clk 0:00:07] }",
+]
+
+
+@pytest.mark.parametrize("comment", COMMENTS)
+@pytest.mark.parametrize("place", ["after White", "before the first move", "at the end"])
+def test_backends_agree_on_comment_shapes(comment, place):
+    movetext = {"after White": f"1. e4 {comment} 1... e5 2. Nf3 *",
+                "before the first move": f"{comment} 1. e4 e5 *",
+                "at the end": f"1. e4 e5 {comment}"}[place]
+    data = f'[Event "x"]\n[Site "https://lichess.org/abc"]\n\n{movetext}\n\n[Event "y"]\n\n1. d4 *\n'.encode()
+    for end in (len(data), data.index(b'[Event "y"]')):
+        py, cy = both(data, end=end)
+        assert py == cy
+
+
+def test_moves_hook_gets_the_same_start_tags_from_both():
+    data = (b'[Event "x"]\n[FEN "8/8/8/8/8/8/8/K6k w - - 0 1"]\n[SetUp "1"]\n[Variant "From Position"]\n'
+            b'[White "a"]\n\n1. Kb1 Kg1 *\n')
+    seen = {}
+    for name, mod in BACKENDS.items():
+        calls = []
+        mod.lines_from_block(data, 0, len(data), 0, 0, True, None, False,
+                             lambda moves, tags, calls=calls: calls.append((moves, tags)) or moves)
+        seen[name] = calls
+    assert seen["py"] == seen["cy"] == [(b"Kb1 Kg1", [(b"FEN", b"8/8/8/8/8/8/8/K6k w - - 0 1"),
+                                                     (b"SetUp", b"1"), (b"Variant", b"From Position")])]
+
+
+# The compiled scanner reads move numbers ("12.", "12...") and the commonest
+# moves ("e4", "Nf3", "exd5") without the general token reader; these sit on
+# both sides of those shortcuts, first in the movetext, mid-game, after the
+# result and at the very end of the block.
+TOKENS = ["12.", "12...", "12.e4", "1...e5", "12", "12x", "1-0", "0-1", "1/2-1/2", "0-0", "0-0-0",
+          "e4", "e4+", "e4#", "e9", "i4", "Nf3", "Nf3+", "Nf9", "Pe4", "exd5", "Nxe5", "Pxe5", "xd5",
+          "exd", "Kxe1#", "e4!?", "*", "**", "0.", "00.", "1.2", "e4{", "Nf3$1", "--", "Z0", "--!?", "Z0+", "---",
+          "Z0-0", "0000"]
+
+
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize("place", ["first", "middle", "after the result", "end of block"])
+def test_backends_agree_on_move_token_shapes(token, place):
+    movetext = {"first": f"{token} 1. d4 d5 *", "middle": f"1. d4 {token} 2. c4 *",
+                "after the result": f"1. d4 d5 1-0 {token}", "end of block": f"1. d4 d5 {token}"}[place]
+    data = f'[Event "x"]\n\n{movetext}'.encode()
+    py, cy = both(data)
+    assert py == cy
+    if place == "middle" and token in ("e4", "Nf3", "exd5", "12...", "12.e4"):
+        assert py[1][1] == 1 and not py[1][2], "a well-formed token must not reject the game"
+
+
+# The compiled scanner reads plain tag lines, lichess's clock comments and the
+# commonest moves with shortcuts (_plain_tag_line, a one-word clock test, common
+# move shapes, the space after a token) and leaves the rest to the general readers.
+SHORTCUT_WINDOWS = [
+    (b"", b'[Site "https://lichess.org/abc"]\n[White "a\xe2\x94\x82b"]\n[Date "2022.06.01"]\n',
+     b'[Opening "Ruy Lopez"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n'),
+    (b'[Event "x"]\n\n1. e4 ', b"{ [%clk 0:03:00] } 1... Nxe5+ 2. exd5# Nf3 ", b"3. d4 *\n"),
+]
+
+
+@pytest.mark.parametrize("head, window, tail", SHORTCUT_WINDOWS, ids=["tag lines", "moves and clocks"])
+def test_backends_agree_on_every_byte_of_the_shortcut_windows(head, window, tail):
+    """Every byte of the window replaced by each of 256 values, and the block cut at each of
+    those bytes: the shortcuts must decide exactly as the general readers do."""
+    data = head + window + tail
+    for at in range(len(head), len(head) + len(window)):
+        variants = [data[:at] + bytes([b]) + data[at + 1:] for b in range(256)]
+        py, cy = both(b"\n\n".join(variants))
+        assert py == cy, at
+        py, cy = both(data, end=at)
+        assert py == cy, at
+
+
+def test_backends_agree_past_the_compiled_caches_bounds():
+    """The compiled kernel's token and tag value caches start again when full; answers stay the same."""
+    files, ranks, pieces = "abcdefgh", "12345678", "QRBNK"
+    sans = [f"{p}{f1}{r1}x{f2}{r2}" for p in pieces for f1 in files for r1 in ranks for f2 in files
+            for r2 in ranks]  # 20,480 distinct tokens of 6 bytes: more than the token cache holds
+    games = []
+    for i in range(0, len(sans), 10):  # 2,048 games, each with its own Event, Opening and WhiteElo
+        moves = " ".join(f"{sans[k]} {{ [%eval {k / 100:.2f}] [%clk 0:{k % 60:02d}:00] }}"
+                         for k in range(i, min(i + 10, len(sans))))
+        games.append(f'[Event "Event {i}"]\n[Opening "Opening {i}"]\n[WhiteElo "{i}"]\n[Result "*"]\n\n'
+                     f'{moves} *\n')
+    data = "\n".join(games).encode()
+    for _ in range(2):  # the second pass reads through caches filled by the first
+        py, cy = both(data)
+        assert py == cy
+    assert py[1][1] == len(games)
+
+
+def test_native_validation_gives_what_the_validation_hook_gives():
+    """board.moves_hook() lets the compiled scanner replay standard games itself; nothing may change."""
+    from fastpgn.board import moves_hook
+
+    validating, writing = moves_hook(), moves_hook(uci=True)
+    assert (validating.validates_san, validating.writes_uci) == (True, False)
+    assert (writing.validates_san, writing.writes_uci) == (False, True)
+
+    bad = (b'[Event "illegal"]\n\n1. e4 e5 2. Ke3 *\n\n'
+           b'[Event "ambiguous"]\n\n1. Nf3 Nf6 2. Nc3 Nc6 3. Nd4 Nd5 4. Nb5 *\n\n'
+           b'[Event "from a FEN"]\n[FEN "8/8/8/8/8/8/8/K6k w - - 0 1"]\n[SetUp "1"]\n\n1. Kb1 Kg1 *\n\n'
+           b'[Event "960"]\n[Variant "Chess960"]\n'
+           b'[FEN "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9"]\n\n'
+           b'9. g3 Nc7 10. O-O *\n\n')
+    data = bad + decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
+    # games set up from a FEN, Chess960 among them: replayed without the GIL where the board reads the FEN
+    with_fens = [shared("data", "edge-cases-nonlichess", name).read_bytes() for name in (
+        "chess960_rapid-wch-2009_fen-setup.pgn", "python-chess_cutechess-fischerrandom.pgn",
+        "chesscom_export_2025_29games_incl-chess960.pgn", "chess-library_skip.pgn")]
+    with_fens.append(shared("conformance", "003-chessjl", "games-with-setup-fen.pgn").read_bytes())
+    data += b"\n\n" + b"\n\n".join(with_fens)
+    assert data.count(b'[FEN "') > 30
+    for marked in (validating, writing):
+        def plain(moves, tags, marked=marked):  # the same hook, without the mark: always called
+            return marked(moves, tags)
+
+        asked = []
+
+        def counted(moves, tags, marked=marked):  # the marked hook, its calls counted
+            asked.append(moves)
+            return marked(moves, tags)
+
+        for mark in ("validates_san", "writes_uci", "reads_start_tags"):
+            setattr(counted, mark, getattr(marked, mark))
+        results = []
+        for mod, hook in ((BACKENDS["cy"], counted), (BACKENDS["cy"], plain), (BACKENDS["py"], marked)):
+            results.append(mod.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False, hook))
+        assert results[0] == results[1] == results[2]
+        # the compiled scanner called the hook for none of the FEN games but the rejected ones
+        assert 0 < len(asked) <= len(results[0][2])
+        out, read, rejects = results[0]
+        assert [r[2] for r in rejects][:2] == [1, 2] and out.count(b"\n") == read - len(rejects)
+        assert read > 2000
+        assert ("\u2502e2e4 ".encode() in out) == (marked is writing)
+        # stopping at the first rejected game, in the middle of a block: the same from all three
+        cut = data.index(b"[Event ", len(bad) + len(data) // 2)
+        middle = data[len(bad):cut] + bad + data[cut:]
+        stopped = [mod.lines_from_block(middle, 0, len(middle), 0, 0, True, OPENINGS, True, hook)
+                   for mod, hook in ((BACKENDS["cy"], marked), (BACKENDS["cy"], plain), (BACKENDS["py"], marked))]
+        assert stopped[0] == stopped[1] == stopped[2]
+        assert len(stopped[0][2]) == 1 and stopped[0][1] > 1000 and stopped[0][0].count(b"\n") == stopped[0][1] - 1
+
+
+def test_opening_codes_from_the_compiled_table_are_the_maps():
+    """opening_table copies a plain map into a C table for the compiled scanner; other maps are asked per game."""
+
+    class Asked(dict):  # its own __getitem__: the scanner must call it, not read a copy
+        def __getitem__(self, key):
+            return dict.get(self, key, b"?")
+
+    data = decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
+    data += (b'[Event "escaped"]\n[ECO "C20"]\n[Opening "King\'s Pawn \\"Game\\""]\n\n1. e4 *\n\n'
+             b'[Event "unknown"]\n[ECO "C20"]\n[Opening "No Such Opening Anywhere"]\n\n1. e4 *\n')
+    shipped = openings.load()
+    asked = Asked(shipped)
+    asked[b"C20\xe2\x94\x82King's Pawn \"Game\""] = b"C20999"
+    table_map = dict(asked)
+    runs = [BACKENDS["cy"].lines_from_block(data, 0, len(data), 0, 0, True, BACKENDS["cy"].opening_table(m), False)
+            for m in (table_map, asked, shipped)]
+    runs.append(BACKENDS["py"].lines_from_block(data, 0, len(data), 0, 0, True, table_map, False))
+    assert runs[0] == runs[1] == runs[3]
+    lines = runs[0][0].decode().splitlines()
+    assert lines[-2].split("\u2502")[9] == "C20999" and lines[-1].split("\u2502")[9] == "?"
+    codes = {line.split("\u2502")[9] for line in lines}
+    assert len(codes) > 50
+    # the shipped (fuzzy) map answers the unknown name through __missing__, the same in both
+    assert runs[2] == BACKENDS["py"].lines_from_block(data, 0, len(data), 0, 0, True, openings.load(), False)
