@@ -60,10 +60,10 @@ def run(path: Path, rounds: int, block_size: int) -> dict:
              "scanner + board (UCI)": moves_hook(uci=True)}
 
     def convert(hook) -> tuple[list[bytes], int]:
-        extra = () if hook is None else (hook,)
         lines, games = [], 0
         for start, end in blocks:
-            out, read, rejects = scan(data, start, end, start, games, start == 0, table, False, *extra)
+            out, read, rejects, _ = scan(data, start, end, base_offset=start, first_game=games,
+                                         at_stream_start=start == 0, openings=table, moves_hook=hook)
             if rejects:
                 raise SystemExit(f"game {rejects[0][2]} rejected: {rejects[0][0]}")
             lines.append(out)

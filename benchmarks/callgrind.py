@@ -54,17 +54,17 @@ def _run(mode: str, corpus: str, mb: float) -> None:
     def run() -> int:
         n = 0
         for block in blocks if not mode.startswith("read-") else ():
-            args = (block, 0, len(block), 0, 0, True)
             if mode.startswith("lines"):
-                n += kernel.lines_from_block(*args, table, False, hook, where)[1]
+                n += kernel.lines_from_block(block, 0, len(block), openings=table, moves_hook=hook,
+                                             where=where).games_read
             elif mode == "games":
-                n += kernel.games_from_block(*args, False)[1]
+                n += kernel.games_from_block(block, 0, len(block)).games_read
             elif mode == "headers":
-                n += kernel.headers_from_block(*args, False)[1]
+                n += kernel.headers_from_block(block, 0, len(block)).games_read
             elif mode == "csv":
-                n += kernel.csv_from_block(*args, False, None, table)[1]
+                n += kernel.csv_from_block(block, 0, len(block), openings=table).games_read
             else:
-                n += kernel.columns_from_block(*args, False, None, None, mode == "columns-uci")[1]
+                n += kernel.columns_from_block(block, 0, len(block), uci=mode == "columns-uci").games_read
         if mode == "read-lines":
             n = sum(1 for _ in read_lines(data, openings=shipped))
         elif mode == "read-headers":

@@ -138,7 +138,8 @@ def kernel_lines(path: str, limit: int | None) -> int:
     totals = _lines_totals(())
     for b in todo:
         t0 = clock()
-        out, n, _rej = scan(b.data, 0, len(b.data), b.offset, read, b.at_stream_start, table, False)
+        out, n, _rej, _filtered = scan(b.data, 0, len(b.data), base_offset=b.offset, first_game=read,
+                                       at_stream_start=b.at_stream_start, openings=table)
         inner += clock() - t0
         read += n
         _lines_totals(out.decode("utf-8", "replace").splitlines(), totals)
@@ -156,7 +157,8 @@ def kernel_games(path: str, limit: int | None) -> int:
     games = plies = evals = clocks = 0
     for b in todo:
         t0 = clock()
-        recs, n, _rej = scan(b.data, 0, len(b.data), b.offset, read, b.at_stream_start, False)
+        recs, n, _rej, _filtered = scan(b.data, 0, len(b.data), base_offset=b.offset, first_game=read,
+                                        at_stream_start=b.at_stream_start)
         inner += clock() - t0
         read += n
         for _off, _num, _headers, moves, ev, ck, _res, _first, _s, _e in recs:
@@ -206,15 +208,15 @@ def kernel_columns(path: str, limit: int | None) -> int:
     table = _columns_py.default_openings()
     table[b"A00\xe2\x94\x82fastpgn benchmark warm-up"]  # the map's fuzzy index, built once, untimed
     table = _scan.kernel.opening_table(table)
-    record_batch(scan(b"", 0, 0, 0, 0, True, False, None, table, False)[0])  # pyarrow imported, untimed
+    record_batch(scan(b"", 0, 0, openings=table).output)  # pyarrow imported, untimed
     todo = _memory_blocks(path)
     clock = time.perf_counter
     read = inner = 0
     games = plies = evals = clocks = 0
     for b in todo:
         t0 = clock()
-        columns, n, _rej, _filtered = scan(b.data, 0, len(b.data), b.offset, read, b.at_stream_start, False, None,
-                                           table, False)
+        columns, n, _rej, _filtered = scan(b.data, 0, len(b.data), base_offset=b.offset, first_game=read,
+                                           at_stream_start=b.at_stream_start, openings=table)
         batch = record_batch(columns)
         inner += clock() - t0
         read += n
@@ -255,8 +257,8 @@ def fastpgn_validate(path: str, limit: int | None) -> int:
     src = open_source(path)
     try:
         for b in blocks(src.chunks()):
-            out, n, rejects = scan(b.data, 0, len(b.data), b.offset, read, b.at_stream_start,
-                                   table, False, hook)
+            out, n, rejects, _ = scan(b.data, 0, len(b.data), base_offset=b.offset, first_game=read,
+                                      at_stream_start=b.at_stream_start, openings=table, moves_hook=hook)
             read += n
             rejected += len(rejects)
             _lines_totals(out.decode("utf-8", "replace").splitlines(), totals)

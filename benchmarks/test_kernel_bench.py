@@ -35,13 +35,13 @@ def _throughput(benchmark, nbytes: int) -> None:
 
 def test_lines_from_block(benchmark, scan, block, table):
     table = scan.opening_table(table)  # as read_lines and the converter pass the map
-    out, games, rejects = benchmark(scan.lines_from_block, block, 0, len(block), 0, 0, True, table, False)
+    out, games, rejects, _ = benchmark(scan.lines_from_block, block, 0, len(block), openings=table)
     assert games == out.count(b"\n") > 0 and not rejects
     _throughput(benchmark, len(block))
 
 
 def test_games_from_block(benchmark, scan, block):
-    records, games, rejects = benchmark(scan.games_from_block, block, 0, len(block), 0, 0, True, False)
+    records, games, rejects, _ = benchmark(scan.games_from_block, block, 0, len(block))
     assert games == len(records) > 0 and not rejects
     _throughput(benchmark, len(block))
 
@@ -60,7 +60,7 @@ def test_lines_from_block_validated(benchmark, scan, block, table):
     if hook is None:
         pytest.skip(f"no {ident} board kernel with san_to_uci (fastpgn.board._board_{ident})")
     table = scan.opening_table(table)
-    out, games, rejects = benchmark(scan.lines_from_block, block, 0, len(block), 0, 0, True, table, False, hook)
+    out, games, rejects, _ = benchmark(scan.lines_from_block, block, 0, len(block), openings=table, moves_hook=hook)
     assert games == out.count(b"\n") > 0 and not rejects
     _throughput(benchmark, len(block))
 

@@ -91,8 +91,9 @@ class ColumnReader(_RecordReader):
                     continue
                 sink = _columns_py.columns_from_block if self.lists else _scan.kernel.columns_from_block
                 columns, read, rejects, filtered = sink(
-                    block.data, 0, len(block.data), block.offset, self.games_read, block.at_stream_start, stop,
-                    self._plan, self._table, self.uci)
+                    block.data, 0, len(block.data), base_offset=block.offset, first_game=self.games_read,
+                    at_stream_start=block.at_stream_start, stop_on_error=stop, where=self._plan,
+                    openings=self._table, uci=self.uci)
                 self.games_read += read
                 self.games_filtered += filtered
                 kept = self._kept(rejects, block)

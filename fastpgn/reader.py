@@ -491,10 +491,11 @@ class GameReader(_RecordFeed, _RecordReader):
                     self._damage(block)
                     continue
                 # the kernel makes the Game objects (record=Game), so none costs a Python __init__
-                games, read, rejects, *filtered = scan(block.data, 0, len(block.data), block.offset,
-                                                       self.games_read, block.at_stream_start, stop, self._plan, Game)
+                games, read, rejects, filtered = scan(
+                    block.data, 0, len(block.data), base_offset=block.offset, first_game=self.games_read,
+                    at_stream_start=block.at_stream_start, stop_on_error=stop, where=self._plan, record=Game)
                 self.games_read += read
-                self.games_filtered += filtered[0] if filtered else 0
+                self.games_filtered += filtered
                 kept = self._kept(rejects, block)
                 block.release()
                 # handed over, not kept here: RecordFeed then frees each game once its reader drops it
@@ -539,11 +540,12 @@ class LineReader(_RecordReader):
                     self._damage(block)
                     continue
                 # text: the kernel hands the lines over as str, decoded line by line
-                lines, read, rejects, *filtered = scan(block.data, 0, len(block.data), block.offset,
-                                                       self.games_read, block.at_stream_start, self.openings, stop,
-                                                       None, self._plan, True)
+                lines, read, rejects, filtered = scan(
+                    block.data, 0, len(block.data), base_offset=block.offset, first_game=self.games_read,
+                    at_stream_start=block.at_stream_start, stop_on_error=stop, where=self._plan,
+                    openings=self.openings, text=True)
                 self.games_read += read
-                self.games_filtered += filtered[0] if filtered else 0
+                self.games_filtered += filtered
                 kept = self._kept(rejects, block)
                 block.release()
                 self.games_yielded += len(lines)

@@ -85,9 +85,9 @@ def backend_params(name: str):
 
 def typed(games):
     """games_from_block's answer with each per-ply value's type beside it (60 == 60.0, but a clock changed type)."""
-    records, read, rejects = games
+    records, read, rejects, filtered = games
     return ([r[:3] + tuple([(type(v).__name__, v) for v in r[k]] for k in (3, 4, 5)) + r[6:] for r in records],
-            read, rejects)
+            read, rejects, filtered)
 
 
 # -- the scanner's differential inputs: the corpus, real games and their Hypothesis mutations ---------

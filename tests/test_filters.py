@@ -143,7 +143,7 @@ FILTERS = [
 
 
 def full_read(scan, data):
-    return scan.games_from_block(data, 0, len(data), 0, 0, True, False)
+    return scan.games_from_block(data, 0, len(data))
 
 
 def test_the_reference_rule_agrees_with_speed_of():
@@ -157,9 +157,9 @@ def test_each_filter_selects_what_python_selects(scan, corpus_data, where):
     plan = scan.where_plan(where.spec())
     total_kept = 0
     for name, data in corpus_data.items():
-        records, read, rejects = full_read(scan, data)
+        records, read, rejects, _ = full_read(scan, data)
         expected = [r for r in records if keeps(where, r[2], r[3], r[4], r[5])]
-        got, got_read, got_rejects, filtered = scan.games_from_block(data, 0, len(data), 0, 0, True, False, plan)
+        got, got_read, got_rejects, filtered = scan.games_from_block(data, 0, len(data), where=plan)
         assert got == expected, name
         assert got_read == read, name
         assert len(got) + len(got_rejects) + filtered == got_read, name
@@ -175,24 +175,23 @@ def test_each_filter_selects_what_python_selects(scan, corpus_data, where):
 def test_lines_with_a_filter_are_the_lines_of_the_kept_games(scan, corpus_data, where):
     plan = scan.where_plan(where.spec())
     for name, data in corpus_data.items():
-        records, _, _ = full_read(scan, data)
-        lines, read, rejects = scan.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False)
+        records, *_ = full_read(scan, data)
+        lines, read, rejects, _ = scan.lines_from_block(data, 0, len(data), openings=OPENINGS)
         all_lines = lines.split(b"\n")[:-1]
         assert len(all_lines) == len(records)
         expected = [line for line, r in zip(all_lines, records) if keeps(where, r[2], r[3], r[4], r[5])]
-        got, got_read, got_rejects, filtered = scan.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS,
-                                                                     False, None, plan)
+        got, got_read, got_rejects, filtered = scan.lines_from_block(data, 0, len(data), openings=OPENINGS, where=plan)
         assert got.split(b"\n")[:-1] == expected, name
         assert got_read == read and len(expected) + len(got_rejects) + filtered == read
 
 
 def test_player_is_either_side_ignoring_case(scan, corpus_data):
     data = corpus_data["lichess_db_standard_rated_2013-01.slice5000.pgn.zst"]
-    records, _, _ = full_read(scan, data)
+    records, *_ = full_read(scan, data)
     names = [r[2]["White"] for r in records[:50]] + [r[2]["Black"] for r in records[:50]]
     name = max(set(names), key=names.count)
     where = Where(player=name.swapcase())
-    got = scan.games_from_block(data, 0, len(data), 0, 0, True, False, scan.where_plan(where.spec()))[0]
+    got = scan.games_from_block(data, 0, len(data), where=scan.where_plan(where.spec()))[0]
     expected = [r for r in records if name.lower() in (r[2]["White"].lower(), r[2]["Black"].lower())]
     assert got == expected and len(got) >= 2
     assert any(r[2]["White"] == name for r in got) or any(r[2]["Black"] == name for r in got)
@@ -207,7 +206,7 @@ def test_both_backends_filter_alike_and_the_plan_pickles(corpus_data):
     answers = []
     for mod in mods.values():
         plan = pickle.loads(pickle.dumps(mod.where_plan(where.spec())))
-        answers.append(mod.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False, None, plan))
+        answers.append(mod.lines_from_block(data, 0, len(data), openings=OPENINGS, where=plan))
     assert all(a == answers[0] for a in answers)
 
 
@@ -216,15 +215,14 @@ def test_tag_values_compare_unescaped(scan):
             b'[White "A"]\n[Black "x"]\n\n1. d4 *\n')
     for where, kept in ((Where(tags={"White": 'A "B" C'}), ["e4"]), (Where(player="X\\Y"), ["e4"]),
                         (Where(player="a"), ["d4"]), (Where(tags={"Black": "x\\\\y"}), [])):
-        got = scan.games_from_block(data, 0, len(data), 0, 0, True, False, scan.where_plan(where.spec()))
+        got = scan.games_from_block(data, 0, len(data), where=scan.where_plan(where.spec()))
         assert [r[3][0] for r in got[0]] == kept, where
 
 
 def test_the_last_of_two_same_tags_counts_and_absent_tags_fail(scan):
     data = (b'[WhiteElo "2500"]\n[WhiteElo "1200"]\n[BlackElo "2500"]\n\n1. e4 *\n\n'
             b'[BlackElo "2500"]\n\n1. d4 *\n\n[WhiteElo "?"]\n[BlackElo "2600"]\n\n1. c4 *\n')
-    get = lambda w: [r[3][0] for r in scan.games_from_block(  # noqa: E731
-        data, 0, len(data), 0, 0, True, False, scan.where_plan(w.spec()))[0]]
+    get = lambda w: [r[3][0] for r in scan.games_from_block(data, 0, len(data), where=scan.where_plan(w.spec()))[0]]
     assert get(Where(min_elo=2000)) == []
     assert get(Where(min_elo=2000, elo_of="either")) == ["e4", "d4", "c4"]
     assert get(Where(max_elo=2000, elo_of="white")) == ["e4"]
@@ -237,11 +235,11 @@ def test_a_game_dropped_by_its_tags_is_not_checked_but_one_kept_is(scan):
     good = b'[WhiteElo "2000"]\n\n1. e4 Zz9 *\n\n'
     where = scan.where_plan(Where(min_elo=1500, elo_of="white").spec())
     for data, counts in ((bad, (0, 1, 0, 1)), (good, (0, 1, 1, 0))):
-        records, read, rejects, filtered = scan.games_from_block(data, 0, len(data), 0, 0, True, False, where)
+        records, read, rejects, filtered = scan.games_from_block(data, 0, len(data), where=where)
         assert (len(records), read, len(rejects), filtered) == counts
     # a movetext filter reads the movetext of the games whose tags pass, so the bad one is rejected
     where = scan.where_plan(Where(min_elo=1500, elo_of="white", min_plies=1).spec())
-    records, read, rejects, filtered = scan.games_from_block(good, 0, len(good), 0, 0, True, False, where)
+    records, read, rejects, filtered = scan.games_from_block(good, 0, len(good), where=where)
     assert (len(records), read, len(rejects), filtered) == (0, 1, 1, 0)
 
 
@@ -416,9 +414,9 @@ MUTATED_WHERE = [Where(min_elo=2000), Where(min_elo=2000, elo_of="either", speed
 
 def _filtered_answers(mod, data, where):
     plan = mod.where_plan(where.spec())
-    return (mod.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False, None, plan),
-            mod.games_from_block(data, 0, len(data), 0, 0, True, False, plan),
-            mod.headers_from_block(data, 0, len(data), 0, 0, True, False, plan))
+    return (mod.lines_from_block(data, 0, len(data), openings=OPENINGS, where=plan),
+            mod.games_from_block(data, 0, len(data), where=plan),
+            mod.headers_from_block(data, 0, len(data), where=plan))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -81,10 +81,10 @@ class Memo:
     def __getattr__(self, name):
         return getattr(self._kernel, name)
 
-    def games_from_block(self, data, start, end, *rest):
-        key = (bytes(data[start:end]), *rest)
+    def games_from_block(self, data, start, end, **options):
+        key = (bytes(data[start:end]), *sorted(options.items()))
         if key not in self._answers:
-            self._answers[key] = self._kernel.games_from_block(data, start, end, *rest)
+            self._answers[key] = self._kernel.games_from_block(data, start, end, **options)
         return self._answers[key]
 
 

@@ -274,7 +274,7 @@ def test_both_kernels_give_equal_columns(monkeypatch):
         answers = []
         for name in ("py", "cy"):
             monkeypatch.setattr(_scan, "kernel", kernels[name])
-            answers.append(_columns_py.columns_from_block(data, 0, len(data), 3, 5, True, False, uci=True))
+            answers.append(_columns_py.columns_from_block(data, 0, len(data), base_offset=3, first_game=5, uci=True))
         assert answers[0] == answers[1], path.name
 
 
@@ -398,8 +398,8 @@ def test_uci_is_san_to_uci_and_rejects_as_the_converter(parts):
         assert uci == (san_to_uci(game.moves, fen, chess960) if game.moves else [])
     # The converter's --uci: the same games rejected, for the same reasons, at the same places.
     data = decompressed(path)
-    _, read, rejects = _scan.kernel.lines_from_block(data, 0, len(data), 0, 0, True, _columns_py.default_openings(),
-                                                     False, moves_hook(uci=True))
+    _, read, rejects, _ = _scan.kernel.lines_from_block(data, 0, len(data), openings=_columns_py.default_openings(),
+                                                        moves_hook=moves_hook(uci=True))
     assert [(r.reason, r.error_offset, r.number, r.offset) for r in reader.rejected] == [
         (reason, offset, number, start) for reason, offset, number, start, _ in rejects]
     assert reader.games_read == read
@@ -413,10 +413,11 @@ def test_uci_stop_on_error_counts_as_the_converter():
             b'[WhiteElo "1000"]\n\n1. d4 *\n\n[WhiteElo "2000"]\n\n1. Nf3 *\n')
     where = filters.plan({"min_elo": 1500, "elo_of": "white"})
     for stop in (True, False):
-        cols, read, rejects, filtered = _columns_py.columns_from_block(data, 0, len(data), 0, 0, True, stop,
-                                                                       where, uci=True)
+        cols, read, rejects, filtered = _columns_py.columns_from_block(data, 0, len(data), stop_on_error=stop,
+                                                                       where=where, uci=True)
         _, line_read, line_rejects, line_filtered = _scan.kernel.lines_from_block(
-            data, 0, len(data), 0, 0, True, _columns_py.default_openings(), stop, moves_hook(uci=True), where)
+            data, 0, len(data), openings=_columns_py.default_openings(), stop_on_error=stop,
+            moves_hook=moves_hook(uci=True), where=where)
         assert (read, rejects, filtered) == (line_read, line_rejects, line_filtered)
         assert len(cols["uci"]) == read - len(rejects) - filtered
     assert (read, filtered, len(cols["uci"])) == (4, 1, 2)

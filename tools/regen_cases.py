@@ -29,8 +29,8 @@ def render(path: Path) -> str:
 
 def render_uci(path: Path) -> str:
     data = path.read_bytes()
-    lines, _read, rejects = _scan.kernel.lines_from_block(data, 0, len(data), 0, 0, True, openings.load(), False,
-                                                          moves_hook(uci=True))
+    lines, _read, rejects, _ = _scan.kernel.lines_from_block(data, 0, len(data), openings=openings.load(),
+                                                             moves_hook=moves_hook(uci=True))
     out = [lines.decode("utf-8")]
     for reason, error_offset, number, _start, _end in rejects:
         out.append(f"#reject\t{number}\t{error_offset}\t{reason}\n")

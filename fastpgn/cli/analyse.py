@@ -22,12 +22,15 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from fastpgn.engine.analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
 from fastpgn.cli._common import Parser, add_encoding_argument, add_jobs_option, not_utf8_note, parse_args
 from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputDamageError, InputError, PGNError
+
+if TYPE_CHECKING:
+    from fastpgn.scan._kernel import Openings
 
 __all__ = ["main"]
 
@@ -207,7 +210,7 @@ class _Run:
         self.feeder: threading.Thread | None = None
         self.resume_headers = None
         self.resume_line_id: str | None = None     # --resume --format lines: the last line's game id
-        self._openings = None                      # --format lines: the kernel's openings table
+        self._openings: Openings | None = None     # --format lines: the kernel's openings table
         self.cache: EvalCache | None = None
 
     def say(self, text: str) -> None:
@@ -475,7 +478,7 @@ class _Run:
         if self._openings is None:
             self._openings = _scan.kernel.opening_table(openings.load())
         data = text.encode("utf-8")
-        lines, _, rejects = _scan.kernel.lines_from_block(data, 0, len(data), 0, 0, True, self._openings, False)
+        lines, _, rejects, _ = _scan.kernel.lines_from_block(data, 0, len(data), openings=self._openings)
         if rejects:     # written by lichess_pgn from a game the reader read: not expected
             raise _Failed(f"fastpgn analyse: no 22-field line for an analysed game: {rejects[0][0]}", 2)
         return lines.decode("utf-8")

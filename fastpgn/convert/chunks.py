@@ -163,13 +163,9 @@ class LinesFormat(ChunkFormat):
         self.suffix = SUFFIX[compression]
 
     def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
-        filtered = 0
-        if setup.where is None:
-            lines, read, rejects = _scan.kernel.lines_from_block(
-                data, 0, len(data), offset, 0, at_stream_start, setup.openings, False, setup.hook)
-        else:
-            lines, read, rejects, filtered = _scan.kernel.lines_from_block(
-                data, 0, len(data), offset, 0, at_stream_start, setup.openings, False, setup.hook, setup.where)
+        lines, read, rejects, filtered = _scan.kernel.lines_from_block(
+            data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start, where=setup.where,
+            openings=setup.openings, moves_hook=setup.hook)
         rejected = rejected_games(rejects, data, offset)
         return BlockResult(compress(lines, self.compression), read - len(rejected) - filtered, read, rejected,
                            filtered)

@@ -64,7 +64,8 @@ def _kept_up_to_line(keep: int, data, offset: int, at_stream_start: bool, reject
     is read again (once a run, where --limit falls) for the numbers of the
     games it kept.
     """
-    records = _scan.kernel.games_from_block(data, 0, len(data), offset, 0, at_stream_start, False, where)[0]
+    records = _scan.kernel.games_from_block(data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start,
+                                            where=where).output
     rejected = {r.number for r in rejects}    # a moves hook rejects games games_from_block keeps
     written = [r[1] for r in records if r[1] not in rejected]
     last = written[keep - 1] if 0 < keep <= len(written) else (0 if keep <= 0 else None)

@@ -64,7 +64,8 @@ class ParquetFormat(ChunkFormat):
 
         replay = _replays(setup)
         columns, read, rejects, filtered = _scan.kernel.columns_from_block(
-            data, 0, len(data), offset, 0, at_stream_start, False, setup.where, setup.openings, replay)
+            data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start, where=setup.where,
+            openings=setup.openings, uci=replay)
         if replay and not self.uci:
             del columns["uci"]      # --validate: the games replayed, the UCI moves not asked for
         batch = record_batch(columns, self.uci)
@@ -192,8 +193,8 @@ class CsvFormat(LinesFormat):
     def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
         # The live kernel's CSV sink: the compiled one writes the rows in C, without the GIL.
         text, read, rejects, filtered = _scan.kernel.csv_from_block(
-            data, 0, len(data), offset, 0, at_stream_start, False, setup.where, setup.openings, _replays(setup),
-            self.columns)
+            data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start, where=setup.where,
+            openings=setup.openings, uci=_replays(setup), columns=self.columns)
         rejected = rejected_games(rejects, data, offset)
         return BlockResult(compress(text, self.compression), read - len(rejected) - filtered, read, rejected,
                            filtered)

@@ -235,7 +235,7 @@ def _one_game(text) -> bool:
     from fastpgn import scan as _scan
 
     data = bytes(text)
-    return all(kernel(data, 0, len(data), 0, 1, True, False)[1] == 1
+    return all(kernel(data, 0, len(data), first_game=1).games_read == 1
                for kernel in (_scan.kernel.games_from_block, _scan.kernel.headers_from_block))
 
 

@@ -7,10 +7,14 @@ side-by-side read of each pair:
 ==========================  ============================  =========================================
 pure Python                 Cython                        owns
 ==========================  ============================  =========================================
+``scan/contract.py``         (imported)                    ScanResult, what every entry point returns;
+                                                          the interface typed: ``scan/_kernel.pyi``
 ``scan/grammar.py``          ``scan/grammar.pxi``           where games start and end, tags, movetext,
                                                           comments, results; filters on the tags
 ``scan/fastpath.py``         (none needed)                 lichess-shaped games read with whole-string
-                                                          operations, else handed back to the grammar
+                                                          operations, else handed back to the grammar;
+                                                          ``_each_game``: the one path choice the sinks
+                                                          read their games from
 ``scan/lines.py``            ``scan/output.pxi``,           the 22-field line sink: fields, opening codes,
                             ``scan/lines.pxi``             moves hooks (validation, UCI)
 (``fastpgn.board``)         ``scan/replay.pxi``            the declared start (FEN, Variant) and the
@@ -31,11 +35,16 @@ a ``_Game`` (its tags, and unless its movetext is skipped, its moves, evals,
 clocks and result, all as spans or bytes of the block; ``bad`` and
 ``filtered`` say whether it is rejected or refused by a filter) and the sink
 turns that into its output; a sink never reads the block's text except
-through those spans. A filter (``where_plan``) is the keep/skip decision,
-taken between the tag section and the movetext, so a refused game's moves
-are never read. Every front end takes a block of whole games and returns
-its output with ``(games_read, rejects)`` (and the count filtered out, with
-a filter); a reject is ``(reason, error_offset, game_number, start, end)``.
+through those spans. Here a sink takes its games from ``_each_game``, which
+hands a lichess-shaped game over as the fast path read it (the sink's fast
+writer writes it) and any other as a ``_Game``. A filter (``where_plan``)
+is the keep/skip decision, taken between the tag section and the movetext,
+so a refused game's moves are never read. Every entry point takes a block of
+whole games and its bounds, ``(data, start, end)``, every option by keyword
+(``base_offset``, ``first_game``, ``at_stream_start``, ``stop_on_error``,
+``where``, then the sink's own), and returns a ``ScanResult(output,
+games_read, rejects, filtered)``; a reject is ``(reason, error_offset,
+game_number, start, end)``.
 """
 
 from fastpgn.scan.grammar import (
@@ -48,24 +57,28 @@ from fastpgn.scan.records import GameCore, RecordFeed, games_from_block, headers
 from fastpgn.scan.release import release_suspects, release_text
 from fastpgn.scan import columns as _columns_py
 from fastpgn.scan import csv as _csv_py
+from fastpgn.scan.contract import ScanResult
 
 
-def columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
-                       openings=None, uci=False):
-    """The analysis schema's columns of the whole games in ``data[start:end]``, as Python lists (see _columns_py)."""
-    return _columns_py.columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
-                                          where, openings, uci, scan=games_from_block)
+def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
+                       where=None, openings=None, uci=False):
+    """The analysis schema's columns of the games in ``data[start:end]``, as Python lists (see scan/columns.py)."""
+    return _columns_py.columns_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
+                                          at_stream_start=at_stream_start, stop_on_error=stop_on_error, where=where,
+                                          openings=openings, uci=uci, scan=games_from_block)
 
 
-def csv_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
-                   openings=None, uci=False, columns=None):
-    """The whole games in ``data[start:end]`` as CSV rows (see _csv_py)."""
-    return _csv_py.csv_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
-                                  where, openings, uci, columns, scan=games_from_block)
+def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
+                   where=None, openings=None, uci=False, columns=None):
+    """The whole games in ``data[start:end]`` as CSV rows (see scan/csv.py)."""
+    return _csv_py.csv_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
+                                  at_stream_start=at_stream_start, stop_on_error=stop_on_error, where=where,
+                                  openings=openings, uci=uci, columns=columns, scan=games_from_block)
+
 
 __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
-    "GameCore", "RecordFeed",
+    "GameCore", "RecordFeed", "ScanResult",
     "SPEED_LIMITS", "SPEEDS", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
     "release_suspects", "release_text", "speed_bit", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other

@@ -1233,12 +1233,12 @@ cdef object _uci_hook():
     return moves_hook(uci=True)
 
 
-def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
-                       long long first_game, bint at_stream_start, bint stop_on_error, object where=None,
-                       object openings=None, bint uci=False):
+def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long base_offset=0,
+                       long long first_game=0, bint at_stream_start=True, bint stop_on_error=False,
+                       object where=None, object openings=None, bint uci=False):
     """The whole games in ``data[start:end]`` as the analysis schema's columns (see the pure twin).
 
-    Returns ``(columns, games_read, rejects, filtered)``; ``columns`` maps each
+    Returns a ScanResult ``(columns, games_read, rejects, filtered)``; ``columns`` maps each
     column's name to ``(length, null_count, buffers, children)``, the Arrow
     layout fastpgn.arrow wraps. ``openings`` is a map or opening_table's C
     copy (None: opening_code is null); ``uci`` adds the ``uci`` column, the moves
@@ -1250,8 +1250,9 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long 
     try:
         if end > view.len:
             end = view.len
-        return _columns_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                   stop_on_error, where_plan(where), openings, _uci_hook() if uci else None)
+        return ScanResult(*_columns_from_block(<const char *>view.buf, start, end, base_offset, first_game,
+                                               at_stream_start, stop_on_error, where_plan(where), openings,
+                                               _uci_hook() if uci else None))
     finally:
         PyBuffer_Release(&view)
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from fastpgn import accuracy as _accuracy, schema
 from fastpgn import scan as _scan
+from fastpgn.scan.contract import ScanResult
 
 if TYPE_CHECKING:
     from fastpgn.openings import OpeningMap
@@ -66,13 +67,13 @@ def _replayed(records: list) -> tuple[list, list, list]:
     return kept, uci, rejects
 
 
-def columns_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
+def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
                        where=None, openings=None, uci=False, scan=None):
-    """The columns of the whole games in ``data[start:end]``: ``(columns, games_read, rejects, filtered)``.
+    """The columns of the whole games in ``data[start:end]``: a ScanResult ``(columns, games_read, rejects, filtered)``.
 
     ``columns`` maps each column name of ``fastpgn.schema.names(uci)`` to a
     list with one value per good game, in schema order; the rest is what
-    ``games_from_block(..., where)`` answers (a reject is ``(reason,
+    ``games_from_block(..., where=where)`` answers (a reject is ``(reason,
     error_offset, game_number, start, end)``; ``filtered`` is 0 without
     ``where``, a where_plan). ``openings`` is the map of ``opening_code``
     (None: the column is null; ``default_openings()`` is the shipped map).
@@ -82,15 +83,14 @@ def columns_from_block(data, start, end, base_offset, first_game, at_stream_star
     ``stop_on_error`` reading stops there.
 
     >>> pgn = b'[WhiteElo "1500"]\\n\\n1. e4 { [%eval 0.2] } *\\n'
-    >>> cols, read, rejects, filtered = columns_from_block(pgn, 0, len(pgn), 0, 0, True, False)
+    >>> cols, read, rejects, filtered = columns_from_block(pgn, 0, len(pgn))
     >>> cols["white_elo"], cols["moves"], cols["eval_cp"], cols["tags"], read
     ([1500], [['e4']], [[20]], [[]], 1)
     """
     games = _scan.kernel.games_from_block if scan is None else scan
-    answer = games(data, start, end, base_offset, first_game, at_stream_start, stop_on_error,
-                   *(() if where is None else (where,)))
-    records, read, rejects = answer[0], answer[1], answer[2]
-    filtered = answer[3] if where is not None else 0
+    records, read, rejects, filtered = games(data, start, end, base_offset=base_offset, first_game=first_game,
+                                             at_stream_start=at_stream_start, stop_on_error=stop_on_error,
+                                             where=where)
     uci_lists = None
     if uci:
         scanned = records
@@ -112,7 +112,7 @@ def columns_from_block(data, start, end, base_offset, first_game, at_stream_star
     columns = _columns(records, openings)
     if uci:
         columns["uci"] = uci_lists
-    return columns, read, rejects, filtered
+    return ScanResult(columns, read, rejects, filtered)
 
 
 def _columns(records: list, openings) -> dict:

@@ -400,12 +400,12 @@ cdef bytes _csv_text(Columns *c, const char *buf, object openings, bytes chosen)
         free(scratch.data)
 
 
-def csv_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset, long long first_game,
-                   bint at_stream_start, bint stop_on_error, object where=None, object openings=None,
-                   bint uci=False, object columns=None):
+def csv_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long base_offset=0,
+                   long long first_game=0, bint at_stream_start=True, bint stop_on_error=False,
+                   object where=None, object openings=None, bint uci=False, object columns=None):
     """The whole games in ``data[start:end]`` as CSV rows (see the pure twin, fastpgn.scan.csv).
 
-    Returns ``(text, games_read, rejects, filtered)``: ``text`` the rows of the
+    Returns a ScanResult ``(text, games_read, rejects, filtered)``: ``text`` the rows of the
     good games as bytes, no header, in ``columns`` (names of the schema;
     default all, ``uci`` too with ``uci``); the rest as ``columns_from_block``.
     """
@@ -418,7 +418,8 @@ def csv_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base
     try:
         if end > view.len:
             end = view.len
-        return _columns_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                   stop_on_error, where_plan(where), openings, _uci_hook() if uci else None, chosen)
+        return ScanResult(*_columns_from_block(<const char *>view.buf, start, end, base_offset, first_game,
+                                               at_stream_start, stop_on_error, where_plan(where), openings,
+                                               _uci_hook() if uci else None, chosen))
     finally:
         PyBuffer_Release(&view)

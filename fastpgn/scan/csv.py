@@ -13,6 +13,7 @@ import io
 
 from fastpgn import schema
 from fastpgn.scan import columns as _columns
+from fastpgn.scan.contract import ScanResult
 
 _NUMBERS = {name: k for k, name in enumerate(schema.names(uci=True))}    # the column sink's column numbers
 
@@ -41,9 +42,9 @@ def column_numbers(columns, uci: bool) -> bytes:
     return bytes(_NUMBERS[name] for name in chosen)
 
 
-def csv_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
-                   openings=None, uci=False, columns=None, scan=None):
-    """The whole games in ``data[start:end]`` as CSV rows: ``(text, games_read, rejects, filtered)``.
+def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
+                   where=None, openings=None, uci=False, columns=None, scan=None):
+    """The whole games in ``data[start:end]`` as CSV rows: a ScanResult ``(text, games_read, rejects, filtered)``.
 
     ``text`` is the rows of the good games as UTF-8 bytes, no header row,
     with the fields of ``columns`` (schema names, in that order; None: every
@@ -52,18 +53,19 @@ def csv_from_block(data, start, end, base_offset, first_game, at_stream_start, s
     replay rejected, and the ``uci`` column there to choose).
 
     >>> pgn = b'[White "Ann, Jr."]\\n[WhiteElo "1500"]\\n\\n1. e4 { [%clk 0:02:57.7] } *\\n'
-    >>> csv_from_block(pgn, 0, len(pgn), 0, 0, True, False, columns=["white", "white_elo", "clock"])
-    (b'"Ann, Jr.",1500,177.7\\r\\n', 1, [], 0)
+    >>> csv_from_block(pgn, 0, len(pgn), columns=["white", "white_elo", "clock"])
+    ScanResult(output=b'"Ann, Jr.",1500,177.7\\r\\n', games_read=1, rejects=[], filtered=0)
     """
     from fastpgn.csv_text import write_csv
 
     numbers = column_numbers(columns, uci)
     values, read, rejects, filtered = _columns.columns_from_block(
-        data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, openings, uci, scan)
+        data, start, end, base_offset=base_offset, first_game=first_game, at_stream_start=at_stream_start,
+        stop_on_error=stop_on_error, where=where, openings=openings, uci=uci, scan=scan)
     names = schema.names(uci=True)
     out = io.BytesIO()
     write_csv({names[k]: values[names[k]] for k in numbers}, out, header=False)
-    return out.getvalue(), read, rejects, filtered
+    return ScanResult(out.getvalue(), read, rejects, filtered)
 
 
 __all__ = ["column_numbers", "csv_from_block"]

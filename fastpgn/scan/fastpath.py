@@ -3,15 +3,16 @@
 Pure Python only (the compiled twin needs none). It recognises a game written
 the way lichess writes them, or hands it back to the byte walk of
 fastpgn.scan.grammar; it never reports an error and never decides a boundary the
-byte walk would not. The sinks' fast versions live beside their exact ones
-(_lines_py._fast_line, _records_py._fast_record).
+byte walk would not. Which path reads a game is decided here alone (_each_game), for every sink;
+a sink writes what it is handed: a fast read with its own fast writer
+(scan/lines.py's _fast_line, scan/records.py's _fast_record) or a _Game.
 """
 
 from __future__ import annotations
 
 from operator import itemgetter
 
-from fastpgn.scan.grammar import _Game, _clock_seconds, _eval_ok, _eval_value, _first_ply, _san_ok
+from fastpgn.scan.grammar import _Game, _clock_seconds, _eval_ok, _eval_value, _first_ply, _san_ok, _scan_game
 
 # ---------------------------------------------------------------- fast path (pure Python only)
 #
@@ -20,9 +21,10 @@ from fastpgn.scan.grammar import _Game, _clock_seconds, _eval_ok, _eval_value, _
 # { [%eval x] [%clk h:mm:ss] }. Looking at that one byte at a time, as the
 # functions above do, costs CPython ten times more than cutting it with
 # split/join/count and looking tokens up in caches of tokens that the exact
-# functions above already accepted (_learn_*). So the front ends first try
-# _fast_game, which recognises that shape or returns None; on None they scan
-# the game again from its first byte with _scan_game. The fast path never
+# functions above already accepted (_learn_*). So _each_game, the one loop
+# the sinks read games from, first tries _fast_game, which recognises that
+# shape or returns None; on None it scans the game again from its first byte
+# with _scan_game. The fast path never
 # reports an error and never decides a boundary _scan_game would not: it only
 # accepts text on which _scan_game's answer is certain. The Cython twin has no
 # fast path and needs none; tests/test_scan_py_fastpath.py compares the two
@@ -459,3 +461,37 @@ def _fast_as_game(start: int, fast) -> _Game:
     game.result = result
     game.first_ply = first_ply
     return game
+
+
+def _each_game(buf: bytes, pos: int, end: int, where, text: bool, headers: bool = False):
+    """The games of ``buf[pos:end]`` as the grammar reads them, each as ``(start, fast, game)``: the one
+    place the pure twin chooses between its fast path and the byte walk.
+
+    - ``(start, fast, None)``: a game the fast path read and ``where`` keeps;
+      ``fast`` is _fast_game's answer (or with ``headers``, _fast_headers')
+      for ``text`` tags, or _fast_as_game(start, fast) as a _Game;
+    - ``(start, None, None)``: a game the fast path read and ``where`` refused;
+    - ``(start, None, game)``: a _Game read by _scan_game (``game.bad``,
+      ``game.filtered`` say whether it is rejected or refused).
+
+    ``headers`` skips each game's movetext (headers_from_block).
+    """
+    while True:
+        if pos < end and buf[pos] == 91:
+            if headers:
+                fast = _fast_headers(buf, pos, end, where)
+                if fast is not None:
+                    yield pos, (fast if fast[1] is not None else None), None
+                    pos = fast[0]
+                    continue
+            else:
+                fast = _fast_game(buf, pos, end, text) if where is None else _fast_where(buf, pos, end, text, where)
+                if fast is not None:
+                    yield pos, (fast if fast[2] is not None else None), None
+                    pos = fast[0]
+                    continue
+        game = _scan_game(buf, pos, end, where, headers)
+        if game is None:
+            return
+        yield game.start, None, game
+        pos = game.end

@@ -577,9 +577,9 @@ def opening_table(object openings):
     return openings
 
 
-def lines_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
-                     long long first_game, bint at_stream_start, object openings,
-                     bint stop_on_error, object moves_hook=None, object where=None, bint text=False):
+def lines_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long base_offset=0,
+                     long long first_game=0, bint at_stream_start=True, bint stop_on_error=False,
+                     object where=None, object openings=None, object moves_hook=None, bint text=False):
     """Turn the whole games in ``data[start:end]`` into 22-field lines (see the pure twin).
 
     ``data`` is any bytes-like object (bytes, bytearray, memoryview). Without
@@ -592,8 +592,9 @@ def lines_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long ba
     try:
         if end > view.len:
             end = view.len
-        return _lines_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                 openings, stop_on_error, moves_hook, where_plan(where), text)
+        return ScanResult(*_lines_from_block(<const char *>view.buf, start, end, base_offset, first_game,
+                                             at_stream_start, openings, stop_on_error, moves_hook, where_plan(where),
+                                             text))
     finally:
         PyBuffer_Release(&view)
 
@@ -675,9 +676,7 @@ cdef tuple _lines_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
             lines = PyBytes_FromStringAndSize(out.data, out.size)
         else:
             lines = _fill_openings(buf, &out, &gaps, openings)
-        if plan is not None:
-            return lines, number - first_game, rejects, filtered
-        return lines, number - first_game, rejects
+        return lines, number - first_game, rejects, filtered
     finally:
         free(gaps.items)
         free(bads.items)

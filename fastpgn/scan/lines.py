@@ -13,10 +13,11 @@ from operator import itemgetter
 from fastpgn.scan.grammar import (  # noqa: F401  (SEP, LINE_TAGS: the kernel's public names)
     LINE_TAGS, SEP, S_BDIFF, S_BELO, S_BLACK, S_BTITLE, S_DATE, S_ECO, S_OPENING, S_RESULT, S_SITE, S_TC,
     S_TERMINATION, S_TIME, S_UTCDATE, S_UTCTIME, S_WDIFF, S_WELO, S_WHITE, S_WTITLE, _RESULT_CODE, _SLOT,
-    _TERMINATION_CODE, _Game, _as_bytes, _first, _scan_game, where_plan,
+    _TERMINATION_CODE, _Game, _as_bytes, _first, where_plan,
 )
 from fastpgn.scan import fastpath as _fastpath_py
-from fastpgn.scan.fastpath import _COUNTS, _fast_as_game, _fast_game, _fast_where
+from fastpgn.scan.contract import ScanResult
+from fastpgn.scan.fastpath import _COUNTS, _each_game, _fast_as_game
 
 _DAY_SECONDS: dict[bytes, bytes] = {}  # UTCTime value -> _seconds_of_day(value)
 _LINE_PLANS: dict[bytes, itemgetter[bytes]] = {}  # a _TAG_LAYOUTS key -> an itemgetter of _fast_line's tag values
@@ -191,55 +192,43 @@ def opening_table(openings):
     return openings
 
 
-def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
-                     openings, stop_on_error, moves_hook=None, where=None, text=False):
-    """Turn the whole games in ``buf[start:end]`` into 22-field lines.
+def lines_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
+                     where=None, openings=None, moves_hook=None, text=False):
+    """Turn the whole games in ``data[start:end]`` into 22-field lines.
 
-    Returns ``(lines, games_read, rejects)``; ``lines`` is bytes, one
-    ``\\n``-terminated line per good game; ``rejects`` lists
-    ``(reason, error_offset, game_number, start, end)`` with ``start``/``end``
-    indexing ``buf``. Offsets in reasons are ``base_offset + index``.
-    ``moves_hook(moves_bytes, tags)`` returns the bytes of field 20 (the SAN
-    itself after validation, or UCI moves) or raises PGNError to reject the
-    game; ``tags`` is the list of ``(name, value)`` bytes pairs of the tags
-    that say where the game starts (FEN, SetUp, Variant), in file order.
-    With ``where`` (a where_plan), games it refuses get no line, and the
-    answer is ``(lines, games_read, rejects, games_filtered)``; games_read
-    counts them too. With ``text`` the lines come as a list of str, each
+    Returns a ScanResult ``(lines, games_read, rejects, filtered)``;
+    ``lines`` is bytes, one ``\\n``-terminated line per good game;
+    ``rejects`` lists ``(reason, error_offset, game_number, start, end)``
+    with ``start``/``end`` indexing ``data``. Offsets in reasons are
+    ``base_offset + index``; games are numbered from ``first_game + 1``.
+    ``openings`` is the map of field 10 (opening_table's; None: the ECO
+    tag as it is). ``moves_hook(moves_bytes, tags)`` returns the bytes of
+    field 20 (the SAN itself after validation, or UCI moves) or raises
+    PGNError to reject the game; ``tags`` is the list of ``(name, value)``
+    bytes pairs of the tags that say where the game starts (FEN, SetUp,
+    Variant), in file order. With ``where`` (a where_plan), games it
+    refuses get no line and are counted in ``filtered`` (and in
+    games_read). With ``text`` the lines come as a list of str, each
     without its ``\\n`` (UTF-8 decoded, a bad byte as U+FFFD), as
     ``read_lines`` yields them.
     """
-    buf = _as_bytes(buf)
+    buf = _as_bytes(data)
     where = where_plan(where)
     out = []
     rejects = []
     number = first_game
     filtered = 0
-    pos = _first(buf, start, end, at_stream_start)
-    while True:
-        fast = None
-        if pos < end and buf[pos] == 91:
-            if where is None:
-                fast = _fast_game(buf, pos, end, False)
-            else:
-                fast = _fast_where(buf, pos, end, False, where)
-                if fast is not None and fast[2] is None:
-                    number += 1
-                    filtered += 1
-                    pos = fast[0]
-                    continue
-        # A separator in a tag value goes to _line, which removes it (b"\xe2" is its first byte).
-        if fast is not None and moves_hook is None and (
-                buf.find(b"\xe2", pos, fast[1]) < 0 or buf.find(SEP, pos, fast[1]) < 0):
-            number += 1
-            out.append(_fast_line(fast[2], fast[3], openings))
-            pos = fast[0]
-            continue
-        game = _scan_game(buf, pos, end, where) if fast is None else _fast_as_game(pos, fast)
-        if game is None:
-            break
+    for pos, fast, game in _each_game(buf, _first(buf, start, end, at_stream_start), end, where, False):
         number += 1
-        pos = game.end
+        if game is None:
+            if fast is None:
+                filtered += 1
+                continue
+            # A separator in a tag value goes to _line, which removes it (b"\xe2" is its first byte).
+            if moves_hook is None and (buf.find(b"\xe2", pos, fast[1]) < 0 or buf.find(SEP, pos, fast[1]) < 0):
+                out.append(_fast_line(fast[2], fast[3], openings))
+                continue
+            game = _fast_as_game(pos, fast)
         if game.filtered and not game.bad:
             filtered += 1
             continue
@@ -261,6 +250,4 @@ def lines_from_block(buf, start, end, base_offset, first_game, at_stream_start,
     if text:
         lines = lines.decode("utf-8", "replace").split("\n")
         lines.pop()
-    if where is not None:
-        return lines, number - first_game, rejects, filtered
-    return lines, number - first_game, rejects
+    return ScanResult(lines, number - first_game, rejects, filtered)

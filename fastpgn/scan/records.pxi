@@ -377,8 +377,8 @@ cdef object _record_class(object record):
     return record
 
 
-def games_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
-                     long long first_game, bint at_stream_start, bint stop_on_error, object where=None,
+def games_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long base_offset=0,
+                     long long first_game=0, bint at_stream_start=True, bint stop_on_error=False, object where=None,
                      object record=None):
     """Scan the whole games in ``data[start:end]`` (any bytes-like object) into record tuples, or instances of
     ``record`` (see the pure twin)."""
@@ -388,8 +388,8 @@ def games_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long ba
     try:
         if end > view.len:
             end = view.len
-        return _games_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                 stop_on_error, where_plan(where), False, record)
+        return ScanResult(*_games_from_block(<const char *>view.buf, start, end, base_offset, first_game,
+                                             at_stream_start, stop_on_error, where_plan(where), False, record))
     finally:
         PyBuffer_Release(&view)
 
@@ -478,15 +478,13 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
                               game.start, game.end)
                 _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
             out.append(record)
-        if plan is not None:
-            return out, number - first_game, rejects, filtered
-        return out, number - first_game, rejects
+        return out, number - first_game, rejects, filtered
     finally:
         free(scratch.data)
 
 
-def headers_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long base_offset,
-                       long long first_game, bint at_stream_start, bint stop_on_error, object where=None,
+def headers_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long base_offset=0,
+                       long long first_game=0, bint at_stream_start=True, bint stop_on_error=False, object where=None,
                        object record=None):
     """games_from_block without the moves: each game's tags, its movetext skipped (see the pure twin)."""
     cdef Py_buffer view
@@ -495,7 +493,7 @@ def headers_from_block(object data, Py_ssize_t start, Py_ssize_t end, long long 
     try:
         if end > view.len:
             end = view.len
-        return _games_from_block(<const char *>view.buf, start, end, base_offset, first_game, at_stream_start,
-                                 stop_on_error, where_plan(where), True, record)
+        return ScanResult(*_games_from_block(<const char *>view.buf, start, end, base_offset, first_game,
+                                             at_stream_start, stop_on_error, where_plan(where), True, record))
     finally:
         PyBuffer_Release(&view)

@@ -6,8 +6,9 @@ result token, first ply, start, end) and headers only, for fastpgn.reader.
 
 from __future__ import annotations
 
-from fastpgn.scan.grammar import _as_bytes, _first, _scan_game, where_plan
-from fastpgn.scan.fastpath import _fast_game, _fast_headers, _fast_where
+from fastpgn.scan.contract import ScanResult
+from fastpgn.scan.grammar import _as_bytes, _first, where_plan
+from fastpgn.scan.fastpath import _each_game
 
 def _ply_moves(moves: list) -> list:
     """games_from_block's moves: the SAN tokens as str (ASCII: _san_ok allows nothing else)."""
@@ -121,11 +122,11 @@ def _record_class(record):
     return record
 
 
-def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
-                     record=None):
-    """Scan the whole games in ``buf[start:end]`` into record tuples for the reader.
+def games_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
+                     where=None, record=None):
+    """Scan the whole games in ``data[start:end]`` into record tuples for the reader.
 
-    Returns ``(games, games_read, rejects)``; each game is
+    Returns a ScanResult ``(games, games_read, rejects, filtered)``; each game is
     ``(offset, number, headers, moves, evals, clocks, result, first_ply, start, end)``
     where ``headers`` is a dict of str, ``moves`` the list of SAN tokens (str),
     ``evals`` and ``clocks`` lists with one entry per ply: the eval as str, the
@@ -133,22 +134,22 @@ def games_from_block(buf, start, end, base_offset, first_game, at_stream_start, 
     has none; ``result`` the movetext's result token,
     ``first_ply`` the ply the move number before the first move names (``12...``
     is 23: Black's 12th move; -1 when no number precedes the first move).
-    With ``where`` (a where_plan), games it refuses get no record, and the
-    answer is ``(games, games_read, rejects, games_filtered)``. With
-    ``record`` (a subclass of GameCore: fastpgn.reader.Game) each game is
+    The rest is lines_from_block's: games numbered from ``first_game + 1``,
+    offsets ``base_offset + index``; with ``where`` (a where_plan), games it
+    refuses get no record and are counted in ``filtered``. With ``record``
+    (a subclass of GameCore: fastpgn.reader.Game) each game is
     ``record(offset, number, headers, moves, evals, clocks, result, first_ply)``
     instead of a tuple.
     """
-    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, False,
+    return _games_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, False,
                              _record_class(record))
 
 
-def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where=None,
-                       record=None):
+def headers_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
+                       where=None, record=None):
     """games_from_block without the moves: each game's tags, its movetext skipped (_skip_movetext).
 
-    Returns ``(games, games_read, rejects)``, or with ``where``
-    ``(games, games_read, rejects, games_filtered)``; each game is
+    Returns a ScanResult ``(games, games_read, rejects, filtered)``; each game is
     ``(offset, number, headers, result, start, end)``, cut at the same
     boundaries as games_from_block's for every game the full read accepts.
     Movetext is not checked: only a bad tag, an unterminated comment or
@@ -158,7 +159,7 @@ def headers_from_block(buf, start, end, base_offset, first_game, at_stream_start
     None, None, result)`` (no per-ply lists: fastpgn.reader.Game makes
     empty ones when asked for).
     """
-    return _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, True,
+    return _games_from_block(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, True,
                              _record_class(record))
 
 
@@ -172,29 +173,16 @@ def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start,
     rejects = []
     number = first_game
     filtered = 0
-    pos = _first(buf, start, end, at_stream_start)
-    while True:
-        fast = None
-        if pos < end and buf[pos] == 91:
-            if headers:
-                fast = _fast_headers(buf, pos, end, where)
-            else:
-                fast = _fast_game(buf, pos, end, True) if where is None else _fast_where(buf, pos, end, True, where)
-        if fast is not None:
-            number += 1
-            if fast[1 if headers else 2] is None:
+    for pos, fast, game in _each_game(buf, _first(buf, start, end, at_stream_start), end, where, True, headers):
+        number += 1
+        if game is None:
+            if fast is None:
                 filtered += 1
             elif headers:
                 out.append((base_offset + pos, number, fast[1], fast[2], pos, fast[0]))
             else:
                 out.append(_fast_record(fast, pos, number, base_offset))
-            pos = fast[0]
             continue
-        game = _scan_game(buf, pos, end, where, headers)
-        if game is None:
-            break
-        number += 1
-        pos = game.end
         if game.filtered and not game.bad:
             filtered += 1
             continue
@@ -226,6 +214,4 @@ def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start,
             out = [record(offset, number, tags, None, None, None, result) for offset, number, tags, result, _, _ in out]
         else:
             out = [record(*fields) for *fields, _, _ in out]
-    if where is not None:
-        return out, number - first_game, rejects, filtered
-    return out, number - first_game, rejects
+    return ScanResult(out, number - first_game, rejects, filtered)

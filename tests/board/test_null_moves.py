@@ -218,7 +218,7 @@ def test_replayed_lines_write_0000_and_go_on_after_the_pass(scan):
         def unmarked(moves, tags, hook=hook):      # the same hook, which the compiled scanner cannot replay itself
             return hook(moves, tags)
 
-        answers = {_render(*scan.lines_from_block(data, 0, len(data), 0, 0, True, table, False, h)[::2])
+        answers = {_render(*scan.lines_from_block(data, 0, len(data), openings=table, moves_hook=h)[::2])
                    for h in (hook, unmarked)}
         assert len(answers) == 1
         answer = answers.pop()
@@ -231,7 +231,7 @@ def test_replayed_lines_write_0000_and_go_on_after_the_pass(scan):
 def test_the_uci_column_writes_0000():
     """The pure column sink here; tests/test_columns_differential.py holds the compiled one to it on this file."""
     data = CASE.read_bytes()
-    columns, read, rejects, _ = SCANS["py"].columns_from_block(data, 0, len(data), 0, 0, True, False, None, None, True)
+    columns, read, rejects, _ = SCANS["py"].columns_from_block(data, 0, len(data), uci=True)
     assert read == 5 and [r[2] for r in rejects] == [4] and IN_CHECK in rejects[0][0]
     assert columns["uci"] == [
         ["e2e4", "d7d5", "e4e5", "f7f5", "0000", "b8c6", "g1f3", "0000", "f1b5", "0000", "e1g1"],

@@ -231,13 +231,12 @@ def test_both_kernels_reject_the_game_that_holds_a_nul(kernel, where):
     spot = {"tag": game.index(b"Ann") + 1, "comment": game.index(b"good") + 1, "move": game.index(b"e5") + 1}[where]
     bad = game[:spot] + b"\0" + game[spot + 1:]
     data = game + bad + game
-    lines, read, rejects = kernel.lines_from_block(data, 0, len(data), 0, 0, True, kernel.opening_table({}), False,
-                                                   None, None, True)[:3]
+    lines, read, rejects = kernel.lines_from_block(data, 0, len(data), openings=kernel.opening_table({}), text=True)[:3]
     assert read == 3 and len(lines) == 2 and len(rejects) == 1
     _reason, error_offset, number, start, end = rejects[0]
     assert number == 2 and data[start:end].rstrip(b"\n") == bad.rstrip(b"\n")
     assert error_offset >= len(game)
-    games, read, rejects = kernel.games_from_block(data, 0, len(data), 0, 0, True, False)[:3]
+    games, read, rejects = kernel.games_from_block(data, 0, len(data))[:3]
     assert read == 3 and len(games) == 2 and [r[2] for r in rejects] == [2]
 
 

@@ -132,11 +132,11 @@ def test_bytes_are_cut_in_place_into_the_blocks_the_stream_cutter_gives():
 def test_kernels_read_any_bytes_like_block():
     data = decompressed(shared("data", "lichess-db", SAMPLE))
     table = _scan.kernel.opening_table(openings.load())
-    expected = _scan.kernel.lines_from_block(data, 0, len(data), 0, 0, True, table, False)
-    games = _scan.kernel.games_from_block(data, 0, len(data), 0, 0, True, False)
+    expected = _scan.kernel.lines_from_block(data, 0, len(data), openings=table)
+    games = _scan.kernel.games_from_block(data, 0, len(data))
     for form in (bytearray(data), memoryview(data), memoryview(bytearray(data)).toreadonly()):
-        assert _scan.kernel.lines_from_block(form, 0, len(data), 0, 0, True, table, False) == expected
-        assert _scan.kernel.games_from_block(form, 0, len(data), 0, 0, True, False) == games
+        assert _scan.kernel.lines_from_block(form, 0, len(data), openings=table) == expected
+        assert _scan.kernel.games_from_block(form, 0, len(data)) == games
 
 
 def test_a_path_names_the_file_pathlib_names(tmp_path, monkeypatch):

@@ -37,7 +37,8 @@ def both(data: bytes, stop: bool = False, where=None, uci: bool = False, first: 
     for name in ("py", "cy"):
         kernel = BACKENDS[name]
         columns, read, rejects, filtered = kernel.columns_from_block(
-            data, 0, len(data), 7, first, True, stop, kernel.where_plan(spec), kernel.opening_table(OPENINGS), uci)
+            data, 0, len(data), base_offset=7, first_game=first, stop_on_error=stop, where=kernel.where_plan(spec),
+            openings=kernel.opening_table(OPENINGS), uci=uci)
         table = pa.Table.from_batches([record_batch(columns, uci)])
         answers.append((table, read, rejects, filtered))
     return answers
@@ -194,7 +195,7 @@ def test_a_game_of_100000_tags_makes_its_tag_map_in_linear_time(name):
         best = float("inf")
         for _ in range(3):
             start = time.perf_counter()
-            columns, *_ = kernel.columns_from_block(data, 0, len(data), 0, 0, True, False)
+            columns, *_ = kernel.columns_from_block(data, 0, len(data))
             best = min(best, time.perf_counter() - start)
         tags = pa.Table.from_batches([record_batch(columns)]).column("tags").to_pylist()[0]
         return best, tags

@@ -32,8 +32,9 @@ def answers(data: bytes, stop: bool = False, where=None, uci: bool = False, colu
     for name in ("py", "cy"):
         kernel = BACKENDS[name]
         try:
-            got.append(kernel.csv_from_block(data, 0, len(data), 7, first, True, stop, kernel.where_plan(spec),
-                                             kernel.opening_table(OPENINGS), uci, columns))
+            got.append(kernel.csv_from_block(data, 0, len(data), base_offset=7, first_game=first, stop_on_error=stop,
+                                             where=kernel.where_plan(spec), openings=kernel.opening_table(OPENINGS),
+                                             uci=uci, columns=columns))
         except Exception as exc:  # noqa: BLE001 - compared: the same class and message from both
             got.append((type(exc), str(exc)))
     return got
@@ -53,7 +54,7 @@ def rows(data: bytes, **options) -> bytes:
     if "cy" in BACKENDS:
         return assert_same(data, **options)
     kernel = BACKENDS["py"]
-    return kernel.csv_from_block(data, 0, len(data), 7, 0, True, False, None, OPENINGS, **options)[0]
+    return kernel.csv_from_block(data, 0, len(data), base_offset=7, openings=OPENINGS, **options)[0]
 
 
 # ------------------------------------------------------------ compiled against pure
@@ -200,7 +201,7 @@ def test_bad_column_choices_raise_the_same_errors(name):
              ("white", TypeError, "not a string")]
     for columns, kind, text in cases:
         with pytest.raises(kind, match=text):
-            kernel.csv_from_block(data, 0, len(data), 0, 0, True, False, None, None, False, columns)
+            kernel.csv_from_block(data, 0, len(data), columns=columns)
 
 
 # ------------------------------------------------------------ the converter's CSV, as it was
@@ -208,7 +209,7 @@ def test_bad_column_choices_raise_the_same_errors(name):
 def before(data: bytes, replay: bool = False, uci: bool = False) -> bytes:
     """The converter's CSV rows as CsvFormat wrote them before the CSV sink: the pure column sink over the
     live kernel's records, through csv_text (``replay``: --validate or --uci; the uci column with --uci)."""
-    columns, *_ = _columns_py.columns_from_block(data, 0, len(data), 0, 0, True, False, None, OPENINGS, replay)
+    columns, *_ = _columns_py.columns_from_block(data, 0, len(data), openings=OPENINGS, uci=replay)
     if replay and not uci:
         del columns["uci"]
     out = io.BytesIO()

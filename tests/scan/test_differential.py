@@ -32,13 +32,14 @@ def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False
     end = len(data) if end is None else end
     results = []
     for mod in (BACKENDS["py"], BACKENDS["cy"]):
-        lines = mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop)
-        texts = mod.lines_from_block(data, start, end, 7, first, start == 0, OPENINGS, stop, None, None, True)
+        options = {"base_offset": 7, "first_game": first, "at_stream_start": start == 0, "stop_on_error": stop}
+        lines = mod.lines_from_block(data, start, end, openings=OPENINGS, **options)
+        texts = mod.lines_from_block(data, start, end, openings=OPENINGS, text=True, **options)
         # the lines as str (read_lines): what decoding the bytes and splitting them gives
         assert texts == (lines[0].decode("utf-8", "replace").split("\n")[:-1],) + lines[1:]
         # headers only: the movetext skipped (the compiled kernel runs over it sixteen bytes at a time)
-        headers = mod.headers_from_block(data, start, end, 7, first, start == 0, stop)
-        results.append((lines, typed(mod.games_from_block(data, start, end, 7, first, start == 0, stop)), texts,
+        headers = mod.headers_from_block(data, start, end, **options)
+        results.append((lines, typed(mod.games_from_block(data, start, end, **options)), texts,
                         headers))
     return results
 
@@ -117,8 +118,8 @@ def test_moves_hook_gets_the_same_start_tags_from_both():
     seen = {}
     for name, mod in BACKENDS.items():
         calls = []
-        mod.lines_from_block(data, 0, len(data), 0, 0, True, None, False,
-                             lambda moves, tags, calls=calls: calls.append((moves, tags)) or moves)
+        mod.lines_from_block(data, 0, len(data),
+                             moves_hook=lambda moves, tags, calls=calls: calls.append((moves, tags)) or moves)
         seen[name] = calls
     assert seen["py"] == seen["cy"] == [(b"Kb1 Kg1", [(b"FEN", b"8/8/8/8/8/8/8/K6k w - - 0 1"),
                                                      (b"SetUp", b"1"), (b"Variant", b"From Position")])]
@@ -223,18 +224,19 @@ def test_native_validation_gives_what_the_validation_hook_gives():
             setattr(counted, mark, getattr(marked, mark))
         results = []
         for mod, hook in ((BACKENDS["cy"], counted), (BACKENDS["cy"], plain), (BACKENDS["py"], marked)):
-            results.append(mod.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False, hook))
+            results.append(mod.lines_from_block(data, 0, len(data), openings=OPENINGS, moves_hook=hook))
         assert results[0] == results[1] == results[2]
         # the compiled scanner called the hook for none of the FEN games but the rejected ones
         assert 0 < len(asked) <= len(results[0][2])
-        out, read, rejects = results[0]
+        out, read, rejects, _ = results[0]
         assert [r[2] for r in rejects][:2] == [1, 2] and out.count(b"\n") == read - len(rejects)
         assert read > 2000
         assert ("\u2502e2e4 ".encode() in out) == (marked is writing)
         # stopping at the first rejected game, in the middle of a block: the same from all three
         cut = data.index(b"[Event ", len(bad) + len(data) // 2)
         middle = data[len(bad):cut] + bad + data[cut:]
-        stopped = [mod.lines_from_block(middle, 0, len(middle), 0, 0, True, OPENINGS, True, hook)
+        stopped = [mod.lines_from_block(middle, 0, len(middle), openings=OPENINGS, stop_on_error=True,
+                                        moves_hook=hook)
                    for mod, hook in ((BACKENDS["cy"], marked), (BACKENDS["cy"], plain), (BACKENDS["py"], marked))]
         assert stopped[0] == stopped[1] == stopped[2]
         assert len(stopped[0][2]) == 1 and stopped[0][1] > 1000 and stopped[0][0].count(b"\n") == stopped[0][1] - 1
@@ -254,13 +256,13 @@ def test_opening_codes_from_the_compiled_table_are_the_maps():
     asked = Asked(shipped)
     asked[b"C20\xe2\x94\x82King's Pawn \"Game\""] = b"C20999"
     table_map = dict(asked)
-    runs = [BACKENDS["cy"].lines_from_block(data, 0, len(data), 0, 0, True, BACKENDS["cy"].opening_table(m), False)
+    runs = [BACKENDS["cy"].lines_from_block(data, 0, len(data), openings=BACKENDS["cy"].opening_table(m))
             for m in (table_map, asked, shipped)]
-    runs.append(BACKENDS["py"].lines_from_block(data, 0, len(data), 0, 0, True, table_map, False))
+    runs.append(BACKENDS["py"].lines_from_block(data, 0, len(data), openings=table_map))
     assert runs[0] == runs[1] == runs[3]
     lines = runs[0][0].decode().splitlines()
     assert lines[-2].split("\u2502")[9] == "C20999" and lines[-1].split("\u2502")[9] == "?"
     codes = {line.split("\u2502")[9] for line in lines}
     assert len(codes) > 50
     # the shipped (fuzzy) map answers the unknown name through __missing__, the same in both
-    assert runs[2] == BACKENDS["py"].lines_from_block(data, 0, len(data), 0, 0, True, openings.load(), False)
+    assert runs[2] == BACKENDS["py"].lines_from_block(data, 0, len(data), openings=openings.load())

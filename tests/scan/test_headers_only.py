@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from helpers import CASES, DATA, decompressed, shared
 from fastpgn import _backend
 from fastpgn.scan import _scan_py
+from fastpgn.scan import fastpath as _fastpath_py
 from fastpgn.io.blocks import lf_text
 from fastpgn.reader import read_games, read_headers
 
@@ -40,26 +41,27 @@ def corpus_data():
 
 def projected(full):
     """games_from_block's answer as headers_from_block gives it."""
-    records, read, rejects = full
-    return [(r[0], r[1], r[2], r[6], r[8], r[9]) for r in records], read, rejects
+    records, read, rejects, filtered = full
+    return [(r[0], r[1], r[2], r[6], r[8], r[9]) for r in records], read, rejects, filtered
 
 
 @contextlib.contextmanager
 def byte_walk_only():
-    """Turn the pure twin's headers fast path off: every game goes through _scan_game."""
-    fast = _scan_py._fast_headers
-    _scan_py._fast_headers = lambda buf, pos, end, where: None
+    """Turn the pure twin's headers fast path off: every game goes through _scan_game (the grammar's
+    _each_game, which every sink reads games from, looks it up in scan/fastpath.py)."""
+    fast = _fastpath_py._fast_headers
+    _fastpath_py._fast_headers = lambda buf, pos, end, where: None
     try:
         yield
     finally:
-        _scan_py._fast_headers = fast
+        _fastpath_py._fast_headers = fast
 
 
 def test_every_corpus_file_gives_the_full_reads_games(scan, corpus_data):
     games = 0
     for name, data in corpus_data.items():
-        full = projected(scan.games_from_block(data, 0, len(data), 5, 7, True, False))
-        assert scan.headers_from_block(data, 0, len(data), 5, 7, True, False) == full, name
+        full = projected(scan.games_from_block(data, 0, len(data), base_offset=5, first_game=7))
+        assert scan.headers_from_block(data, 0, len(data), base_offset=5, first_game=7) == full, name
         games += full[1]
     assert games > 10_000
 
@@ -67,23 +69,23 @@ def test_every_corpus_file_gives_the_full_reads_games(scan, corpus_data):
 def test_cut_blocks_anywhere_give_the_same_boundaries(scan, corpus_data):
     data = corpus_data["lichess_db_standard_rated_2022-06.head2499.pgn.zst"]
     for start, end in ((0, 100_000), (12_345, 400_000), (0, len(data))):
-        full = projected(scan.games_from_block(data, start, end, 0, 0, start == 0, False))
-        assert scan.headers_from_block(data, start, end, 0, 0, start == 0, False) == full
+        full = projected(scan.games_from_block(data, start, end, at_stream_start=start == 0))
+        assert scan.headers_from_block(data, start, end, at_stream_start=start == 0) == full
 
 
 def test_the_pure_fast_path_decides_as_the_byte_walk(corpus_data):
     for name, data in corpus_data.items():
-        fast = _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False)
+        fast = _scan_py.headers_from_block(data, 0, len(data))
         with byte_walk_only():
-            assert _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False) == fast, name
+            assert _scan_py.headers_from_block(data, 0, len(data)) == fast, name
 
 
 def test_edge_case_files_keep_the_boundaries(scan):
     """Named edge cases: every game starts and ends where the full read puts it; only bad movetext differs."""
     for path in sorted(CASES.glob("*.pgn")):
         data = lf_text(path.read_bytes())   # as the readers hand blocks to the kernel (CR-only ends, BOMs)
-        records, read, rejects = scan.games_from_block(data, 0, len(data), 0, 0, True, False)
-        h_records, h_read, h_rejects = scan.headers_from_block(data, 0, len(data), 0, 0, True, False)
+        records, read, rejects, _ = scan.games_from_block(data, 0, len(data))
+        h_records, h_read, h_rejects, _ = scan.headers_from_block(data, 0, len(data))
         assert h_read == read, path.name
         spans = sorted([(r[1], r[8], r[9]) for r in records] + [(r[2], r[3], r[4]) for r in rejects])
         h_spans = sorted([(r[1], r[4], r[5]) for r in h_records] + [(r[2], r[3], r[4]) for r in h_rejects])
@@ -115,12 +117,12 @@ def test_mutated_games_decide_alike(edits):
         else:
             data[at:at] = bytes([byte])
     data = bytes(data)
-    answer = _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False)
+    answer = _scan_py.headers_from_block(data, 0, len(data))
     with byte_walk_only():
-        assert _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False) == answer
+        assert _scan_py.headers_from_block(data, 0, len(data)) == answer
     if "cy" in BACKENDS:
-        assert BACKENDS["cy"].headers_from_block(data, 0, len(data), 0, 0, True, False) == answer
-    full = projected(_scan_py.games_from_block(data, 0, len(data), 0, 0, True, False))
+        assert BACKENDS["cy"].headers_from_block(data, 0, len(data)) == answer
+    full = projected(_scan_py.games_from_block(data, 0, len(data)))
     if not full[2]:
         assert answer == full
 
@@ -151,8 +153,8 @@ def test_bad_tags_still_reject_bad_moves_do_not():
 
 def test_tagless_games_split_as_in_the_full_read(scan):
     data = b"1. e4 e5 1-0 1. d4 d5 0-1\n\n1. c4 *\n1. Nf3 *"
-    full = projected(scan.games_from_block(data, 0, len(data), 0, 0, True, False))
-    assert scan.headers_from_block(data, 0, len(data), 0, 0, True, False) == full
+    full = projected(scan.games_from_block(data, 0, len(data)))
+    assert scan.headers_from_block(data, 0, len(data)) == full
     assert [r[3] for r in full[0]] == ["1-0", "0-1", "*", "*"]
 
 
@@ -200,17 +202,17 @@ def test_the_kernel_makes_the_games_the_tuples_describe(scan, corpus_data):
     for name, data in sorted(corpus_data.items())[:6]:
         data = bad + data
         for where in (None, plan):
-            full = scan.games_from_block(data, 0, len(data), 5, 7, True, False, where)
-            made = scan.games_from_block(data, 0, len(data), 5, 7, True, False, where, Game)
+            full = scan.games_from_block(data, 0, len(data), base_offset=5, first_game=7, where=where)
+            made = scan.games_from_block(data, 0, len(data), base_offset=5, first_game=7, where=where, record=Game)
             assert made[1:] == full[1:], name
             assert all(type(g) is Game for g in made[0])
             assert [_fields(g) for g in made[0]] == [_fields(Game(*r[:8])) for r in full[0]], name
-            heads = scan.headers_from_block(data, 0, len(data), 5, 7, True, False, where)
-            made = scan.headers_from_block(data, 0, len(data), 5, 7, True, False, where, Game)
+            heads = scan.headers_from_block(data, 0, len(data), base_offset=5, first_game=7, where=where)
+            made = scan.headers_from_block(data, 0, len(data), base_offset=5, first_game=7, where=where, record=Game)
             assert made[1:] == heads[1:], name
             assert [_fields(g) for g in made[0]] == [(o, n, h, [], [], [], r, None) for o, n, h, r, _, _ in heads[0]]
     with pytest.raises(TypeError, match="record must be None or a subclass of GameCore"):
-        scan.headers_from_block(bad, 0, len(bad), 0, 0, True, False, None, dict)
+        scan.headers_from_block(bad, 0, len(bad), record=dict)
 
 
 def test_games_read_headers_only_are_whole_games():
@@ -247,13 +249,13 @@ def test_tag_values_of_every_shape_read_alike():
              b'[Result "1-0"]\n[Result "0-1"]\n[ECO "\xff\xfe"]\n[Round "\xe2\x94"]\n\n*\n',
              b'[Result "1-0"]\n[ECO "A00"]']               # (tags alone: the data ends in a value)
     for data in games:
-        answers = {name: mod.headers_from_block(data, 0, len(data), 0, 0, True, False)
+        answers = {name: mod.headers_from_block(data, 0, len(data))
                    for name, mod in BACKENDS.items()}
-        full = _scan_py.games_from_block(data, 0, len(data), 0, 0, True, False)
+        full = _scan_py.games_from_block(data, 0, len(data))
         assert answers["py"][0][0][2] == full[0][0][2]
         if "cy" in answers:
             assert answers["cy"] == answers["py"]
-            assert BACKENDS["cy"].games_from_block(data, 0, len(data), 0, 0, True, False)[0][0][2] == full[0][0][2]
+            assert BACKENDS["cy"].games_from_block(data, 0, len(data))[0][0][2] == full[0][0][2]
     assert answers["py"][0][0][2] == {"Result": "1-0", "ECO": "A00"}
 
 
@@ -272,9 +274,9 @@ def test_comments_of_every_shape_and_offset_skip_alike():
             for tail in tails:
                 moves = b" " * shift + b"1. e4 " + b" e5 ".join(comments[k:] + comments[:k]) + b" Nf3" + tail
                 data = head + moves + head + b"1. c4 " + comments[k] + b" *\n"
-                answer = _scan_py.headers_from_block(data, 0, len(data), 0, 0, True, False)
+                answer = _scan_py.headers_from_block(data, 0, len(data))
                 if "cy" in BACKENDS:
-                    assert BACKENDS["cy"].headers_from_block(data, 0, len(data), 0, 0, True, False) == answer, data
-                full = projected(_scan_py.games_from_block(data, 0, len(data), 0, 0, True, False))
+                    assert BACKENDS["cy"].headers_from_block(data, 0, len(data)) == answer, data
+                full = projected(_scan_py.games_from_block(data, 0, len(data)))
                 if not full[2]:
                     assert answer == full, data

@@ -16,7 +16,7 @@ OPENINGS = openings.load()
 
 
 def lines_of(scan, data: bytes, opening_map=OPENINGS, stop=False):
-    out, read, rejects = scan.lines_from_block(data, 0, len(data), 0, 0, True, opening_map, stop)
+    out, read, rejects, _ = scan.lines_from_block(data, 0, len(data), openings=opening_map, stop_on_error=stop)
     return out.decode("utf-8").splitlines(), read, rejects
 
 
@@ -74,7 +74,7 @@ CASE_FILES = sorted(CASES.glob("*.pgn"))
 
 def _render(scan, data: bytes) -> str:
     data = lf_text(data)    # (as the readers hand the kernel a file: CR-only line ends and later BOMs rewritten)
-    out, read, rejects = scan.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False)
+    out, read, rejects, _ = scan.lines_from_block(data, 0, len(data), openings=OPENINGS)
     text = out.decode("utf-8")
     for reason, error_offset, number, _start, _end in rejects:
         text += f"#reject\t{number}\t{error_offset}\t{reason}\n"
@@ -97,7 +97,8 @@ def test_edge_cases_cover_every_item_of_the_issue():
 
 def test_rejected_game_keeps_its_raw_text_and_next_game_parses(scan):
     data = (CASES / "invalid-move-token.pgn").read_bytes()
-    out, read, rejects = scan.lines_from_block(data, 0, len(data), 1000, 41, True, OPENINGS, False)
+    out, read, rejects, _ = scan.lines_from_block(data, 0, len(data), base_offset=1000, first_game=41,
+                                                  openings=OPENINGS)
     assert read == 2 and out.count(b"\n") == 1
     reason, error_offset, number, start, end = rejects[0]
     assert number == 42                       # numbering continues from first_game
@@ -108,7 +109,7 @@ def test_rejected_game_keeps_its_raw_text_and_next_game_parses(scan):
 
 def test_stop_on_error_stops_at_the_bad_game(scan):
     data = (CASES / "invalid-move-token.pgn").read_bytes() * 2
-    out, read, rejects = scan.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, True)
+    out, read, rejects, _ = scan.lines_from_block(data, 0, len(data), openings=OPENINGS, stop_on_error=True)
     assert read == 1 and out == b"" and len(rejects) == 1
 
 
@@ -193,7 +194,7 @@ def _eval_key(raw: str | None):
 @pytest.mark.parametrize("name", LICHESS_ZST)
 def test_real_games_agree_with_python_chess(scan, name):
     data = decompressed(shared("data", "lichess-db", name))
-    records, read, rejects = scan.games_from_block(data, 0, len(data), 0, 0, True, False)
+    records, read, rejects, _ = scan.games_from_block(data, 0, len(data))
     assert rejects == []
     oracle = _oracle(name)
     assert read == len(records) == len(oracle)
@@ -215,7 +216,7 @@ def test_compiled_records_are_left_out_of_the_collector():
     if cy is None:
         pytest.skip("the compiled scanner is not built here")
     data = b'[Event "x"]\n\n1. e4 { [%eval 0.2] [%clk 0:01:00] } e5 1-0\n'
-    (record,), _, _ = cy.games_from_block(data, 0, len(data), 0, 0, True, False)
+    (record,), _, _, _ = cy.games_from_block(data, 0, len(data))
     assert record[3:6] == (["e4", "e5"], ["0.2", None], [60, None])
     assert not any(gc.is_tracked(values) for values in record[3:6])
     assert not gc.is_tracked(record)  # nor is the record (its dict of str holds nothing the collector follows)
@@ -227,7 +228,7 @@ def test_distinct_real_games_count(scan):
     total = 0
     for name in LICHESS_ZST:
         data = decompressed(shared("data", "lichess-db", name))
-        _, read, rejects = scan.games_from_block(data, 0, len(data), 0, 0, True, False)
+        _, read, rejects, _ = scan.games_from_block(data, 0, len(data))
         assert rejects == []
         total += read
     assert total == 8861
@@ -241,12 +242,12 @@ def test_threads_calling_the_kernel_at_once_get_the_lines_of_a_lone_call(scan):
     cut = len(data) // 2
     cut = data.index(b"\n\n[Event ", cut) + 2
     blocks = [data[:cut], data[cut:]] * 4
-    alone = [scan.lines_from_block(b, 0, len(b), 0, 0, True, OPENINGS, False) for b in blocks]
+    alone = [scan.lines_from_block(b, 0, len(b), openings=OPENINGS) for b in blocks]
     with ThreadPoolExecutor(4) as pool:
-        together = list(pool.map(lambda b: scan.lines_from_block(b, 0, len(b), 0, 0, True, OPENINGS, False),
+        together = list(pool.map(lambda b: scan.lines_from_block(b, 0, len(b), openings=OPENINGS),
                                  blocks))
     assert together == alone
-    assert all(games > 100 and out.count(b"\n") == games for out, games, _ in alone)
+    assert all(games > 100 and out.count(b"\n") == games for out, games, _, _ in alone)
     assert scan.RELEASES_GIL == (scan.__name__.endswith("_cy"))
 
 
@@ -256,7 +257,7 @@ def test_fields_4_and_5_are_the_codes_oneliner_defines(scan, result, termination
     """oneliner owns the format: both line sinks write its codes, and parse_line reads them back."""
     tags = f'[Result "{result}"]\n' + (f'[Termination "{termination}"]\n' if termination is not None else "")
     data = f"{tags}\n1. e4 e5 *\n".encode()
-    lines, read, rejects = scan.lines_from_block(data, 0, len(data), 0, 0, True, None, False)
+    lines, read, rejects, _ = scan.lines_from_block(data, 0, len(data))
     line = oneliner.parse_line(lines.decode())
     assert line.result == oneliner.RESULT_CODES.get(result, "*")
     assert line.termination == oneliner.TERMINATION_CODES.get(termination or "", "*")

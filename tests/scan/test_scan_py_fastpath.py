@@ -20,7 +20,6 @@ from helpers import CASES, DATA, decompressed, shared, typed
 from fastpgn import _backend, openings
 from fastpgn.scan import fastpath as _fastpath_py
 from fastpgn.scan import lines as _lines_py
-from fastpgn.scan import records as _records_py
 from fastpgn.scan import _scan_py
 
 OPENINGS = openings.load()
@@ -33,25 +32,24 @@ pytestmark = pytest.mark.skipif(_backend.requested() == "cython",
 
 @contextlib.contextmanager
 def exact_path_only():
-    """Turn the fast path off: every game goes through _scan_game."""
+    """Turn the fast path off: every game goes through _scan_game (the grammar's _each_game chooses for
+    every sink, so one switch does it)."""
     fast = _fastpath_py._fast_game
-    parts = (_fastpath_py, _lines_py, _records_py)  # each looks the fast path up in its own globals
-    for part in parts:
-        part._fast_game = lambda buf, pos, end, text: None
+    _fastpath_py._fast_game = lambda buf, pos, end, text: None
     try:
         yield
     finally:
-        for part in parts:
-            part._fast_game = fast
+        _fastpath_py._fast_game = fast
 
 
 def scan_all(mod, data: bytes, start: int = 0, end: int | None = None, stop: bool = False,
              opening_map=OPENINGS, hook=None):
     end = len(data) if end is None else end
     kwargs = {} if hook is None else {"moves_hook": hook}
+    options = {"base_offset": 11, "first_game": 3, "at_stream_start": start == 0, "stop_on_error": stop}
     return (
-        mod.lines_from_block(data, start, end, 11, 3, start == 0, opening_map, stop, **kwargs),
-        typed(mod.games_from_block(data, start, end, 11, 3, start == 0, stop)),
+        mod.lines_from_block(data, start, end, openings=opening_map, **options, **kwargs),
+        typed(mod.games_from_block(data, start, end, **options)),
     )
 
 
@@ -89,8 +87,8 @@ def test_fast_path_reads_every_lichess_game(monkeypatch):
     """The speed of the pure twin rests on this: lichess's own games never need the byte walk."""
     calls = []
     exact = _scan_py._scan_game
-    for sink in (_lines_py, _records_py):  # where the front ends look the byte walk up
-        monkeypatch.setattr(sink, "_scan_game", lambda *a: calls.append(a[1]) or exact(*a))
+    # where every sink's games are read (_each_game looks the byte walk up there)
+    monkeypatch.setattr(_fastpath_py, "_scan_game", lambda *a: calls.append(a[1]) or exact(*a))
     for name in ("lichess_db_standard_rated_2013-01.slice5000.pgn.zst",
                  "lichess_db_standard_rated_2021-10.head999.pgn.zst",
                  "lichess_db_standard_rated_2022-06.head2499.pgn.zst"):
@@ -98,9 +96,9 @@ def test_fast_path_reads_every_lichess_game(monkeypatch):
         for text in (False, True):
             calls.clear()
             if text:
-                _, read, rejects = _scan_py.games_from_block(data, 0, len(data), 0, 0, True, False)
+                _, read, rejects, _ = _scan_py.games_from_block(data, 0, len(data))
             else:
-                _, read, rejects = _scan_py.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False)
+                _, read, rejects, _ = _scan_py.lines_from_block(data, 0, len(data), openings=OPENINGS)
             assert rejects == [] and read > 900
             assert calls == [len(data)], name  # only the call that finds the block's end
 
@@ -129,10 +127,10 @@ def test_moves_hook_sees_the_same_games_on_both_paths():
             raise ValueError("no queen's pawn here")
         return moves.replace(b" ", b",")
 
-    fast = _scan_py.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False, moves_hook=hook)
+    fast = _scan_py.lines_from_block(data, 0, len(data), openings=OPENINGS, moves_hook=hook)
     seen["exact"] = []
     with exact_path_only():
-        exact = _scan_py.lines_from_block(data, 0, len(data), 0, 0, True, OPENINGS, False, moves_hook=hook)
+        exact = _scan_py.lines_from_block(data, 0, len(data), openings=OPENINGS, moves_hook=hook)
     assert fast == exact and seen["fast"] == seen["exact"]
     assert fast[2] and all(r[0] == "no queen's pawn here" for r in fast[2])
 

@@ -39,12 +39,12 @@ def test_validation_rejects_variant_games_naming_the_variant(scan, folder, name,
     """Both kernels, and the compiled one's own replay without the GIL, give the same rejects."""
     data = shared("data", folder, name).read_bytes()
     table = scan.opening_table(OPENINGS)
-    lines, read, rejects = scan.lines_from_block(data, 0, len(data), 0, 0, True, table, False, moves_hook())
+    lines, read, rejects, _ = scan.lines_from_block(data, 0, len(data), openings=table, moves_hook=moves_hook())
     assert read == len(list(read_games(data))) and lines == b""
     assert {r[0] for r in rejects} == {f"unsupported variant: {variant} (fastpgn's board plays standard chess "
                                        "and Chess960)"}
     # Without validation they are converted as written (their moves are not replayed).
-    lines, read, rejects = scan.lines_from_block(data, 0, len(data), 0, 0, True, table, False)
+    lines, read, rejects, _ = scan.lines_from_block(data, 0, len(data), openings=table)
     assert lines.count(b"\n") == read and not rejects
 
 
