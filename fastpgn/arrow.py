@@ -81,31 +81,17 @@ class ColumnReader(_RecordReader):
 
     def _column_blocks(self) -> Iterator[tuple[dict, int]]:
         """``(columns, rows)`` per block with games; the policy's error after the block's good games."""
-        stop = self.errors == "raise"
         names = self.columns
-        blocks = self._blocks()
+        sink = _columns_py.columns_from_block if self.lists else _scan.kernel.columns_from_block
+        scanned = self._scanned(sink, openings=self._table, uci=self.uci)
         try:
-            for block in blocks:
-                if self._truncated(block):
-                    self._damage(block)
-                    continue
-                sink = _columns_py.columns_from_block if self.lists else _scan.kernel.columns_from_block
-                columns, read, rejects, filtered = sink(
-                    block.data, 0, len(block.data), base_offset=block.offset, first_game=self.games_read,
-                    at_stream_start=block.at_stream_start, stop_on_error=stop, where=self._plan,
-                    openings=self._table, uci=self.uci)
-                self.games_read += read
-                self.games_filtered += filtered
-                kept = self._kept(rejects, block)
-                block.release()
+            for columns in scanned:
                 offsets = columns["offset"]
                 rows = len(offsets) if isinstance(offsets, list) else offsets[0]
                 if rows:
                     yield {name: columns[name] for name in names}, rows
-                self._finish(kept)
-                self._damage(block)
         finally:
-            blocks.close()
+            scanned.close()     # the source with it, now
 
 
 def record_batch(columns: dict, uci: bool = False):

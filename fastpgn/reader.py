@@ -376,6 +376,38 @@ class _RecordReader:
     def _read(self):
         raise NotImplementedError
 
+    # The filter (fastpgn.filters) a reader's kernel applies, as where_plan makes it; its refusals are counted
+    # in games_filtered.
+    _plan: object = None
+    games_filtered = 0
+
+    def _scanned(self, scan, **options) -> Generator:
+        """Each block's output through ``scan`` (a kernel entry point; ``options``: its keywords beyond what
+        every reader passes), counted, its rejected games kept (and raised, if so asked) after its output
+        is handed out: every reader's one loop over its source's blocks."""
+        stop = self.errors == "raise"
+        blocks = self._blocks()
+        try:
+            for block in blocks:
+                if self._truncated(block):
+                    self._damage(block)
+                    continue
+                output, read, rejects, filtered = scan(
+                    block.data, 0, len(block.data), base_offset=block.offset, first_game=self.games_read,
+                    at_stream_start=block.at_stream_start, stop_on_error=stop, where=self._plan, **options)
+                self.games_read += read
+                self.games_filtered += filtered
+                kept = self._kept(rejects, block)
+                block.release()
+                # (the output handed over, none of it held here: see GameReader)
+                outputs = [output]
+                del output
+                yield outputs.pop()
+                self._finish(kept)
+                self._damage(block)
+        finally:
+            blocks.close()   # the source with it, now rather than when the generator is collected
+
     def _blocks(self) -> Generator[Block, None, None]:
         source = open_source(self._source_arg, encoding=self.encoding)
         self.name = source.name
@@ -482,29 +514,10 @@ class GameReader(_RecordFeed, _RecordReader):
         _RecordReader.close(self)
 
     def _read(self) -> Iterator[list[Game]]:
+        # the kernel makes the Game objects (record=Game), so none costs a Python __init__; each
+        # block's list is handed over, not kept: RecordFeed then frees each game once its reader drops it
         scan = _scan.kernel.headers_from_block if self.headers_only else _scan.kernel.games_from_block
-        stop = self.errors == "raise"
-        blocks = self._blocks()
-        try:
-            for block in blocks:
-                if self._truncated(block):
-                    self._damage(block)
-                    continue
-                # the kernel makes the Game objects (record=Game), so none costs a Python __init__
-                games, read, rejects, filtered = scan(
-                    block.data, 0, len(block.data), base_offset=block.offset, first_game=self.games_read,
-                    at_stream_start=block.at_stream_start, stop_on_error=stop, where=self._plan, record=Game)
-                self.games_read += read
-                self.games_filtered += filtered
-                kept = self._kept(rejects, block)
-                block.release()
-                # handed over, not kept here: RecordFeed then frees each game once its reader drops it
-                games = [games]
-                yield games.pop()
-                self._finish(kept)
-                self._damage(block)
-        finally:
-            blocks.close()   # the source with it, now rather than when the generator is collected
+        return self._scanned(scan, record=Game)
 
 
 class LineReader(_RecordReader):
@@ -531,29 +544,14 @@ class LineReader(_RecordReader):
         super().close()
 
     def _read(self) -> Iterator[list[str]]:
-        scan = _scan.kernel.lines_from_block
-        stop = self.errors == "raise"
-        blocks = self._blocks()
+        # text: the kernel hands the lines over as str, decoded line by line
+        scanned = self._scanned(_scan.kernel.lines_from_block, openings=self.openings, text=True)
         try:
-            for block in blocks:
-                if self._truncated(block):
-                    self._damage(block)
-                    continue
-                # text: the kernel hands the lines over as str, decoded line by line
-                lines, read, rejects, filtered = scan(
-                    block.data, 0, len(block.data), base_offset=block.offset, first_game=self.games_read,
-                    at_stream_start=block.at_stream_start, stop_on_error=stop, where=self._plan,
-                    openings=self.openings, text=True)
-                self.games_read += read
-                self.games_filtered += filtered
-                kept = self._kept(rejects, block)
-                block.release()
+            for lines in scanned:
                 self.games_yielded += len(lines)
                 yield lines
-                self._finish(kept)
-                self._damage(block)
         finally:
-            blocks.close()
+            scanned.close()     # the source with it, now
 
 
 def read_games(source, *, errors: str = "raise", block_size: int = 1 << 20, headers_only: bool = False,
