@@ -48,3 +48,29 @@ def test_board_and_its_moves_are_typed_for_users(tmp_path):
         'note: Revealed type is "list[str]"',
         'error: Argument 1 to "push_san" of "BoardCore" has incompatible type "int"; expected "str"  [arg-type]',
     ], report
+
+
+def test_the_scanner_kernel_is_typed_once_for_both_backends(tmp_path):
+    """fastpgn.scan.kernel is typed by scan/_kernel.pyi whichever backend is live: options by keyword, and
+    a ScanResult whose output the call says (tests/test_kernel_contract.py holds both backends to the stub)."""
+    script = tmp_path / "uses_kernel.py"
+    script.write_text(
+        "from fastpgn.reader import Game\n"
+        "from fastpgn.scan import kernel\n"
+        "pgn = b'1. e4 *'\n"
+        "reveal_type(kernel.lines_from_block(pgn, 0, len(pgn)).output)\n"
+        "reveal_type(kernel.lines_from_block(pgn, 0, len(pgn), text=True).output)\n"
+        "reveal_type(kernel.games_from_block(pgn, 0, len(pgn), record=Game).output)\n"
+        "reveal_type(kernel.headers_from_block(memoryview(pgn), 0, len(pgn)).filtered)\n"
+        "kernel.columns_from_block(pgn, 0, len(pgn), 0, 0)\n",
+        encoding="utf-8")
+    report, _ = mypy(str(script))
+    said = [line.split(": ", 1)[1] for line in report.splitlines() if "uses_kernel.py:" in line]
+    assert said == [
+        'note: Revealed type is "bytes"',
+        'note: Revealed type is "list[str]"',
+        'note: Revealed type is "list[fastpgn.reader.Game]"',
+        'note: Revealed type is "int"',
+        'error: Too many positional arguments for "columns_from_block"  [call-arg]',
+        'note: "columns_from_block" defined in "fastpgn.scan._kernel"',
+    ], report

@@ -2,9 +2,16 @@
 
 ``kernel`` is the live backend (``_scan_cy``, built from the ``.pxi`` parts, or
 ``_scan_py``, built from the ``.py`` twins); ``BACKEND`` names it. The table of
-parts is in ``_scan_py``'s docstring.
+parts is in ``_scan_py``'s docstring; the interface both present, typed once,
+is ``_kernel.pyi`` (what every entry point returns: ``contract.ScanResult``).
 """
 
 from fastpgn._backend import load
 
-kernel, BACKEND = load("scan._scan")
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from fastpgn.scan import _kernel as kernel
+
+    BACKEND: str
+else:
+    kernel, BACKEND = load("scan._scan")
