@@ -222,7 +222,10 @@ def test_tag_values_compare_unescaped(scan):
 def test_the_last_of_two_same_tags_counts_and_absent_tags_fail(scan):
     data = (b'[WhiteElo "2500"]\n[WhiteElo "1200"]\n[BlackElo "2500"]\n\n1. e4 *\n\n'
             b'[BlackElo "2500"]\n\n1. d4 *\n\n[WhiteElo "?"]\n[BlackElo "2600"]\n\n1. c4 *\n')
-    get = lambda w: [r[3][0] for r in scan.games_from_block(data, 0, len(data), where=scan.where_plan(w.spec()))[0]]
+
+    def get(w):
+        return [r[3][0] for r in scan.games_from_block(data, 0, len(data), where=scan.where_plan(w.spec()))[0]]
+
     assert get(Where(min_elo=2000)) == []
     assert get(Where(min_elo=2000, elo_of="either")) == ["e4", "d4", "c4"]
     assert get(Where(max_elo=2000, elo_of="white")) == ["e4"]

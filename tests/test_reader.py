@@ -17,7 +17,7 @@ from helpers import CASES, decompressed, reference_cuts, shared
 from fastpgn import openings
 from fastpgn.errors import InputError, PGNSyntaxError
 from fastpgn.oneliner import format_line, iter_lines, parse_line
-from fastpgn.reader import read_games, read_lines
+from fastpgn.reader import _RecordReader, read_games, read_headers, read_lines
 from fastpgn.io.sources import blocks, detect, find_cut
 
 SAMPLE = "lichess_db_standard_rated_2021-10.head999.pgn.zst"
@@ -374,3 +374,47 @@ def test_the_feed_reads_a_list_held_elsewhere_without_changing_it():
     feed = Feed()
     assert [next(feed) for _ in range(3)] == ["a", "b", "c"] and next(feed, None) is None
     assert shared_lists == [["a", "b"], ["c"]] and feed.games_yielded == 3
+
+
+def test_every_reader_runs_the_one_block_loop(monkeypatch):
+    """read_games, read_headers, read_lines and the column readers scan their blocks through
+    _RecordReader._scanned (one per-block loop), and agree on the counts it keeps."""
+    pytest.importorskip("pyarrow")
+    from fastpgn.arrow import ColumnReader, read_arrow
+
+    seen = []
+    loop = _RecordReader._scanned
+
+    def scanned(self, scan, **options):
+        seen.append(scan.__name__)
+        return loop(self, scan, **options)
+
+    monkeypatch.setattr(_RecordReader, "_scanned", scanned)
+    data = (b'[White "Ann"]\n[WhiteElo "2100"]\n\n1. e4 *\n\n[White "Bob"]\n[WhiteElo "1500"]\n\n1. d4 }\n\n'
+            b'[White "Cy"]\n[WhiteElo "1400"]\n\n1. c4 *\n')
+    where = {"min_elo": 1450, "elo_of": "white"}
+    options = {"errors": "skip", "where": where, "block_size": 64}
+    readers = [
+        ("games_from_block", lambda: read_games(data, **options)),
+        ("headers_from_block", lambda: read_headers(data, **options)),
+        ("lines_from_block", lambda: read_lines(data, **options)),
+        ("columns_from_block", lambda: ColumnReader(data, **options)),
+        ("columns_from_block", lambda: ColumnReader(data, lists=True, **options)),
+        ("columns_from_block", lambda: read_arrow(data, **options)),
+    ]
+    counts = set()
+    for name, make in readers:
+        with make() as reader:
+            items = list(reader)
+        assert seen == [name], name
+        seen.clear()
+        assert items
+        counts.add((reader.games_read, reader.games_yielded, reader.games_filtered,
+                    tuple((r.number, r.reason) for r in reader.rejected)))
+    assert len(counts) == 1
+    read, yielded, filtered, rejected = counts.pop()
+    assert read == yielded + len(rejected) + filtered and filtered >= 1 and rejected
+    # the raise policy: the same error from every reader, after the games before it
+    for reader in (read_games(data), read_lines(data), ColumnReader(data, lists=True)):
+        with pytest.raises(PGNSyntaxError, match="unexpected '}'"):
+            list(reader)

@@ -52,7 +52,7 @@ def test_board_and_its_moves_are_typed_for_users(tmp_path):
 
 def test_the_scanner_kernel_is_typed_once_for_both_backends(tmp_path):
     """fastpgn.scan.kernel is typed by scan/_kernel.pyi whichever backend is live: options by keyword, and
-    a ScanResult whose output the call says (tests/test_kernel_contract.py holds both backends to the stub)."""
+    a ScanResult whose output the call says (tests/scan/test_kernel_contract.py holds both backends to the stub)."""
     script = tmp_path / "uses_kernel.py"
     script.write_text(
         "from fastpgn.reader import Game\n"

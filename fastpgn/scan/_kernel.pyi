@@ -3,7 +3,7 @@
 ``fastpgn.scan.kernel`` is ``_scan_cy`` (compiled from the ``.pxi`` parts) or
 ``_scan_py`` (the pure twin); a type checker reads this file for either, as
 ``fastpgn/scan/__init__.py`` says under TYPE_CHECKING. No module
-``fastpgn.scan._kernel`` exists at run time. tests/test_kernel_contract.py
+``fastpgn.scan._kernel`` exists at run time. tests/scan/test_kernel_contract.py
 holds both backends to it: the same public names, and each function's
 parameters (names, kinds, defaults) as written here.
 
@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Buffer
 
-from fastpgn.scan.contract import Reject, ScanResult as ScanResult
+from fastpgn.scan.contract import ScanResult as ScanResult
 from fastpgn.scan.records import GameCore as GameCore, RecordFeed as RecordFeed
 
 SEP: bytes                          # the 22-field line's separator, "│" in UTF-8

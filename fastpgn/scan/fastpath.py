@@ -27,7 +27,7 @@ from fastpgn.scan.grammar import _Game, _clock_seconds, _eval_ok, _eval_value, _
 # with _scan_game. The fast path never
 # reports an error and never decides a boundary _scan_game would not: it only
 # accepts text on which _scan_game's answer is certain. The Cython twin has no
-# fast path and needs none; tests/test_scan_py_fastpath.py compares the two
+# fast path and needs none; tests/scan/test_scan_py_fastpath.py compares the two
 # paths on mutated real games.
 
 _RESULT_TOKENS = frozenset((b"1-0", b"0-1", b"1/2-1/2", b"*"))

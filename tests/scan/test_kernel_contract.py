@@ -5,9 +5,8 @@ the same parameters (the block and its bounds positional, every option a
 keyword with the same default), as ``fastpgn/scan/_kernel.pyi`` types them;
 every entry point answers a ``ScanResult`` that always carries the filtered
 count. The pure twin's choice between its fast path and the byte walk is
-one function of the grammar (``scan/fastpath.py``'s ``_each_game``), and
-every reader (games, headers, lines, columns) runs one loop over its
-source's blocks (``reader._RecordReader._scanned``).
+one function of the grammar (``scan/fastpath.py``'s ``_each_game``). (That
+every reader runs one loop over its blocks is tests/test_reader.py's.)
 """
 
 from __future__ import annotations
@@ -17,11 +16,9 @@ import contextlib
 import inspect
 
 import pytest
-from conftest import CASES, ROOT, kernel_params
+from helpers import CASES, ROOT, kernel_params
 
 from fastpgn import _backend, filters, openings
-from fastpgn.errors import PGNSyntaxError
-from fastpgn.reader import _RecordReader, read_games, read_headers, read_lines
 from fastpgn.scan import _scan_py
 from fastpgn.scan import fastpath as _fastpath_py
 from fastpgn.scan.contract import ScanResult
@@ -157,46 +154,3 @@ def test_the_grammar_alone_chooses_the_pure_twins_path(monkeypatch):
             walked = getattr(_scan_py, kind[0])(data, 0, len(data), where=kind[1])
             assert walked == fast[kind], kind
             assert len(calls) == walked.games_read + 1, kind    # (and the call that finds the end)
-
-
-def test_every_reader_runs_the_one_block_loop(monkeypatch):
-    """read_games, read_headers, read_lines and the column readers scan their blocks through
-    _RecordReader._scanned, and agree on the counts it keeps."""
-    pytest.importorskip("pyarrow")
-    from fastpgn.arrow import ColumnReader, read_arrow
-
-    seen = []
-    loop = _RecordReader._scanned
-
-    def scanned(self, scan, **options):
-        seen.append(scan.__name__)
-        return loop(self, scan, **options)
-
-    monkeypatch.setattr(_RecordReader, "_scanned", scanned)
-    data = _pgn()
-    where = {"min_elo": 1450, "elo_of": "white"}
-    options = {"errors": "skip", "where": where, "block_size": 64}
-    readers = [
-        ("games_from_block", lambda: read_games(data, **options)),
-        ("headers_from_block", lambda: read_headers(data, **options)),
-        ("lines_from_block", lambda: read_lines(data, **options)),
-        ("columns_from_block", lambda: ColumnReader(data, **options)),
-        ("columns_from_block", lambda: ColumnReader(data, lists=True, **options)),
-        ("columns_from_block", lambda: read_arrow(data, **options)),
-    ]
-    counts = set()
-    for name, make in readers:
-        with make() as reader:
-            items = list(reader)
-        assert seen == [name], name
-        seen.clear()
-        assert items
-        counts.add((reader.games_read, reader.games_yielded, reader.games_filtered,
-                    tuple((r.number, r.reason) for r in reader.rejected)))
-    assert len(counts) == 1
-    read, yielded, filtered, rejected = counts.pop()
-    assert read == yielded + len(rejected) + filtered and filtered >= 1 and rejected
-    # the raise policy: the same error from every reader, after the games before it
-    for reader in (read_games(data), read_lines(data), ColumnReader(data, lists=True)):
-        with pytest.raises(PGNSyntaxError, match="unexpected '}'"):
-            list(reader)
