@@ -30,7 +30,7 @@ def f32(x):
 
 def rows(scan, data: bytes) -> list[dict]:
     """The analysis columns of each good game of ``data``, read by kernel ``scan``, with its offset."""
-    columns, *_ = scan.columns_from_block(data, 0, len(data), 0, 0, True, False)
+    columns, *_ = scan.columns_from_block(data, 0, len(data))
     return record_batch({name: columns[name] for name in ("offset",) + ANALYSIS}).to_pylist()
 
 

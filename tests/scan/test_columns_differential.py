@@ -46,8 +46,9 @@ def both(data: bytes, stop: bool = False, where=None, uci: bool = False, first: 
 
 def csv_same(data: bytes) -> None:
     """Both CSV sinks (scan/csv.pxi, fastpgn.scan.csv, over these column sinks) give the same bytes."""
-    py, cy = (BACKENDS[name].csv_from_block(data, 0, len(data), 7, 0, True, False, None,
-                                            BACKENDS[name].opening_table(OPENINGS)) for name in ("py", "cy"))
+    py, cy = (BACKENDS[name].csv_from_block(data, 0, len(data), base_offset=7,
+                                            openings=BACKENDS[name].opening_table(OPENINGS))
+              for name in ("py", "cy"))
     assert py == cy
 
 
