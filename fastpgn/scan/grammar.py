@@ -798,3 +798,21 @@ def _first(buf: bytes, start: int, end: int, at_stream_start: bool) -> int:
 def _as_bytes(buf) -> bytes:
     """The block as bytes (the compiled kernel reads any bytes-like object in place)."""
     return buf if type(buf) is bytes else bytes(buf)
+
+
+# -- UTF-8 validity: where the first byte that is not UTF-8 is (the readers count such games) --
+
+def utf8_error(data, start: int = 0) -> int:
+    """The index of the first byte of ``data[start:]`` that is not UTF-8 (``UnicodeDecodeError.start``), or -1.
+
+    >>> utf8_error(b"ab\\xc3\\xa9c"), utf8_error(b"ab\\xe9c"), utf8_error(b"\\xe9a\\xe9", 1)
+    (-1, 2, 2)
+    """
+    view = memoryview(data)
+    if start < 0 or start > len(view):
+        raise ValueError(f"start {start} is outside the data ({len(view)} bytes)")
+    try:
+        str(view[start:], "utf-8")
+    except UnicodeDecodeError as exc:
+        return start + exc.start
+    return -1

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastpgn
-from helpers import CASES, MUTATION, NOISE, corpus_files, decompressed, mutated, real_game, shared, typed
+from helpers import CASES, MUTATION, NOISE, corpus_files, decompressed, kernel_params, mutated, real_game, shared, typed
 from fastpgn import _backend, openings
 
 OPENINGS = openings.load()
@@ -266,3 +266,25 @@ def test_opening_codes_from_the_compiled_table_are_the_maps():
     assert len(codes) > 50
     # the shipped (fuzzy) map answers the unknown name through __missing__, the same in both
     assert runs[2] == BACKENDS["py"].lines_from_block(data, 0, len(data), openings=openings.load())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"e4 ", b"\xc3\xa9", b"\xe2\x94\x82", b"\xf0\x9f\x98\x80", b"\xe9", b"\xc3",
+                                 b"\xe2\x94", b"\xed\xa0\x80", b"\xe0\x80\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf",
+                                 b"\xff", b"\x80", b"12345678"]), max_size=40),
+       st.integers(0, 3))
+def test_utf8_error_is_where_python_stops_decoding(pieces, start):
+    """Both kernels find the first byte that is not UTF-8 where Python's decoder does (readers count such games)."""
+    data = b"".join(pieces)
+    start = min(start, len(data))
+    try:
+        str(data[start:], "utf-8")
+        expected = -1
+    except UnicodeDecodeError as exc:
+        expected = start + exc.start
+    for ident, kernel in kernel_params_of_scan():
+        assert kernel.utf8_error(data, start) == expected, ident
+
+
+def kernel_params_of_scan():
+    return [(p.id, p.values[0]) for p in kernel_params("scan._scan")]
