@@ -22,10 +22,11 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from fastpgn.engine.analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
-from fastpgn.cli._common import Parser, add_encoding_argument, add_jobs_option, not_utf8_note, parse_args
+from fastpgn.cli._common import add_encoding_argument, add_jobs_option, not_utf8_note, parse_args
+from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputDamageError, InputError, PGNError
 
@@ -57,12 +58,18 @@ examples:
   python -m fastpgn analyse dump.pgn.zst -o dump-evals.pgn --only-missing --resume
   python -m fastpgn analyse games.pgn --engine /usr/games/stockfish --nodes 20000 | less
   python -m fastpgn analyse dump.pgn.zst --format lines -o dump-evals.lines   the converter's 22-field lines
+  python -m fastpgn analyse dump.pgn.zst --only-missing --min-elo 2000 --format parquet -o out/
 
 Each move's comment gets [%eval x] from White's view (0.33, -1.5, #3 when White
 mates in 3, #-3 when Black does) beside its [%clk]; no eval after a mating
 move (as lichess). Positions met again in the run are taken from a cache
 (--no-cache: searched every time; then each game's evals depend on that game
 alone and are the same for any -j).
+
+--format parquet|csv writes the analysis schema (docs/schema.md) instead, its
+accuracy, ACPL and judgements from the evals: -o FILE.parquet is one file,
+-o FOLDER/ (or an existing folder) chunks of 16,384 games. The filter flags
+pick the games analysed; the others are not written (counted as filtered out).
 
 """ + EXIT_RULE
 
@@ -94,17 +101,33 @@ def _option(text: str) -> tuple[str, str]:
     return name.strip(), value
 
 
+FORMATS = ("pgn", "lines", "parquet", "csv")
+CHUNK_GAMES = 16_384        # --format parquet|csv: games turned into columns at once (a row group, a chunk)
+
+
+class _Parser(FilterParser):
+    """The filter flags' parser; a bad --format is one line too."""
+
+    def error(self, message: str):
+        head = "argument --format: "
+        if message.startswith(head):
+            self.exit(2, f"{self.name}: --format: {message[len(head):]}\n")
+        super().error(message)
+
+
 def parser() -> argparse.ArgumentParser:
-    p = Parser(
+    p = _Parser(
         prog="python -m fastpgn analyse", name="fastpgn analyse",
         description="Add a UCI engine's eval to every ply of every game ([%eval] in each move's comment, "
                     "lichess's notation, clocks and tags kept) and write the games as lichess does.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", metavar="INPUT", help="PGN file (any compression) or - for stdin")
     p.add_argument("-o", "--output", metavar="OUTPUT", help="file to write (default: stdout)")
-    p.add_argument("--format", choices=("pgn", "lines"), default="pgn",
+    p.add_argument("--format", choices=FORMATS, default="pgn",
                    help="pgn (default): the games as lichess writes them; lines: the converter's 22-field "
-                        "line of each analysed game, evals in field 21")
+                        "line of each analysed game, evals in field 21; parquet, csv: the analysis schema "
+                        "(accuracy, ACPL, judgements from the evals); parquet needs -o (a file, or a folder "
+                        "for chunks)")
     limit = p.add_mutually_exclusive_group()
     limit.add_argument("--nodes", type=_positive, metavar="N",
                        help=f"search each position to N nodes (default {DEFAULT_NODES:,})")
@@ -133,6 +156,7 @@ def parser() -> argparse.ArgumentParser:
                    help="skip (default): report each bad game on stderr and go on; raise: stop at the first (exit 1)")
     add_encoding_argument(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    add_filter_arguments(p)
     return p
 
 
@@ -144,6 +168,7 @@ class _Stats:
     kept: int = 0
     not_analysed: int = 0
     rejected: int = 0
+    filtered: int = 0
     skipped: int = 0
     counts: list = field(default_factory=list)     # per engine: [positions, from the cache, searched]
 
@@ -204,7 +229,7 @@ class _Run:
         self.stats = _Stats()
         self.progress: _Progress | None = None
         self.engines: list[Engine] = []
-        self.out: TextIO | None = None
+        self.out: TextIO | _TableOut | None = None
         self.stop = threading.Event()
         self.workers: list[threading.Thread] = []
         self.feeder: threading.Thread | None = None
@@ -227,6 +252,27 @@ class _Run:
             self._check_input(args.input, args.encoding)
         if args.resume and args.overwrite:
             raise _Failed("--resume continues OUTPUT and --overwrite replaces it: give one of them", 2)
+        if args.format in ("parquet", "csv"):
+            if args.resume:
+                raise _Failed(f"--resume continues pgn and lines output, not --format {args.format}: "
+                              "run again with --overwrite", 2)
+            if args.output is None and args.format == "parquet":
+                raise _Failed("--format parquet needs -o OUTPUT (a file, or a folder for chunks)", 2)
+            if args.format == "parquet":
+                from fastpgn.schema import require_pyarrow
+
+                try:
+                    require_pyarrow("--format parquet")
+                except ImportError as exc:
+                    raise _Failed(f"{exc}", 2) from None
+            if args.output is not None and _is_folder(args.output):
+                if args.format == "csv":
+                    raise _Failed(f"--format csv writes one file, not a folder: {args.output}", 2)
+                chunks = _chunk_files(args.output)
+                if chunks and not args.overwrite:
+                    raise _Failed(f"{args.output} holds {_plural(len(chunks), 'Parquet chunk')}: --overwrite "
+                                  "replaces them", 2)
+                return 0
         if args.output is None:
             if args.resume:
                 raise _Failed("--resume needs -o OUTPUT", 2)
@@ -290,7 +336,9 @@ class _Run:
                 engine.setoption(name, value)
             engine.isready()
 
-    def _open_output(self, resumed: int) -> TextIO:
+    def _open_output(self, resumed: int):
+        if self.args.format in ("parquet", "csv"):
+            return _TableOut(self.args.format, self.args.output, _stem(self.args.input), self.args.overwrite)
         if self.args.output is None:
             return sys.stdout
         folder = os.path.dirname(self.args.output)
@@ -318,6 +366,7 @@ class _Run:
                 except ImportError:
                     self.progress = None
             code = self._pipeline(resumed)
+            self._close_table()
         except _Failed as exc:
             self.say(f"fastpgn analyse: {exc}")
             code = exc.code
@@ -334,6 +383,15 @@ class _Run:
             self._summary(time.perf_counter() - start)
         return code
 
+    def _close_table(self) -> None:
+        """--format parquet|csv: write the games still pending and close OUTPUT."""
+        if isinstance(self.out, _TableOut):
+            out, self.out = self.out, None
+            try:
+                out.close()
+            except OSError as exc:
+                raise _Failed(f"cannot write {self.args.output or 'stdout'}: {exc.strerror or exc}", 2) from None
+
     def _shutdown(self, code: int) -> None:
         self.stop.set()
         for engine in self.engines:
@@ -348,7 +406,12 @@ class _Run:
         if self.progress is not None:
             self.progress.close()
             self.progress = None
-        if self.out is not None and self.out is not sys.stdout:
+        if isinstance(self.out, _TableOut):
+            try:
+                self._close_table()     # a failed run: the games finished are written
+            except _Failed as exc:
+                self.say(f"fastpgn analyse: {exc}")
+        elif self.out is not None and self.out is not sys.stdout:
             self.out.close()
         elif self.out is sys.stdout:
             try:
@@ -362,9 +425,11 @@ class _Run:
         share = f" ({100 * s.cached / s.positions:.0f}%)" if s.positions else ""
         name = self.engines[0].name if self.engines and self.engines[0].name else self.args.engine
         resumed = f", {s.skipped:,} kept from the interrupted run" if s.skipped else ""
+        filtered = f", {s.filtered:,} filtered out" if self.args.where is not None else ""
         print(f"analyse: {s.games_read:,} games read, {s.written:,} written ({s.analysed:,} analysed, "
               f"{s.kept:,} kept with their evals, {s.not_analysed:,} not analysable), {s.rejected:,} rejected"
-              f"{resumed}; {s.positions:,} positions, {searched:,} searched, {s.cached:,} from the cache{share}; "
+              f"{filtered}{resumed}; {s.positions:,} positions, {searched:,} searched, "
+              f"{s.cached:,} from the cache{share}; "
               f"{seconds:.1f} s, {s.positions / seconds if seconds > 0 else 0:,.1f} positions/s, "
               f"{self.args.jobs} x {name}", file=sys.stderr)
 
@@ -412,7 +477,7 @@ class _Run:
                 elif kind == "note":
                     self.say(message[1])
                 elif kind == "end":
-                    _, fed, end_error, self.stats.games_read, self.stats.rejected = message
+                    _, fed, end_error, self.stats.games_read, self.stats.rejected, self.stats.filtered = message
                 elif kind == "fault":
                     _, index, game, exc = message
                     self._flush(pending, next_index)
@@ -513,12 +578,13 @@ class _Run:
 
         args = self.args
         source = sys.stdin.buffer if args.input == "-" else args.input
-        reader = read_games(source, errors=args.errors, encoding=args.encoding)
+        reader = read_games(source, errors=args.errors, encoding=args.encoding, where=args.where)
         reader._warn_not_utf8 = False   # one line of ours instead, below
         index = 0
         reported = 0
         error = None
         limited = False
+        last = 0                        # the input's number of the last game handed out
         try:
             for game in reader:
                 while reported < len(reader.rejected):
@@ -541,6 +607,7 @@ class _Run:
                     if self.stop.is_set():
                         return
                 work.put((index, game))
+                last = game.number
                 index += 1
             else:
                 if index < skip:
@@ -560,8 +627,15 @@ class _Run:
             note = not_utf8_note(reader.games_not_utf8, reader.first_not_utf8)
             results.put(("note", f"fastpgn analyse: {args.input}: {note}"))
         # --limit: the games up to the last one handed out, not the rest of the reader's block.
-        read = index + reported if limited else reader.games_read
-        results.put(("end", index, error, read, reported if limited else len(reader.rejected)))
+        if limited:
+            rejected = reported
+            # (the filtered ones before it: those the reader dropped between the games it gave)
+            before = sum(1 for r in reader.rejected[:reported] if (r.error().game or 0) < last)
+            filtered = max(0, last - index - before) if args.where is not None else 0
+            read = index + reported + filtered
+        else:
+            rejected, filtered, read = len(reader.rejected), reader.games_filtered, reader.games_read
+        results.put(("end", index, error, read, rejected, filtered))
 
     def _work(self, engine: Engine, work, results, cache, counts) -> None:
         """One engine's thread: analyse the games handed to it."""
@@ -604,6 +678,149 @@ class _Run:
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 results.put(("crash", exc))
                 return
+
+
+def _is_folder(output: str) -> bool:
+    """Whether -o names a folder (an existing one, or a path ending with a separator): Parquet chunks there."""
+    return output.endswith(("/", os.sep)) or os.path.isdir(output)
+
+
+def _chunk_files(folder: str) -> list[str]:
+    """The Parquet chunks a run of ``--format parquet -o FOLDER/`` leaves in ``folder``."""
+    if not os.path.isdir(folder):
+        return []
+    return sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                  if ".part_" in name and name.endswith(".parquet"))
+
+
+def _stem(path: str) -> str:
+    """The chunks' name: INPUT's file name without its compression and .pgn suffixes."""
+    if path == "-":
+        return "stdin"
+    name = os.path.basename(path)
+    for suffix in (".zst", ".zstd", ".gz", ".bz2", ".xz"):
+        name = name.removesuffix(suffix)
+    return name.removesuffix(".pgn") or "games"
+
+
+class _TableOut:
+    """--format parquet|csv: the analysed games' PGN text (what --format pgn writes) turned into the
+    analysis schema's columns by the converter's column sink, CHUNK_GAMES games at a time.
+
+    ``offset`` and the game numbers are those of that PGN text: the table equals ``read_arrow`` of the
+    ``--format pgn`` output of the same run. Parquet goes to one file (a row group per chunk) or, for a
+    folder, one file per chunk (``NAME.part_NNNNNN.parquet``); CSV to one file or stdout.
+    """
+
+    def __init__(self, fmt: str, output: str | None, stem: str, overwrite: bool) -> None:
+        from fastpgn import schema
+        from fastpgn.scan import columns as _columns_py
+
+        self.format = fmt
+        self.names = schema.names(False)
+        self.pending: list[bytes] = []
+        self.pending_bytes = 0
+        self.offset = 0                 # bytes of PGN text turned into columns so far
+        self.games = 0
+        self.chunks = 0
+        self.header = True              # CSV: the row of names not yet written
+        self.writer: Any = None         # --format parquet, one file: pyarrow's ParquetWriter
+        self.stream: Any = None         # the file (or stdout) written; None for a folder
+        self.openings = _columns_py.default_openings()
+        self.folder = output if fmt == "parquet" and output is not None and _is_folder(output) else None
+        self.stem = stem
+        self.output = output
+        if self.folder is not None:
+            os.makedirs(self.folder, exist_ok=True)
+            if overwrite:
+                for path in _chunk_files(self.folder):
+                    os.remove(path)
+        elif output is None:
+            self.stream = sys.stdout.buffer     # (csv only: parquet without -o is refused before)
+        else:
+            folder = os.path.dirname(output)
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+            self.stream = open(output, "wb")
+        if fmt == "parquet":
+            from fastpgn import scan as _scan
+
+            self.arrow_schema = schema.arrow_schema(False)
+            self.table = _scan.kernel.opening_table(self.openings)
+
+    def write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        self.pending.append(data)
+        self.pending_bytes += len(data)
+        if len(self.pending) >= CHUNK_GAMES or self.pending_bytes >= 1 << 26:
+            self._chunk()
+
+    def flush(self) -> None:
+        """(the games are written a chunk at a time)"""
+
+    def _chunk(self) -> None:
+        if not self.pending:
+            return
+        data = b"".join(self.pending)
+        count = len(self.pending)
+        self.pending, self.pending_bytes = [], 0
+        if self.format == "csv":
+            from fastpgn.csv_text import write_csv
+            from fastpgn.scan import columns as _columns_py
+
+            columns, read, rejects, _ = _columns_py.columns_from_block(
+                data, 0, len(data), base_offset=self.offset, first_game=self.games, openings=self.openings)
+        else:
+            from fastpgn import scan as _scan
+
+            columns, read, rejects, _ = _scan.kernel.columns_from_block(
+                data, 0, len(data), base_offset=self.offset, first_game=self.games, openings=self.table)
+        if rejects or read != count:     # written by lichess_pgn from games the reader read: not expected
+            raise _Failed(f"no {self.format} row for an analysed game: "
+                          f"{rejects[0][0] if rejects else f'{read} games of {count}'}", 2)
+        self.offset += len(data)
+        self.games += count
+        columns = {name: columns[name] for name in self.names}
+        if self.format == "csv":
+            write_csv(columns, self.stream, header=self.header)
+            self.header = False
+            self.stream.flush()
+            return
+        from fastpgn.arrow import parquet_writer, record_batch
+
+        batch = record_batch(columns)
+        if self.folder is not None:
+            path = os.path.join(self.folder, f"{self.stem}.part_{self.chunks:06d}.parquet")
+            temporary = os.path.join(self.folder, f".{self.stem}.part_{self.chunks:06d}.parquet.tmp")
+            writer = parquet_writer(temporary, self.arrow_schema)
+            writer.write_batch(batch)
+            writer.close()
+            os.replace(temporary, path)
+        else:
+            if self.writer is None:
+                self.writer = parquet_writer(self.stream, self.arrow_schema)
+            self.writer.write_batch(batch)
+        self.chunks += 1
+
+    def close(self) -> None:
+        """Write the games still pending (the finished games of an interrupted run too) and close the file."""
+        try:
+            self._chunk()
+            if self.format == "csv" and self.header:
+                from fastpgn.csv_text import write_csv
+
+                write_csv({name: [] for name in self.names}, self.stream)
+            elif self.format == "parquet" and self.folder is None and self.writer is None:
+                from fastpgn.arrow import parquet_writer
+
+                self.writer = parquet_writer(self.stream, self.arrow_schema)     # no games: the schema alone
+            if self.writer is not None:
+                self.writer.close()
+        finally:
+            if self.stream is not None and self.stream is not sys.stdout.buffer:
+                self.stream.close()
+            elif self.stream is not None:
+                self.stream.flush()
 
 
 def _plural(count: int, noun: str) -> str:
