@@ -11,6 +11,7 @@ import datetime
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -265,3 +266,46 @@ def release_rows(pgn: bytes):
         row.update(UTCDate=_date(h.get("UTCDate")), UTCTime=_time(h.get("UTCTime")), movetext=movetext)
         rows.append(row)
     return rows
+
+
+# -- the analyse command's tests (tests/engine) --
+
+INSTALL = "needs Debian's stockfish: apt-get install -y stockfish"
+DB = ("data", "lichess-db")
+G2013 = (*DB, "lichess_db_standard_rated_2013-01.head348.pgn.zst")      # no clocks, almost no evals
+G2021 = (*DB, "lichess_db_standard_rated_2021-10.head999.pgn.zst")      # clocks; some games with evals
+G2023 = (*DB, "lichess_db_standard_rated_2023-02.head15.pgn.zst")       # clocks, no evals
+
+
+def fake_engine(tmp_path: Path, mode: str = "ok", *extra: str) -> tuple[str, Path]:
+    """An executable that runs the fake engine in ``mode`` (``--engine`` takes a program), and its log."""
+    log = tmp_path / f"fake-{mode}.log"
+    script = tmp_path / f"fake-{mode}"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_ENGINE}" --mode {mode} {" ".join(extra)} '
+                      f'--log "{log}" "$@"\n')
+    script.chmod(0o755)
+    return str(script), log
+
+
+def analyse_cli(argv, capsys) -> tuple[int, str]:
+    """``python -m fastpgn analyse ARGV`` in process: its exit status and stderr."""
+    from fastpgn.cli.analyse import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, err
+
+
+def game_texts(path: Path) -> list[str]:
+    """The games of a lichess .pgn.zst as the text lichess wrote, one string each."""
+    import zstandard
+
+    raw = zstandard.ZstdDecompressor().stream_reader(path.open("rb")).read().decode()
+    texts = raw.split("\n\n[Event")
+    return [("" if i == 0 else "[Event") + t.rstrip("\n") + "\n\n" for i, t in enumerate(texts)]
+
+
+def first_games(path: Path, n: int, tmp_path: Path) -> Path:
+    out = tmp_path / f"first{n}.pgn"
+    out.write_text("".join(game_texts(path)[:n]))
+    return out

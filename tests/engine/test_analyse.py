@@ -18,9 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
-import zstandard
 
-from helpers import ROOT, missing_system_package, shared
+from helpers import (G2013, G2021, G2023, INSTALL, ROOT, fake_engine, first_games, game_texts,
+                     missing_system_package, shared)
+from helpers import analyse_cli as run
 from fastpgn.engine import analysis as analyse
 from fastpgn.engine.analysis import complete_games, lichess_pgn, position_key
 from fastpgn.cli.analyse import main
@@ -28,11 +29,6 @@ from fastpgn.engine import find_engine
 from fastpgn.reader import read_games
 
 FAKE = str(Path(__file__).resolve().parent / "fake_engine.py")
-INSTALL = "needs Debian's stockfish: apt-get install -y stockfish"
-DB = ("data", "lichess-db")
-G2013 = (*DB, "lichess_db_standard_rated_2013-01.head348.pgn.zst")      # no clocks, almost no evals
-G2021 = (*DB, "lichess_db_standard_rated_2021-10.head999.pgn.zst")      # clocks; some games with evals
-G2023 = (*DB, "lichess_db_standard_rated_2023-02.head15.pgn.zst")       # clocks, no evals
 
 SHORT = """\
 [Event "Fool's mate"]
@@ -61,22 +57,6 @@ def stockfish():
     return path
 
 
-def fake_engine(tmp_path: Path, mode: str = "ok", *extra: str) -> tuple[str, Path]:
-    """An executable that runs the fake engine in ``mode`` (``--engine`` takes a program), and its log."""
-    log = tmp_path / f"fake-{mode}.log"
-    script = tmp_path / f"fake-{mode}"
-    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" --mode {mode} {" ".join(extra)} '
-                      f'--log "{log}" "$@"\n')
-    script.chmod(0o755)
-    return str(script), log
-
-
-def run(argv, capsys) -> tuple[int, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, err
-
-
 def engine_pids(log: Path) -> list[int]:
     return [int(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("pid ")]
 
@@ -90,19 +70,6 @@ def assert_no_leftovers(log: Path | None = None) -> None:
         assert not os.path.exists(f"/proc/{pid}"), f"engine {pid} is still running"
     left = [t.name for t in threading.enumerate() if t.name.startswith("fastpgn-")]
     assert not left, left
-
-
-def game_texts(path: Path) -> list[str]:
-    """The games of a lichess .pgn.zst as the text lichess wrote, one string each."""
-    raw = zstandard.ZstdDecompressor().stream_reader(path.open("rb")).read().decode()
-    texts = raw.split("\n\n[Event")
-    return [("" if i == 0 else "[Event") + t.rstrip("\n") + "\n\n" for i, t in enumerate(texts)]
-
-
-def first_games(path: Path, n: int, tmp_path: Path) -> Path:
-    out = tmp_path / f"first{n}.pgn"
-    out.write_text("".join(game_texts(path)[:n]))
-    return out
 
 
 # ---------------------------------------------------------------- writing as lichess does

@@ -12,8 +12,8 @@ import io
 
 import pytest
 
-from helpers import shared
-from test_analyse import G2021, G2023, fake_engine, first_games, run
+from helpers import G2021, G2023, INSTALL, fake_engine, first_games, shared
+from helpers import analyse_cli as run
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -59,7 +59,6 @@ def test_parquet_and_csv_equal_the_schema_of_the_pgn_output(tmp_path, capsys):
 
 
 def test_stockfish_evals_give_the_same_accuracy_in_parquet(tmp_path, capsys):
-    from test_analyse import INSTALL
     from helpers import missing_system_package
     from fastpgn.engine import find_engine
 
