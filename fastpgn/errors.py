@@ -229,7 +229,6 @@ def rejected_games(rejects, data, offset: int) -> list[Rejected]:
     """
     if not rejects:
         return []
-    games = [Rejected(offset + start, number, reason, error_offset, bytes(data[start:end]))
-             for reason, error_offset, number, start, end in rejects]
-    return [Rejected(g.offset, g.number, row_reason(g.reason, g.text), g.error_offset, g.text)
-            if g.reason.startswith("unexpected '}'") else g for g in games]
+    texts = [bytes(data[start:end]) for _, _, _, start, end in rejects]
+    return [Rejected(offset + start, number, row_reason(reason, text), error_offset, text)
+            for (reason, error_offset, number, start, end), text in zip(rejects, texts)]
