@@ -17,7 +17,8 @@ as the converter runs it:
 - ``write``: the compressed members appended to a file, fsynced at the end.
 
 Each stage's CPU seconds per GB of PGN (``time.process_time``: user+sys of
-this one-threaded process) and MB/s of PGN on one core, the median of
+this one-threaded process), MB of PGN per CPU second (its speed on a core of
+its own, whatever else the machine runs) and MB/s of wall time, the median of
 interleaved rounds; the floor is ``zstandard``'s stream reader alone into the
 same buffer. Then the whole converter as its own process at ``-j 1`` and
 ``-j 2``: wall time, CPU (user+sys of the process, ``wait4``) and its MB/s as
@@ -183,6 +184,9 @@ def converter(path: Path, jobs: int, kind: str, out: Path) -> tuple[float, float
 
 
 def run(args) -> dict:
+    from benchmarks.compare import compile_bytecode
+
+    compile_bytecode()      # the converter's processes start as an installed package's would
     path = args.input
     data = decoded(path)
     nbytes = len(data)
@@ -256,17 +260,19 @@ def table(rep: dict) -> str:
              f"{rep['date']}, commit {rep['commit']}, {rep['machine']}, Python {rep['python']}, "
              f"backend {rep['backend']}, median of {rep['rounds']} rounds, 1-min load {rep['load_average_1min']:.1f}",
              "",
-             "| stage | CPU s/GB | share | MB/s (one core) |",
-             "|---|---:|---:|---:|"]
+             "| stage | CPU s/GB | share | MB per CPU second (one core) | MB/s (wall) |",
+             "|---|---:|---:|---:|---:|"]
     for s in rep["stages"]:
-        lines.append(f"| {s['stage']} | {s['cpu_s_per_gb']:.2f} | {s['share']:.0%} | {s['mb_per_s']:,.0f} |")
+        lines.append(f"| {s['stage']} | {s['cpu_s_per_gb']:.2f} | {s['share']:.0%} | {s['mb_per_cpu_s']:,.0f} "
+                     f"| {s['mb_per_s']:,.0f} |")
     lines.append(f"| all five, one core | {rep['stages_cpu_s_per_gb']:.2f} | 100% "
-                 f"| {rep['stages_mb_per_s_one_core']:,.0f} |")
+                 f"| {rep['stages_mb_per_s_one_core']:,.0f} | |")
     f = rep["floor"]
-    lines.append(f"| floor: zstandard stream reader alone | {f['cpu_s_per_gb']:.2f} | | {f['mb_per_s']:,.0f} |")
+    lines.append(f"| floor: zstandard stream reader alone | {f['cpu_s_per_gb']:.2f} | | {f['mb_per_cpu_s']:,.0f} "
+                 f"| {f['mb_per_s']:,.0f} |")
     if rep["converter"]:
         lines += ["", "| converter (whole process) | wall s | CPU s | CPU s/GB | CPU s/GB less start-up | MB/s "
-                  "| of floor |", "|---|---:|---:|---:|---:|---:|---:|"]
+                  "| of the floor's MB/s |", "|---|---:|---:|---:|---:|---:|---:|"]
         for c in rep["converter"]:
             lines.append(f"| `-j {c['jobs']} --compression {rep['compression']}` | {c['wall_s']:.2f} "
                          f"| {c['cpu_s']:.2f} | {c['cpu_s_per_gb']:.2f} | {c['cpu_s_per_gb_less_start']:.2f} "

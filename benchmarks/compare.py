@@ -581,13 +581,13 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
             cs.append(Contender(
                 "pgn-extract-elo2000", "pgn-extract -t (WhiteElo >= 2000, BlackElo >= 2000)",
                 [pe, "--quiet", "-s", "-t", str(tags), "-o", "{WORK}/pgn-extract.out.pgn", str(pgn)],
-                pgn, corpus.nbytes, section="jobs", claims=frozenset(), post=_pgn_extract_games,
+                pgn, corpus.nbytes, section="jobs", claims=frozenset(), expected=full, post=_pgn_extract_games,
                 note="C; tag criteria from a file, relational Elo match; the kept games written as PGN"))
             if player:
                 cs.append(Contender(
                     "pgn-extract-player", f"pgn-extract -Tp{player}",
                     [pe, "--quiet", "-s", f"-Tp{player}", "-o", "{WORK}/pgn-extract.out.pgn", str(pgn)],
-                    pgn, corpus.nbytes, section="jobs", claims=frozenset(), post=_pgn_extract_games,
+                    pgn, corpus.nbytes, section="jobs", claims=frozenset(), expected=full, post=_pgn_extract_games,
                     note="C; a player of either colour (prefix match: the name is chosen so that it is exact)"))
 
     # the Rust binding's Hugging Face route: the release's movetext column, every position's board
@@ -769,6 +769,8 @@ def summarize(cs: list[Contender], corpus_bytes: int) -> list[dict]:
             secs = statistics.median(c.inner) if c.section == "kernel" and c.inner else statistics.median(c.times)
             mbps = c.nbytes / 1e6 / secs
             games = (c.counts or {}).get("games")
+            if "games" not in c.claims and c.expected:     # a filter: the games it read, not those it kept
+                games = c.expected["games"]
             cpu = statistics.median(c.cpu) if c.cpu else None
             row.update(seconds=secs, mb_per_s=mbps, games_per_s=games / secs if games else None,
                        cpu_s=cpu, cpu_s_per_gb=cpu / (c.nbytes / 1e9) if cpu is not None else None,
