@@ -565,7 +565,7 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
     # the jobs users run pgn-extract for, beside fastpgn's converter doing the same on the same plain .pgn
     if conv_help is not None and cy_ok:
         jobs_rows = [("elo2000", ("--min-elo", 2000), "--min-elo 2000 (both players)")]
-        player, player_games = ("", 0) if getattr(args, "list", False) else busiest_player(pgn)
+        player, player_games = busiest_player(pgn)
         if player:
             jobs_rows.append(("player", ("--player", player), f"--player {player} ({player_games:,} games)"))
         jobs_rows.append(("validate", ("--validate",), "--validate"))
