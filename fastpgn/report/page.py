@@ -194,9 +194,15 @@ CHARTS = {
 }
 
 
-def _cell(value: Any) -> str:
+# Columns whose numbers are ratings or gaps: written 1500, not 1,500.
+PLAIN = {"rating", "band", "diff"}
+
+
+def _cell(value: Any, plain: bool = False) -> str:
     if isinstance(value, bool) or value is None:
         return f"<td>{'' if value is None else value}</td>"
+    if isinstance(value, int) and plain:
+        return f'<td class="n">{value}</td>'
     if isinstance(value, int):
         return f'<td class="n">{value:,}</td>'
     if isinstance(value, float):
@@ -210,7 +216,7 @@ def _html_table(name: str, t: dict[str, list]) -> str:
     if name == "judgements_by_clock":
         rows = [[CLOCK_BANDS[r[0]][1], *r[1:]] for r in rows]
     head = "".join(f"<th>{html.escape(HEADINGS.get(c, c))}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in rows)
+    body = "".join("<tr>" + "".join(_cell(v, c in PLAIN) for c, v in zip(columns, row)) + "</tr>" for row in rows)
     return f'<table data-table="{name}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 

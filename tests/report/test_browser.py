@@ -114,7 +114,7 @@ def shown(tmp_path_factory):
     """The sample's report opened in Chromium, offline: the browser, and the page's events after loading."""
     folder = tmp_path_factory.mktemp("browser")
     page = folder / "report.html"
-    build(ROOT / "data" / "sample.pgn.zst", page, jobs=1)
+    build(os.path.relpath(ROOT / "data" / "sample.pgn.zst"), page, jobs=1)     # the page names it so
     browser = Chromium(folder / "profile")
     try:
         for domain in ("Page", "Runtime", "Log", "Network"):

@@ -346,3 +346,37 @@ def test_parquet_without_the_converters_record_says_rejected_is_not_known(parque
     assert report.games_filtered == 3000 - report.games
     text = (tmp_path / "r.html").read_text()
     assert "<th>games rejected (bad PGN)</th><td>not known</td>" in text and "Rejected games unknown" in text
+
+
+def test_progress_bar_on_a_terminal_and_quiet(parquet_dir, tmp_path):
+    """On a terminal a bar names each query as it runs, then the summary line; -q leaves stderr empty."""
+    import sys
+
+    from helpers import stderr_on_a_terminal
+
+    command = [sys.executable, "-m", "fastpgn", "report", str(parquet_dir), "-o", str(tmp_path / "r.html")]
+    shown = stderr_on_a_terminal(command)
+    assert "fastpgn report:" in shown and "100%" in shown and "mistakes by clock" in shown
+    assert shown.rstrip().endswith(f"3,000 games in {tmp_path / 'r.html'}")
+    assert stderr_on_a_terminal(command + ["-q"]) == ""
+
+
+def test_real_dumps_of_several_months_by_month(tmp_path):
+    """Two real lichess dumps years apart, converted on the way: games by month, evals and clocks as read_games
+    sees them."""
+    from helpers import G2013, G2021, shared
+
+    inputs = [shared(*G2013), shared(*G2021)]
+    report = build(inputs, tmp_path / "r.html", jobs=1)
+    games = [g for path in inputs for g in fastpgn.read_games(str(path))]
+    assert report.games == len(games) == report.games_read - report.games_rejected
+    months = Counter((g.headers["UTCDate"][:7].replace(".", "-"), speed_of(g.headers["TimeControl"]) or "unknown")
+                     for g in games)
+    t = report.tables["by_period"]
+    assert t["columns"][0] == "month"
+    assert {(m, s): n for m, s, n in t["rows"]} == months
+    summary = dict(zip(report.tables["summary"]["columns"], report.tables["summary"]["rows"][0]))
+    assert summary["with_evals"] == sum(1 for g in games if any(e is not None for e in g.evals)) > 0
+    assert summary["with_clocks"] == sum(1 for g in games if any(c is not None for c in g.clocks)) > 0
+    assert report.tables["judgements_by_band"]["rows"], "the 2021 dump has analysed games"
+    assert page_data(tmp_path / "r.html")["inputs"] == [str(p) for p in inputs]
