@@ -78,7 +78,7 @@ def _run(args) -> int:
         print(f"fastpgn report: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     if result.games == 0:
-        print(f"fastpgn report: no game passes the filters; {args.output} says so", file=sys.stderr)
+        print(f"fastpgn report: {result.notes[-1]}; {args.output} says so", file=sys.stderr)
     elif not args.quiet:
         print(f"fastpgn report: {plural(result.games, 'game')} in {os.path.abspath(args.output)}", file=sys.stderr)
     return 0

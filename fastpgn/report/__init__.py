@@ -222,18 +222,17 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
         raise ReportError("no input named")
     work = tempfile.mkdtemp(prefix="fastpgn-report-", dir=temp_dir)
     con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": os.path.join(work, "duckdb")})
+    close: Callable[[], None] = lambda: None  # noqa: E731
     try:
         found = _Inputs(names, con)
         steps = len(found.convert) + len(queries.QUERIES) + 2
-        step, close = (progress, lambda: None) if progress is not None else _progress_bar(steps, quiet)
+        step, close = (progress, close) if progress is not None else _progress_bar(steps, quiet)
         counts = None
         converted: list[str] = []
         if found.convert:
             counts = _convert(found.convert, os.path.join(work, "parquet"), where, jobs, step)
             converted = sorted(str(p) for p in Path(work, "parquet").rglob("*.parquet"))
         condition = _bind(*queries.where_sql(where))
-        if not found.parquet and not converted:
-            raise ReportError(f"{', '.join(names)}: no games (the conversion wrote none)")
         step("reading the Parquet")
         # The Parquet inputs are filtered here; the converted ones were filtered on the way in.
         parts = []
@@ -244,12 +243,14 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
             parts.append(f"SELECT * FROM {given_sql} WHERE {condition}")
         if converted:
             parts.append(f"SELECT * FROM {_read(converted)}")
-        con.execute("CREATE TEMP VIEW games AS " + " UNION ALL BY NAME ".join(f"({p})" for p in parts))
-        games = _count(con, "games")
+        games = 0
+        if parts:       # none: every game of the converted inputs was filtered out or rejected
+            con.execute("CREATE TEMP VIEW games AS " + " UNION ALL BY NAME ".join(f"({p})" for p in parts))
+            games = _count(con, "games")
         converted_games = _count(con, _read(converted)) if converted else 0
-        if given + converted_games == 0:
-            raise ReportError(f"{', '.join(names)}: no games in the Parquet (an empty dataset)")
         conv_read, conv_rejected, conv_filtered = counts or (0, 0, 0)
+        if given + conv_read == 0:
+            raise ReportError(f"{', '.join(names)}: no games in the Parquet (an empty dataset)")
         earlier = _earlier_counts(found.done_files) if found.parquet else (0, 0, 0)
         filtered = (given - (games - converted_games)) + conv_filtered
         read: int | None = None
@@ -264,7 +265,8 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
             report.notes.append("rejected games unknown: the Parquet was not written by the converter "
                                 "(or its record of the run is gone)")
         if games == 0:
-            report.notes.append("no game passes the filters" if (where or filtered) else "the inputs hold no game")
+            report.notes.append("no game passes the filters" if filtered else "no game could be read: every game "
+                                "was rejected (bad PGN)")
         else:
             for name, query in queries.QUERIES.items():
                 step(query.title.format(period="day or month"))
@@ -277,9 +279,9 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
                 report.tables[name] = _table(con, sql)
         step("drawing the page")
         page.write(report)
-        close()
         return report
     finally:
+        close()
         con.close()
         shutil.rmtree(work, ignore_errors=True)
 

@@ -288,6 +288,18 @@ def test_a_filter_that_keeps_nothing_says_so(parquet_dir, tmp_path, capsys):
     text = out.read_text()
     assert "No game passes the filters." in text and 'id="chart-' not in text and "<h2>Ratings" not in text
     assert page_data(out)["games"] == 0 and page_data(out)["games_filtered"] == 3000
+    # the same from the PGN: the converter keeps nothing, so writes no Parquet at all
+    assert main([str(SAMPLE), "-o", str(out), "--min-elo", "3900", "-j", "1"]) == 0
+    assert "no game passes the filters" in capsys.readouterr().err
+    assert "No game passes the filters." in out.read_text() and page_data(out)["games_filtered"] == 3000
+
+
+def test_a_dump_of_bad_games_only_says_so(tmp_path, capsys):
+    (tmp_path / "bad.pgn").write_bytes(b'[Event "y"]\n[Result "0-1"]\n\n1. e4 {never closed\n\n')
+    assert main([str(tmp_path / "bad.pgn"), "-o", str(tmp_path / "r.html"), "-j", "1"]) == 0
+    assert "every game was rejected" in _one_line(capsys)
+    data = page_data(tmp_path / "r.html")
+    assert (data["games"], data["games_read"], data["games_rejected"]) == (0, 1, 1)
 
 
 def _one_line(capsys) -> str:
@@ -380,3 +392,20 @@ def test_real_dumps_of_several_months_by_month(tmp_path):
     assert summary["with_clocks"] == sum(1 for g in games if any(c is not None for c in g.clocks)) > 0
     assert report.tables["judgements_by_band"]["rows"], "the 2021 dump has analysed games"
     assert page_data(tmp_path / "r.html")["inputs"] == [str(p) for p in inputs]
+
+
+def test_lichess_release_parquet_is_read_as_pgn(tmp_path):
+    """lichess's own Parquet release (not fastpgn's schema) is converted on the way, as the converter reads it."""
+    import pyarrow as pa
+
+    from helpers import G2023, decompressed, official_schema, release_rows, shared
+
+    pgn = decompressed(shared(*G2023))
+    release = tmp_path / "release" / "year=2023" / "month=02"
+    release.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(release_rows(pgn), schema=official_schema()), release / "0.parquet")
+    report = build(tmp_path / "release", tmp_path / "r.html", jobs=1)
+    games = list(fastpgn.read_games(pgn))
+    assert report.games == len(games) == 15 and report.games_rejected == 0
+    assert {s: n for s, n, _ in report.tables["by_speed"]["rows"]} == \
+        Counter(speed_of(g.headers["TimeControl"]) for g in games)
