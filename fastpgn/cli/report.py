@@ -45,7 +45,7 @@ def parser() -> argparse.ArgumentParser:
                    help="DuckDB's memory limit (default 2GB); beyond it DuckDB spills to --temp-dir")
     p.add_argument("--temp-dir", metavar="DIR",
                    help="folder for the temporary files: converted PGN, DuckDB's spill (default: the system's)")
-    add_jobs_option(p, None, "every core", "workers converting a PGN input (default: every core)")
+    add_jobs_option(p, None, "every core", "workers converting a PGN input, and DuckDB's threads (default: every core)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary line")
     add_filter_arguments(p)
     return p

@@ -197,7 +197,7 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
     them. The filters are ``fastpgn.filters.Where``'s keywords (or
     ``where=``). ``memory_limit`` and ``temp_dir`` bound DuckDB (it spills
     to ``temp_dir``, by default the system's temporary folder); ``jobs``:
-    the converter's workers. A progress bar on stderr unless ``quiet``.
+    the converter's workers and DuckDB's threads (default: every core). A progress bar on stderr unless ``quiet``.
     Raises ReportError (one line naming the input) when nothing can be
     read; a filter that keeps no game gives a page that says so.
 
@@ -221,7 +221,10 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
     if not names:
         raise ReportError("no input named")
     work = tempfile.mkdtemp(prefix="fastpgn-report-", dir=temp_dir)
-    con = duckdb.connect(config={"memory_limit": memory_limit, "temp_directory": os.path.join(work, "duckdb")})
+    config: dict[str, Any] = {"memory_limit": memory_limit, "temp_directory": os.path.join(work, "duckdb")}
+    if jobs:
+        config["threads"] = int(jobs)
+    con = duckdb.connect(config=config)
     close: Callable[[], None] = lambda: None  # noqa: E731
     try:
         found = _Inputs(names, con)

@@ -55,9 +55,11 @@ def where_sql(where: Where | None) -> tuple[str, list]:
     It follows ``Where``'s rules: a missing rating, date or tag fails its
     test, a missing Variant is Standard, names compare ignoring case.
 
-    >>> where_sql(Where(min_elo=2000, speed="blitz"))
-    ("(white_elo IS NOT NULL AND white_elo >= ?) AND (black_elo IS NOT NULL AND black_elo >= ?) AND speed IN (?)", \
-[2000, 2000, 'blitz'])
+    >>> sql, params = where_sql(Where(min_elo=2000, speed="blitz"))
+    >>> sql
+    '(white_elo IS NOT NULL AND white_elo >= ?) AND (black_elo IS NOT NULL AND black_elo >= ?) AND speed IN (?)'
+    >>> params
+    [2000, 2000, 'blitz']
     """
     if not where:
         return "TRUE", []

@@ -409,3 +409,16 @@ def test_lichess_release_parquet_is_read_as_pgn(tmp_path):
     assert report.games == len(games) == 15 and report.games_rejected == 0
     assert {s: n for s, n, _ in report.tables["by_speed"]["rows"]} == \
         Counter(speed_of(g.headers["TimeControl"]) for g in games)
+
+
+def test_the_docstring_examples_run():
+    import doctest
+
+    import fastpgn.report
+    import fastpgn.report.page
+    import fastpgn.report.queries
+
+    for module in (fastpgn.report, fastpgn.report.queries, fastpgn.report.page):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, module.__name__
+    assert doctest.testmod(fastpgn.report.queries).attempted >= 2
