@@ -224,9 +224,10 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
     config: dict[str, Any] = {"memory_limit": memory_limit, "temp_directory": os.path.join(work, "duckdb")}
     if jobs:
         config["threads"] = int(jobs)
-    con = duckdb.connect(config=config)
     close: Callable[[], None] = lambda: None  # noqa: E731
+    con = None
     try:
+        con = duckdb.connect(config=config)     # a bad memory_limit is duckdb's one-line error
         found = _Inputs(names, con)
         steps = len(found.convert) + len(queries.QUERIES) + 2
         step, close = (progress, close) if progress is not None else _progress_bar(steps, quiet)
@@ -285,7 +286,8 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
         return report
     finally:
         close()
-        con.close()
+        if con is not None:
+            con.close()
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -292,6 +292,9 @@ def write(report) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)           # as open() would make it (mkstemp makes it private)
         os.replace(tmp, report.path)
     except BaseException:
         os.unlink(tmp)

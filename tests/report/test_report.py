@@ -95,6 +95,14 @@ def page(parquet_dir, tmp_path_factory) -> tuple[Path, dict]:
     return out, page_data(out)
 
 
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _table(data: dict, name: str) -> list[dict]:
     t = data["tables"][name]
     return [dict(zip(t["columns"], row)) for row in t["rows"]]
@@ -211,6 +219,7 @@ def test_analysis_by_rating_and_clock(page, rows):
 def test_tables_beside_the_charts_show_the_embedded_numbers(page):
     """What a reader sees in each table is what the JSON holds (the charts are drawn from the same lists)."""
     path, data = page
+    assert path.stat().st_mode & 0o044 == 0o044 & ~_umask()      # readable by others, as any file written
     parser = _Tables()
     parser.feed(path.read_text(encoding="utf-8"))
     for name, t in data["tables"].items():
@@ -422,3 +431,19 @@ def test_the_docstring_examples_run():
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, module.__name__
     assert doctest.testmod(fastpgn.report.queries).attempted >= 2
+
+
+def test_a_bad_memory_limit_is_one_line_and_leaves_nothing(parquet_dir, tmp_path, capsys):
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    assert main([str(parquet_dir), "-o", str(tmp_path / "r.html"), "--memory-limit", "3XB",
+                 "--temp-dir", str(spill)]) == 2
+    assert "memory" in _one_line(capsys).lower()
+    assert list(spill.iterdir()) == [] and not (tmp_path / "r.html").exists()
+
+
+def test_a_page_that_cannot_be_written_is_one_line(parquet_dir, tmp_path, capsys):
+    (tmp_path / "taken").mkdir()
+    assert main([str(parquet_dir), "-o", str(tmp_path / "taken"), "-q"]) == 2
+    assert f"cannot write {tmp_path / 'taken'}" in _one_line(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]      # no temporary page left behind
