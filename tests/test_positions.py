@@ -254,3 +254,150 @@ def test_games_reaching_without_duckdb_says_how_to_install(tmp_path, monkeypatch
     with pytest.raises(ImportError, match=r'pip install "fastpgn\[duckdb\]"'):
         games_reaching(tmp_path, chess.STARTING_FEN)
 
+
+
+# -- the converter, CSV and Spark ---------------------------------------------------------------------
+
+def convert(args: list[str]) -> tuple[int, str]:
+    import contextlib
+
+    from fastpgn.cli import main as cli_main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = cli_main(args + ["-q", "-j", "1"])
+    return code, err.getvalue()
+
+
+def test_the_converter_writes_the_columns_read_arrow_gives(tmp_path):
+    path = shared("data", "edge-cases-nonlichess", "chesscom_export_2025_29games_incl-chess960.pgn")
+    code, _ = convert([str(path), "1000000", "--format", "parquet", "--positions", "--fens", "-o", str(tmp_path)])
+    assert code == 0
+    table = pa.concat_tables(pq.read_table(p) for p in sorted(tmp_path.glob("*.parquet")))
+    want = table_of(path)
+    assert table.num_rows == want.num_rows == 29
+    assert table.select(["zobrist", "fens"]).equals(want.select(["zobrist", "fens"]))
+    assert table.schema.names[-2:] == ["zobrist", "fens"]
+
+
+def test_the_converter_rejects_what_does_not_replay(tmp_path):
+    (tmp_path / "in.pgn").write_bytes(b'[Event "a"]\n\n1. e4 e5 *\n\n[Event "b"]\n\n1. e4 Ke7 *\n\n')
+    code, err = convert([str(tmp_path / "in.pgn"), "10", "--format", "parquet", "--positions",
+                         "-o", str(tmp_path / "out")])
+    assert code == 0        # (kept rejects are no failure: the converter's exit rule)
+    table = pq.read_table(next((tmp_path / "out").glob("*.parquet")))
+    assert table.column("event").to_pylist() == ["a"]
+    assert "Ke7" in next((tmp_path / "out").glob("*.rejected.pgn")).read_text()
+
+
+def test_the_converter_asks_for_a_format_with_columns(tmp_path, capsys):
+    from fastpgn.cli import main as cli_main
+
+    path = shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+    with pytest.raises(SystemExit) as exit_:
+        cli_main([str(path), "10", "--positions", "-o", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert "--positions writes a column of the analysis schema: add --format parquet or --format csv" in (
+        capsys.readouterr().err)
+
+
+def test_csv_has_the_keys_and_the_fens(tmp_path):
+    import csv
+
+    from fastpgn.csv_text import to_csv
+
+    path = shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+    code, _ = convert([str(path), "1000000", "--format", "csv", "--compression", "none", "--positions", "--fens",
+                       "-o", str(tmp_path)])
+    assert code == 0
+    written = next(tmp_path.glob("*.csv")).read_bytes()
+    out = io.BytesIO()
+    to_csv(path, out, positions=True, fens=True)
+    assert written == out.getvalue()            # (the kernel's CSV sink, and csv_text's rule)
+    rows = list(csv.DictReader(io.StringIO(written.decode())))
+    table = table_of(path).to_pylist()
+    assert [list(map(int, r["zobrist"].split())) for r in rows] == [t["zobrist"] for t in table]
+    assert [r["fens"].split(";") for r in rows] == [t["fens"] for t in table]
+
+
+@pytest.mark.skipif("cy" not in SCAN, reason="the compiled scanner is not built here")
+def test_both_csv_sinks_give_equal_bytes():
+    data = decompressed(shared("data", "edge-cases-nonlichess", "chess960_rapid-wch-2009_fen-setup.pgn"))
+    data += decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst"))
+    py, cy = (SCAN[name].csv_from_block(data, 0, len(data), positions=True, fens=True) for name in ("py", "cy"))
+    assert py == cy
+    assert py[0].count(b"\r\n") == 35
+
+
+def one_liner_rows(folder, key):
+    """The docs' DuckDB and polars one-liners (docs/positions.md): game id -> (ply, next move), each."""
+    import duckdb
+    import polars as pl
+
+    glob = str(folder / "*.parquet")
+    by_duckdb = duckdb.sql(f"SELECT game_id, list_position(zobrist, {key}) AS ply, moves[ply + 1] AS next_move "
+                           f"FROM read_parquet('{glob}') WHERE list_contains(zobrist, {key})").fetchall()
+    by_polars = (pl.scan_parquet(glob)
+                 .filter(pl.col("zobrist").list.contains(key))
+                 .with_columns(ply=pl.col("zobrist").list.eval(pl.element().eq(key).arg_max()).list.first() + 1)
+                 .select("game_id", "ply", next_move=pl.col("moves").list.get(pl.col("ply"), null_on_oob=True))
+                 .collect().rows())
+    return {g: (p, m) for g, p, m in by_duckdb}, {g: (p, m) for g, p, m in by_polars}
+
+
+def test_the_docs_one_liners_find_what_games_reaching_finds(tmp_path):
+    pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
+    pytest.importorskip("polars", reason='polars is not installed: pip install -e ".[test]"')
+    fastpgn.to_parquet(shared("data", STANDARD), tmp_path / "a.parquet", positions=True)
+    key = position_key("rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2")
+    assert key == -3233443880761108323          # (the key docs/positions.md shows)
+    want = {r["game_id"]: (r["ply"], r["next_move"]) for r in games_reaching(tmp_path, key_fen()).to_pylist()}
+    assert len(want) > 20
+    by_duckdb, by_polars = one_liner_rows(tmp_path, key)
+    assert by_duckdb == by_polars == want
+
+
+def key_fen() -> str:
+    return "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    import importlib.util
+    import os
+    import shutil
+
+    from helpers import missing_system_package
+
+    install = "apt-get install -y -qq openjdk-17-jre-headless and pip install -e '.[test]' (pyspark)"
+    if importlib.util.find_spec("pyspark") is None:
+        missing_system_package(f"pyspark is not installed: {install}")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        missing_system_package(f"no Java runtime: {install}")
+    from fastpgn import spark as fs
+
+    session = fs.session("local[2]", "fastpgn positions tests", [
+        ("spark.sql.session.timeZone", "UTC"), ("spark.ui.enabled", "false"),
+        ("spark.sql.shuffle.partitions", "2"), ("spark.driver.memory", "1g")])
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def test_spark_reads_the_keys_and_runs_the_docs_query(spark, tmp_path):
+    pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
+    from pyspark.sql import functions as F
+
+    from fastpgn import spark as fs
+
+    path = shared("data", STANDARD)
+    games = fs.read_pgn(spark, [str(path)], positions=True)
+    assert games.schema["zobrist"].dataType.simpleString() == "array<bigint>"
+    key = position_key(key_fen())
+    hits = (games.where(F.array_contains("zobrist", F.lit(key)))
+            .withColumn("ply", F.array_position("zobrist", F.lit(key)).cast("int"))
+            .select("game_id", "ply", F.expr("try_element_at(moves, ply + 1)").alias("next_move")))
+    got = {r["game_id"]: (r["ply"], r["next_move"]) for r in hits.collect()}
+    fastpgn.to_parquet(path, tmp_path / "a.parquet", positions=True)
+    assert got == {r["game_id"]: (r["ply"], r["next_move"]) for r in games_reaching(tmp_path, key_fen()).to_pylist()}
+    assert len(got) > 20
