@@ -12,8 +12,10 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from helpers import corpus_files, decompressed, shared
+from helpers import MUTATION, NOISE, corpus_files, decompressed, mutated, real_game, shared
 import fastpgn
 from fastpgn import _backend
 from fastpgn.board import Board
@@ -132,6 +134,46 @@ def test_both_sinks_give_equal_positions(path):
         answers.append((table.select(["offset", "zobrist", "fens"]), read, rejects, filtered))
     assert answers[0][1:] == answers[1][1:]
     assert answers[0][0].equals(answers[1][0])
+
+
+def sinks_agree(data: bytes, stop: bool = False) -> None:
+    from fastpgn.arrow import record_batch
+
+    answers = []
+    for name in ("py", "cy"):
+        columns, *counts = SCAN[name].columns_from_block(data, 0, len(data), positions=True, fens=True,
+                                                         stop_on_error=stop)
+        table = pa.Table.from_batches([record_batch(columns, False, True, True)])
+        answers.append((table.select(["offset", "zobrist", "fens"]), counts))
+    assert answers[0][1] == answers[1][1]
+    assert answers[0][0].equals(answers[1][0])
+
+
+@pytest.mark.skipif("cy" not in SCAN, reason="the compiled scanner is not built here")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 10_000), MUTATION, st.integers(0, 10**9), NOISE), min_size=1, max_size=4),
+       st.integers(0, 10_000), st.integers(1, 3), st.booleans())
+def test_both_sinks_agree_on_mutated_real_games(mutations, first, count, stop):
+    sinks_agree(mutated(b"".join(real_game(first + k) for k in range(count)), mutations), stop)
+
+
+@pytest.mark.skipif("cy" not in SCAN, reason="the compiled scanner is not built here")
+@pytest.mark.parametrize("fen", [
+    "8/8/8/K2pP2r/8/8/8/7k w - d6 0 2",                                     # a pinned pawn beside the double push
+    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",        # (en passant at once)
+    "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 99 1000000000",                        # the longest clocks the board reads
+    "  rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR   w KQkq - 0 1 ",        # (read with the GIL: odd spaces)
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\\\\",          # (an escape: the hook's path)
+])
+def test_both_sinks_agree_on_set_up_games(fen):
+    moves = "1. Kb6 Rh6+ *" if fen.startswith("8/") else "1. exf6 e5 2. Qh5+ g6 *" if "f6" in fen else (
+        "1. O-O O-O-O 2. Rfe1 Kb8 *" if fen.startswith("r3") else "1. e4 e5 2. Nf3 *")
+    data = f'[Event "a"]\n[FEN "{fen}"]\n[SetUp "1"]\n\n{moves}\n\n'.encode()
+    sinks_agree(data)
+    table = table_of(data)
+    if not fen.endswith("\\\\"):
+        assert table.num_rows == 1
+        assert_oracle(table.set_column(1, "fen", pa.array([fen.strip()])))
 
 
 def test_positions_survive_parquet(tmp_path):
