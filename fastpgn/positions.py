@@ -99,7 +99,9 @@ def games_reaching(dataset, fen, *, columns=(), limit: int | None = None, pandas
     files = _parquet_files(dataset)
     con = duckdb.connect()
     try:
-        names = {row[0] for row in con.execute("SELECT name FROM parquet_schema(?)", [files]).fetchall()}
+        # (DESCRIBE reads one file's schema, not every file's footer)
+        names = {row[0] for row in con.execute("DESCRIBE SELECT * FROM read_parquet(?, hive_partitioning = true)",
+                                               [files]).fetchall()}
         for need in ("zobrist", "moves", "game_id"):
             if need not in names:
                 raise ValueError(f"{os.fspath(dataset)} has no {need} column"

@@ -443,3 +443,13 @@ def test_spark_reads_the_keys_and_runs_the_docs_query(spark, tmp_path):
     fastpgn.to_parquet(path, tmp_path / "a.parquet", positions=True)
     assert got == {r["game_id"]: (r["ply"], r["next_move"]) for r in games_reaching(tmp_path, key_fen()).to_pylist()}
     assert len(got) > 20
+
+
+def test_games_reaching_reads_a_partitioned_folder(tmp_path):
+    pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
+    path = shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+    code, _ = convert([str(path), "1000000", "--format", "parquet", "--partition", "month", "--positions",
+                       "-o", str(tmp_path)])
+    assert code == 0 and list(tmp_path.glob("year=*/month=*/*.parquet"))
+    got = games_reaching(tmp_path, chess.STARTING_FEN, columns=["moves"]).to_pylist()
+    assert len(got) == 15 and all(r["ply"] == 0 and r["next_move"] == r["moves"][0] for r in got)
