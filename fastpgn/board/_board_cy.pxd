@@ -39,7 +39,7 @@ cdef object spans_board()
 # keys[i] the Polyglot key after it (keys not NULL), and its FEN (python-chess's board.fen()) in
 # fens[fen_ends[i - 1]:fen_ends[i]] (fens not NULL: room for FEN_ROOM bytes a ply).
 cdef enum:
-    FEN_ROOM = 112      # the longest FEN _write_fen writes: 71 + 3 + 5 + 3 + 2 * 11, and some
+    FEN_ROOM = 112      # _write_fen writes at most 71 (board) + 2 (" w") + 5 (" KQkq") + 3 (" e3") + 22 = 103
 cdef struct Plies:
     uint64_t* keys
     char* fens

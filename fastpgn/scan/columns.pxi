@@ -1307,8 +1307,8 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
                                long long first_game, bint at_stream_start, bint stop_on_error, _WherePlan plan,
                                object openings, object uci_hook, bytes csv_columns=None, bint uci_column=True,
                                bint positions=False, bint fens=False):
-    """The columns sink's work (``uci_hook``: the games replayed; ``uci_column``: the uci column then kept; ``positions``,
-    ``fens``: the zobrist and fens columns, from that replay)."""
+    """The column sink's work (``uci_hook``: the games replayed; ``uci_column``: the uci column then kept;
+    ``positions``, ``fens``: the zobrist and fens columns, from that replay)."""
     cdef _Game game = _Game()
     cdef Where *where = NULL if plan is None else &plan.c
     cdef long long number = first_game, filtered = 0
