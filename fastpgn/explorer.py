@@ -203,7 +203,8 @@ def build_tree(dataset: str, output: str, *, max_plies: int = DEFAULT_MAX_PLIES,
     a ``Tree`` with the counts: read = used + filtered out + without positions.
 
     >>> tree = build_tree("games/", "tree.parquet", max_plies=16)       # doctest: +SKIP
-    >>> lookup("tree.parquet", "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")["moves"][0]["san"]
+    >>> fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    >>> lookup("tree.parquet", fen)["moves"][0]["san"]                  # doctest: +SKIP
     'e5'
     """
     import time

@@ -206,7 +206,7 @@ class EvalsDB:
     """An index ``build_index`` wrote, looked up a batch of positions at a time with a DuckDB join.
 
     >>> db = EvalsDB.open("lichess_db_eval.jsonl.zst")       # doctest: +SKIP
-    >>> db.lookup([position_key("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -")])
+    >>> db.lookup([position_key("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -")])    # doctest: +SKIP
     {5060803636482931868: '0.18'}
     """
 
