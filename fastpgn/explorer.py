@@ -143,7 +143,7 @@ def where_sql(where) -> str:
 def _parquet_files(dataset: str) -> list[str]:
     """The Parquet files of a dataset: a file, or every ``*.parquet`` under a folder (month folders too)."""
     if os.path.isdir(dataset):
-        found = []
+        found: list[str] = []
         for folder, dirs, names in os.walk(dataset):
             dirs.sort()
             found.extend(os.path.join(folder, n) for n in sorted(names)
@@ -152,9 +152,19 @@ def _parquet_files(dataset: str) -> list[str]:
     return [dataset]
 
 
+def require_duckdb():
+    """The duckdb module, or an ImportError that says how to install it (an extra: the core stays light)."""
+    try:
+        import duckdb
+    except ImportError:
+        raise ImportError("DuckDB is not installed (the explorer and analyse --evals-db need it): "
+                          "pip install 'fastpgn[explorer]'") from None
+    return duckdb
+
+
 def connect(memory_limit: str = DEFAULT_MEMORY, temp_directory: str | None = None, threads: int | None = None):
     """An embedded DuckDB that spills to ``temp_directory`` past ``memory_limit`` (a month does not fit)."""
-    import duckdb
+    duckdb = require_duckdb()
 
     con = duckdb.connect(":memory:")
     con.execute(f"SET memory_limit = {_quote(memory_limit)}")
@@ -315,10 +325,9 @@ def lookup(tree: str, fen_or_board, *, speeds=None, ratings=None, con=None) -> d
     >>> lookup("tree.parquet", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")   # doctest: +SKIP
     {'white': 1612, 'draws': 137, 'black': 1470, 'moves': [{'uci': 'e2e4', 'san': 'e4', ...}, ...]}
     """
-    import duckdb
-
     from fastpgn.errors import InputError
 
+    duckdb = require_duckdb()
     key = _key_of(fen_or_board)
     own = con is None
     if own:

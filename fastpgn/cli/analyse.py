@@ -31,6 +31,7 @@ from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputDamageError, InputError, PGNError
 
 if TYPE_CHECKING:
+    from fastpgn.engine.evals_db import EvalsDB
     from fastpgn.scan._kernel import Openings
 
 __all__ = ["main"]
@@ -241,7 +242,7 @@ class _Run:
         self.progress: _Progress | None = None
         self.engines: list[Engine] = []     # the engines started (with --evals-db: as they are needed)
         self.slots: list = []               # one per -j: an Engine, or with --evals-db a _LazyEngine
-        self.evals_db = None                # --evals-db: fastpgn.engine.evals_db.EvalsDB
+        self.evals_db: EvalsDB | None = None     # --evals-db: the database
         self.out: TextIO | _TableOut | None = None
         self.stop = threading.Event()
         self.workers: list[threading.Thread] = []
@@ -374,7 +375,7 @@ class _Run:
 
         try:
             self.evals_db = EvalsDB.open(args.evals_db, args.evals_index, on_build=building)
-        except (InputError, ValueError) as exc:
+        except (InputError, ValueError, ImportError) as exc:
             raise _Failed(f"--evals-db: {exc}", 2) from None
         except OSError as exc:
             raise _Failed(f"--evals-db: cannot write its index: {exc.strerror or exc}", 2) from None

@@ -162,7 +162,7 @@ def _run(args) -> int:
                                        by_speed=args.by_speed, by_rating=args.by_rating,
                                        memory_limit=args.memory_limit, temp_directory=os.path.join(temp, "duckdb"),
                                        threads=args.jobs, progress=bar)
-        except (InputError, ValueError) as exc:
+        except (InputError, ValueError, ImportError) as exc:
             _say(f"{exc}")
             return 2
         except Exception as exc:
@@ -279,7 +279,7 @@ def _lookup(args) -> int:
         return 2
     try:
         answer = lookup(args.tree, fen, speeds=args.speed, ratings=args.rating)
-    except (InputError, ValueError) as exc:
+    except (InputError, ValueError, ImportError) as exc:
         say(f"{exc}")
         return 2
     if args.json:
