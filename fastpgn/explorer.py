@@ -346,7 +346,8 @@ def lookup(tree: str, fen_or_board, *, speeds=None, ratings=None, con=None) -> d
             if not values:
                 continue
             if column not in names:
-                raise ValueError(f"{flag}: the tree was built without {column}s (by_{column})")
+                raise ValueError(f"{flag}: the tree has no {column} column (build it with by_{column}, "
+                                 f"explorer --by-{column})")
             values = [values] if isinstance(values, (str, int)) else list(values)
             bad = [v for v in values if v not in known]
             if bad:

@@ -103,7 +103,7 @@ def _option(text: str) -> tuple[str, str]:
 
 
 FORMATS = ("pgn", "lines", "parquet", "csv")
-EVALS_DB_BATCH = 4_096     # --evals-db: games whose positions are looked up in one join
+EVALS_DB_BATCH = 16_384    # --evals-db: games whose positions are looked up in one join (each join scans the index)
 CHUNK_GAMES = 16_384        # --format parquet|csv: games turned into columns at once (a row group, a chunk)
 
 

@@ -69,8 +69,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("dataset", metavar="DATASET",
                    help="Parquet written with --positions --uci (file or folder), or a PGN dump")
     p.add_argument("-o", "--output", metavar="TREE", required=True, help="the tree's Parquet file")
-    p.add_argument("--max-plies", type=_plies, default=DEFAULT_MAX_PLIES, metavar="N",
-                   help=f"the first N plies of each game (default {DEFAULT_MAX_PLIES})")
+    p.add_argument("--max-plies", type=_plies, default=DEFAULT_MAX_PLIES, metavar="N", dest="depth",
+                   help=f"count the first N plies of each game (default {DEFAULT_MAX_PLIES}; here not the filter "
+                        "of the other commands: --min-plies filters by length)")
     p.add_argument("--by-speed", action="store_true", help="a row per speed too (a speed column)")
     p.add_argument("--by-rating", action="store_true",
                    help="a row per rating band too (a rating column: the band of the players' average rating, "
@@ -82,7 +83,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=_plies, metavar="N", help="DuckDB threads (default: every core)")
     p.add_argument("--overwrite", action="store_true", help="replace TREE if it exists")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
-    add_filter_arguments(p)
+    add_filter_arguments(p, leave_out=("--max-plies",))
     return p
 
 
@@ -158,7 +159,7 @@ def _run(args) -> int:
         bar = _Bar("explorer") if show else None
         partial = args.output + ".partial"
         try:
-            tree = explorer.build_tree(dataset, partial, max_plies=args.max_plies, where=where,
+            tree = explorer.build_tree(dataset, partial, max_plies=args.depth, where=where,
                                        by_speed=args.by_speed, by_rating=args.by_rating,
                                        memory_limit=args.memory_limit, temp_directory=os.path.join(temp, "duckdb"),
                                        threads=args.jobs, progress=bar)
@@ -192,7 +193,7 @@ def _run(args) -> int:
             read = f"{tree.games_read:,} games read{filtered}, "
         print(f"explorer: {read}{tree.games_used:,} in the tree, {tree.games_without_positions:,} without positions "
               f"(a variant or an illegal move); {plural(tree.rows, 'row')} of the first "
-              f"{plural(args.max_plies, 'ply')} to {args.output}; {time.perf_counter() - started:.1f} s",
+              f"{args.depth} {'ply' if args.depth == 1 else 'plies'} to {args.output}; {time.perf_counter() - started:.1f} s",
               file=sys.stderr)
     return code
 
@@ -300,7 +301,8 @@ def _lookup(args) -> int:
                  _share(answer["black"], total), ""))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        print("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths))))
+        print("  ".join(cell.ljust(w) if i < 2 else cell.rjust(w)
+                        for i, (cell, w) in enumerate(zip(r, widths))).rstrip())
     return 0
 
 
