@@ -29,6 +29,7 @@ _LAZY.update({name: "fastpgn.oneliner" for name in ("Line", "format_line", "iter
 _LAZY.update({"Where": "fastpgn.filters", "Engine": "fastpgn.engine", "Rejected": "fastpgn.errors"})
 # Arrow and Parquet output; pyarrow itself is imported only when they run.
 _LAZY.update({name: "fastpgn.arrow" for name in ("read_arrow", "to_parquet")})
+_LAZY["position_key"] = "fastpgn.positions"
 
 
 def __getattr__(name: str):
@@ -71,6 +72,7 @@ __all__ = [
     "read_lines",
     "read_arrow",
     "to_parquet",
+    "position_key",
     "Where",
     "Engine",
     "AmbiguousMoveError",

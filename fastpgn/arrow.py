@@ -25,9 +25,9 @@ BATCH_SIZE = 65_536
 BLOCK_SIZE = 1 << 20
 
 
-def _column_list(columns, uci: bool) -> tuple[str, ...]:
+def _column_list(columns, uci: bool, positions: bool = False, fens: bool = False) -> tuple[str, ...]:
     """The column names a reader gives: all of the schema's, or those asked for, checked."""
-    every = schema.names(uci)
+    every = schema.names(uci, positions, fens)
     if columns is None:
         return every
     if isinstance(columns, str):
@@ -35,8 +35,8 @@ def _column_list(columns, uci: bool) -> tuple[str, ...]:
     chosen = tuple(columns)
     for name in chosen:
         if name not in every:
-            if name == "uci":
-                raise ValueError("the uci column needs uci=True")
+            if name in schema.OPTIONAL:
+                raise ValueError(f"the {name} column needs {schema.OPTIONAL[name]}=True")
             raise ValueError(f"no column {name!r}; the columns are {', '.join(every)}")
     if len(set(chosen)) != len(chosen):
         raise ValueError("a column is named twice in columns")
@@ -56,12 +56,15 @@ class ColumnReader(_RecordReader):
     """
 
     def __init__(self, source, errors: str = "raise", block_size: int = BLOCK_SIZE, where=None, uci: bool = False,
-                 openings=None, columns=None, lists: bool = False, encoding: str | None = None) -> None:
+                 openings=None, columns=None, lists: bool = False, encoding: str | None = None,
+                 positions: bool = False, fens: bool = False) -> None:
         from fastpgn import filters
 
         self.lists = lists
         self.uci = bool(uci)
-        self.columns = _column_list(columns, self.uci)
+        self.positions = bool(positions)
+        self.fens = bool(fens)
+        self.columns = _column_list(columns, self.uci, self.positions, self.fens)
         self.where = filters.as_where(where)
         self._plan = filters.plan(self.where)
         self.games_filtered = 0
@@ -83,7 +86,10 @@ class ColumnReader(_RecordReader):
         """``(columns, rows)`` per block with games; the policy's error after the block's good games."""
         names = self.columns
         sink = _columns_py.columns_from_block if self.lists else _scan.kernel.columns_from_block
-        scanned = self._scanned(sink, openings=self._table, uci=self.uci)
+        extra = {"positions": True} if self.positions else {}
+        if self.fens:
+            extra["fens"] = True
+        scanned = self._scanned(sink, openings=self._table, uci=self.uci, **extra)
         try:
             for columns in scanned:
                 offsets = columns["offset"]
@@ -94,7 +100,7 @@ class ColumnReader(_RecordReader):
             scanned.close()     # the source with it, now
 
 
-def record_batch(columns: dict, uci: bool = False):
+def record_batch(columns: dict, uci: bool = False, positions: bool = False, fens: bool = False):
     """A ``pyarrow.RecordBatch`` of a column dict (the schema's names; their order is kept).
 
     >>> batch = record_batch({"white": ["Ann", None], "white_elo": [1500, None]})
@@ -102,12 +108,13 @@ def record_batch(columns: dict, uci: bool = False):
     (DataType(int16), ['Ann', None])
     """
     pa = schema.require_pyarrow("fastpgn.arrow.record_batch()")
-    full = schema.arrow_schema(uci)
+    full = schema.arrow_schema(uci, positions, fens)
     fields = []
     arrays = []
     for name, values in columns.items():
         if full.get_field_index(name) < 0:
-            raise ValueError(f"no column {name!r} in the schema" + ("" if uci else " (uci needs uci=True)"))
+            flag = schema.OPTIONAL.get(name)
+            raise ValueError(f"no column {name!r} in the schema" + (f" ({name} needs {flag}=True)" if flag else ""))
         field = full.field(name)
         fields.append(field)
         arrays.append(_column_array(pa, field, values))
@@ -159,7 +166,7 @@ class ArrowReader(ColumnReader):
         self.schema = self._selected_schema()
 
     def _selected_schema(self):
-        full = schema.arrow_schema(self.uci)
+        full = schema.arrow_schema(self.uci, self.positions, self.fens)
         return self._pa.schema([full.field(name) for name in self.columns], metadata=full.metadata)
 
     def _read(self) -> Iterator:
@@ -168,7 +175,7 @@ class ArrowReader(ColumnReader):
         try:
             for columns, n in self._column_blocks():
                 # Arrow arrays hold a block's games in far less memory than Python lists.
-                pending.append(record_batch(columns, self.uci))
+                pending.append(record_batch(columns, self.uci, self.positions, self.fens))
                 rows += n
                 while rows >= self.batch_size:
                     batch, pending, rows = self._cut(pending, self.batch_size)
@@ -197,7 +204,7 @@ class ArrowReader(ColumnReader):
 
 def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: str = "raise", where=None,
                uci: bool = False, openings=None, block_size: int = BLOCK_SIZE,
-               encoding: str | None = None) -> ArrowReader:
+               encoding: str | None = None, positions: bool = False, fens: bool = False) -> ArrowReader:
     """Iterate the games of ``source`` as ``pyarrow.RecordBatch`` objects in the analysis schema.
 
     ``source`` is anything ``read_games`` reads (a path, ``-``, bytes, a file
@@ -208,7 +215,10 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
     ``games_yielded``, ``games_filtered``, ``rejected``) are read_games'.
     ``uci=True`` adds the ``uci`` column: the moves replayed on fastpgn's
     board, and a game whose moves do not replay is rejected, as the
-    converter's ``--uci`` rejects it. ``openings`` is the map of
+    converter's ``--uci`` rejects it. ``positions=True`` adds the ``zobrist``
+    column (each ply's position as its Polyglot key, see ``fastpgn.position_key``)
+    and ``fens=True`` the ``fens`` column (each ply's FEN), from the same
+    replay and with the same rejects. ``openings`` is the map of
     ``opening_code`` (default: the shipped map; or a path, as ``read_lines``).
     The reader is an iterator and a context manager; ``reader.schema`` is the
     batches' schema. ``encoding`` names the input's encoding, as in read_games.
@@ -223,11 +233,12 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
     [{'moves': [['e4', 'e5']], 'plies': [2]}]
     """
     return ArrowReader(source, batch_size, errors=errors, block_size=block_size, where=where, uci=uci,
-                       openings=openings, columns=columns, encoding=encoding)
+                       openings=openings, columns=columns, encoding=encoding, positions=positions, fens=fens)
 
 
-# Unique to a game: a dictionary would only cost there (plain pages are smaller and written faster).
-_PLAIN_COLUMNS = ("game_id", "offset")
+# Unique to a game (or nearly, a position after the opening): a dictionary would only cost there (plain pages
+# are smaller and written faster).
+_PLAIN_COLUMNS = ("game_id", "offset", "zobrist", "fens")
 
 
 def _leaf_paths(field) -> list[str]:

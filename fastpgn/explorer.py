@@ -158,7 +158,7 @@ def require_duckdb():
         import duckdb
     except ImportError:
         raise ImportError("DuckDB is not installed (the explorer and analyse --evals-db need it): "
-                          "pip install 'fastpgn[explorer]'") from None
+                          "pip install 'fastpgn[duckdb]'") from None
     return duckdb
 
 

@@ -81,6 +81,10 @@ COLUMNS = (
 )
 #: Only with ``uci=True``: the moves replayed and written in UCI.
 UCI_COLUMN = Column("uci", "list<string>", "the moves in UCI (e2e4), replayed on fastpgn's board")
+#: Only with ``positions=True``: each ply's position as its Polyglot key (the opening books' key, its bits signed).
+ZOBRIST_COLUMN = Column("zobrist", "list<int64>", "per ply: the Polyglot key of the position after the move")
+#: Only with ``fens=True``: each ply's position as FEN.
+FENS_COLUMN = Column("fens", "list<string>", "per ply: the FEN after the move")
 
 #: The tags the columns are made of; every other tag goes to ``tags``.
 SOURCE_TAGS = frozenset((
@@ -103,14 +107,19 @@ CP_LIMIT = 32767    # eval_cp is clamped to +-CP_LIMIT
 MATE_LIMIT = 127    # eval_mate to +-MATE_LIMIT
 
 
-def columns(uci: bool = False) -> tuple[Column, ...]:
-    """The columns in order (with ``uci``: the ``uci`` column last)."""
-    return COLUMNS + (UCI_COLUMN,) if uci else COLUMNS
+def columns(uci: bool = False, positions: bool = False, fens: bool = False) -> tuple[Column, ...]:
+    """The columns in order: then ``uci``, ``zobrist`` and ``fens``, each when asked for."""
+    return (COLUMNS + ((UCI_COLUMN,) if uci else ()) + ((ZOBRIST_COLUMN,) if positions else ())
+            + ((FENS_COLUMN,) if fens else ()))
 
 
-def names(uci: bool = False) -> tuple[str, ...]:
+def names(uci: bool = False, positions: bool = False, fens: bool = False) -> tuple[str, ...]:
     """The column names in order."""
-    return tuple(c.name for c in columns(uci))
+    return tuple(c.name for c in columns(uci, positions, fens))
+
+
+#: The columns only a flag adds, by name: the flag that adds each.
+OPTIONAL = {"uci": "uci", "zobrist": "positions", "fens": "fens"}
 
 
 def require_pyarrow(what: str = "Arrow output"):
@@ -135,7 +144,7 @@ def arrow_type(pa, spec: str):
             "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(), "float32": pa.float32()}[spec]
 
 
-def arrow_schema(uci: bool = False):
+def arrow_schema(uci: bool = False, positions: bool = False, fens: bool = False):
     """The schema as a ``pyarrow.Schema`` (ImportError naming ``fastpgn[arrow]`` without pyarrow).
 
     >>> schema = arrow_schema()
@@ -143,7 +152,7 @@ def arrow_schema(uci: bool = False):
     (TimestampType(timestamp[s, tz=UTC]), ListType(list<item: int16>))
     """
     pa = require_pyarrow("fastpgn.schema.arrow_schema()")
-    fields = [pa.field(c.name, arrow_type(pa, c.type)) for c in columns(uci)]
+    fields = [pa.field(c.name, arrow_type(pa, c.type)) for c in columns(uci, positions, fens)]
     return pa.schema(fields, metadata={b"fastpgn.schema": b"one row per game; docs/schema.md"})
 
 

@@ -12,6 +12,8 @@
 # AmbiguousMoveError, InvalidFENError: all ValueError) and returns -1. A game
 # from the standard start makes no Python object unless it is rejected.
 
+from libc.stdint cimport uint64_t
+
 cdef Py_ssize_t validate_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* spans, Py_ssize_t nplies,
                                const char* fen, Py_ssize_t fenlen, bint chess960) except -1
 
@@ -32,6 +34,19 @@ cdef Py_ssize_t uci_spans(const char* buf, Py_ssize_t limit, const Py_ssize_t* s
 # caller then replays the game with the GIL (the hook, validate_spans or
 # uci_spans) for the error or the answer.
 cdef object spans_board()
+
+# play_plies: play_from that also notes each ply's position in ``plies`` (NULL: play_from). Per ply i:
+# keys[i] the Polyglot key after it (keys not NULL), and its FEN (python-chess's board.fen()) in
+# fens[fen_ends[i - 1]:fen_ends[i]] (fens not NULL: room for FEN_ROOM bytes a ply).
+cdef enum:
+    FEN_ROOM = 112      # the longest FEN _write_fen writes: 71 + 3 + 5 + 3 + 2 * 11, and some
+cdef struct Plies:
+    uint64_t* keys
+    char* fens
+    Py_ssize_t* fen_ends
+cdef Py_ssize_t play_plies(void* board, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                           Py_ssize_t nplies, char* out, const char* fen, Py_ssize_t fenlen,
+                           bint chess960, Plies* plies) noexcept nogil
 cdef Py_ssize_t play_from(void* board, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
                           Py_ssize_t nplies, char* out, const char* fen, Py_ssize_t fenlen,
                           bint chess960) noexcept nogil

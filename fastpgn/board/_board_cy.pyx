@@ -75,6 +75,7 @@ _PROMO_UCI = "..nbrq"
 _PROMO_SAN = "..NBRQ"
 _START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 cdef const char* _FILE_CHARS = b"abcdefgh"
+cdef const char* _SYMBOL_CHARS = b".PNBRQK..pnbrqk."
 cdef const char* _PROMO_CHARS = b"..nbrq"
 cdef char _SQ_NAMES[128][2]  # each 0x88 square's name, for writing UCI
 for _i in range(128):
@@ -165,6 +166,17 @@ cdef extern from *:
     """
     # The index of the lowest set bit (x != 0).
     int fastpgn_ctz64(unsigned long long x) nogil
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #define fastpgn_popcount64(x) ((int)__popcnt64(x))
+    #else
+    #define fastpgn_popcount64(x) __builtin_popcountll(x)
+    #endif
+    """
+    # The number of set bits.
+    int _popcount "fastpgn_popcount64" (unsigned long long x) nogil
 
 # _REACH[t][s]: the squares (bitboard bits, a1 = bit 0) from which a piece of
 # type t reaches 0x88 square s on an empty board (knight, bishop, rook, queen,
@@ -282,6 +294,20 @@ cdef void _zobrist():
 
 
 _zobrist()
+
+# The Polyglot key's numbers (fastpgn/board/_polyglot.py, from the book format's specification): the key
+# opening books and python-chess's chess.polyglot.zobrist_hash give, beside the board's own key above.
+cdef uint64_t _PG[781]
+
+
+cdef void _polyglot_table():
+    from fastpgn.board._polyglot import RANDOM64
+    cdef int i
+    for i in range(781):
+        _PG[i] = RANDOM64[i]
+
+
+_polyglot_table()
 
 
 def _sq_name(int s):
@@ -413,6 +439,7 @@ cdef class BoardCore:
     cdef int halfmove
     cdef int fullmove
     cdef uint64_t zkey
+    cdef int fen_ep            # the FEN's en passant square as written (-1: none), for the Polyglot key
     cdef bint checked
     cdef readonly bint chess960
     cdef Undo* stack
@@ -481,6 +508,11 @@ cdef class BoardCore:
     def key(self):
         """The position key (64-bit Zobrist): equal keys, same position for repetition."""
         return self.zkey
+
+    def zobrist(self):
+        """The Polyglot key of the position, as a signed 64-bit integer (the same bits as opening books' key)."""
+        cdef uint64_t key = _polyglot(self, _pg_ep(self))
+        return <long long>key
 
     # -- moves -----------------------------------------------------------
     def legal_moves(self):
@@ -589,6 +621,7 @@ cdef inline void _copy_position(BoardCore dst, BoardCore src) noexcept nogil:
     dst.halfmove = src.halfmove
     dst.fullmove = src.fullmove
     dst.zkey = src.zkey
+    dst.fen_ep = src.fen_ep
     dst.checked = src.checked
 
 
@@ -741,11 +774,13 @@ cdef int _read_fen(BoardCore b, const char** field, int nfields, bint chess960, 
     # are dropped without a word (the FEN standard writes one after every double push; some
     # writers, one no push explains).
     b.ep = -1
+    b.fen_ep = -1
     p = field[3]
     if not (field[4] - p == 2 and p[0] == 45):  # -
         if field[4] - p != 3 or not (97 <= p[0] <= 104 and 49 <= p[1] <= 56):
             return FEN_EP_SQUARE
         ep = (p[1] - 49) * 16 + p[0] - 97
+        b.fen_ep = ep
         fwd = _PAWN_FWD[us]
         if (ep >> 4 == (5 if us == WHITE else 2) and b.sq[ep - fwd] == (PAWN | (us ^ 1) << 3)
                 and not b.sq[ep] and not b.sq[ep + fwd] and _has_legal_ep(b, ep)):
@@ -920,6 +955,129 @@ cdef void _compute_key(BoardCore b) noexcept nogil:
     if b.stm == BLACK:
         key ^= _Z_TURN
     b.zkey = key
+
+
+# -- the Polyglot key and the FEN of a replay -----------------------------------------------------
+
+cdef uint64_t _polyglot(BoardCore b, int ep) noexcept nogil:
+    """The Polyglot key of ``b``, ``ep`` the en passant square the last move made (-1: none).
+
+    Polyglot counts ``ep``'s file only where a pawn of the side to move stands
+    beside the pawn that moved, whether or not taking is legal (the board's
+    own ``ep`` is kept only where it is).
+    """
+    cdef uint64_t key = 0, bits
+    cdef int pc, kind, p, pawn
+    for pc in range(1, 15):
+        if pc == 7 or pc == 8:
+            continue
+        bits = b.bb[pc]
+        kind = 64 * (2 * ((pc & 7) - 1) + (pc >> 3 == WHITE))
+        while bits:
+            key ^= _PG[kind + fastpgn_ctz64(bits)]
+            bits &= bits - 1
+    for pc in range(4):
+        if b.castle[pc] >= 0:
+            key ^= _PG[768 + pc]
+    if ep >= 0:
+        p = ep - _PAWN_FWD[b.stm]     # the pawn that moved two squares
+        pawn = PAWN | b.stm << 3
+        if 0 <= p < 128 and not p & 0x88 and ((not (p - 1) & 0x88 and b.sq[p - 1] == pawn)
+                                              or (not (p + 1) & 0x88 and b.sq[p + 1] == pawn)):
+            key ^= _PG[772 + (ep & 7)]
+    if b.stm == WHITE:
+        key ^= _PG[780]
+    return key
+
+
+cdef int _pg_ep(BoardCore b) noexcept nogil:
+    """The en passant square the Polyglot key looks at: behind the last move's double push, or the FEN's."""
+    cdef int mv
+    if b.nstack:
+        mv = b.stack[b.nstack - 1].mv
+        return (mv & 127) + _PAWN_FWD[b.stm ^ 1] if mv >> 17 == FLAG_DOUBLE else -1
+    return b.fen_ep
+
+
+cdef inline int _write_count(char* out, unsigned int v) noexcept nogil:
+    cdef char digits[12]
+    cdef int n = 0, i
+    while True:
+        digits[n] = 48 + v % 10
+        n += 1
+        v //= 10
+        if not v:
+            break
+    for i in range(n):
+        out[i] = digits[n - 1 - i]
+    return n
+
+
+cdef Py_ssize_t _write_fen(BoardCore b, int halfmove, char* out) noexcept nogil:
+    """``_get_fen(b, False)`` into ``out`` with ``halfmove`` as the clock: at most FEN_ROOM bytes."""
+    cdef char* o = out
+    cdef int r, f, p, empty, i, rook, step, s, n = 0
+    cdef bint outermost
+    for r in range(7, -1, -1):
+        empty = 0
+        for f in range(8):
+            p = b.sq[16 * r + f]
+            if p:
+                if empty:
+                    o[0] = 48 + empty
+                    o += 1
+                    empty = 0
+                o[0] = _SYMBOL_CHARS[p]
+                o += 1
+            else:
+                empty += 1
+        if empty:
+            o[0] = 48 + empty
+            o += 1
+        o[0] = 47 if r else 32  # / between ranks
+        o += 1
+    o[0] = 119 if b.stm == WHITE else 98
+    o[1] = 32
+    o += 2
+    for i in range(4):
+        rook = b.castle[i]
+        if rook < 0:
+            continue
+        # X-FEN, as _castling_field: K/Q name the outermost rook, a file letter any other
+        step = 1 if i & 1 == 0 else -1
+        s = rook + step
+        outermost = True
+        while not s & 0x88:
+            if b.sq[s] == ROOK | (i >> 1) << 3:
+                outermost = False
+            s += step
+        if outermost:
+            o[0] = 81 if i & 1 else 75
+        else:
+            o[0] = 65 + (rook & 7)
+        if i >> 1:
+            o[0] += 32
+        o += 1
+        n += 1
+    if not n:
+        o[0] = 45
+        o += 1
+    o[0] = 32
+    o += 1
+    if b.ep >= 0:
+        o[0] = 97 + (b.ep & 7)
+        o[1] = 49 + (b.ep >> 4)
+        o += 2
+    else:
+        o[0] = 45
+        o += 1
+    o[0] = 32
+    o += 1
+    o += _write_count(o, <unsigned int>halfmove)
+    o[0] = 32
+    o += 1
+    o += _write_count(o, <unsigned int>b.fullmove)
+    return o - out
 
 
 cdef tuple _NO_ARGS = ()
@@ -2250,6 +2408,35 @@ def replay_fens(sans, fen=None, chess960=False):
     return out
 
 
+def positions(sans, fen=None, chess960=False, fens=False):
+    """``(keys, fens)``: the signed Polyglot key after every ply of a game's SAN moves, and with ``fens`` its FEN
+    (else None); errors as san_to_uci's.
+
+    >>> positions("e4", fens=True)
+    ([-9062197578030825066], ['rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'])
+    """
+    cdef BoardCore b = _new_board(fen, chess960)
+    cdef bytes data = _split(sans.decode("utf-8", "replace") if isinstance(sans, bytes) else sans)
+    cdef Py_ssize_t i = 0
+    cdef int info[4]
+    cdef int mv
+    cdef Undo undo
+    cdef uint64_t key
+    info[0] = info[1] = info[2] = info[3] = 0
+    keys = []
+    texts = [] if fens else None
+    while True:
+        mv = _next_move(b, data, &i, info)
+        if mv < 0:
+            break
+        _make(b, mv, &undo)
+        key = _polyglot(b, (mv & 127) + _PAWN_FWD[b.stm ^ 1] if mv >> 17 == FLAG_DOUBLE else -1)
+        keys.append(<long long>key)
+        if fens:
+            texts.append(_get_fen(b, False))
+    return keys, texts
+
+
 def canonical_san(sans, fen=None, chess960=False):
     """Validate a game's SAN moves and return them in canonical SAN (with ``+``/``#``), space-separated.
 
@@ -2719,7 +2906,7 @@ _slow_ply_call = _slow_ply
 
 
 cdef Py_ssize_t _play_core(BoardCore b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
-                           Py_ssize_t nplies, char* out, Stuck* stuck) noexcept nogil:
+                           Py_ssize_t nplies, char* out, Stuck* stuck, Plies* plies) noexcept nogil:
     """Play plies ``buf[spans[2 * i]:spans[2 * i + 1]]`` on private board ``b``; UCI into ``out`` unless NULL.
 
     ``f`` holds ``b``'s castling tables. Each ply is read in place unless it
@@ -2728,7 +2915,8 @@ cdef Py_ssize_t _play_core(BoardCore b, Fast* f, const char* buf, Py_ssize_t lim
     from a padded copy. Returns the bytes of UCI written with a space after
     each move (``out`` not NULL), else the number of plies; -1 at a move that
     does not resolve, ``b`` left on the position before it and ``stuck``
-    filled in (its text points into ``buf``).
+    filled in (its text points into ``buf``). ``plies`` not NULL: each ply's
+    position noted there too (_note_ply).
     """
     cdef const unsigned char* p
     cdef const Py_ssize_t* sp = spans
@@ -2738,6 +2926,9 @@ cdef Py_ssize_t _play_core(BoardCore b, Fast* f, const char* buf, Py_ssize_t lim
     cdef unsigned char tok[32]
     cdef char* o = out
     cdef int mv
+    cdef int clock = b.halfmove     # the fast path keeps no halfmove clock: _note_ply counts it for the FENs
+    cdef int pieces = _pieces(b) if plies != NULL and plies.fens != NULL else 0
+    cdef Py_ssize_t fen_at = 0
     while k > 0 and spans[2 * k - 1] + 8 > limit:
         k -= 1
     sp_copied = spans + 2 * k
@@ -2758,11 +2949,42 @@ cdef Py_ssize_t _play_core(BoardCore b, Fast* f, const char* buf, Py_ssize_t lim
             if mv < 0:
                 stuck.text, stuck.n, stuck.code = <const unsigned char*>buf + (sp - 2)[0], n, mv
                 return -1
+        if plies != NULL:
+            _note_ply(b, mv, plies, (sp - spans) // 2 - 1, &clock, &pieces, &fen_at)
         if o != NULL:
             o += _write_uci(b.chess960, mv, o)
             o[0] = 32
             o += 1
     return o - out if out != NULL else nplies
+
+
+cdef inline int _pieces(BoardCore b) noexcept nogil:
+    return _popcount(b.bb[1] | b.bb[2] | b.bb[3] | b.bb[4] | b.bb[5] | b.bb[6]
+                     | b.bb[9] | b.bb[10] | b.bb[11] | b.bb[12] | b.bb[13] | b.bb[14])
+
+
+cdef void _note_ply(BoardCore b, int mv, Plies* plies, Py_ssize_t i, int* clock, int* pieces,
+                    Py_ssize_t* fen_at) noexcept nogil:
+    """Ply ``i``'s position, ``mv`` just played on ``b``, into ``plies``: its Polyglot key, its FEN.
+
+    ``clock`` and ``pieces`` are the halfmove clock and the number of pieces
+    before the ply (after it on return): the fast path keeps no clock, so a
+    capture is seen here as one piece fewer.
+    """
+    cdef int flag = mv >> 17
+    cdef int to = (mv >> 7) & 127
+    if plies.keys != NULL:
+        plies.keys[i] = _polyglot(b, (mv & 127) + _PAWN_FWD[b.stm ^ 1] if flag == FLAG_DOUBLE else -1)
+    if plies.fens != NULL:
+        if flag != FLAG_CASTLE and flag != FLAG_NULL and ((mv >> 14) & 7 or b.sq[to] & 7 == PAWN):
+            clock[0] = 0
+        elif _pieces(b) != pieces[0]:
+            clock[0] = 0
+        else:
+            clock[0] += 1
+        pieces[0] = _pieces(b)
+        fen_at[0] += _write_fen(b, clock[0], plies.fens + fen_at[0])
+        plies.fen_ends[i] = fen_at[0]
 
 
 cdef Py_ssize_t _play_spans(BoardCore b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
@@ -2773,7 +2995,7 @@ cdef Py_ssize_t _play_spans(BoardCore b, Fast* f, const char* buf, Py_ssize_t li
     bytes, else str).
     """
     cdef Stuck stuck
-    cdef Py_ssize_t done = _play_core(b, f, buf, limit, spans, nplies, out, &stuck)
+    cdef Py_ssize_t done = _play_core(b, f, buf, limit, spans, nplies, out, &stuck, NULL)
     if done < 0:
         raise _stuck_error(b, &stuck, from_bytes)
     return done
@@ -2787,10 +3009,10 @@ cdef object _stuck_error(BoardCore b, Stuck* stuck, bint from_bytes):
 
 
 cdef Py_ssize_t _play_ready(BoardCore b, Fast* f, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
-                            Py_ssize_t nplies, char* out, Stuck* stuck) noexcept nogil:
+                            Py_ssize_t nplies, char* out, Stuck* stuck, Plies* plies=NULL) noexcept nogil:
     """_play_core on a board set up, without the space after the last UCI move: what validate_spans
     (``out`` NULL) or uci_spans returns, or -1."""
-    cdef Py_ssize_t size = _play_core(b, f, buf, limit, spans, nplies, out, stuck)
+    cdef Py_ssize_t size = _play_core(b, f, buf, limit, spans, nplies, out, stuck, plies)
     if out == NULL or size <= 0:
         return size
     return size - 1
@@ -2899,9 +3121,17 @@ cdef Py_ssize_t play_from(void* board, const char* buf, Py_ssize_t limit, const 
     return _play_from(<BoardCore>board, buf, limit, spans, nplies, out, fen, fenlen, chess960, &stuck)
 
 
+cdef Py_ssize_t play_plies(void* board, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
+                           Py_ssize_t nplies, char* out, const char* fen, Py_ssize_t fenlen,
+                           bint chess960, Plies* plies) noexcept nogil:
+    """play_from, each ply's position noted in ``plies``; see board/_board_cy.pxd."""
+    cdef Stuck stuck
+    return _play_from(<BoardCore>board, buf, limit, spans, nplies, out, fen, fenlen, chess960, &stuck, plies)
+
+
 cdef Py_ssize_t _play_from(BoardCore b, const char* buf, Py_ssize_t limit, const Py_ssize_t* spans,
                            Py_ssize_t nplies, char* out, const char* fen, Py_ssize_t fenlen,
-                           bint chess960, Stuck* stuck) noexcept nogil:
+                           bint chess960, Stuck* stuck, Plies* plies=NULL) noexcept nogil:
     """_play_ready on ``b`` set up from ``fen`` (NULL: the standard start); -2 for a FEN _fen_native leaves."""
     cdef Fast f
     b.chess960 = chess960
@@ -2912,7 +3142,7 @@ cdef Py_ssize_t _play_from(BoardCore b, const char* buf, Py_ssize_t limit, const
         if _fen_native(b, fen, fenlen, chess960) < 0:
             return -2
         _fast_init(b, &f)
-    return _play_ready(b, &f, buf, limit, spans, nplies, out, stuck)
+    return _play_ready(b, &f, buf, limit, spans, nplies, out, stuck, plies)
 
 
 def _native_fen(bytes fen, bint chess960=False):

@@ -58,6 +58,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Self, TypeVar, overload
 
+from fastpgn.board._polyglot import RANDOM64
 from fastpgn.errors import AmbiguousMoveError, BoardError, IllegalMoveError, InvalidFENError, PGNError
 
 if TYPE_CHECKING:
@@ -135,6 +136,7 @@ def _zobrist() -> tuple[int, ...]:
 
 
 _Z = _zobrist()
+_PG = RANDOM64  # the Polyglot key's numbers, from the book format's specification
 _Z_CASTLE = 16 * 128
 _Z_EP = 16 * 128 + 128
 _Z_TURN = _Z[16 * 128 + 128 + 8]
@@ -244,7 +246,7 @@ class BoardCore:
     what is not hot: game end, copies, pickling, printing, the docs.
     """
 
-    __slots__ = ("sq", "king", "castle", "stm", "ep", "halfmove", "fullmove", "zkey", "checked",
+    __slots__ = ("sq", "king", "castle", "stm", "ep", "halfmove", "fullmove", "zkey", "fen_ep", "checked",
                  "chess960", "stack")
 
     def __init__(self, fen: str | None = None, chess960: bool = False) -> None:
@@ -256,6 +258,7 @@ class BoardCore:
         self.halfmove = 0
         self.fullmove = 1
         self.zkey = 0
+        self.fen_ep = -1    # the FEN's en passant square as written (-1: none), for the Polyglot key
         self.checked = False
         self.chess960 = bool(chess960)
         self.stack: list[_Undo] = []
@@ -311,6 +314,10 @@ class BoardCore:
     def key(self) -> int:
         """The position key (64-bit Zobrist): equal keys, same position for repetition."""
         return self.zkey
+
+    def zobrist(self) -> int:
+        """The Polyglot key of the position, as a signed 64-bit integer (the same bits as opening books' key)."""
+        return _signed(_polyglot(self, _pg_ep(self)))
 
     # -- moves -----------------------------------------------------------
     def legal_moves(self) -> list[Move]:
@@ -417,6 +424,7 @@ def _set_start(b: BoardCore) -> None:
     b.halfmove = s.halfmove
     b.fullmove = s.fullmove
     b.zkey = s.zkey
+    b.fen_ep = s.fen_ep
     b.checked = s.checked
     b.stack = []
 
@@ -492,6 +500,7 @@ def _set_fen(b: BoardCore, fen: object, chess960: bool) -> None:
         raise InvalidFENError(f"bad side to move {fields[1]!r} in FEN, expected 'w' or 'b'")
     _set_castling(b, fields[2], chess960)
     b.ep = -1
+    b.fen_ep = -1
     if fields[3] != "-":
         _set_ep_field(b, fields[3])
     if len(fields) == 6:
@@ -559,6 +568,7 @@ def _set_ep_field(b: BoardCore, text: str) -> None:
     if len(text) != 2 or not ("a" <= text[0] <= "h" and "1" <= text[1] <= "8"):
         raise InvalidFENError(f"bad en passant square {text!r} in FEN")
     ep = (ord(text[1]) - 49) * 16 + ord(text[0]) - 97
+    b.fen_ep = ep
     fwd = _PAWN_FWD[us]
     # Any square is read, as python-chess reads it, and kept only
     # where a pawn can take now: behind an enemy pawn that has just made a
@@ -585,6 +595,48 @@ def _compute_key(b: BoardCore) -> None:
     b.zkey = key
 
 
+# -- the Polyglot key -------------------------------------------------------
+
+def _polyglot(b: BoardCore, ep: int) -> int:
+    """The Polyglot key of ``b``, ``ep`` the en passant square the last move made (-1: none).
+
+    Polyglot counts ``ep``'s file only where a pawn of the side to move stands
+    beside the pawn that moved, whether or not taking is legal (the board's
+    own ``ep`` is kept only where it is).
+    """
+    key = 0
+    sq = b.sq
+    for s in _SQUARES:
+        p = sq[s]
+        if p:
+            key ^= _PG[64 * (2 * ((p & 7) - 1) + (p >> 3 == WHITE)) + 8 * (s >> 4) + (s & 7)]
+    for i in range(4):
+        if b.castle[i] >= 0:
+            key ^= _PG[768 + i]
+    if ep >= 0:
+        p = ep - _PAWN_FWD[b.stm]     # the pawn that moved two squares
+        pawn = PAWN | b.stm << 3
+        if 0 <= p < 128 and not p & 0x88 and ((not (p - 1) & 0x88 and sq[p - 1] == pawn)
+                                              or (not (p + 1) & 0x88 and sq[p + 1] == pawn)):
+            key ^= _PG[772 + (ep & 7)]
+    if b.stm == WHITE:
+        key ^= _PG[780]
+    return key
+
+
+def _pg_ep(b: BoardCore) -> int:
+    """The en passant square the Polyglot key looks at: behind the last move's double push, or the FEN's."""
+    if b.stack:
+        mv = b.stack[-1][0]
+        return (mv & 127) + _PAWN_FWD[b.stm ^ 1] if mv >> 17 == FLAG_DOUBLE else -1
+    return b.fen_ep
+
+
+def _signed(key: int) -> int:
+    """A 64-bit key as the signed integer with the same bits (what Arrow's int64, Spark and Java hold)."""
+    return key - (1 << 64) if key >> 63 else key
+
+
 def _copy(b: _B) -> _B:
     # Of b's own class, so a copy of fastpgn.board's Board is one.
     c = type(b).__new__(type(b))
@@ -596,6 +648,7 @@ def _copy(b: _B) -> _B:
     c.halfmove = b.halfmove
     c.fullmove = b.fullmove
     c.zkey = b.zkey
+    c.fen_ep = b.fen_ep
     c.checked = b.checked
     c.chess960 = b.chess960
     c.stack = b.stack[:]
@@ -1695,6 +1748,29 @@ def replay_fens(sans: str, fen: str | None = None, chess960: bool = False) -> li
         _make(b, mv)
         out.append(_get_fen(b, False))
     return out
+
+
+def positions(sans: str | bytes, fen: str | None = None, chess960: bool = False,
+              fens: bool = False) -> tuple[list[int], list[str] | None]:
+    """``(keys, fens)``: the signed Polyglot key after every ply of a game's SAN moves, and with ``fens`` its FEN
+    (else None); errors as san_to_uci's.
+
+    >>> positions("e4", fens=True)
+    ([-9062197578030825066], ['rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1'])
+    """
+    b = _new_board(fen, chess960)
+    info = [0, 0, 0, 0]
+    keys = []
+    texts: list[str] | None = [] if fens else None
+    for tok in _split(_text(sans)):
+        mv = _resolve_san(b, tok, info)
+        if mv < 0:
+            raise _san_error(b, tok, mv, info[0], info[1], info[2], info[3])
+        _make(b, mv)
+        keys.append(_signed(_polyglot(b, (mv & 127) + _PAWN_FWD[b.stm ^ 1] if mv >> 17 == FLAG_DOUBLE else -1)))
+        if texts is not None:
+            texts.append(_get_fen(b, False))
+    return keys, texts
 
 
 def canonical_san(sans: str, fen: str | None = None, chess960: bool = False) -> str:

@@ -301,6 +301,7 @@ Move = kernel.Move
 validate_san = kernel.validate_san
 replay = kernel.replay
 replay_fens = kernel.replay_fens
+positions = kernel.positions
 canonical_san = kernel.canonical_san
 
 STARTING_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
@@ -526,8 +527,10 @@ __all__ = [
     "canonical_san",
     "declared_start",
     "escape_tag_value",
+    "game_positions",
     "game_to_pgn",
     "moves_to_pgn",
+    "positions",
     "replay",
     "replay_fens",
     "san_to_uci",
@@ -641,3 +644,22 @@ def moves_hook(uci: bool = False, *, board_kernel: _Replayer | None = None) -> _
     # ... and reads FEN and Variant as above, so games with those tags may be replayed there too
     made.reads_start_tags = True
     return made
+
+
+def game_positions(moves: bytes, tags: Iterable[tuple[bytes, bytes]], fens: bool = False
+                   ) -> tuple[list[int], list[str] | None]:
+    """A game's ``positions`` from its SAN moves and start tags, as ``moves_hook`` reads them: the column sinks'
+    ``zobrist`` and ``fens`` for a game the compiled replay leaves to Python.
+
+    >>> game_positions(b"e4", [(b"Variant", b"Standard")])
+    ([-9062197578030825066], None)
+    """
+    fen: str | None = None
+    variant: bytes | None = None
+    for name, value in tags:
+        if name == b"FEN":
+            fen = value.decode("utf-8", "replace")
+        elif name == b"Variant":
+            variant = value
+    fen, chess960 = declared_start(fen, variant)
+    return kernel.positions(moves, fen, chess960, fens)

@@ -100,7 +100,8 @@ def headers_from_block(data: Buffer, start: int, end: int, *, base_offset: int =
                        record: type[_G] | None = None) -> ScanResult[list[_G]] | ScanResult[list[HeadersRecord]]: ...
 def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
                        at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,
-                       openings: Openings | None = None, uci: bool = False) -> ScanResult[dict[str, Any]]: ...
+                       openings: Openings | None = None, uci: bool = False, positions: bool = False,
+                       fens: bool = False) -> ScanResult[dict[str, Any]]: ...
 def csv_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
                    at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,
                    openings: Openings | None = None, uci: bool = False,

@@ -61,11 +61,12 @@ from fastpgn.scan.contract import ScanResult
 
 
 def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                       where=None, openings=None, uci=False):
+                       where=None, openings=None, uci=False, positions=False, fens=False):
     """The analysis schema's columns of the games in ``data[start:end]``, as Python lists (see scan/columns.py)."""
     return _columns_py.columns_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
                                           at_stream_start=at_stream_start, stop_on_error=stop_on_error, where=where,
-                                          openings=openings, uci=uci, scan=games_from_block)
+                                          openings=openings, uci=uci, scan=games_from_block, positions=positions,
+                                          fens=fens)
 
 
 def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,

@@ -265,7 +265,12 @@ cdef enum:
     K_WIN_PERCENT_ITEM = 52
     K_JUDGEMENT_ITEM = 53
     K_MOVE_SECONDS_ITEM = 54
-    NCOLS = 55
+    # with positions / fens: each ply's Polyglot key and FEN (the replay's, scan/replay.pxi)
+    K_ZOBRIST = 55
+    K_ZOBRIST_ITEM = 56
+    K_FENS = 57
+    K_FENS_ITEM = 58
+    NCOLS = 59
 
 # The columns with offsets (their first offset, 0, is written when they start).
 cdef int[12] _OFFSET_COLS = [K_GAME_ID, K_EVENT, K_WHITE, K_BLACK, K_WHITE_TITLE, K_BLACK_TITLE, K_RESULT,
@@ -290,6 +295,7 @@ cdef struct Columns:
     Gaps gaps                      # the rows whose code the map's C table did not give, and the table
     bint have_map                  # an openings map is in use (else opening_code is null)
     bint uci
+    Positions *pos                 # the replay's positions (zobrist, fens), NULL when not asked
     bint csv                       # for the CSV sink (scan/csv.pxi): clock entries kept as their source text
     Py_ssize_t *tag_scratch        # _tag_map_hashed's table, grown on demand
     Py_ssize_t tag_cap
@@ -319,6 +325,9 @@ cdef int _columns_start(Columns *c, bint uci) noexcept nogil:
         return -1
     if (_offset(&c.cols[K_WIN_PERCENT], 0) < 0 or _offset(&c.cols[K_JUDGEMENT], 0) < 0
             or _offset(&c.cols[K_MOVE_SECONDS], 0) < 0 or _offset(&c.cols[K_JUDGEMENT_ITEM], 0) < 0):
+        return -1
+    if (_offset(&c.cols[K_ZOBRIST], 0) < 0 or _offset(&c.cols[K_FENS], 0) < 0
+            or _offset(&c.cols[K_FENS_ITEM], 0) < 0):
         return -1
     return 0
 
@@ -855,6 +864,36 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
                 s = i + 1
         if _list_end(&c.cols[K_UCI], &c.cols[K_UCI_ITEM], True) < 0:
             return -1
+    if c.pos != NULL and _positions(c, c.pos) < 0:
+        return -1
+    return 0
+
+
+cdef int _positions(Columns *c, Positions *pos) noexcept nogil:
+    """The zobrist and fens lists of a row: the positions its replay left in ``pos``."""
+    cdef Col *keys = &c.cols[K_ZOBRIST_ITEM]
+    cdef Col *fens = &c.cols[K_FENS_ITEM]
+    cdef const Py_ssize_t *ends = <const Py_ssize_t *>pos.end_buf.data
+    cdef Py_ssize_t i, n = pos.nplies, at = 0
+    if pos.keys:
+        if _reserve(&keys.data, 8 * n) < 0:
+            return -1
+        memcpy(keys.data.data + keys.data.size, pos.key_buf.data, 8 * n)   # uint64 as int64: the same bits
+        keys.data.size += 8 * n
+        keys.n += n
+        if _list_end(&c.cols[K_ZOBRIST], keys, True) < 0:
+            return -1
+    if pos.fens:
+        if _reserve(&fens.data, ends[n - 1] if n else 0) < 0 or _reserve(&fens.off, 4 * n) < 0:
+            return -1
+        for i in range(n):
+            _w(&fens.data, pos.fen_buf.data + at, ends[i] - at)     # (ASCII, written by the board)
+            at = ends[i]
+            (<int32_t *>(fens.off.data + fens.off.size))[0] = <int32_t>fens.data.size
+            fens.off.size += 4
+        fens.n += n
+        if _list_end(&c.cols[K_FENS], fens, True) < 0:
+            return -1
     return 0
 
 
@@ -1075,7 +1114,7 @@ cdef Py_ssize_t _columns_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _
             filtered[0] += 1
             continue
         if replay != REPLAY_NONE:
-            replayed = _replay_game(buf, end, game, replay, True, board, uci)
+            replayed = _replay_game(buf, end, game, replay, True, board, uci, c.pos)
             if replayed < 0:
                 return -1
             if replayed > 0:
@@ -1214,6 +1253,10 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
             out[names[k]] = _col_spec(&c.cols[k], 1, ())
     if c.uci:
         out["uci"] = _col_spec(&c.cols[K_UCI], 2, (_col_spec(&c.cols[K_UCI_ITEM], 1, ()),))
+    if c.pos != NULL and c.pos.keys:
+        out["zobrist"] = _col_spec(&c.cols[K_ZOBRIST], 2, (_col_spec(&c.cols[K_ZOBRIST_ITEM], 0, ()),))
+    if c.pos != NULL and c.pos.fens:
+        out["fens"] = _col_spec(&c.cols[K_FENS], 2, (_col_spec(&c.cols[K_FENS_ITEM], 1, ()),))
     return out
 
 
@@ -1235,7 +1278,8 @@ cdef object _uci_hook():
 
 def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long base_offset=0,
                        long long first_game=0, bint at_stream_start=True, bint stop_on_error=False,
-                       object where=None, object openings=None, bint uci=False):
+                       object where=None, object openings=None, bint uci=False, bint positions=False,
+                       bint fens=False):
     """The whole games in ``data[start:end]`` as the analysis schema's columns (see the pure twin).
 
     Returns a ScanResult ``(columns, games_read, rejects, filtered)``; ``columns`` maps each
@@ -1243,7 +1287,8 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long lo
     layout fastpgn.arrow wraps. ``openings`` is a map or opening_table's C
     copy (None: opening_code is null); ``uci`` adds the ``uci`` column, the moves
     replayed as the converter's ``--uci`` replays them (a game that does not
-    replay is rejected).
+    replay is rejected); ``positions`` the ``zobrist`` column and ``fens`` the
+    ``fens`` column, from the same replay.
     """
     cdef Py_buffer view
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
@@ -1252,14 +1297,18 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long lo
             end = view.len
         return ScanResult(*_columns_from_block(<const char *>view.buf, start, end, base_offset, first_game,
                                                at_stream_start, stop_on_error, where_plan(where), openings,
-                                               _uci_hook() if uci else None))
+                                               _uci_hook() if uci or positions or fens else None, None, uci,
+                                               positions, fens))
     finally:
         PyBuffer_Release(&view)
 
 
 cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                                long long first_game, bint at_stream_start, bint stop_on_error, _WherePlan plan,
-                               object openings, object uci_hook, bytes csv_columns=None):
+                               object openings, object uci_hook, bytes csv_columns=None, bint uci_column=True,
+                               bint positions=False, bint fens=False):
+    """The columns sink's work (``uci_hook``: the games replayed; ``uci_column``: the uci column then kept; ``positions``,
+    ``fens``: the zobrist and fens columns, from that replay)."""
     cdef _Game game = _Game()
     cdef Where *where = NULL if plan is None else &plan.c
     cdef long long number = first_game, filtered = 0
@@ -1273,8 +1322,11 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
     cdef object replaced
     cdef bint held
     cdef _OpeningTable table = None
+    cdef Positions plies
     if c == NULL:
         raise MemoryError()
+    memset(&plies, 0, sizeof(Positions))
+    plies.keys, plies.fens = positions, fens
     if isinstance(openings, _OpeningTable):
         table = openings
         openings = table.source
@@ -1282,8 +1334,10 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
     uci.data, uci.size, uci.cap = NULL, 0, 0
     try:
-        if _columns_start(c, uci_hook is not None) < 0:
+        if _columns_start(c, uci_hook is not None and uci_column) < 0:
             raise MemoryError()
+        if positions or fens:
+            c.pos = &plies
         c.have_map = openings is not None
         c.csv = csv_columns is not None
         c.gaps.table = table.slots if table is not None else NULL
@@ -1304,6 +1358,9 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
                 if stop_on_error:
                     break
                 continue
+            if c.pos != NULL:
+                found = _game_positions(buf, game, fens)
+                _positions_from(c.pos, found[0], found[1])
             if _columns_row(c, buf, game, base_offset, &scratch) < 0:
                 raise MemoryError()
         if game.out_of_memory:
@@ -1314,5 +1371,6 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
         free(bads.items)
         free(scratch.data)
         free(uci.data)
+        _positions_free(&plies)
         _columns_free(c)
         free(c)

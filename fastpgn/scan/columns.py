@@ -48,27 +48,30 @@ def _opening_codes(headers: list, openings) -> list:
     return codes
 
 
-def _replayed(records: list) -> tuple[list, list, list]:
-    """``(records, uci lists, rejects)``: the games whose moves replay, and the others as the converter's --uci rejects them."""
-    from fastpgn.board import declared_start, san_to_uci
+def _replayed(records: list, positions: bool = False, fens: bool = False) -> tuple[list, list, list, list]:
+    """``(records, uci lists, rejects, positions)``: the games whose moves replay, and the others as the converter's
+    --uci rejects them; with ``positions`` or ``fens``, each kept game's ``(keys, fens)`` (board.positions)."""
+    from fastpgn.board import declared_start, positions as replay_positions, san_to_uci
 
-    kept, uci, rejects = [], [], []
+    kept, uci, rejects, places = [], [], [], []
     for record in records:
         headers, moves = record[2], record[3]
         try:
             fen, chess960 = declared_start(headers.get("FEN"), headers.get("Variant"))
             # What the converter's moves hook replays, a game without moves included (its FEN and Variant checked).
             text = san_to_uci(" ".join(moves), fen, chess960)
+            if positions or fens:
+                places.append(replay_positions(" ".join(moves), fen, chess960, fens))
         except ValueError as exc:
             rejects.append((getattr(exc, "reason", str(exc)), record[0], record[1], record[8], record[9]))
             continue
         kept.append(record)
         uci.append(text.split(" ") if text else [])
-    return kept, uci, rejects
+    return kept, uci, rejects, places
 
 
 def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                       where=None, openings=None, uci=False, scan=None):
+                       where=None, openings=None, uci=False, scan=None, positions=False, fens=False):
     """The columns of the whole games in ``data[start:end]``: a ScanResult ``(columns, games_read, rejects, filtered)``.
 
     ``columns`` maps each column name of ``fastpgn.schema.names(uci)`` to a
@@ -80,7 +83,9 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
     ``scan`` is the ``games_from_block`` to read records with (default: the
     live kernel's; the pure kernel passes its own). With ``uci``, a game whose moves do not
     replay is rejected, as the converter's ``--uci`` rejects it, and with
-    ``stop_on_error`` reading stops there.
+    ``stop_on_error`` reading stops there; ``positions`` adds the ``zobrist``
+    column and ``fens`` the ``fens`` column (each ply's Polyglot key, signed,
+    and FEN: ``fastpgn.board.positions``), from the same replay and rejects.
 
     >>> pgn = b'[WhiteElo "1500"]\\n\\n1. e4 { [%eval 0.2] } *\\n'
     >>> cols, read, rejects, filtered = columns_from_block(pgn, 0, len(pgn))
@@ -92,9 +97,11 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
                                              at_stream_start=at_stream_start, stop_on_error=stop_on_error,
                                              where=where)
     uci_lists = None
-    if uci:
+    places: list = []
+    replays = uci or positions or fens
+    if replays:
         scanned = records
-        records, uci_lists, bad = _replayed(records)
+        records, uci_lists, bad, places = _replayed(records, positions, fens)
         if bad:
             if stop_on_error:
                 # Reading stops at the first bad game: the games after it were never read.
@@ -104,6 +111,7 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
                 rejects_after = sum(1 for r in rejects if r[2] > last)
                 records = [r for r in records if r[1] < last]
                 uci_lists = uci_lists[:len(records)]
+                places = places[:len(records)]
                 rejects = [r for r in rejects if r[2] < last] + bad[:1]
                 filtered -= after - records_after - rejects_after
                 read = last - first_game
@@ -112,6 +120,10 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
     columns = _columns(records, openings)
     if uci:
         columns["uci"] = uci_lists
+    if positions:
+        columns["zobrist"] = [p[0] for p in places]
+    if fens:
+        columns["fens"] = [p[1] for p in places]
     return ScanResult(columns, read, rejects, filtered)
 
 

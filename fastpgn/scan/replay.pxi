@@ -103,6 +103,65 @@ cdef inline int _uci_room(Out *uci, _Game game) noexcept nogil:
     return _reserve(uci, 3 * (game.end - game.start) + 16)
 
 
+cdef struct Positions:
+    # What the column sink asks of a replay beside the UCI moves: each ply's Polyglot key (keys), its FEN
+    # (fens). After a game replays, ``nplies`` keys in key_buf (uint64), the FENs one after another in
+    # fen_buf, where each ends in end_buf (Py_ssize_t).
+    bint keys, fens
+    Out key_buf, fen_buf, end_buf
+    Py_ssize_t nplies
+
+
+cdef int _positions_room(Positions *pos, Py_ssize_t nplies, Plies *plies) noexcept nogil:
+    """``pos`` emptied, with room for ``nplies`` plies, and ``plies`` pointing there; -1 when memory is short."""
+    pos.key_buf.size = pos.fen_buf.size = pos.end_buf.size = 0
+    pos.nplies = 0
+    plies.keys, plies.fens, plies.fen_ends = NULL, NULL, NULL
+    if pos.keys:
+        if _reserve(&pos.key_buf, 8 * nplies + 8) < 0:
+            return -1
+        plies.keys = <uint64_t *>pos.key_buf.data
+    if pos.fens:
+        # FEN_ROOM: the board's bound on what _write_fen writes a ply
+        if (_reserve(&pos.fen_buf, FEN_ROOM * nplies + 8) < 0
+                or _reserve(&pos.end_buf, <Py_ssize_t>sizeof(Py_ssize_t) * (nplies + 1)) < 0):
+            return -1
+        plies.fens = pos.fen_buf.data
+        plies.fen_ends = <Py_ssize_t *>pos.end_buf.data
+    return 0
+
+
+cdef void _positions_free(Positions *pos) noexcept nogil:
+    free(pos.key_buf.data)
+    free(pos.fen_buf.data)
+    free(pos.end_buf.data)
+
+
+cdef int _positions_from(Positions *pos, list keys, list fens) except -1:
+    """The positions of a game finished with the GIL (``keys`` signed, ``fens`` str or None) into ``pos``."""
+    cdef Plies plies
+    cdef Py_ssize_t i, at = 0
+    cdef bytes text
+    if _positions_room(pos, len(keys), &plies) < 0:
+        raise MemoryError()
+    for i in range(len(keys)):
+        if plies.keys != NULL:
+            plies.keys[i] = <uint64_t>(<long long>keys[i])
+        if plies.fens != NULL:
+            text = (<str>fens[i]).encode()
+            memcpy(plies.fens + at, PyBytes_AS_STRING(text), len(text))     # (a FEN is at most FEN_ROOM bytes)
+            at += len(text)
+            plies.fen_ends[i] = at
+    pos.nplies = len(keys)
+    return 0
+
+
+cdef object _game_positions(const char *buf, _Game game, bint fens):
+    """``(keys, fens)`` of good game ``game`` with the GIL: fastpgn.board.game_positions on its moves and start tags."""
+    from fastpgn.board import game_positions
+    return game_positions(_joined_moves(buf, game), _tag_list(buf, game), fens)
+
+
 cdef enum:
     REPLAY_NONE = 0      # no moves hook
     REPLAY_HOOK = 1      # a moves hook to call for every game
@@ -111,11 +170,11 @@ cdef enum:
 
 
 cdef int _replay_game(const char *buf, Py_ssize_t end, _Game game, int replay, bint board_starts, void *board,
-                      Out *uci) noexcept nogil:
+                      Out *uci, Positions *pos=NULL) noexcept nogil:
     """Replay good game ``game`` on ``board`` without the GIL, as ``replay`` asks (not REPLAY_NONE).
 
     With REPLAY_UCI the UCI moves are left in ``uci`` and ``game.moves_text``
-    points at them. Returns 0 when done, 1 when the game needs Python (a hook
+    points at them, and with ``pos`` each ply's position in ``pos``. Returns 0 when done, 1 when the game needs Python (a hook
     of one's own; start tags not read here (``board_starts`` False, or an
     unusual value); a move that does not resolve: the caller finishes it with
     _hook_game, for the answer or the error), -1 when memory is short
@@ -124,6 +183,7 @@ cdef int _replay_game(const char *buf, Py_ssize_t end, _Game game, int replay, b
     cdef Py_ssize_t replayed, fenlen = 0
     cdef const char *fen = NULL
     cdef bint chess960 = False
+    cdef Plies plies
     if replay == REPLAY_HOOK:
         return 1
     if _has_start_tags(buf, game) and (not board_starts or _start_of(buf, game, &fen, &fenlen, &chess960) < 0):
@@ -132,7 +192,14 @@ cdef int _replay_game(const char *buf, Py_ssize_t end, _Game game, int replay, b
         if _uci_room(uci, game) < 0:
             game.out_of_memory = True
             return -1
-        replayed = play_from(board, buf, end, game.moves, game.nmoves, uci.data, fen, fenlen, chess960)
+        if pos == NULL:
+            replayed = play_from(board, buf, end, game.moves, game.nmoves, uci.data, fen, fenlen, chess960)
+        else:
+            if _positions_room(pos, game.nmoves, &plies) < 0:
+                game.out_of_memory = True
+                return -1
+            replayed = play_plies(board, buf, end, game.moves, game.nmoves, uci.data, fen, fenlen, chess960, &plies)
+            pos.nplies = game.nmoves
         game.moves_text = uci.data
         game.moves_len = replayed
     else:
