@@ -53,7 +53,8 @@ def oracle(data: bytes, plies: int, keep=lambda white, black, speed: True):
             tree["plies"].setdefault(board.epd(), ply)
             row = tree[board.epd()][(move.uci(), board.san(move))]
             row[0] += 1
-            row[1 + ("1-0", "1/2-1/2", "0-1").index(result)] += 1 if result in ("1-0", "1/2-1/2", "0-1") else 0
+            if result in ("1-0", "1/2-1/2", "0-1"):
+                row[1 + ("1-0", "1/2-1/2", "0-1").index(result)] += 1
             row[4] += ((white or 0) + (black or 0)) / 2
             board.push(move)
     return tree
@@ -80,10 +81,11 @@ def corpus() -> tuple[Path, bytes]:
 
 @pytest.fixture(scope="module")
 def dataset(corpus, tmp_path_factory) -> Path:
+    from fastpgn import to_parquet
+
     folder = tmp_path_factory.mktemp("games")
-    code = fastpgn_main([str(corpus[0]), "100000", "-o", str(folder), "--format", "parquet", "--positions", "--uci",
-                         "-q"])
-    assert code == 0
+    reader = to_parquet(str(corpus[0]), str(folder / "games.parquet"), positions=True, uci=True, errors="skip")
+    assert reader.games_read == 999 and not reader.rejected
     return folder
 
 

@@ -39,8 +39,8 @@ examples:
 
 DATASET is Parquet the converter wrote with --positions --uci (a file, or a
 folder: every .parquet under it), or a PGN dump (any compression), converted
-on the way into a temporary folder beside -o (--temp-dir) with positions on
-and removed after. DuckDB aggregates out of core: past --memory-limit it
+on the way (positions and UCI on, bad games skipped and counted) into a
+temporary folder beside -o (--temp-dir), removed after. DuckDB aggregates out of core: past --memory-limit it
 spills to the temporary folder. The tree is one Parquet file, one row per
 (position, move): zobrist (the Polyglot key of the position before the move,
 signed 64-bit), [speed], [rating], uci, san, games, white, draws, black,
@@ -193,27 +193,59 @@ def _run(args) -> int:
             read = f"{tree.games_read:,} games read{filtered}, "
         print(f"explorer: {read}{tree.games_used:,} in the tree, {tree.games_without_positions:,} without positions "
               f"(a variant or an illegal move); {plural(tree.rows, 'row')} of the first "
-              f"{args.depth} {'ply' if args.depth == 1 else 'plies'} to {args.output}; {time.perf_counter() - started:.1f} s",
+              f"{args.depth} {'ply' if args.depth == 1 else 'plies'} to {args.output}; "
+              f"{time.perf_counter() - started:.1f} s",
               file=sys.stderr)
     return code
 
 
+class _Converted:
+    """What the conversion of a PGN DATASET read: the reader's counts, and the damage that ended it (or None)."""
+
+    def __init__(self, reader, damage: str | None) -> None:
+        self.games_read = reader.games_read
+        self.games_written = reader.games_yielded
+        self.games_rejected = len(reader.rejected)
+        self.games_filtered = reader.games_filtered
+        self.damage = damage
+
+
 def _convert(args, folder: str, show: bool):
-    """A PGN DATASET converted to Parquet with positions in ``folder``: (Summary, exit code), or (None, code)."""
-    from fastpgn.convert import Converter, Options
+    """A PGN DATASET converted to Parquet with positions and UCI in ``folder``: (counts, exit code), or (None, code).
 
-    opts = Options(input=args.dataset, chunk_size=100_000, output_dir=folder, format="parquet", uci=True,
-                   positions=True, where=args.where)
-    progress = None
+    Bad games are skipped and counted (their reason on stderr), as the converter does; damage keeps the
+    games before it (exit 1).
+    """
+    from fastpgn.arrow import parquet_writer, read_arrow
+    from fastpgn.errors import InputDamageError
+
+    os.makedirs(folder, exist_ok=True)
+    reader = read_arrow(args.dataset, errors="skip", where=args.where, uci=True, positions=True)
+    bar = None
     if show:
-        from fastpgn.cli import _Progress
+        from tqdm import tqdm
 
-        try:
-            progress = _Progress(os.path.getsize(args.dataset))
-        except (ImportError, OSError):
-            progress = None
+        bar = tqdm(unit=" games", desc="explorer: converting", dynamic_ncols=True, mininterval=0.25,
+                   file=sys.stderr)
+    damage = None
+    writer = None
+    reported = 0
     try:
-        summary = Converter(opts, progress).run()
+        with reader:
+            writer = parquet_writer(os.path.join(folder, "games.parquet"), reader.schema)
+            try:
+                for batch in reader:
+                    writer.write_batch(batch)
+                    if bar is not None:
+                        bar.update(batch.num_rows)
+                    for r in reader.rejected[reported:]:
+                        _say(f"{args.dataset}: {r.error()}")
+                    reported = len(reader.rejected)
+            except InputDamageError as exc:
+                damage = str(exc)
+            for r in reader.rejected[reported:]:
+                if damage is None or str(r.error()) not in damage:
+                    _say(f"{args.dataset}: {r.error()}")
     except InputError as exc:
         _say(f"{exc}")
         return None, 2
@@ -221,15 +253,18 @@ def _convert(args, folder: str, show: bool):
         _say(f"{exc}")
         return None, 1
     finally:
-        if progress is not None:
-            progress.close()
-    if summary.damage:
-        _say(f"{args.dataset}: the input is damaged: {summary.damage}; the tree holds the games before it")
-        return summary, 1
-    if summary.games_read == 0:
+        if writer is not None:
+            writer.close()
+        if bar is not None:
+            bar.close()
+    counts = _Converted(reader, damage)
+    if damage is not None:
+        _say(f"{args.dataset}: the input is damaged: {damage}; the tree holds the games before it")
+        return counts, 1
+    if reader.games_read == 0:
         _say(f"{args.dataset}: no PGN games found (empty or not PGN)")
         return None, 2
-    return summary, 0
+    return counts, 0
 
 
 # -- explorer-lookup -------------------------------------------------------------

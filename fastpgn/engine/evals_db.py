@@ -189,15 +189,15 @@ def build_index(source: str, index: str | None = None, *, memory_limit: str = DE
 def game_keys(game) -> list[int] | None:
     """The Polyglot key of the position after each ply of ``game`` (a fastpgn Game); None when the board
     cannot replay it (a variant, an illegal move: the analysis reports why)."""
-    from fastpgn import position_key
-    from fastpgn.board import replay_fens
+    from fastpgn.board import positions
     from fastpgn.errors import PGNError
 
     if not game.moves:
         return []
     try:
         fen, chess960 = game._start()           # the reader owns the rule for FEN and Variant tags
-        return [position_key(f) for f in replay_fens(" ".join(game.moves), fen, chess960)]
+        keys, _ = positions(" ".join(game.moves).encode(), fen, chess960, False)     # the zobrist column's replay
+        return keys
     except (PGNError, ValueError):
         return None
 
