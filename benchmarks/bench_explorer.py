@@ -2,13 +2,15 @@
 
 Rows, each its own process, median of ``--runs`` interleaved rounds:
 
-- ``convert --format parquet``: the floor, the conversion without positions;
-- ``convert --positions --uci``: the dataset the explorer reads (every ply replayed, its key and UCI);
+- ``to_parquet``: the floor, ``fastpgn.to_parquet`` without positions;
+- ``to_parquet positions uci``: the dataset the explorer reads (every ply replayed, its key and UCI), by
+  ``fastpgn.to_parquet(..., positions=True, uci=True)``;
 - ``explorer``: the tree of the first ``--max-plies`` plies of that dataset, in DuckDB
   (``--memory-limit``; peak memory is the process's, DuckDB's included);
 - ``explorer --by-speed --by-rating``: the same with a row per speed and rating band.
 
 MB/s is of the PGN (10**6 bytes); ``x convert`` is the row's time over the positions conversion's.
+The conversions are ``to_parquet``'s (one reader thread), the same path for both, so their ratio is fair.
 
     python -m benchmarks.bench_explorer                       # bench-data/lichess-100MB-seed0.pgn, 3 runs
     python -m benchmarks.bench_explorer --source dump.pgn.zst --runs 1 --json
@@ -31,12 +33,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = ROOT / "bench-data" / "lichess-100MB-seed0.pgn"
 
-# Runs main() of the module named in argv[1] with the rest of argv; prints its time and peak memory on stderr.
+# Runs FUNCTION (argv[2]) of the module named in argv[1] with the rest of argv; prints its time and peak
+# memory on stderr.
 LAUNCHER = """
 import importlib, sys, time
-module = importlib.import_module(sys.argv[1])
+function = getattr(importlib.import_module(sys.argv[1]), sys.argv[2])
 start = time.perf_counter()
-code = module.main(sys.argv[2:])
+code = function(sys.argv[3:])
 seconds = time.perf_counter() - start
 try:
     peak = next((line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")), "0")
@@ -57,6 +60,16 @@ def _run(argv: list[str]) -> tuple[float, int]:
     return float(seconds), int(peak)
 
 
+def to_parquet_main(argv: list[str]) -> int:
+    """``SOURCE OUTPUT [positions]``: fastpgn.to_parquet, bad games skipped (the rows' conversions)."""
+    from fastpgn import to_parquet
+
+    on = len(argv) > 2
+    os.makedirs(os.path.dirname(argv[1]), exist_ok=True)
+    to_parquet(argv[0], argv[1], errors="skip", positions=on, uci=on)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.bench_explorer", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -64,29 +77,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=3, help="rounds, interleaved (default 3)")
     p.add_argument("--max-plies", type=int, default=20, help="the explorer's --max-plies (default 20)")
     p.add_argument("--memory-limit", default="2GB", help="the explorer's --memory-limit (default 2GB)")
-    p.add_argument("-j", "--jobs", type=int, default=None, help="converter workers and DuckDB threads")
+    p.add_argument("-j", "--jobs", type=int, default=None, help="DuckDB threads (default: every core)")
     p.add_argument("--json", action="store_true", help="the results as JSON on stdout")
     args = p.parse_args(argv)
     if not args.source.exists():
         raise SystemExit(f"{args.source}: missing; make it with python -m benchmarks.make_corpus --size 100MB")
-    from fastpgn.io.sources import open_source
+    import zstandard
 
-    source = open_source(str(args.source))
-    size = sum(len(b) for b in iter(lambda: source.read(1 << 24), b""))
-    source.close()
+    with open(args.source, "rb") as fh:
+        stream = zstandard.ZstdDecompressor().stream_reader(fh) if args.source.suffix == ".zst" else fh
+        size = sum(len(b) for b in iter(lambda: stream.read(1 << 24), b""))
     jobs = ["-j", str(args.jobs)] if args.jobs else []
     work = Path(tempfile.mkdtemp(prefix="bench-explorer-"))
+    me = "benchmarks.bench_explorer"
     rows = {
-        "convert --format parquet": lambda: ["fastpgn.cli", str(args.source), "100000", "-o", str(work / "plain"),
-                                             "--format", "parquet", "--overwrite", "-q", *jobs],
-        "convert --positions --uci": lambda: ["fastpgn.cli", str(args.source), "100000", "-o", str(work / "games"),
-                                              "--format", "parquet", "--positions", "--uci", "--overwrite", "-q",
-                                              *jobs],
-        "explorer": lambda: ["fastpgn.cli.explorer", str(work / "games"), "-o", str(work / "tree.parquet"),
+        "to_parquet": lambda: [me, "to_parquet_main", str(args.source), str(work / "plain" / "games.parquet")],
+        "to_parquet positions uci": lambda: [me, "to_parquet_main", str(args.source),
+                                             str(work / "games" / "games.parquet"), "positions"],
+        "explorer": lambda: ["fastpgn.cli.explorer", "main", str(work / "games"), "-o", str(work / "tree.parquet"),
                              "--max-plies", str(args.max_plies), "--memory-limit", args.memory_limit, "--overwrite",
                              "-q", *jobs],
         "explorer --by-speed --by-rating": lambda: [
-            "fastpgn.cli.explorer", str(work / "games"), "-o", str(work / "tree2.parquet"), "--max-plies",
+            "fastpgn.cli.explorer", "main", str(work / "games"), "-o", str(work / "tree2.parquet"), "--max-plies",
             str(args.max_plies), "--memory-limit", args.memory_limit, "--by-speed", "--by-rating", "--overwrite",
             "-q", *jobs],
     }
@@ -100,10 +112,10 @@ def main(argv: list[str] | None = None) -> int:
                 peaks[name].append(peak)
         import duckdb
 
-        tree_rows = duckdb.sql(f"SELECT count(*) FROM '{work / 'tree.parquet'}'").fetchone()[0]
+        tree_rows = duckdb.sql(f"SELECT count(*) FROM '{work / 'tree.parquet'}'").fetchall()[0][0]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    base = statistics.median(times["convert --positions --uci"])
+    base = statistics.median(times["to_parquet positions uci"])
     results = [{"row": name, "seconds": statistics.median(t), "mb_s": size / 1e6 / statistics.median(t),
                 "peak_mb": max(peaks[name]) / 1024, "x_convert": statistics.median(t) / base}
                for name, t in times.items()]
