@@ -222,3 +222,37 @@ def test_where_sql_words_each_filter():
     import fastpgn.explorer
 
     assert doctest.testmod(fastpgn.explorer).failed == 0
+
+
+def test_progress_on_a_terminal_and_quiet(dataset, tmp_path):
+    import sys
+
+    from helpers import stderr_on_a_terminal
+
+    cmd = [sys.executable, "-m", "fastpgn", "explorer", str(dataset), "-o", str(tmp_path / "a.parquet")]
+    seen = stderr_on_a_terminal(cmd)
+    assert "explorer:" in seen and "100%" in seen and "in the tree" in seen
+    assert stderr_on_a_terminal(cmd[:-1] + [str(tmp_path / "b.parquet"), "-q"]) == ""
+
+
+def test_a_damaged_pgn_keeps_the_games_before_the_damage(corpus, tmp_path, capsys):
+    data = corpus[0].read_bytes()
+    cut = tmp_path / "cut.pgn.zst"
+    cut.write_bytes(data[:len(data) // 2])
+    out = tmp_path / "t.parquet"
+    assert fastpgn_main(["explorer", str(cut), "-o", str(out), "--max-plies", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "damaged" in err
+    games = lookup(str(out), START)
+    total = games["white"] + games["draws"] + games["black"]
+    assert 0 < total < 999
+
+
+def test_a_small_memory_limit_and_no_temporary_files_left(dataset, tmp_path, capsys):
+    out = tmp_path / "tree" / "t.parquet"
+    assert fastpgn_main(["explorer", str(dataset), "-o", str(out), "--memory-limit", "64MB", "-j", "1", "-q"]) == 0
+    assert sorted(p.name for p in out.parent.iterdir()) == ["t.parquet"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert fastpgn_main(["explorer", str(empty), "-o", str(tmp_path / "e.parquet")]) == 2
+    assert "without Parquet files" in capsys.readouterr().err

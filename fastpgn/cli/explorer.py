@@ -138,6 +138,9 @@ def _run(args) -> int:
     except OSError as exc:
         _say(f"cannot read {args.dataset}: {exc.strerror or exc}")
         return 2
+    if os.path.isdir(args.dataset) and not parquet:
+        _say(f"{args.dataset}: a folder without Parquet files (give a PGN file, or the converter's Parquet)")
+        return 2
     show = not args.quiet and sys.stderr.isatty()
     where = args.where
     folder = os.path.dirname(os.path.abspath(args.output))
