@@ -137,9 +137,13 @@ def counts(err: str) -> tuple[int, ...]:
     return tuple(int(x.replace(",", "")) for x in m.groups())
 
 
-@pytest.mark.parametrize("layout", ["hf", "jsonl"])
+@pytest.mark.parametrize("layout", ["hf", "jsonl", "jsonl.zst"])
 def test_a_database_of_every_position_needs_no_engine(layout, games, database, tmp_path, capsys):
     db = (write_hf if layout == "hf" else write_jsonl)(database, tmp_path / f"evals.{layout}")
+    if layout == "jsonl.zst":       # as database.lichess.org publishes it
+        import zstandard
+
+        db.write_bytes(zstandard.ZstdCompressor().compress(db.read_bytes()))
     engine, log = fake_engine(tmp_path, "exit")
     out = tmp_path / "out.pgn"
     code, err = run([games, "-o", out, "--evals-db", db, "--engine", engine], capsys)
