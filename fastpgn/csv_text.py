@@ -8,7 +8,7 @@ type is written:
 * ``utc``: ``YYYY-MM-DD HH:MM:SS`` (UTC); ``date``: ``YYYY-MM-DD``;
 * lists: the entries separated by one space, a null entry empty (``33  -12``
   is 33, null, -12); a null list, an empty list and a list of one null
-  entry are all empty;
+  entry are all empty; ``fens`` (a FEN holds spaces): separated by ``;``;
 * ``clock`` entries: the shortest text of the seconds (``180``, ``17.7``);
 * ``tags``: a JSON object (``{"Date":"2024.01.02","Round":"-"}``).
 
@@ -31,7 +31,7 @@ import os
 from fastpgn import schema
 
 _EPOCH_ORDINAL = _datetime.date(1970, 1, 1).toordinal()
-_TYPES = {c.name: c.type for c in schema.columns(uci=True)}
+_TYPES = {c.name: c.type for c in schema.columns(uci=True, positions=True, fens=True)}
 
 
 def _day_text(days: int, cache: dict) -> str:
@@ -70,7 +70,9 @@ def number_text(value) -> str:
     return str(value)
 
 
-def _lists(values: list, kind: str) -> list:
+def _lists(values: list, kind: str, sep: str = " ") -> list:
+    if sep != " ":
+        return ["" if v is None else sep.join(v) for v in values]
     if kind == "list<string>":   # (a null entry: judgement's moves without one)
         return ["" if v is None else " ".join(v) if None not in v else " ".join(x or "" for x in v) for v in values]
     return ["" if v is None else " ".join(map(number_text, v)) for v in values]
@@ -93,7 +95,7 @@ def column_text(name: str, values: list) -> list:
     if kind == "float32":              # (as a list's entries: 100, not 100.0)
         return list(map(number_text, values))
     if kind.startswith("list<"):
-        return _lists(values, kind)
+        return _lists(values, kind, ";" if name == "fens" else " ")
     if kind.startswith("map<"):
         return _maps(values)
     return values

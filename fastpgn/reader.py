@@ -199,6 +199,17 @@ class Game(_GameCore):
         fen, chess960 = self._start()
         return list(replay_fens(" ".join(self._moves), fen, chess960)) if self.moves else []
 
+    def zobrist(self) -> list[int]:
+        """The Polyglot key after every ply, signed (the ``zobrist`` column's; ``fastpgn.position_key``).
+
+        >>> next(read_games(b"1. e4 *")).zobrist()
+        [-9062197578030825066]
+        """
+        from fastpgn.board import positions
+
+        fen, chess960 = self._start()
+        return positions(" ".join(self._moves), fen, chess960)[0] if self.moves else []
+
     def board(self):
         """The final position as a ``fastpgn.Board`` (outcome, checkmate, draws...)."""
         from fastpgn.board import replay

@@ -71,26 +71,29 @@ def spark_type(spec: str):
             "timestamp[s, tz=UTC]": T.TimestampType()}[spec]
 
 
-def schema(uci: bool = False):
+def schema(uci: bool = False, positions: bool = False, fens: bool = False):
     """The analysis schema (``fastpgn.schema``) as a Spark ``StructType``: the same names, in order.
 
     Every field is nullable, as Spark reads the Parquet files. int8 and int16
     are ByteType and ShortType; ``utc`` is a TimestampType (whole seconds;
-    Spark shows it in ``spark.sql.session.timeZone``).
+    Spark shows it in ``spark.sql.session.timeZone``). ``zobrist`` (with
+    ``positions``) is an array of LongType: each ply's Polyglot key as the
+    signed 64-bit number with the same bits.
 
     >>> schema()["white_elo"].dataType, schema()["utc"].dataType
     (ShortType(), TimestampType())
     """
     T = _require_pyspark()
-    return T.StructType([T.StructField(c.name, spark_type(c.type), True) for c in _schema.columns(uci)])
+    return T.StructType([T.StructField(c.name, spark_type(c.type), True)
+                         for c in _schema.columns(uci, positions, fens)])
 
 
-def _task_arrow_schema(uci: bool):
+def _task_arrow_schema(uci: bool, positions: bool = False, fens: bool = False):
     """The Arrow schema Spark expects back from a task for ``schema(uci)``: timestamps in microseconds."""
     import pyarrow as pa
 
     fields = []
-    for field in _schema.arrow_schema(uci):
+    for field in _schema.arrow_schema(uci, positions, fens):
         if pa.types.is_timestamp(field.type):
             field = field.with_type(pa.timestamp("us", tz="UTC"))
         fields.append(field)
@@ -255,9 +258,11 @@ def _inputs(inputs) -> list[_Input]:
     return sorted(found.values(), key=lambda i: (-i.size, i.key))
 
 
-def _options_record(where, uci: bool, openings) -> dict:
+def _options_record(where, uci: bool, openings, positions: bool = False, fens: bool = False) -> dict:
+    # (positions and fens only when asked: the record of a dataset written before them still matches)
     return {"uci": bool(uci), "where": None if where is None else repr(where),
-            "openings": None if openings is None else os.fspath(openings)}
+            "openings": None if openings is None else os.fspath(openings),
+            **({"positions": True} if positions else {}), **({"fens": True} if fens else {})}
 
 
 def _read_record(folder: Path) -> dict | None:
@@ -379,14 +384,14 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
 
         # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.
         reader = _TaskReader(job.path, errors="skip", block_size=BLOCK_SIZE, **options)
-        parts = _Partitions(staging, _schema.arrow_schema(reader.uci), rows_per_file)
+        parts = _Partitions(staging, _schema.arrow_schema(reader.uci, reader.positions, reader.fens), rows_per_file)
         rejects = RejectsFile(staging / REJECTED)
         rejected = 0
         flush = False
         try:
             with reader:
                 for columns in reader:
-                    batch = record_batch(columns, reader.uci)
+                    batch = record_batch(columns, reader.uci, reader.positions, reader.fens)
                     for folder, rows in _schema.by_month(batch):
                         parts.write(folder, rows)
                     for game in reader.rejected:
@@ -473,8 +478,9 @@ def _report_arrow_schema():
     return pa.schema([pa.field(name, kinds[kind]) for name, kind in REPORT_FIELDS])
 
 
-def _reader_options(where, uci: bool, openings) -> dict:
-    return {"where": where, "uci": bool(uci), "openings": None if openings is None else os.fspath(openings)}
+def _reader_options(where, uci: bool, openings, positions: bool = False, fens: bool = False) -> dict:
+    return {"where": where, "uci": bool(uci), "openings": None if openings is None else os.fspath(openings),
+            "positions": bool(positions), "fens": bool(fens)}
 
 
 def _one_task_each(spark, count: int):
@@ -489,8 +495,10 @@ def _explain_task_failure(exc: Exception) -> Exception:
     return exc
 
 
-def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None):
-    """Dump files as a DataFrame of ``schema(uci)``, one Spark task per file, fastpgn's kernel in the tasks.
+def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None, positions: bool = False,
+             fens: bool = False):
+    """Dump files as a DataFrame of ``schema(uci, positions, fens)``, one Spark task per file, fastpgn's kernel in
+    the tasks.
 
     ``inputs``: paths (a folder: its files) the executors can open. Bad games
     are left out; damage (a truncated or corrupt file) fails the query, naming
@@ -501,8 +509,8 @@ def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None):
     """
     _require_pyspark()
     jobs = _inputs(inputs)
-    options = _reader_options(where, uci, openings)
-    target = _task_arrow_schema(uci)
+    options = _reader_options(where, uci, openings, positions, fens)
+    target = _task_arrow_schema(uci, positions, fens)
 
     def run(batches):
         from fastpgn.arrow import read_arrow
@@ -512,12 +520,12 @@ def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None):
                 with read_arrow(jobs[i].path, batch_size=BATCH_ROWS, errors="skip", **options) as reader:
                     for games in reader:
                         yield games.cast(target)
-    return _one_task_each(spark, len(jobs)).mapInArrow(run, schema(uci))
+    return _one_task_each(spark, len(jobs)).mapInArrow(run, schema(uci, positions, fens))
 
 
 def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=None, overwrite: bool = False,
-            rows_per_file: int = ROWS_PER_FILE) -> list[FileReport]:
-    """Convert dump files to a Parquet dataset of ``schema(uci)``: one Spark task per file.
+            rows_per_file: int = ROWS_PER_FILE, positions: bool = False, fens: bool = False) -> list[FileReport]:
+    """Convert dump files to a Parquet dataset of ``schema(uci, positions, fens)``: one Spark task per file.
 
     ``inputs``: paths (a folder: its files) that the driver and the executors
     can open; ``output``: a folder on a file system they share. Each input's
@@ -541,7 +549,7 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
     jobs = _inputs(inputs)
     out = Path(output)
     _check_dataset_folder(out)
-    record_options = _options_record(where, uci, openings)
+    record_options = _options_record(where, uci, openings, positions, fens)
     lock = _RunLock(out / LOCK)
     lock.acquire()
     try:
@@ -558,7 +566,8 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
         if todo:
             report_type = ", ".join(f"{n} {k}" for n, k in REPORT_FIELDS)    # DDL: every pyspark takes it
             frame = _one_task_each(spark, len(todo)).mapInArrow(
-                _task(todo, str(out.resolve()), _reader_options(where, uci, openings), record_options, rows_per_file),
+                _task(todo, str(out.resolve()), _reader_options(where, uci, openings, positions, fens), record_options,
+                      rows_per_file),
                 report_type)
             try:
                 rows = frame.collect()
@@ -597,13 +606,13 @@ def _complete(out: Path, job: _Input, record_options: dict, overwrite: bool) -> 
                       len(record.get("files", ())), None, None, record.get("backend"), record.get("peak_rss_mb"))
 
 
-def read_dataset(spark, output, uci: bool = False):
+def read_dataset(spark, output, uci: bool = False, positions: bool = False, fens: bool = False):
     """The dataset ``convert`` wrote, with its partition columns typed: ``input`` string, ``year``, ``month`` int.
 
     >>> read_dataset(spark, "games/").where("year = 2024 AND month = 1").count()      # doctest: +SKIP
     """
     T = _require_pyspark()
-    full = T.StructType(schema(uci).fields + [T.StructField("input", T.StringType()),
+    full = T.StructType(schema(uci, positions, fens).fields + [T.StructField("input", T.StringType()),
                                               T.StructField("year", T.IntegerType()),
                                               T.StructField("month", T.IntegerType())])
     return spark.read.schema(full).parquet(os.fspath(output))

@@ -12,8 +12,10 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from helpers import corpus_files, decompressed, shared
+from helpers import MUTATION, NOISE, corpus_files, decompressed, mutated, real_game, shared
 import fastpgn
 from fastpgn import _backend
 from fastpgn.board import Board
@@ -132,6 +134,46 @@ def test_both_sinks_give_equal_positions(path):
         answers.append((table.select(["offset", "zobrist", "fens"]), read, rejects, filtered))
     assert answers[0][1:] == answers[1][1:]
     assert answers[0][0].equals(answers[1][0])
+
+
+def sinks_agree(data: bytes, stop: bool = False) -> None:
+    from fastpgn.arrow import record_batch
+
+    answers = []
+    for name in ("py", "cy"):
+        columns, *counts = SCAN[name].columns_from_block(data, 0, len(data), positions=True, fens=True,
+                                                         stop_on_error=stop)
+        table = pa.Table.from_batches([record_batch(columns, False, True, True)])
+        answers.append((table.select(["offset", "zobrist", "fens"]), counts))
+    assert answers[0][1] == answers[1][1]
+    assert answers[0][0].equals(answers[1][0])
+
+
+@pytest.mark.skipif("cy" not in SCAN, reason="the compiled scanner is not built here")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 10_000), MUTATION, st.integers(0, 10**9), NOISE), min_size=1, max_size=4),
+       st.integers(0, 10_000), st.integers(1, 3), st.booleans())
+def test_both_sinks_agree_on_mutated_real_games(mutations, first, count, stop):
+    sinks_agree(mutated(b"".join(real_game(first + k) for k in range(count)), mutations), stop)
+
+
+@pytest.mark.skipif("cy" not in SCAN, reason="the compiled scanner is not built here")
+@pytest.mark.parametrize("fen", [
+    "8/8/8/K2pP2r/8/8/8/7k w - d6 0 2",                                     # a pinned pawn beside the double push
+    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",        # (en passant at once)
+    "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 99 1000000000",                        # the longest clocks the board reads
+    "  rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR   w KQkq - 0 1 ",        # (read with the GIL: odd spaces)
+    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\\\\",          # (an escape: the hook's path)
+])
+def test_both_sinks_agree_on_set_up_games(fen):
+    moves = "1. Kb6 Rh6+ *" if fen.startswith("8/") else "1. exf6 e5 2. Qh5+ g6 *" if "f6" in fen else (
+        "1. O-O O-O-O 2. Rfe1 Kb8 *" if fen.startswith("r3") else "1. e4 e5 2. Nf3 *")
+    data = f'[Event "a"]\n[FEN "{fen}"]\n[SetUp "1"]\n\n{moves}\n\n'.encode()
+    sinks_agree(data)
+    table = table_of(data)
+    if not fen.endswith("\\\\"):
+        assert table.num_rows == 1
+        assert_oracle(table.set_column(1, "fen", pa.array([fen.strip()])))
 
 
 def test_positions_survive_parquet(tmp_path):
@@ -254,3 +296,150 @@ def test_games_reaching_without_duckdb_says_how_to_install(tmp_path, monkeypatch
     with pytest.raises(ImportError, match=r'pip install "fastpgn\[duckdb\]"'):
         games_reaching(tmp_path, chess.STARTING_FEN)
 
+
+
+# -- the converter, CSV and Spark ---------------------------------------------------------------------
+
+def convert(args: list[str]) -> tuple[int, str]:
+    import contextlib
+
+    from fastpgn.cli import main as cli_main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = cli_main(args + ["-q", "-j", "1"])
+    return code, err.getvalue()
+
+
+def test_the_converter_writes_the_columns_read_arrow_gives(tmp_path):
+    path = shared("data", "edge-cases-nonlichess", "chesscom_export_2025_29games_incl-chess960.pgn")
+    code, _ = convert([str(path), "1000000", "--format", "parquet", "--positions", "--fens", "-o", str(tmp_path)])
+    assert code == 0
+    table = pa.concat_tables(pq.read_table(p) for p in sorted(tmp_path.glob("*.parquet")))
+    want = table_of(path)
+    assert table.num_rows == want.num_rows == 29
+    assert table.select(["zobrist", "fens"]).equals(want.select(["zobrist", "fens"]))
+    assert table.schema.names[-2:] == ["zobrist", "fens"]
+
+
+def test_the_converter_rejects_what_does_not_replay(tmp_path):
+    (tmp_path / "in.pgn").write_bytes(b'[Event "a"]\n\n1. e4 e5 *\n\n[Event "b"]\n\n1. e4 Ke7 *\n\n')
+    code, err = convert([str(tmp_path / "in.pgn"), "10", "--format", "parquet", "--positions",
+                         "-o", str(tmp_path / "out")])
+    assert code == 0        # (kept rejects are no failure: the converter's exit rule)
+    table = pq.read_table(next((tmp_path / "out").glob("*.parquet")))
+    assert table.column("event").to_pylist() == ["a"]
+    assert "Ke7" in next((tmp_path / "out").glob("*.rejected.pgn")).read_text()
+
+
+def test_the_converter_asks_for_a_format_with_columns(tmp_path, capsys):
+    from fastpgn.cli import main as cli_main
+
+    path = shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+    with pytest.raises(SystemExit) as exit_:
+        cli_main([str(path), "10", "--positions", "-o", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert "--positions writes a column of the analysis schema: add --format parquet or --format csv" in (
+        capsys.readouterr().err)
+
+
+def test_csv_has_the_keys_and_the_fens(tmp_path):
+    import csv
+
+    from fastpgn.csv_text import to_csv
+
+    path = shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+    code, _ = convert([str(path), "1000000", "--format", "csv", "--compression", "none", "--positions", "--fens",
+                       "-o", str(tmp_path)])
+    assert code == 0
+    written = next(tmp_path.glob("*.csv")).read_bytes()
+    out = io.BytesIO()
+    to_csv(path, out, positions=True, fens=True)
+    assert written == out.getvalue()            # (the kernel's CSV sink, and csv_text's rule)
+    rows = list(csv.DictReader(io.StringIO(written.decode())))
+    table = table_of(path).to_pylist()
+    assert [list(map(int, r["zobrist"].split())) for r in rows] == [t["zobrist"] for t in table]
+    assert [r["fens"].split(";") for r in rows] == [t["fens"] for t in table]
+
+
+@pytest.mark.skipif("cy" not in SCAN, reason="the compiled scanner is not built here")
+def test_both_csv_sinks_give_equal_bytes():
+    data = decompressed(shared("data", "edge-cases-nonlichess", "chess960_rapid-wch-2009_fen-setup.pgn"))
+    data += decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst"))
+    py, cy = (SCAN[name].csv_from_block(data, 0, len(data), positions=True, fens=True) for name in ("py", "cy"))
+    assert py == cy
+    assert py[0].count(b"\r\n") == 35
+
+
+def one_liner_rows(folder, key):
+    """The docs' DuckDB and polars one-liners (docs/positions.md): game id -> (ply, next move), each."""
+    import duckdb
+    import polars as pl
+
+    glob = str(folder / "*.parquet")
+    by_duckdb = duckdb.sql(f"SELECT game_id, list_position(zobrist, {key}) AS ply, moves[ply + 1] AS next_move "
+                           f"FROM read_parquet('{glob}') WHERE list_contains(zobrist, {key})").fetchall()
+    by_polars = (pl.scan_parquet(glob)
+                 .filter(pl.col("zobrist").list.contains(key))
+                 .with_columns(ply=pl.col("zobrist").list.eval(pl.element().eq(key).arg_max()).list.first() + 1)
+                 .select("game_id", "ply", next_move=pl.col("moves").list.get(pl.col("ply"), null_on_oob=True))
+                 .collect().rows())
+    return {g: (p, m) for g, p, m in by_duckdb}, {g: (p, m) for g, p, m in by_polars}
+
+
+def test_the_docs_one_liners_find_what_games_reaching_finds(tmp_path):
+    pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
+    pytest.importorskip("polars", reason='polars is not installed: pip install -e ".[test]"')
+    fastpgn.to_parquet(shared("data", STANDARD), tmp_path / "a.parquet", positions=True)
+    key = position_key("rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2")
+    assert key == -3233443880761108323          # (the key docs/positions.md shows)
+    want = {r["game_id"]: (r["ply"], r["next_move"]) for r in games_reaching(tmp_path, key_fen()).to_pylist()}
+    assert len(want) > 20
+    by_duckdb, by_polars = one_liner_rows(tmp_path, key)
+    assert by_duckdb == by_polars == want
+
+
+def key_fen() -> str:
+    return "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    import importlib.util
+    import os
+    import shutil
+
+    from helpers import missing_system_package
+
+    install = "apt-get install -y -qq openjdk-17-jre-headless and pip install -e '.[test]' (pyspark)"
+    if importlib.util.find_spec("pyspark") is None:
+        missing_system_package(f"pyspark is not installed: {install}")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        missing_system_package(f"no Java runtime: {install}")
+    from fastpgn import spark as fs
+
+    session = fs.session("local[2]", "fastpgn positions tests", [
+        ("spark.sql.session.timeZone", "UTC"), ("spark.ui.enabled", "false"),
+        ("spark.sql.shuffle.partitions", "2"), ("spark.driver.memory", "1g")])
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def test_spark_reads_the_keys_and_runs_the_docs_query(spark, tmp_path):
+    pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
+    from pyspark.sql import functions as F
+
+    from fastpgn import spark as fs
+
+    path = shared("data", STANDARD)
+    games = fs.read_pgn(spark, [str(path)], positions=True)
+    assert games.schema["zobrist"].dataType.simpleString() == "array<bigint>"
+    key = position_key(key_fen())
+    hits = (games.where(F.array_contains("zobrist", F.lit(key)))
+            .withColumn("ply", F.array_position("zobrist", F.lit(key)).cast("int"))
+            .select("game_id", "ply", F.expr("try_element_at(moves, ply + 1)").alias("next_move")))
+    got = {r["game_id"]: (r["ply"], r["next_move"]) for r in hits.collect()}
+    fastpgn.to_parquet(path, tmp_path / "a.parquet", positions=True)
+    assert got == {r["game_id"]: (r["ply"], r["next_move"]) for r in games_reaching(tmp_path, key_fen()).to_pylist()}
+    assert len(got) > 20

@@ -177,6 +177,10 @@ def convert_parser() -> argparse.ArgumentParser:
                         help="replay every game on a board; a game with an illegal move is rejected")
     parser.add_argument("--uci", action="store_true",
                         help="write UCI moves (e2e4) instead of SAN in field 20 (implies --validate)")
+    parser.add_argument("--positions", action="store_true",
+                        help="--format parquet/csv: a zobrist column, each ply's Polyglot key (implies --validate)")
+    parser.add_argument("--fens", action="store_true",
+                        help="--format parquet/csv: a fens column, the FEN after each ply (implies --validate)")
     add_encoding_argument(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
     add_filter_arguments(parser)
@@ -304,6 +308,9 @@ def convert_main(argv) -> int:
                      "leave it out only with -o -, one stream to stdout)")
     if args.partition and args.format != "parquet":
         parser.error(f"--partition {args.partition} writes Parquet folders: add --format parquet")
+    if (args.positions or args.fens) and args.format == "lines":
+        parser.error(f"{'--positions' if args.positions else '--fens'} writes a column of the analysis schema: "
+                     "add --format parquet or --format csv")
     if args.resume and args.overwrite:
         print("fastpgn: --resume continues an earlier run and --overwrite removes it: give one of them",
               file=sys.stderr)
@@ -317,8 +324,9 @@ def convert_main(argv) -> int:
     opts = Options(input=inputs[0], chunk_size=args.chunk_size or 0, output_dir=args.output_dir,
                    compression=compression, jobs=args.jobs or 0, errors=args.errors, limit=args.limit,
                    openings_map=args.openings_map, resume=args.resume, overwrite=args.overwrite,
-                   validate=args.validate or args.uci, uci=args.uci, where=args.where, format=args.format,
-                   partition=args.partition, encoding=args.encoding)
+                   validate=args.validate or args.uci or args.positions or args.fens, uci=args.uci,
+                   where=args.where, format=args.format, partition=args.partition, encoding=args.encoding,
+                   positions=args.positions, fens=args.fens)
     if len(inputs) > 1:
         return _convert_many(args, inputs, opts)
     progress = None

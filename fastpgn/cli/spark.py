@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rows-per-file", metavar="N", type=int, default=None,
                    help="games per Parquet file at most (default 1,000,000: about 170 MB of lichess games)")
     p.add_argument("--uci", action="store_true", help="add the uci column: the moves replayed on fastpgn's board")
+    p.add_argument("--positions", action="store_true",
+                   help="add the zobrist column: each ply's Polyglot key, replayed on fastpgn's board")
+    p.add_argument("--fens", action="store_true", help="add the fens column: the FEN after each ply")
     p.add_argument("--openings-map", metavar="FILE",
                    help="openings map in the original format (every executor must read FILE)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary lines")
@@ -133,7 +136,8 @@ def _run(argv) -> int:
         try:
             reports = fs.convert(spark, args.inputs, args.output_dir, where=args.where, uci=args.uci,
                                  openings=args.openings_map, overwrite=args.overwrite,
-                                 rows_per_file=args.rows_per_file or fs.ROWS_PER_FILE)
+                                 rows_per_file=args.rows_per_file or fs.ROWS_PER_FILE, positions=args.positions,
+                                 fens=args.fens)
         except (OutputError, ValueError) as exc:
             _say(str(exc))
             return 2

@@ -100,6 +100,9 @@ class Options:
     overwrite: bool = False
     validate: bool = False
     uci: bool = False
+    # Parquet and CSV: the zobrist column (each ply's Polyglot key) and the fens column; both replay the games
+    positions: bool = False
+    fens: bool = False
     block_size: int = BLOCK_SIZE
     # fastpgn.filters.Where (or a dict of its keywords): only the games it passes are written;
     # the others are counted in Summary.games_filtered.
@@ -242,8 +245,8 @@ class SharedWorkers:
         self.jobs = workers_for(opts.jobs)
         self.table = _openings.load(opts.openings_map)
         where = filters.as_where(opts.where)
-        fmt = chunk_format(opts.format, opts.compression, opts.uci)
-        self.pool = start_workers(self.jobs, fmt, self.table, opts.validate, opts.uci,
+        fmt = chunk_format(opts.format, opts.compression, opts.uci, None, opts.positions, opts.fens)
+        self.pool = start_workers(self.jobs, fmt, self.table, opts.validate or opts.positions or opts.fens, opts.uci,
                                   where.spec() if where else None)
         share = -(-self.jobs // max(at_once, 1))
         self.depth = 2 * share + 1
@@ -289,7 +292,8 @@ class Converter:
         self.stream_header = stream_header
         self.stream_started = False     # -o -: this run began writing to the stream
         self._reader: ReadAheadThread | None = None     # the run's reader thread, while one runs
-        self.format: ChunkFormat = chunk_format(opts.format, opts.compression, opts.uci, opts.partition)
+        self.format: ChunkFormat = chunk_format(opts.format, opts.compression, opts.uci, opts.partition,
+                                                opts.positions, opts.fens)
         if workers is not None:
             self.jobs = workers.jobs
         else:
@@ -328,6 +332,7 @@ class Converter:
                 **({"where": self.where.as_dict()} if self.where is not None else {}),
                 **({"format": o.format} if o.format != "lines" else {}),
                 **({"partition": o.partition} if o.partition else {}),
+                **({"positions": True} if o.positions else {}), **({"fens": True} if o.fens else {}),
                 **({"encoding": o.encoding} if o.encoding else {})}
 
     # -- the output folder and the run
@@ -510,7 +515,8 @@ class Converter:
 
     def _pool(self, table) -> Executor | None:
         """The run's workers (see ``_schedule.start_workers``): threads, processes, or inline (None)."""
-        return start_workers(self.jobs, self.format, table, self.opts.validate, self.opts.uci,
+        o = self.opts
+        return start_workers(self.jobs, self.format, table, o.validate or o.positions or o.fens, o.uci,
                              None if self.where is None else self.where.spec())
 
     def _take(self, count: ResumeState, block: Block, result: BlockResult, data, rejects: RejectsFile):

@@ -35,8 +35,14 @@ PARTITIONS = (None, "month")    # --partition: none, or hive folders by month of
 
 
 def _replays(setup) -> bool:
-    """Whether the run replays its games (--validate, --uci): the column sinks then replay them with UCI."""
+    """Whether the run replays its games (--validate, --uci, --positions, --fens): the column sinks then replay
+    them with UCI."""
     return setup.hook is not None
+
+
+def _extras(positions: bool, fens: bool) -> dict:
+    """The column sinks' keywords for --positions and --fens (none when not asked)."""
+    return {**({"positions": True} if positions else {}), **({"fens": True} if fens else {})}
 
 
 class ParquetFormat(ChunkFormat):
@@ -44,19 +50,23 @@ class ParquetFormat(ChunkFormat):
 
     suffix = ".parquet"
 
-    def __init__(self, uci: bool = False, partition: str | None = None) -> None:
+    def __init__(self, uci: bool = False, partition: str | None = None, positions: bool = False,
+                 fens: bool = False) -> None:
         if partition not in PARTITIONS:
             raise ValueError(f"partition must be one of {', '.join(p for p in PARTITIONS if p)}, not {partition!r}")
         self.uci = uci
         self.partition = partition
+        self.positions = positions
+        self.fens = fens
         self._schema = None
 
     def __getstate__(self):
-        return {"uci": self.uci, "partition": self.partition, "_schema": None}  # (a worker makes its own schema)
+        return {"uci": self.uci, "partition": self.partition, "positions": self.positions, "fens": self.fens,
+                "_schema": None}  # (a worker makes its own schema)
 
     def schema(self):
         if self._schema is None:
-            self._schema = schema.arrow_schema(self.uci)
+            self._schema = schema.arrow_schema(self.uci, self.positions, self.fens)
         return self._schema
 
     def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
@@ -65,10 +75,10 @@ class ParquetFormat(ChunkFormat):
         replay = _replays(setup)
         columns, read, rejects, filtered = _scan.kernel.columns_from_block(
             data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start, where=setup.where,
-            openings=setup.openings, uci=replay)
+            openings=setup.openings, uci=replay, **_extras(self.positions, self.fens))
         if replay and not self.uci:
             del columns["uci"]      # --validate: the games replayed, the UCI moves not asked for
-        batch = record_batch(columns, self.uci)
+        batch = record_batch(columns, self.uci, self.positions, self.fens)
         rejected = rejected_games(rejects, data, offset)
         return BlockResult(batch, batch.num_rows, read, rejected, filtered)
 
@@ -183,18 +193,23 @@ class MonthPartitionedChunkFile(ChunkFile):
 class CsvFormat(LinesFormat):
     """The analysis schema as CSV text: a block's rows one compressed member, a header row atop each chunk."""
 
-    def __init__(self, compression: str = "gz", uci: bool = False) -> None:
+    def __init__(self, compression: str = "gz", uci: bool = False, positions: bool = False,
+                 fens: bool = False) -> None:
         super().__init__(compression)
         self.suffix = ".csv" + self.suffix[len(".cri"):]
         self.uci = uci
-        self.columns = schema.names(uci)    # (with --validate and no --uci, the games replay; no uci column)
+        self.positions = positions
+        self.fens = fens
+        # (with --validate and no --uci, the games replay; no uci column)
+        self.columns = schema.names(uci, positions, fens)
         self.header = (",".join(self.columns) + "\r\n").encode()
 
     def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
         # The live kernel's CSV sink: the compiled one writes the rows in C, without the GIL.
         text, read, rejects, filtered = _scan.kernel.csv_from_block(
             data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start, where=setup.where,
-            openings=setup.openings, uci=_replays(setup), columns=self.columns)
+            openings=setup.openings, uci=_replays(setup), columns=self.columns,
+            **_extras(self.positions, self.fens))
         rejected = rejected_games(rejects, data, offset)
         return BlockResult(compress(text, self.compression), read - len(rejected) - filtered, read, rejected,
                            filtered)
@@ -205,15 +220,20 @@ class CsvFormat(LinesFormat):
         return chunk
 
 
-def chunk_format(name: str, compression: str, uci: bool, partition: str | None = None) -> ChunkFormat:
-    """The converter's format called ``name`` (lines, parquet or csv); only Parquet is partitioned."""
+def chunk_format(name: str, compression: str, uci: bool, partition: str | None = None, positions: bool = False,
+                 fens: bool = False) -> ChunkFormat:
+    """The converter's format called ``name`` (lines, parquet or csv); only Parquet is partitioned, and only the
+    schema's formats have the zobrist and fens columns."""
     if partition is not None and name != "parquet":
         raise ValueError(f"--partition {partition} writes Parquet folders: add --format parquet")
     if name == "lines":
+        if positions or fens:
+            raise ValueError(f"{'--positions' if positions else '--fens'} writes a column of the analysis schema: "
+                             "add --format parquet or --format csv")
         return LinesFormat(compression)
     if name == "parquet":
         schema.require_pyarrow("--format parquet")
-        return ParquetFormat(uci, partition)
+        return ParquetFormat(uci, partition, positions, fens)
     if name == "csv":
-        return CsvFormat(compression, uci)
+        return CsvFormat(compression, uci, positions, fens)
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {name!r}")

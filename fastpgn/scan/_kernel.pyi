@@ -105,7 +105,8 @@ def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int =
 def csv_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
                    at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,
                    openings: Openings | None = None, uci: bool = False,
-                   columns: Sequence[str] | None = None) -> ScanResult[bytes]: ...
+                   columns: Sequence[str] | None = None, positions: bool = False,
+                   fens: bool = False) -> ScanResult[bytes]: ...
 
 # ---------------------------------------------------------------- what the entry points are given
 

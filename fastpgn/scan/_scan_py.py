@@ -70,11 +70,12 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
 
 
 def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                   where=None, openings=None, uci=False, columns=None):
+                   where=None, openings=None, uci=False, columns=None, positions=False, fens=False):
     """The whole games in ``data[start:end]`` as CSV rows (see scan/csv.py)."""
     return _csv_py.csv_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
                                   at_stream_start=at_stream_start, stop_on_error=stop_on_error, where=where,
-                                  openings=openings, uci=uci, columns=columns, scan=games_from_block)
+                                  openings=openings, uci=uci, columns=columns, scan=games_from_block,
+                                  positions=positions, fens=fens)
 
 
 __all__ = [

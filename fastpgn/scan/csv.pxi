@@ -9,6 +9,12 @@
 # from the bytes it is about to write, never estimated elsewhere.
 
 cdef const char *_HEX = b"0123456789abcdef"
+
+# The schema's numbers of zobrist and fens (fastpgn.scan.csv's column_numbers), which the column sink's
+# own numbers (K_*) give to list items.
+cdef enum:
+    CSV_ZOBRIST = K_UCI + 1
+    CSV_FENS = K_UCI + 2
 cdef char _MUST_QUOTE[256]         # the bytes that make csv quote a field: , " CR LF
 _MUST_QUOTE[<unsigned char>b','] = _MUST_QUOTE[<unsigned char>b'"'] = 1
 _MUST_QUOTE[<unsigned char>b'\r'] = _MUST_QUOTE[<unsigned char>b'\n'] = 1
@@ -210,8 +216,8 @@ cdef int _csv_real(Out *out, double x) noexcept nogil:
     return _csv_float(out, x)
 
 
-cdef int _csv_join(Out *out, Col *lists, Col *items, Py_ssize_t row) noexcept nogil:
-    """A list of strings: its entries joined by single spaces, quoted if it must be."""
+cdef int _csv_join(Out *out, Col *lists, Col *items, Py_ssize_t row, char sep=b' ') noexcept nogil:
+    """A list of strings: its entries joined by single spaces (``sep``: the fens' ``;``), quoted if it must be."""
     cdef Py_ssize_t at = out.size, k, first, last, n
     cdef const char *p
     if not _is_valid(lists, row):
@@ -224,7 +230,7 @@ cdef int _csv_join(Out *out, Col *lists, Col *items, Py_ssize_t row) noexcept no
         return -1
     for k in range(first, last):
         if k > first:
-            out.data[out.size] = b' '
+            out.data[out.size] = sep
             out.size += 1
         p = items.data.data + _off_at(items, k)
         n = _off_at(items, k + 1) - _off_at(items, k)
@@ -235,8 +241,8 @@ cdef int _csv_join(Out *out, Col *lists, Col *items, Py_ssize_t row) noexcept no
 
 cdef int _csv_numbers(Out *out, Col *lists, Col *items, Py_ssize_t row, int width, const char *buf,
                       Out *scratch) noexcept nogil:
-    """A list of numbers (``width`` 2: int16, 1: int8, 0: clock entries, 8: doubles): joined by spaces, a null
-    entry empty."""
+    """A list of numbers (``width`` 2: int16, 1: int8, 64: int64, 0: clock entries, 8: doubles): joined by spaces,
+    a null entry empty."""
     cdef Py_ssize_t k, first, last
     cdef long long v
     if not _is_valid(lists, row):
@@ -253,6 +259,10 @@ cdef int _csv_numbers(Out *out, Col *lists, Col *items, Py_ssize_t row, int widt
             continue
         if width == 8:
             if _csv_real(out, (<double *>items.data.data)[k]) < 0:
+                return -1
+            continue
+        if width == 64:
+            if _csv_int(out, (<int64_t *>items.data.data)[k]) < 0:
                 return -1
             continue
         v = (<int16_t *>items.data.data)[k] if width == 2 else (<int8_t *>items.data.data)[k]
@@ -323,6 +333,10 @@ cdef int _csv_field(Out *out, Columns *c, int k, Py_ssize_t row, const char *buf
         return _csv_join(out, col, &c.cols[K_MOVES_ITEM], row)
     if k == K_UCI:
         return _csv_join(out, col, &c.cols[K_UCI_ITEM], row)
+    if k == CSV_ZOBRIST:               # (after uci in the schema's order: column numbers of their own here)
+        return _csv_numbers(out, &c.cols[K_ZOBRIST], &c.cols[K_ZOBRIST_ITEM], row, 64, buf, scratch)
+    if k == CSV_FENS:
+        return _csv_join(out, &c.cols[K_FENS], &c.cols[K_FENS_ITEM], row, b';')
     if k == K_EVAL_CP:
         return _csv_numbers(out, col, &c.cols[K_EVAL_CP_ITEM], row, 2, buf, scratch)
     if k == K_EVAL_MATE:
@@ -402,24 +416,27 @@ cdef bytes _csv_text(Columns *c, const char *buf, object openings, bytes chosen)
 
 def csv_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long base_offset=0,
                    long long first_game=0, bint at_stream_start=True, bint stop_on_error=False,
-                   object where=None, object openings=None, bint uci=False, object columns=None):
+                   object where=None, object openings=None, bint uci=False, object columns=None,
+                   bint positions=False, bint fens=False):
     """The whole games in ``data[start:end]`` as CSV rows (see the pure twin, fastpgn.scan.csv).
 
     Returns a ScanResult ``(text, games_read, rejects, filtered)``: ``text`` the rows of the
     good games as bytes, no header, in ``columns`` (names of the schema;
-    default all, ``uci`` too with ``uci``); the rest as ``columns_from_block``.
+    default all, ``uci``, ``zobrist``, ``fens`` too with ``uci``, ``positions``, ``fens``); the rest as
+    ``columns_from_block``.
     """
     cdef bytes chosen
     cdef Py_buffer view
     from fastpgn.scan.csv import column_numbers
 
-    chosen = column_numbers(columns, uci)
+    chosen = column_numbers(columns, uci, positions, fens)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         if end > view.len:
             end = view.len
         return ScanResult(*_columns_from_block(<const char *>view.buf, start, end, base_offset, first_game,
                                                at_stream_start, stop_on_error, where_plan(where), openings,
-                                               _uci_hook() if uci else None, chosen))
+                                               _uci_hook() if uci or positions or fens else None, chosen, uci,
+                                               positions, fens))
     finally:
         PyBuffer_Release(&view)

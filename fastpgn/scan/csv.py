@@ -15,16 +15,17 @@ from fastpgn import schema
 from fastpgn.scan import columns as _columns
 from fastpgn.scan.contract import ScanResult
 
-_NUMBERS = {name: k for k, name in enumerate(schema.names(uci=True))}    # the column sink's column numbers
+_NUMBERS = {name: k for k, name in enumerate(schema.names(uci=True, positions=True, fens=True))}  # (schema order)
 
 
-def column_numbers(columns, uci: bool) -> bytes:
-    """The column numbers (schema order, ``uci`` last) of the names in ``columns`` (None: every column).
+def column_numbers(columns, uci: bool, positions: bool = False, fens: bool = False) -> bytes:
+    """The column numbers (schema order, ``uci``, ``zobrist``, ``fens`` last) of the names in ``columns`` (None:
+    every column).
 
     >>> column_numbers(["white", "utc"], False)
     b'\\x04\\x02'
     """
-    every = schema.names(uci)
+    every = schema.names(uci, positions, fens)
     if columns is None:
         return bytes(_NUMBERS[name] for name in every)
     if isinstance(columns, str):
@@ -32,8 +33,8 @@ def column_numbers(columns, uci: bool) -> bytes:
     chosen = tuple(columns)
     for name in chosen:
         if name not in every:
-            if name == "uci":
-                raise ValueError("the uci column needs uci=True")
+            if name in schema.OPTIONAL:
+                raise ValueError(f"the {name} column needs {schema.OPTIONAL[name]}=True")
             raise ValueError(f"no column {name!r}; the columns are {', '.join(every)}")
     if not chosen:
         raise ValueError("columns names no column")
@@ -43,14 +44,15 @@ def column_numbers(columns, uci: bool) -> bytes:
 
 
 def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                   where=None, openings=None, uci=False, columns=None, scan=None):
+                   where=None, openings=None, uci=False, columns=None, scan=None, positions=False, fens=False):
     """The whole games in ``data[start:end]`` as CSV rows: a ScanResult ``(text, games_read, rejects, filtered)``.
 
     ``text`` is the rows of the good games as UTF-8 bytes, no header row,
     with the fields of ``columns`` (schema names, in that order; None: every
     column of ``schema.names(uci)``). The other arguments and answers are
     ``columns_from_block``'s (``uci``: the games replayed, one that does not
-    replay rejected, and the ``uci`` column there to choose).
+    replay rejected, and the ``uci`` column there to choose; ``positions``,
+    ``fens``: the ``zobrist`` and ``fens`` columns too).
 
     >>> pgn = b'[White "Ann, Jr."]\\n[WhiteElo "1500"]\\n\\n1. e4 { [%clk 0:02:57.7] } *\\n'
     >>> csv_from_block(pgn, 0, len(pgn), columns=["white", "white_elo", "clock"])
@@ -58,11 +60,12 @@ def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_s
     """
     from fastpgn.csv_text import write_csv
 
-    numbers = column_numbers(columns, uci)
+    numbers = column_numbers(columns, uci, positions, fens)
     values, read, rejects, filtered = _columns.columns_from_block(
         data, start, end, base_offset=base_offset, first_game=first_game, at_stream_start=at_stream_start,
-        stop_on_error=stop_on_error, where=where, openings=openings, uci=uci, scan=scan)
-    names = schema.names(uci=True)
+        stop_on_error=stop_on_error, where=where, openings=openings, uci=uci, scan=scan, positions=positions,
+        fens=fens)
+    names = schema.names(uci=True, positions=True, fens=True)
     out = io.BytesIO()
     write_csv({names[k]: values[names[k]] for k in numbers}, out, header=False)
     return ScanResult(out.getvalue(), read, rejects, filtered)
