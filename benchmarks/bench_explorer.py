@@ -2,15 +2,13 @@
 
 Rows, each its own process, median of ``--runs`` interleaved rounds:
 
-- ``to_parquet``: the floor, ``fastpgn.to_parquet`` without positions;
-- ``to_parquet positions uci``: the dataset the explorer reads (every ply replayed, its key and UCI), by
-  ``fastpgn.to_parquet(..., positions=True, uci=True)``;
+- ``convert --format parquet``: the floor, the converter without positions;
+- ``convert --positions --uci``: the dataset the explorer reads (every ply replayed, its key and UCI);
 - ``explorer``: the tree of the first ``--max-plies`` plies of that dataset, in DuckDB
   (``--memory-limit``; peak memory is the process's, DuckDB's included);
 - ``explorer --by-speed --by-rating``: the same with a row per speed and rating band.
 
 MB/s is of the PGN (10**6 bytes); ``x convert`` is the row's time over the positions conversion's.
-The conversions are ``to_parquet``'s (one reader thread), the same path for both, so their ratio is fair.
 
     python -m benchmarks.bench_explorer                       # bench-data/lichess-100MB-seed0.pgn, 3 runs
     python -m benchmarks.bench_explorer --source dump.pgn.zst --runs 1 --json
@@ -60,16 +58,6 @@ def _run(argv: list[str]) -> tuple[float, int]:
     return float(seconds), int(peak)
 
 
-def to_parquet_main(argv: list[str]) -> int:
-    """``SOURCE OUTPUT [positions]``: fastpgn.to_parquet, bad games skipped (the rows' conversions)."""
-    from fastpgn import to_parquet
-
-    on = len(argv) > 2
-    os.makedirs(os.path.dirname(argv[1]), exist_ok=True)
-    to_parquet(argv[0], argv[1], errors="skip", positions=on, uci=on)
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.bench_explorer", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -77,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=3, help="rounds, interleaved (default 3)")
     p.add_argument("--max-plies", type=int, default=20, help="the explorer's --max-plies (default 20)")
     p.add_argument("--memory-limit", default="2GB", help="the explorer's --memory-limit (default 2GB)")
-    p.add_argument("-j", "--jobs", type=int, default=None, help="DuckDB threads (default: every core)")
+    p.add_argument("-j", "--jobs", type=int, default=None,
+                   help="converter workers and DuckDB threads (default: every core)")
     p.add_argument("--json", action="store_true", help="the results as JSON on stdout")
     args = p.parse_args(argv)
     if not args.source.exists():
@@ -89,11 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         size = sum(len(b) for b in iter(lambda: stream.read(1 << 24), b""))
     jobs = ["-j", str(args.jobs)] if args.jobs else []
     work = Path(tempfile.mkdtemp(prefix="bench-explorer-"))
-    me = "benchmarks.bench_explorer"
     rows = {
-        "to_parquet": lambda: [me, "to_parquet_main", str(args.source), str(work / "plain" / "games.parquet")],
-        "to_parquet positions uci": lambda: [me, "to_parquet_main", str(args.source),
-                                             str(work / "games" / "games.parquet"), "positions"],
+        "convert --format parquet": lambda: ["fastpgn.cli", "main", str(args.source), "100000", "-o",
+                                             str(work / "plain"), "--format", "parquet", "--overwrite", "-q", *jobs],
+        "convert --positions --uci": lambda: ["fastpgn.cli", "main", str(args.source), "100000", "-o",
+                                              str(work / "games"), "--format", "parquet", "--positions", "--uci",
+                                              "--overwrite", "-q", *jobs],
         "explorer": lambda: ["fastpgn.cli.explorer", "main", str(work / "games"), "-o", str(work / "tree.parquet"),
                              "--max-plies", str(args.max_plies), "--memory-limit", args.memory_limit, "--overwrite",
                              "-q", *jobs],
@@ -115,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         tree_rows = duckdb.sql(f"SELECT count(*) FROM '{work / 'tree.parquet'}'").fetchall()[0][0]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    base = statistics.median(times["to_parquet positions uci"])
+    base = statistics.median(times["convert --positions --uci"])
     results = [{"row": name, "seconds": statistics.median(t), "mb_s": size / 1e6 / statistics.median(t),
                 "peak_mb": max(peaks[name]) / 1024, "x_convert": statistics.median(t) / base}
                for name, t in times.items()]

@@ -81,11 +81,10 @@ def corpus() -> tuple[Path, bytes]:
 
 @pytest.fixture(scope="module")
 def dataset(corpus, tmp_path_factory) -> Path:
-    from fastpgn import to_parquet
-
     folder = tmp_path_factory.mktemp("games")
-    reader = to_parquet(str(corpus[0]), str(folder / "games.parquet"), positions=True, uci=True, errors="skip")
-    assert reader.games_read == 999 and not reader.rejected
+    code = fastpgn_main([str(corpus[0]), "100000", "-o", str(folder), "--format", "parquet", "--positions", "--uci",
+                         "-q"])
+    assert code == 0
     return folder
 
 
@@ -256,3 +255,23 @@ def test_a_small_memory_limit_and_no_temporary_files_left(dataset, tmp_path, cap
     empty.mkdir()
     assert fastpgn_main(["explorer", str(empty), "-o", str(tmp_path / "e.parquet")]) == 2
     assert "without Parquet files" in capsys.readouterr().err
+
+
+def test_a_pgn_input_keeps_its_rejected_games_beside_the_tree(tmp_path, capsys):
+    import re
+
+    from helpers import G2023, first_games
+
+    pgn = first_games(shared(*G2023), 3, tmp_path)
+    pgn.write_text(pgn.read_text() + '[Event "illegal"]\n[Result "*"]\n\n1. e4 e4 *\n\n')
+    out = tmp_path / "t.parquet"
+    assert fastpgn_main(["explorer", str(pgn), "-o", str(out), "--max-plies", "3"]) == 0
+    err = capsys.readouterr().err
+    m = re.search(r"([\d,]+) games read from PGN \(([\d,]+) converted, ([\d,]+) rejected, ([\d,]+) filtered out\), "
+                  r"([\d,]+) in the tree", err)
+    assert m, err
+    assert tuple(int(x) for x in m.groups()) == (4, 3, 1, 0, 3)
+    kept = tmp_path / "t.parquet.rejected.pgn"
+    assert '[Event "illegal"]' in kept.read_text() and str(kept) in err
+    start = lookup(str(out), START)
+    assert start["white"] + start["draws"] + start["black"] == 3

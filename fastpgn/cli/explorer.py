@@ -39,8 +39,9 @@ examples:
 
 DATASET is Parquet the converter wrote with --positions --uci (a file, or a
 folder: every .parquet under it), or a PGN dump (any compression), converted
-on the way (positions and UCI on, bad games skipped and counted) into a
-temporary folder beside -o (--temp-dir), removed after. DuckDB aggregates out of core: past --memory-limit it
+on the way by the converter (every core; positions and UCI on) into a
+temporary folder beside -o (--temp-dir), removed after; bad games are
+skipped, counted and kept with their reasons in TREE.rejected.pgn. DuckDB aggregates out of core: past --memory-limit it
 spills to the temporary folder. The tree is one Parquet file, one row per
 (position, move): zobrist (the Polyglot key of the position before the move,
 signed 64-bit), [speed], [rating], uci, san, games, white, draws, black,
@@ -202,72 +203,49 @@ def _run(args) -> int:
     return code
 
 
-class _Converted:
-    """What the conversion of a PGN DATASET read: the reader's counts, and the damage that ended it (or None)."""
-
-    def __init__(self, reader, damage: str | None) -> None:
-        self.games_read = reader.games_read
-        self.games_written = reader.games_yielded
-        self.games_rejected = len(reader.rejected)
-        self.games_filtered = reader.games_filtered
-        self.damage = damage
-
-
 def _convert(args, folder: str, show: bool):
-    """A PGN DATASET converted to Parquet with positions and UCI in ``folder``: (counts, exit code), or (None, code).
+    """A PGN DATASET converted by the converter (every core) to Parquet with positions and UCI in ``folder``:
+    (its Summary, exit code), or (None, code) when there is nothing to build a tree of.
 
-    Bad games are skipped and counted (their reason on stderr), as the converter does; damage keeps the
-    games before it (exit 1).
+    Bad games are skipped and counted; their text and reasons are kept beside TREE
+    (``TREE.rejected.pgn``, the converter's rejected-games file). Damage keeps the games before it (exit 1).
     """
-    from fastpgn.arrow import parquet_writer, read_arrow
-    from fastpgn.errors import InputDamageError
+    from fastpgn.convert import Converter, Options, OutputError
 
-    os.makedirs(folder, exist_ok=True)
-    reader = read_arrow(args.dataset, errors="skip", where=args.where, uci=True, positions=True)
-    bar = None
+    opts = Options(input=args.dataset, chunk_size=100_000, output_dir=folder, format="parquet", uci=True,
+                   validate=True, positions=True, where=args.where, jobs=args.jobs or 0)
+    progress = None
     if show:
-        from tqdm import tqdm
+        from fastpgn.cli import _Progress
 
-        bar = tqdm(unit=" games", desc="explorer: converting", dynamic_ncols=True, mininterval=0.25,
-                   file=sys.stderr)
-    damage = None
-    writer = None
-    reported = 0
+        try:
+            progress = _Progress(os.path.getsize(args.dataset))
+        except (ImportError, OSError):
+            progress = None
+    converter = None
     try:
-        with reader:
-            writer = parquet_writer(os.path.join(folder, "games.parquet"), reader.schema)
-            try:
-                for batch in reader:
-                    writer.write_batch(batch)
-                    if bar is not None:
-                        bar.update(batch.num_rows)
-                    for r in reader.rejected[reported:]:
-                        _say(f"{args.dataset}: {r.error()}")
-                    reported = len(reader.rejected)
-            except InputDamageError as exc:
-                damage = str(exc)
-            for r in reader.rejected[reported:]:
-                if damage is None or str(r.error()) not in damage:
-                    _say(f"{args.dataset}: {r.error()}")
-    except InputError as exc:
+        converter = Converter(opts, progress)
+        summary = converter.run()
+    except (InputError, OutputError, ImportError) as exc:
         _say(f"{exc}")
         return None, 2
     except PGNError as exc:
-        _say(f"{exc}")
+        _say(f"{args.dataset}: {exc}")
         return None, 1
     finally:
-        if writer is not None:
-            writer.close()
-        if bar is not None:
-            bar.close()
-    counts = _Converted(reader, damage)
-    if damage is not None:
-        _say(f"{args.dataset}: the input is damaged: {damage}; the tree holds the games before it")
-        return counts, 1
-    if reader.games_read == 0:
+        if progress is not None:
+            progress.close()
+    if summary.games_rejected and converter is not None and os.path.exists(converter.rejects_path):
+        kept = args.output + ".rejected.pgn"
+        shutil.move(converter.rejects_path, kept)
+        _say(f"{summary.games_rejected:,} rejected games, each with its reason: {kept}")
+    if summary.games_read == 0 and not summary.damage:
         _say(f"{args.dataset}: no PGN games found (empty or not PGN)")
         return None, 2
-    return counts, 0
+    if summary.damage:
+        _say(f"{args.dataset}: {summary.damage}; the tree holds every whole game before the damage")
+        return summary, 1
+    return summary, 0
 
 
 # -- explorer-lookup -------------------------------------------------------------
