@@ -153,6 +153,7 @@ def _run(args) -> int:
         return 2
     code = 0
     converted = None
+    partial = args.output + ".partial"      # the tree appears whole, by a rename, or not at all
     try:
         dataset = args.dataset
         if not parquet:
@@ -161,7 +162,6 @@ def _run(args) -> int:
                 return code
             dataset, where = os.path.join(temp, "games"), None
         bar = _Bar("explorer") if show else None
-        partial = args.output + ".partial"
         try:
             tree = explorer.build_tree(dataset, partial, max_plies=args.depth, where=where,
                                        by_speed=args.by_speed, by_rating=args.by_rating,
@@ -182,11 +182,11 @@ def _run(args) -> int:
                 bar.close()
         os.replace(partial, args.output)
     except KeyboardInterrupt:
-        if os.path.exists(args.output + ".partial"):
-            os.remove(args.output + ".partial")
         return 130
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+        if os.path.exists(partial):
+            os.remove(partial)
     if not args.quiet:
         if converted is not None:
             s = converted
