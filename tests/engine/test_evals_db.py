@@ -160,6 +160,12 @@ def test_a_database_of_every_position_needs_no_engine(layout, games, database, t
     assert Path(str(db) + ".fastpgn-index.parquet").exists() and "indexing" in err
     code, err = run([games, "-o", out, "--overwrite", "--evals-db", db, "--engine", engine], capsys)
     assert code == 0 and "indexing" not in err and not log.exists()
+    # The index alone serves as the database.
+    index = Path(str(db) + ".fastpgn-index.parquet")
+    code, err = run([games, "-o", out, "--overwrite", "--evals-db", index, "--engine", engine], capsys)
+    assert code == 0 and "indexing" not in err and not log.exists()
+    got = written_evals(out)
+    assert {epd: got[epd] for epd in want} == want
 
 
 def test_a_partial_database_mixes_with_the_engine_and_the_summary_reconciles(games, database, stockfish, tmp_path,
