@@ -5,6 +5,7 @@
     python -m fastpgn crypt encode|decode INPUT ...   PGN Crypt
     python -m fastpgn icn INPUT [--json] [--to-pgn]   standard games between PGN and ICN
     python -m fastpgn analyse INPUT -o OUT            a UCI engine's eval on every ply
+    python -m fastpgn explorer DATASET -o TREE        an opening tree in DuckDB; explorer-lookup reads it
     python -m fastpgn openings DIR [-o FILE]          build the openings map from the lichess list
     python -m fastpgn report INPUT... -o FILE         a dump at a glance in one HTML page
 
@@ -49,6 +50,8 @@ SUBCOMMANDS = {
     "analyse": "fastpgn.cli.analyse",
     "spark": "fastpgn.cli.spark",
     "report": "fastpgn.cli.report",
+    "explorer": "fastpgn.cli.explorer",
+    "explorer-lookup": "fastpgn.cli.explorer_lookup",
 }
 
 EXAMPLES = """\
@@ -71,6 +74,8 @@ other commands (each has --help):
   icn            standard games between PGN and Infinite Chess Notation
   analyse        add a UCI engine's [%eval] to every ply, as lichess writes it
   spark          many dumps to one Parquet dataset on Spark, one task per file
+  explorer       an opening tree: every (position, move) of the first plies, counted in DuckDB
+  explorer-lookup  a position's moves in that tree, as lichess's opening explorer shows them
   openings       build the openings map from the lichess chess-openings list
   report         a dump (or its Parquet) at a glance: charts and tables in one HTML page
 
@@ -524,6 +529,7 @@ usage: python -m fastpgn INPUT CHUNK_SIZE [options]   a PGN dump -> chunks of 22
        python -m fastpgn icn INPUT ...                 PGN <-> Infinite Chess Notation
        python -m fastpgn analyse INPUT [-o OUT]        a UCI engine's eval on every ply, as lichess writes it
        python -m fastpgn spark INPUT... -o DIR         many dumps to one Parquet dataset on Spark
+       python -m fastpgn explorer DATASET -o TREE      an opening tree; explorer-lookup TREE FEN reads it
        python -m fastpgn openings DIR [-o FILE]        the openings map from the lichess list
        python -m fastpgn report INPUT... -o FILE       a dump at a glance: charts in one HTML page
 each command has --help; python -m fastpgn --help lists the converter's options"""

@@ -56,7 +56,7 @@ class FilterParser(Parser):
         from fastpgn.filters import Where
 
         args, extra = super().parse_known_args(args, namespace)
-        fields = {FILTER_FLAGS[f]: getattr(args, FILTER_FLAGS[f]) for f in FILTER_FLAGS}
+        fields = {FILTER_FLAGS[f]: getattr(args, FILTER_FLAGS[f], None) for f in FILTER_FLAGS}
         fields = {k: v for k, v in fields.items() if v not in (None, False, [])}
         if "speed" in fields:
             fields["speed"] = ",".join(fields["speed"])
@@ -75,11 +75,12 @@ class FilterParser(Parser):
         super().error(message)
 
 
-def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
-    """The filter flags, as one group of ``parser``'s help."""
-    flt = parser.add_argument_group(
+def add_filter_arguments(parser: argparse.ArgumentParser, leave_out: tuple[str, ...] = ()) -> None:
+    """The filter flags, as one group of ``parser``'s help; ``leave_out``: flags the command uses otherwise (the
+    explorer's ``--max-plies`` is how deep it counts)."""
+    flt = _Group(parser.add_argument_group(
         "filters", "write only the games that pass every filter given; the others are counted as filtered out "
-                   "(games read = written + rejected + filtered out). See docs/filters.md.")
+                   "(games read = written + rejected + filtered out). See docs/filters.md."), leave_out)
     flt.add_argument("--min-elo", type=_filter_value("--min-elo"), metavar="N",
                      help="rating at least N (WhiteElo/BlackElo, per --elo-of)")
     flt.add_argument("--max-elo", type=_filter_value("--max-elo"), metavar="N", help="rating at most N")
@@ -106,6 +107,17 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     flt.add_argument("--max-plies", type=_filter_value("--max-plies"), metavar="N", help="at most N plies")
     flt.add_argument("--tag", type=_filter_value("--tag"), action="append", metavar="NAME=VALUE", dest="tags",
                      help="tag NAME present and equal to VALUE; repeatable (all must hold)")
+
+
+class _Group:
+    """An argument group that leaves out the flags named in ``leave_out``."""
+
+    def __init__(self, group, leave_out: tuple[str, ...]) -> None:
+        self.group, self.leave_out = group, leave_out
+
+    def add_argument(self, flag: str, *args, **kwargs) -> None:
+        if flag not in self.leave_out:
+            self.group.add_argument(flag, *args, **kwargs)
 
 
 __all__ = ["FILTER_FLAGS", "FilterParser", "add_filter_arguments"]

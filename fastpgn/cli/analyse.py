@@ -31,6 +31,7 @@ from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputDamageError, InputError, PGNError
 
 if TYPE_CHECKING:
+    from fastpgn.engine.evals_db import EvalsDB
     from fastpgn.scan._kernel import Openings
 
 __all__ = ["main"]
@@ -102,6 +103,7 @@ def _option(text: str) -> tuple[str, str]:
 
 
 FORMATS = ("pgn", "lines", "parquet", "csv")
+EVALS_DB_BATCH = 16_384    # --evals-db: games whose positions are looked up in one join (each join scans the index)
 CHUNK_GAMES = 16_384        # --format parquet|csv: games turned into columns at once (a row group, a chunk)
 
 
@@ -143,6 +145,12 @@ def parser() -> argparse.ArgumentParser:
                    help="another engine option (repeatable)")
     p.add_argument("--only-missing", action="store_true",
                    help="analyse only games without any eval; games with evals are written as they are")
+    p.add_argument("--evals-db", metavar="FILE",
+                   help="take each position's eval from lichess's evaluation database when it has one (Hugging "
+                        "Face Parquet, or lichess's .jsonl[.zst]); the engine searches only the others and starts "
+                        "only when one needs it. Indexed by position once, beside FILE (docs/engine.md)")
+    p.add_argument("--evals-index", metavar="PATH",
+                   help="where --evals-db's index is kept (default FILE.fastpgn-index.parquet)")
     p.add_argument("--no-cache", action="store_true",
                    help="search every position, even one met earlier in the run")
     p.add_argument("--timeout", type=_seconds, metavar="S",
@@ -170,7 +178,7 @@ class _Stats:
     rejected: int = 0
     filtered: int = 0
     skipped: int = 0
-    counts: list = field(default_factory=list)     # per engine: [positions, from the cache, searched]
+    counts: list = field(default_factory=list)     # per engine: [positions, from the cache, searched, database]
 
     @property
     def positions(self) -> int:
@@ -183,6 +191,10 @@ class _Stats:
     @property
     def searched(self) -> int:
         return sum(c[2] for c in self.counts)
+
+    @property
+    def database(self) -> int:
+        return sum(c[3] for c in self.counts)
 
 
 class _Failed(Exception):
@@ -228,7 +240,9 @@ class _Run:
                       if args.movetime else Limit("nodes", args.nodes or DEFAULT_NODES))
         self.stats = _Stats()
         self.progress: _Progress | None = None
-        self.engines: list[Engine] = []
+        self.engines: list[Engine] = []     # the engines started (with --evals-db: as they are needed)
+        self.slots: list = []               # one per -j: an Engine, or with --evals-db a _LazyEngine
+        self.evals_db: EvalsDB | None = None     # --evals-db: the database
         self.out: TextIO | _TableOut | None = None
         self.stop = threading.Event()
         self.workers: list[threading.Thread] = []
@@ -319,6 +333,14 @@ class _Run:
             raise _Failed(f"{exc}", 2) from None
 
     def _start_engines(self) -> None:
+        if self.args.evals_db:
+            self.slots = [_LazyEngine(self._start_engine, self.engines) for _ in range(self.args.jobs)]
+            return
+        for _ in range(self.args.jobs):
+            self.slots.append(self._start_engine())
+            self.engines.append(self.slots[-1])
+
+    def _start_engine(self) -> Engine:
         args = self.args
         options: dict[str, object] = {}
         if args.threads:
@@ -326,15 +348,37 @@ class _Run:
         if args.hash:
             options["Hash"] = args.hash
         options.update(args.option)
-        for _ in range(args.jobs):
-            engine = Engine.run(args.engine)
-            self.engines.append(engine)
+        engine = Engine.run(args.engine)
+        try:
             # Analysis, not play (python-chess sets it too when it analyses).
             if "UCI_AnalyseMode" in engine.options and not any(k.lower() == "uci_analysemode" for k in options):
                 engine.setoption("UCI_AnalyseMode", True)
             for name, value in options.items():
                 engine.setoption(name, value)
             engine.isready()
+        except BaseException:
+            engine.kill()
+            raise
+        return engine
+
+    def _open_evals_db(self) -> None:
+        """--evals-db: the database, indexed first when its index is missing or older than it."""
+        from fastpgn.engine.evals_db import EvalsDB
+
+        args = self.args
+        if not args.evals_db:
+            return
+
+        def building(index: str) -> None:
+            if not args.quiet:
+                self.say(f"fastpgn analyse: indexing {args.evals_db} by position into {index} (once)")
+
+        try:
+            self.evals_db = EvalsDB.open(args.evals_db, args.evals_index, on_build=building)
+        except (InputError, ValueError, ImportError) as exc:
+            raise _Failed(f"--evals-db: {exc}", 2) from None
+        except OSError as exc:
+            raise _Failed(f"--evals-db: cannot write its index: {exc.strerror or exc}", 2) from None
 
     def _open_output(self, resumed: int):
         if self.args.format in ("parquet", "csv"):
@@ -354,6 +398,7 @@ class _Run:
         try:
             try:
                 resumed = self._check_files()
+                self._open_evals_db()
                 self._start_engines()
                 self.out = self._open_output(resumed)
             except OSError as exc:
@@ -394,6 +439,10 @@ class _Run:
 
     def _shutdown(self, code: int) -> None:
         self.stop.set()
+        if self.feeder is not None and self.evals_db is not None:
+            self.feeder.join(5.0)        # (its lookup in DuckDB ends before the database closes)
+        if self.evals_db is not None:
+            self.evals_db.close()
         for engine in self.engines:
             if code == 0:
                 engine.quit()
@@ -424,30 +473,33 @@ class _Run:
         searched = s.searched
         share = f" ({100 * s.cached / s.positions:.0f}%)" if s.positions else ""
         name = self.engines[0].name if self.engines and self.engines[0].name else self.args.engine
+        database = f"{s.database:,} from the evals database, " if self.args.evals_db else ""
+        if self.args.evals_db and not self.engines:
+            name += " (not started)"
         resumed = f", {s.skipped:,} kept from the interrupted run" if s.skipped else ""
         filtered = f", {s.filtered:,} filtered out" if self.args.where is not None else ""
         print(f"analyse: {s.games_read:,} games read, {s.written:,} written ({s.analysed:,} analysed, "
               f"{s.kept:,} kept with their evals, {s.not_analysed:,} not analysable), {s.rejected:,} rejected"
-              f"{filtered}{resumed}; {s.positions:,} positions, {searched:,} searched, "
+              f"{filtered}{resumed}; {s.positions:,} positions, {database}{searched:,} searched, "
               f"{s.cached:,} from the cache{share}; "
               f"{seconds:.1f} s, {s.positions / seconds if seconds > 0 else 0:,.1f} positions/s, "
               f"{self.args.jobs} x {name}", file=sys.stderr)
 
     def _pipeline(self, skip: int) -> int:
         args = self.args
-        jobs = len(self.engines)
+        jobs = len(self.slots)
         work: queue.SimpleQueue = queue.SimpleQueue()
         results: queue.SimpleQueue = queue.SimpleQueue()
         room = threading.Semaphore(4 * jobs)      # games handed out and not yet written
         cache = None if args.no_cache else EvalCache()
         self.cache = cache
-        self.stats.counts = [[0, 0, 0] for _ in range(jobs)]
+        self.stats.counts = [[0, 0, 0, 0] for _ in range(jobs)]
         self.stats.skipped = skip
         feeder = threading.Thread(target=self._feed, args=(work, results, room, skip), daemon=True,
                                   name="fastpgn-analyse-reader")
         workers = [threading.Thread(target=self._work, args=(engine, work, results, cache, self.stats.counts[i]),
                                     daemon=True, name=f"fastpgn-analyse-{i}")
-                   for i, engine in enumerate(self.engines)]
+                   for i, engine in enumerate(self.slots)]
         self.workers, self.feeder = workers, feeder
         feeder.start()
         for w in workers:
@@ -583,6 +635,7 @@ class _Run:
         index = 0
         reported = 0
         error = None
+        batch: list = []                # --evals-db: games waiting for one lookup
         limited = False
         last = 0                        # the input's number of the last game handed out
         try:
@@ -603,10 +656,17 @@ class _Run:
                 if args.limit is not None and index >= args.limit:
                     limited = True
                     break
+                if self.evals_db is not None:
+                    batch.append((index, game))
+                    last = game.number
+                    index += 1
+                    if len(batch) >= EVALS_DB_BATCH and not self._hand_out(batch, work, room):
+                        return
+                    continue
                 while not room.acquire(timeout=0.25):
                     if self.stop.is_set():
                         return
-                work.put((index, game))
+                work.put((index, game, None))
                 last = game.number
                 index += 1
             else:
@@ -616,6 +676,12 @@ class _Run:
                     return
         except PGNError as exc:
             error = exc
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+            results.put(("crash", exc))
+            return
+        try:
+            if batch and not self._hand_out(batch, work, room):
+                return
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread
             results.put(("crash", exc))
             return
@@ -637,6 +703,27 @@ class _Run:
             rejected, filtered, read = len(reader.rejected), reader.games_filtered, reader.games_read
         results.put(("end", index, error, read, rejected, filtered))
 
+    def _hand_out(self, batch: list, work, room) -> bool:
+        """--evals-db: look the positions of a batch of games up at once, then hand the games out in order
+        with the evals found (False: the run is stopping)."""
+        from fastpgn.engine.evals_db import game_keys
+
+        args = self.args
+        keys: list = []
+        for _, game in batch:
+            wanted = not (args.only_missing and any(e is not None for e in game.evals)) and analysable(game) is None
+            keys.append(game_keys(game) if wanted else None)
+        assert self.evals_db is not None
+        found = self.evals_db.lookup(k for ks in keys if ks for k in ks)
+        for (index, game), ks in zip(batch, keys):
+            known = None if ks is None else [found.get(k) for k in ks]
+            while not room.acquire(timeout=0.25):
+                if self.stop.is_set():
+                    return False
+            work.put((index, game, known))
+        batch.clear()
+        return True
+
     def _work(self, engine: Engine, work, results, cache, counts) -> None:
         """One engine's thread: analyse the games handed to it."""
         args = self.args
@@ -647,12 +734,14 @@ class _Run:
                 counts[1] += 1
             elif how == "searched":
                 counts[2] += 1
+            elif how == "database":
+                counts[3] += 1
 
         while True:
             item = work.get()
             if item is None or self.stop.is_set():
                 return
-            index, game = item
+            index, game, known = item
             try:
                 if args.only_missing and any(e is not None for e in game.evals):
                     results.put(("game", index, game, lichess_pgn(game), "kept", None))
@@ -661,7 +750,7 @@ class _Run:
                 if reason is None:
                     try:
                         evals = analyse_game(engine, game, self.limit, cache, timeout=args.timeout,
-                                             counter=counter)
+                                             counter=counter, known=known)
                     except EngineError:
                         raise
                     except PGNError as exc:
@@ -678,6 +767,39 @@ class _Run:
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 results.put(("crash", exc))
                 return
+
+
+class _LazyEngine:
+    """--evals-db: an engine slot that starts its engine at the first position the database lacks (a run the
+    database covers starts none); the engines started are appended to ``started``."""
+
+    def __init__(self, start, started: list) -> None:
+        self._start = start
+        self._started = started
+        self._engine: Engine | None = None
+
+    def _get(self) -> Engine:
+        if self._engine is None:
+            self._engine = self._start()
+            self._started.append(self._engine)
+        return self._engine
+
+    @property
+    def name(self):
+        return self._engine.name if self._engine is not None else None
+
+    @property
+    def path(self):
+        return self._get().path
+
+    def newgame(self) -> None:
+        self._get().newgame()
+
+    def position(self, *a, **k) -> None:
+        self._get().position(*a, **k)
+
+    def search(self, *a, **k):
+        return self._get().search(*a, **k)
 
 
 def _is_folder(output: str) -> bool:

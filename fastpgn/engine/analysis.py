@@ -182,14 +182,17 @@ def analysable(game) -> str | None:
 
 
 def analyse_game(engine: Engine, game, limit: Limit, cache: EvalCache | None = None, *,
-                 timeout: float | None = None, counter: Callable[[str], object] | None = None
-                 ) -> list[str | None]:
+                 timeout: float | None = None, counter: Callable[[str], object] | None = None,
+                 known: list[str | None] | None = None) -> list[str | None]:
     """The eval after every ply of ``game``, in lichess's notation from White's view.
 
     The position after a checkmating move gets None (lichess writes no eval
     there), after a stalemating one ``0.0``; neither is searched. The engine
     gets ``ucinewgame`` before the game's first search. ``counter(how)`` is
-    called once per position: ``"searched"``, ``"cached"`` or ``"final"``. Raises IllegalMoveError for a game whose
+    called once per position: ``"searched"``, ``"cached"``, ``"database"`` or ``"final"``. ``known``: an
+    eval per ply already known (an evaluation database's, ``fastpgn.engine.evals_db``; None where it has
+    none), taken instead of a search; the engine is not touched for a game it covers. Raises
+    IllegalMoveError for a game whose
     moves the board cannot replay, EngineError when the engine fails or reports no score for a position
     (naming the ply and the position's FEN).
 
@@ -217,6 +220,11 @@ def analyse_game(engine: Engine, game, limit: Limit, cache: EvalCache | None = N
             evals.append(final)
             if counter is not None:
                 counter("final")
+            continue
+        if known is not None and known[k] is not None:
+            evals.append(known[k])
+            if counter is not None:
+                counter("database")
             continue
         key = (position_key(fens[k]), command)
         value = cache.get(key) if cache is not None else None

@@ -259,10 +259,12 @@ def test_usage_and_mistyped_commands(capsys):
         assert command in err
     assert main(["icnn", "foo.pgn"]) == 2
     assert capsys.readouterr().err == ("fastpgn: 'icnn' is neither a command "
-                                       "(lichess-text, crypt, icn, analyse, spark, report, openings) "
+                                       "(lichess-text, crypt, icn, analyse, spark, report, explorer, "
+                                       "explorer-lookup, openings) "
                                        "nor an existing file (did you mean icn?)\n")
     # Every command is still a command, --help included.
-    for command in ("lichess-text", "crypt", "icn", "analyse", "spark", "report", "openings"):
+    for command in ("lichess-text", "crypt", "icn", "analyse", "spark", "report", "explorer", "explorer-lookup",
+                    "openings"):
         try:
             code = main([command, "--help"])
         except SystemExit as exit_:     # argparse's own exit, where a command lets it through
