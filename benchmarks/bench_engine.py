@@ -135,7 +135,7 @@ def cache_share(path: str, games: int | None) -> tuple[int, int, int]:
     """Games, positions and cache hits of a -j 1 run over the first ``games`` games (all: None), counted
     from the positions alone: a position is served when its key was met before in the run."""
     from fastpgn import read_games
-    from fastpgn.engine.analysis import analysable, position_key
+    from fastpgn.engine.analysis import analysable, fen_without_counters
     from fastpgn.board import Board, replay_fens
 
     seen: set[str] = set()
@@ -152,7 +152,7 @@ def cache_share(path: str, games: int | None) -> tuple[int, int, int]:
         if last.is_checkmate() or last.is_stalemate():
             fens.pop()
         for fen in fens:
-            key = position_key(fen)
+            key = fen_without_counters(fen)
             positions += 1
             if key in seen:
                 hits += 1

@@ -14,7 +14,7 @@ Lichess's own choices are kept: pawns with one or two decimals (``0.3``,
 move that checkmates, ``0.0`` after one that stalemates.
 
 A position met again (the openings) is served from ``EvalCache``, keyed by
-its FEN without the move counters (``position_key``) and the search limit.
+its FEN without the move counters (``fen_without_counters``) and the search limit.
 ``complete_games`` finds where the whole games of a text written so end, for
 ``--resume``. The ``analyse`` command (``fastpgn.engine.analysis``) drives all this
 and re-exports these names.
@@ -29,7 +29,7 @@ from typing import Callable, Literal
 from fastpgn.engine import Engine, EngineError
 
 __all__ = ["EvalCache", "Limit", "analysable", "analyse_game", "complete_games", "format_clock", "lichess_pgn",
-           "position_key"]
+           "fen_without_counters"]
 
 CACHE_ENTRIES = 1 << 20         # positions kept; past that, new ones are searched but not kept
 RESULTS = (b"1-0", b"0-1", b"1/2-1/2", b"*")
@@ -46,10 +46,10 @@ class Limit:
         return f"go {self.kind} {self.value}"
 
 
-def position_key(fen: str) -> str:
+def fen_without_counters(fen: str) -> str:
     """A FEN without its move counters: the cache's key for a position.
 
-    >>> position_key("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+    >>> fen_without_counters("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
     'rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -'
     """
     return " ".join(fen.split(" ", 4)[:4])
@@ -226,7 +226,7 @@ def analyse_game(engine: Engine, game, limit: Limit, cache: EvalCache | None = N
             if counter is not None:
                 counter("database")
             continue
-        key = (position_key(fens[k]), command)
+        key = (fen_without_counters(fens[k]), command)
         value = cache.get(key) if cache is not None else None
         if value is None:
             if not started:
@@ -274,5 +274,6 @@ def complete_games(data) -> tuple[int, int, int]:
     return count, pos, last
 
 # The examples run with doctest.testmod(fastpgn.engine.analysis).
-__test__ = {"Limit": Limit, "position_key": position_key, "EvalCache": EvalCache, "format_clock": format_clock,
-            "lichess_pgn": lichess_pgn, "analyse_game": analyse_game, "complete_games": complete_games}
+__test__ = {"Limit": Limit, "fen_without_counters": fen_without_counters, "EvalCache": EvalCache,
+            "format_clock": format_clock, "lichess_pgn": lichess_pgn, "analyse_game": analyse_game,
+            "complete_games": complete_games}

@@ -23,7 +23,7 @@ from helpers import (G2013, G2021, G2023, INSTALL, ROOT, fake_engine, first_game
                      missing_system_package, shared)
 from helpers import analyse_cli as run
 from fastpgn.engine import analysis as analyse
-from fastpgn.engine.analysis import complete_games, lichess_pgn, position_key
+from fastpgn.engine.analysis import complete_games, lichess_pgn, fen_without_counters
 from fastpgn.cli.analyse import main
 from fastpgn.engine import find_engine
 from fastpgn.reader import read_games
@@ -166,7 +166,7 @@ def test_cache_serves_repeated_positions_with_their_first_eval(stockfish, tmp_pa
             assert new.evals[-1] is None
         for fen, value in zip(new.fens(), new.evals):
             if value is not None:
-                assert seen.setdefault(position_key(fen), value) == value, fen
+                assert seen.setdefault(fen_without_counters(fen), value) == value, fen
     assert len(seen) < sum(g.plies for g in after) - cached + 1
 
 
