@@ -142,14 +142,20 @@ cdef int _positions_from(Positions *pos, list keys, list fens) except -1:
     cdef Plies plies
     cdef Py_ssize_t i, at = 0
     cdef bytes text
+    cdef list texts = [(<str>fen).encode() for fen in fens] if pos.fens else []
     if _positions_room(pos, len(keys), &plies) < 0:
         raise MemoryError()
+    if plies.fens != NULL:
+        # the room these FENs take, measured on them (the Python board's FENs, not _write_fen's)
+        if _reserve(&pos.fen_buf, sum(len(t) for t in texts) + 8) < 0:
+            raise MemoryError()
+        plies.fens = pos.fen_buf.data
     for i in range(len(keys)):
         if plies.keys != NULL:
             plies.keys[i] = <uint64_t>(<long long>keys[i])
         if plies.fens != NULL:
-            text = (<str>fens[i]).encode()
-            memcpy(plies.fens + at, PyBytes_AS_STRING(text), len(text))     # (a FEN is at most FEN_ROOM bytes)
+            text = texts[i]
+            memcpy(plies.fens + at, PyBytes_AS_STRING(text), len(text))
             at += len(text)
             plies.fen_ends[i] = at
     pos.nplies = len(keys)
