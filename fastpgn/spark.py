@@ -378,7 +378,8 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
         from fastpgn.io.sources import BLOCK_SIZE
 
         # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.
-        reader = _TaskReader(job.path, errors="skip", block_size=BLOCK_SIZE, **options)
+        # One thread a task: Spark runs a task on each of its cores.
+        reader = _TaskReader(job.path, errors="skip", block_size=BLOCK_SIZE, jobs=1, **options)
         parts = _Partitions(staging, _schema.arrow_schema(reader.uci), rows_per_file)
         rejects = RejectsFile(staging / REJECTED)
         rejected = 0
