@@ -16,9 +16,9 @@ stalled pipe, which ends, closing the input, once its read returns).
 from __future__ import annotations
 
 import os
-import queue
-import threading
-from collections import deque
+
+# queue, threading and concurrent.futures are imported by the first reader that runs threads: a reader of
+# one thread (or of a file's headers) does without them (start-up: docs/performance.md).
 
 #: Blocks read ahead of the workers (each a block of the input in memory).
 AHEAD = 2
@@ -54,6 +54,9 @@ def read_ahead(items, depth: int = AHEAD, name: str = "fastpgn-read"):
     Closing this generator stops the thread: at once if it waits to hand an
     item over, else once the item it makes is made.
     """
+    import queue
+    import threading
+
     ready: queue.Queue = queue.Queue(depth)
     stop = threading.Event()
 
@@ -110,6 +113,7 @@ def ordered(items, work, jobs: int, skip=None):
     its item's turn. Closing the generator cancels the items not begun and
     waits for those begun.
     """
+    from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     depth = 2 * jobs

@@ -725,7 +725,7 @@ def read_lines(source, *, errors: str = "raise", openings=None, block_size: int 
     ``jobs``. At most ``2 * jobs`` blocks of ``block_size`` bytes are in the
     workers' hands or waiting, and two more are read ahead.
 
-    >>> pgn = b'[Result "1-0"]\n\n1. e4 1-0\n\n[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n'
+    >>> pgn = b'[Result "1-0"]\\n\\n1. e4 1-0\\n\\n[Result "0-1"]\\n\\n1. f3 e5 2. g4 Qh4# 0-1\\n'
     >>> list(read_lines(pgn, jobs=2, block_size=1)) == list(read_lines(pgn, jobs=1))
     True
     """

@@ -510,7 +510,8 @@ def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None):
 
         for batch in batches:
             for i in batch.column(0).to_pylist():
-                with read_arrow(jobs[i].path, batch_size=BATCH_ROWS, errors="skip", **options) as reader:
+                # (one thread a task: Spark runs a task on each of its cores)
+                with read_arrow(jobs[i].path, batch_size=BATCH_ROWS, errors="skip", jobs=1, **options) as reader:
                     for games in reader:
                         yield games.cast(target)
     return _one_task_each(spark, len(jobs)).mapInArrow(run, schema(uci))
