@@ -12,6 +12,7 @@ which reads the same column dicts through ``ColumnReader``.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Iterator
 
@@ -57,7 +58,7 @@ class ColumnReader(_RecordReader):
 
     def __init__(self, source, errors: str = "raise", block_size: int = BLOCK_SIZE, where=None, uci: bool = False,
                  openings=None, columns=None, lists: bool = False, encoding: str | None = None,
-                 positions: bool = False, fens: bool = False) -> None:
+                 positions: bool = False, fens: bool = False, jobs: int | None = None) -> None:
         from fastpgn import filters
 
         self.lists = lists
@@ -75,29 +76,47 @@ class ColumnReader(_RecordReader):
         self.openings = openings
         # the map as the kernel reads it fastest (the compiled one: a C copy), made once a reader
         self._table = openings if lists else _scan.kernel.opening_table(openings)
-        super().__init__(source, errors, block_size, encoding)
+        self._threads_scan = not lists     # (the lists' sink is Python's, holding the GIL)
+        super().__init__(source, errors, block_size, encoding, jobs)
 
     def _read(self) -> Iterator[dict]:
-        for columns, rows in self._column_blocks():
+        for columns, rows in ColumnReader._column_blocks(self):
             self.games_yielded += rows
             yield columns
 
-    def _column_blocks(self) -> Iterator[tuple[dict, int]]:
-        """``(columns, rows)`` per block with games; the policy's error after the block's good games."""
-        names = self.columns
+    def _column_blocks(self) -> Iterator[tuple]:
+        """``(columns, rows)`` per block with games (``columns`` as ``_made`` makes them); the policy's
+        error after the block's good games."""
         sink = _columns_py.columns_from_block if self.lists else _scan.kernel.columns_from_block
         extra = {"positions": True} if self.positions else {}
         if self.fens:
             extra["fens"] = True
-        scanned = self._scanned(sink, openings=self._table, uci=self.uci, **extra)
+        scanned = _RecordReader._scanned(self, sink, made=self._maker(), openings=self._table, uci=self.uci,
+                                         **extra)
         try:
-            for columns in scanned:
-                offsets = columns["offset"]
-                rows = len(offsets) if isinstance(offsets, list) else offsets[0]
+            for columns, rows in scanned:
                 if rows:
-                    yield {name: columns[name] for name in names}, rows
+                    yield columns, rows
         finally:
             scanned.close()     # the source with it, now
+
+    def _maker(self):
+        """What makes ``(the chosen columns, rows)`` of a block's column sink output, on the thread that
+        scanned it."""
+        return functools.partial(_chosen, self.columns)
+
+
+def _chosen(names: tuple, columns: dict) -> tuple:
+    """``(the columns named, rows)`` of a block's column sink output."""
+    offsets = columns["offset"]
+    rows = len(offsets) if isinstance(offsets, list) else offsets[0]
+    return {name: columns[name] for name in names}, rows
+
+
+def _batch(names: tuple, uci: bool, positions: bool, fens: bool, columns: dict) -> tuple:
+    """``(a RecordBatch of the columns named, rows)`` of a block's column sink output (None for no rows)."""
+    chosen, rows = _chosen(names, columns)
+    return (record_batch(chosen, uci, positions, fens) if rows else None), rows
 
 
 def record_batch(columns: dict, uci: bool = False, positions: bool = False, fens: bool = False):
@@ -169,13 +188,16 @@ class ArrowReader(ColumnReader):
         full = schema.arrow_schema(self.uci, self.positions, self.fens)
         return self._pa.schema([full.field(name) for name in self.columns], metadata=full.metadata)
 
+    def _maker(self):
+        # Arrow arrays hold a block's games in far less memory than Python lists: made on the worker.
+        return functools.partial(_batch, self.columns, self.uci, self.positions, self.fens)
+
     def _read(self) -> Iterator:
         pending = []    # batches of whole blocks, not yet batch_size rows together
         rows = 0
         try:
-            for columns, n in self._column_blocks():
-                # Arrow arrays hold a block's games in far less memory than Python lists.
-                pending.append(record_batch(columns, self.uci, self.positions, self.fens))
+            for batch, n in ColumnReader._column_blocks(self):
+                pending.append(batch)
                 rows += n
                 while rows >= self.batch_size:
                     batch, pending, rows = self._cut(pending, self.batch_size)
@@ -204,7 +226,8 @@ class ArrowReader(ColumnReader):
 
 def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: str = "raise", where=None,
                uci: bool = False, openings=None, block_size: int = BLOCK_SIZE,
-               encoding: str | None = None, positions: bool = False, fens: bool = False) -> ArrowReader:
+               encoding: str | None = None, positions: bool = False, fens: bool = False,
+               jobs: int | None = None) -> ArrowReader:
     """Iterate the games of ``source`` as ``pyarrow.RecordBatch`` objects in the analysis schema.
 
     ``source`` is anything ``read_games`` reads (a path, ``-``, bytes, a file
@@ -223,6 +246,16 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
     The reader is an iterator and a context manager; ``reader.schema`` is the
     batches' schema. ``encoding`` names the input's encoding, as in read_games.
 
+    ``jobs`` worker threads scan the blocks and make their columns without
+    the GIL (None, the default: every core, ``os.cpu_count()``, on the
+    compiled backend, one on the pure one; 1: the calling thread alone),
+    while a thread of its own reads and decompresses the input; the batches
+    come out in input order, the same for any ``jobs`` (rows, rejected
+    games, errors raised after the same games). Memory stays bounded: at
+    most ``2 * jobs`` blocks of ``block_size`` bytes are in the workers'
+    hands or waiting, and two more are read ahead; breaking out of the loop
+    ends the threads.
+
     >>> pgn = b'[Site "https://lichess.org/abc"]\\n[WhiteElo "1500"]\\n\\n1. e4 { [%eval 0.33] } e5 { [%eval #-3] } 0-1\\n'
     >>> batch = next(read_arrow(pgn))
     >>> row = batch.to_pylist()[0]
@@ -233,7 +266,8 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
     [{'moves': [['e4', 'e5']], 'plies': [2]}]
     """
     return ArrowReader(source, batch_size, errors=errors, block_size=block_size, where=where, uci=uci,
-                       openings=openings, columns=columns, encoding=encoding, positions=positions, fens=fens)
+                       openings=openings, columns=columns, encoding=encoding, positions=positions, fens=fens,
+                       jobs=jobs)
 
 
 # Unique to a game (or nearly, a position after the opening): a dictionary would only cost there (plain pages
@@ -279,7 +313,7 @@ def parquet_writer(where, arrow_schema):
 def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     """Write the games of ``source`` to one Parquet file at ``path`` (a path or a binary file object).
 
-    Takes ``read_arrow``'s options. zstd compression, dictionary pages where
+    Takes ``read_arrow``'s options (``jobs`` too). zstd compression, dictionary pages where
     they pay (docs/schema.md), one row group per batch. A path is written in full or not at all: on an error
     the unfinished file is removed. Returns the finished reader, for its
     counts (``games_read``, ``games_yielded``, ``rejected``, ...).

@@ -15,6 +15,7 @@ each bad game, with its raw text, in ``reader.rejected``. Either way
 from __future__ import annotations
 
 from fastpgn import accuracy as _accuracy, scan as _scan
+from fastpgn._parallel import jobs_for
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError, rejected_games
 from fastpgn.io.sources import BLOCK_SIZE, Block, Source, check_pgn, not_utf8, open_source
 
@@ -322,7 +323,7 @@ class _RecordReader:
     ``close()``.
     """
 
-    def __init__(self, source, errors: str, block_size: int, encoding: str | None = None) -> None:
+    def __init__(self, source, errors: str, block_size: int, encoding: str | None = None, jobs: int | None = None) -> None:
         if errors not in _POLICIES:
             raise ValueError(f"errors must be one of {_POLICIES}, not {errors!r}")
         if block_size < 1:
@@ -334,6 +335,7 @@ class _RecordReader:
         self.encoding = encoding
         self.errors = errors
         self.block_size = block_size
+        self.jobs = jobs_for(jobs)     # worker threads (1: none, every block on the calling thread)
         self.rejected: list[Rejected] = []
         self.games_read = 0
         self.games_yielded = 0
@@ -343,7 +345,12 @@ class _RecordReader:
         self.first_not_utf8: int | None = None
         self._buffers: list = []    # buffers of blocks already scanned, for later blocks
         self._source: Source | None = None   # the opened source (a Parquet one names a game's file and row)
-        self._records = self._read()   # a generator: nothing is opened before the first next()
+        # A generator: nothing is opened before the first next(). The generators hold the reader weakly (a
+        # proxy, their methods called through the class), so a reader dropped unclosed (a loop broken out of)
+        # is freed at once, ending its threads and closing its input, not once the collector finds a cycle.
+        import weakref
+
+        self._records = type(self)._read(weakref.proxy(self))
 
     def __iter__(self):
         return self
@@ -392,24 +399,55 @@ class _RecordReader:
     _plan: object = None
     games_filtered = 0
 
-    def _scanned(self, scan, **options) -> Generator:
+    def _scanned(self, scan, made=None, **options) -> Generator:
         """Each block's output through ``scan`` (a kernel entry point; ``options``: its keywords beyond what
         every reader passes), counted, its rejected games kept (and raised, if so asked) after its output
-        is handed out: every reader's one loop over its source's blocks."""
+        is handed out: every reader's one loop over its source's blocks.
+
+        ``made`` (optional, holding no reference to the reader) turns a
+        block's output into what is handed out, on the thread that scanned it. With ``jobs`` above 1 the blocks are
+        scanned on worker threads (``fastpgn._parallel.ordered``), their
+        games numbered from 0 there and renumbered here, in input order.
+        """
         stop = self.errors == "raise"
-        blocks = self._blocks()
+        plan = self._plan
+
+        def work(block: Block, first_game: int = 0) -> tuple:
+            data = block.data
+            utf8 = not_utf8(data, block.offset)
+            output, read, rejects, filtered = scan(
+                data, 0, len(data), base_offset=block.offset, first_game=first_game,
+                at_stream_start=block.at_stream_start, stop_on_error=stop, where=plan, **options)
+            kept = rejected_games(rejects, data, block.offset)   # (their text copied: the buffer is reused)
+            block.release()
+            return output if made is None else made(output), read, kept, filtered, utf8
+
+        threads = self.jobs > 1 and self._threads_scan
+        if threads:
+            from fastpgn._parallel import ordered
+
+            results = ordered(_RecordReader._blocks(self), work, self.jobs, skip=_is_truncated)
+        else:
+            results = _RecordReader._inline(self, work)
         try:
-            for block in blocks:
-                if self._truncated(block):
+            for block, result in results:
+                if result is None:      # the cut-short start of a game, at the damage
+                    utf8 = not_utf8(block.data, block.offset)
+                    if utf8 is not None:
+                        self._count_not_utf8(*utf8)
+                    self._truncated(block)
                     self._damage(block)
                     continue
-                output, read, rejects, filtered = scan(
-                    block.data, 0, len(block.data), base_offset=block.offset, first_game=self.games_read,
-                    at_stream_start=block.at_stream_start, stop_on_error=stop, where=self._plan, **options)
+                output, read, kept, filtered, utf8 = result
+                del result
+                if utf8 is not None:
+                    self._count_not_utf8(*utf8)
+                base = self.games_read
+                if base and threads:
+                    output = self._renumbered(output, base)
+                    kept = _renumbered_rejects(kept, base)
                 self.games_read += read
                 self.games_filtered += filtered
-                kept = self._kept(rejects, block)
-                block.release()
                 # (the output handed over, none of it held here: see GameReader)
                 outputs = [output]
                 del output
@@ -417,7 +455,26 @@ class _RecordReader:
                 self._finish(kept)
                 self._damage(block)
         finally:
-            blocks.close()   # the source with it, now rather than when the generator is collected
+            results.close()   # the source with it, now rather than when the generator is collected
+
+    def _inline(self, work) -> Generator:
+        """``(block, work(block) or None for a truncated one)`` on the calling thread, numbered as they go."""
+        blocks = _RecordReader._blocks(self)
+        try:
+            for block in blocks:
+                yield block, None if block.truncated else work(block, self.games_read)
+        finally:
+            blocks.close()
+
+    # Whether worker threads scan this reader's blocks with jobs above 1: its kernel releases the GIL as it
+    # scans. Where it holds it throughout (a GameReader's kernel makes a Python object of each game as it
+    # reads), threads would only contend for it, a reading thread too (measured: slower than one thread).
+    _threads_scan = True
+
+    def _renumbered(self, output, base: int):
+        """A block's output whose games were numbered from 0, numbered from ``base`` (a reader whose output
+        holds game numbers says how)."""
+        return output
 
     def _blocks(self) -> Generator[Block, None, None]:
         source = open_source(self._source_arg, encoding=self.encoding)
@@ -430,11 +487,7 @@ class _RecordReader:
             # on the first HEAD_SIZE bytes whatever the block size.
             head = source.head()
             check_pgn(head, source.name)
-            for block in source.blocks(self.block_size, pool=self._buffers, head=head):
-                found = not_utf8(block.data, block.offset)
-                if found is not None:
-                    self._count_not_utf8(*found)
-                yield block
+            yield from source.blocks(self.block_size, pool=self._buffers, head=head)
         finally:
             source.close()
 
@@ -453,7 +506,7 @@ class _RecordReader:
 
             warnings.warn(NotUTF8Warning(f"{self.name}: bytes that are not UTF-8 (first at PGN byte {first}) are "
                                          f"read as U+FFFD; name the input's encoding (encoding='cp1252', "
-                                         f"'latin-1', ...) to read them as its characters"), stacklevel=4)
+                                         f"'latin-1', ...) to read them as its characters"), stacklevel=3)
 
     def _truncated(self, block: Block) -> bool:
         """Handle a block that holds the cut-short start of a game; True if it did."""
@@ -490,6 +543,19 @@ class _RecordReader:
             raise block.damage
 
 
+def _is_truncated(block: Block) -> bool:
+    return block.truncated
+
+
+def _renumbered_rejects(kept: list[Rejected], base: int) -> list[Rejected]:
+    """Rejected games numbered from 0 (a worker's block), numbered from ``base``."""
+    if not kept:
+        return kept
+    from fastpgn.errors import Rejected
+
+    return [Rejected(r.offset, r.number + base, r.reason, r.error_offset, r.text) for r in kept]
+
+
 def _where(where) -> tuple:
     """``(Where or None, the kernel's plan or None)`` of a reader's ``where`` (fastpgn.filters)."""
     if where is None:
@@ -508,11 +574,13 @@ class GameReader(_RecordFeed, _RecordReader):
     """
 
     def __init__(self, source, errors, block_size, headers_only: bool = False, where=None,
-                 encoding: str | None = None) -> None:
+                 encoding: str | None = None, jobs: int | None = None) -> None:
         self.headers_only = headers_only
         self.where, self._plan = _where(where)
         self.games_filtered = 0
-        _RecordReader.__init__(self, source, errors, block_size, encoding)
+        _RecordReader.__init__(self, source, errors, block_size, encoding, jobs)
+
+    _threads_scan = False
 
     # __next__ is the kernel's RecordFeed's: it hands out the games of the lists this returns,
     # with no Python frame per game.
@@ -528,17 +596,23 @@ class GameReader(_RecordFeed, _RecordReader):
         # the kernel makes the Game objects (record=Game), so none costs a Python __init__; each
         # block's list is handed over, not kept: RecordFeed then frees each game once its reader drops it
         scan = _scan.kernel.headers_from_block if self.headers_only else _scan.kernel.games_from_block
-        return self._scanned(scan, record=Game)
+        return _RecordReader._scanned(self, scan, record=Game)
+
+    def _renumbered(self, games: list[Game], base: int) -> list[Game]:
+        for game in games:
+            game.number += base
+        return games
 
 
 class LineReader(_RecordReader):
     """Iterate 22-field lines (str, without the newline); see ``read_lines``."""
 
-    def __init__(self, source, errors, block_size, openings_map, where=None, encoding: str | None = None) -> None:
+    def __init__(self, source, errors, block_size, openings_map, where=None, encoding: str | None = None,
+                 jobs: int | None = None) -> None:
         self.where, self._plan = _where(where)
         self.games_filtered = 0   # games_read == games_yielded + len(rejected) + games_filtered
         self._lines: Iterator[str] = iter(())   # the lines of the block in hand
-        super().__init__(source, errors, block_size, encoding)
+        super().__init__(source, errors, block_size, encoding, jobs)
         self.openings = _scan.kernel.opening_table(openings_map)
 
     def __next__(self):
@@ -556,7 +630,7 @@ class LineReader(_RecordReader):
 
     def _read(self) -> Iterator[list[str]]:
         # text: the kernel hands the lines over as str, decoded line by line
-        scanned = self._scanned(_scan.kernel.lines_from_block, openings=self.openings, text=True)
+        scanned = _RecordReader._scanned(self, _scan.kernel.lines_from_block, openings=self.openings, text=True)
         try:
             for lines in scanned:
                 self.games_yielded += len(lines)
@@ -566,7 +640,7 @@ class LineReader(_RecordReader):
 
 
 def read_games(source, *, errors: str = "raise", block_size: int = 1 << 20, headers_only: bool = False,
-               where=None, encoding: str | None = None) -> GameReader:
+               where=None, encoding: str | None = None, jobs: int | None = None) -> GameReader:
     """Iterate the games of ``source``: a path (str or ``os.PathLike``), ``-`` (stdin), bytes, a
     binary or text file object, or an iterable of lines (str or bytes; one without its line break
     gets one); compressed or not, told by the first bytes.
@@ -616,22 +690,27 @@ def read_games(source, *, errors: str = "raise", block_size: int = 1 << 20, head
     >>> games = read_games(pgn, where={"min_elo": 2000, "elo_of": "white"})
     >>> [g.moves for g in games], games.games_read, games.games_filtered
     ([['e4']], 2, 1)
+
+    ``jobs`` is the readers' number of worker threads (docs/api.md, "Every
+    core"); a Game is a Python object made with the GIL, so read_games and
+    read_headers scan on the calling thread whatever it says (it is checked:
+    None or at least 1).
     """
-    return GameReader(source, errors, block_size, headers_only, where, encoding)
+    return GameReader(source, errors, block_size, headers_only, where, encoding, jobs)
 
 
 def read_headers(source, *, errors: str = "raise", block_size: int = 1 << 20, where=None,
-                 encoding: str | None = None) -> GameReader:
+                 encoding: str | None = None, jobs: int | None = None) -> GameReader:
     """``read_games(source, headers_only=True)``: each game's headers, offset and number, its movetext skipped.
 
     >>> [g.headers for g in read_headers(b'[Event "A"]\\n\\n1. e4 { [%clk 0:01:00] } *\\n\\n[Event "B"]\\n\\n*\\n')]
     [{'Event': 'A'}, {'Event': 'B'}]
     """
-    return GameReader(source, errors, block_size, True, where, encoding)
+    return GameReader(source, errors, block_size, True, where, encoding, jobs)
 
 
 def read_lines(source, *, errors: str = "raise", openings=None, block_size: int = BLOCK_SIZE,
-               where=None, encoding: str | None = None) -> LineReader:
+               where=None, encoding: str | None = None, jobs: int | None = None) -> LineReader:
     """Iterate the 22-field lines (python-lichess-db-pgn-parser's format, without ``\\n``) of ``source``.
 
     ``openings`` is an ``fastpgn.openings.OpeningMap`` (default: the shipped
@@ -649,12 +728,23 @@ def read_lines(source, *, errors: str = "raise", openings=None, block_size: int 
 
     ``where`` filters as in ``read_games`` (``reader.games_filtered``);
     ``encoding`` and the count of games that are not UTF-8 are read_games'.
+
+    ``jobs`` worker threads scan the blocks (None, the default: every core
+    on the compiled backend, one on the pure one; 1: the calling thread
+    alone), the input read on a thread of its own, the lines handed out in
+    input order: the same lines, rejected games and errors for any
+    ``jobs``. At most ``2 * jobs`` blocks of ``block_size`` bytes are in the
+    workers' hands or waiting, and two more are read ahead.
+
+    >>> pgn = b'[Result "1-0"]\\n\\n1. e4 1-0\\n\\n[Result "0-1"]\\n\\n1. f3 e5 2. g4 Qh4# 0-1\\n'
+    >>> list(read_lines(pgn, jobs=2, block_size=1)) == list(read_lines(pgn, jobs=1))
+    True
     """
     if openings is None or not isinstance(openings, dict):
         from fastpgn import openings as _openings
 
         openings = _openings.load(openings)
-    return LineReader(source, errors, block_size, openings, where, encoding)
+    return LineReader(source, errors, block_size, openings, where, encoding, jobs)
 
 
 def __getattr__(name: str):

@@ -383,7 +383,8 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
         from fastpgn.io.sources import BLOCK_SIZE
 
         # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.
-        reader = _TaskReader(job.path, errors="skip", block_size=BLOCK_SIZE, **options)
+        # One thread a task: Spark runs a task on each of its cores.
+        reader = _TaskReader(job.path, errors="skip", block_size=BLOCK_SIZE, jobs=1, **options)
         parts = _Partitions(staging, _schema.arrow_schema(reader.uci, reader.positions, reader.fens), rows_per_file)
         rejects = RejectsFile(staging / REJECTED)
         rejected = 0
@@ -517,7 +518,8 @@ def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None, pos
 
         for batch in batches:
             for i in batch.column(0).to_pylist():
-                with read_arrow(jobs[i].path, batch_size=BATCH_ROWS, errors="skip", **options) as reader:
+                # (one thread a task: Spark runs a task on each of its cores)
+                with read_arrow(jobs[i].path, batch_size=BATCH_ROWS, errors="skip", jobs=1, **options) as reader:
                     for games in reader:
                         yield games.cast(target)
     return _one_task_each(spark, len(jobs)).mapInArrow(run, schema(uci, positions, fens))

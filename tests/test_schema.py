@@ -363,11 +363,17 @@ def test_read_arrow_is_a_reader_like_the_others(tmp_path):
     if not os.path.isdir("/proc/self/fd"):
         return
     before = fds()
-    reader = arrow.read_arrow(path, batch_size=100)
+    reader = arrow.read_arrow(path, batch_size=100, jobs=1)
     assert iter(reader) is reader and fds() == before        # nothing opened before the first batch
     with reader:
         assert next(reader).num_rows == 100 and fds() == before + 1
     assert fds() == before and next(reader, None) is None     # closed on leaving the block, one pass
+    # (with threads, the input read ahead may be read to its end, and closed, before the first batch is out)
+    reader = arrow.read_arrow(path, batch_size=100, jobs=2)
+    assert fds() == before
+    with reader:
+        assert next(reader).num_rows == 100 and fds() <= before + 1
+    assert fds() == before and next(reader, None) is None
     with pytest.raises(PGNError):
         list(arrow.read_arrow(CASES / "invalid-move-token.pgn"))
     assert fds() == before                                   # an error closes it too

@@ -19,8 +19,10 @@ integers, dates and times straight from the Arrow buffers in one pass
 without the GIL (the pure one with ``pyarrow.compute``, the same bytes), and
 any other type is made text here first. A thread of its own builds the
 blocks two ahead of the reader, so Parquet decoding and the writing overlap
-the kernel's scan. Memory stays bounded: a few batches of ``ROWS`` rows are
-in memory at a time.
+the kernel's scan. The readers (``ParquetSource.blocks``) cut each batch's
+text into blocks in place, with no copy into the cutter's buffers, where the
+converter reads the texts as one stream; both cut the same games. Memory
+stays bounded: a few batches of ``ROWS`` rows are in memory at a time.
 
 Byte offsets (the ``offset`` column, ``PGN byte N`` in errors) count bytes
 of this built PGN text, from the first file's first row. Game numbers
@@ -48,8 +50,9 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from fastpgn.io.blocks import _ChunkFiller
-from fastpgn.errors import SEVERAL_GAMES_MARK, InputError
+from fastpgn.io.blocks import (BLOCK_SIZE, Block, _ChunkFiller, _cut_before_unfinished_tags, find_cut, has_moves,
+                                lf_text)
+from fastpgn.errors import SEVERAL_GAMES_MARK, InputDamageError, InputError
 from fastpgn.io.source import READ_SIZE, Source
 
 __all__ = ["MOVETEXT", "ParquetSource", "TAG_ORDER", "open_parquet", "parquet_files",
@@ -456,6 +459,61 @@ def _chained(first, rest: Iterator) -> Iterator:
             close()
 
 
+def _text_blocks(texts: Iterator, block_size: int) -> Iterator[Block]:
+    """``cut_blocks`` over the stream of ``texts`` (whole games each; their dialects settled one text at a
+    time, as they hold whole lines): the same blocks, game for game, views of each text.
+
+    Cuts fall at the first game boundary at or after each multiple of
+    ``block_size`` of a text, and at its end; the last text's last game,
+    cut short inside its tags, is damage as the cutter finds it. An error
+    of ``texts`` is raised after the blocks of every text before it.
+    """
+    try:
+        yield from _cut_texts(texts, block_size)
+    finally:
+        close = getattr(texts, "close", None)
+        if close is not None:
+            close()     # (the thread that builds the texts with it)
+
+
+def _cut_texts(texts: Iterator, block_size: int) -> Iterator[Block]:
+    base = 0
+    moves_seen = False
+    text = next(texts, None)
+    while text is not None:
+        error = None
+        try:
+            following = next(texts, None)
+        except InputError as exc:     # (damage: raised once the text before it is handed out)
+            following, error = None, exc
+        data = lf_text(bytes(text))
+        view = memoryview(data)
+        n = len(data)
+        at = 0
+        while True:
+            target = (at // block_size + 1) * block_size
+            q = find_cut(data, max(target, at + 1), n) if target < n else -1
+            if q < 0:
+                break
+            moves_seen = moves_seen or has_moves(data, q, at)
+            yield Block(view[at:q], base + at, base + at == 0)
+            at = q
+        cut = -1 if following is not None or error is not None else _cut_before_unfinished_tags(data, n, moves_seen, at)
+        if cut < 0:
+            moves_seen = moves_seen or has_moves(data, n, at)
+            if n > at:
+                yield Block(view[at:n], base + at, base + at == 0)
+        else:
+            damage = InputDamageError("the input ends inside the tags of its last game, before any moves", base + n)
+            if cut > at:
+                yield Block(view[at:cut], base + at, base + at == 0)
+            yield Block(view[cut:n], base + cut, base + cut == 0, damage, truncated=True)
+        if error is not None:
+            raise error
+        base += n
+        text = following
+
+
 class _Stream(io.RawIOBase):
     def __init__(self, chunks: Iterator) -> None:
         self._chunks = chunks
@@ -506,6 +564,15 @@ class ParquetSource(Source):
                 return
             del piece[n:]
             yield bytes(piece)
+
+    def blocks(self, block_size: int = BLOCK_SIZE, pool: list | None = None, head: bytes = b"") -> Iterator[Block]:
+        """The built text in game-aligned blocks, cut where ``cut_blocks`` would cut the stream of it, but
+        straight from each batch's text (views of it: no copy into the cutter's buffers). ``head`` is what
+        ``head()`` read of the stream already."""
+        filler = self._stream._filler
+        first = head + bytes(filler._piece) if head else None   # (the texts head() took, whole)
+        filler._piece = memoryview(b"")
+        return _text_blocks(_chained(first, self._stream._chunks) if first else self._stream._chunks, block_size)
 
     def describe_game(self, game: int | None) -> str | None:
         """The Parquet file and row game number ``game`` was built from (``file F, row R``)."""

@@ -22,7 +22,7 @@ pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip instal
 pq = pytest.importorskip("pyarrow.parquet")
 
 import fastpgn  # noqa: E402
-from fastpgn.io import sources  # noqa: E402
+from fastpgn.io import lichess_parquet, sources  # noqa: E402
 from fastpgn.errors import InputError, PGNSyntaxError  # noqa: E402
 
 #: Tags the release has no column for: reading the release cannot give them back.
@@ -371,3 +371,50 @@ def test_rows_without_tags_stay_apart(tmp_path, scan, monkeypatch):
     games = list(fastpgn.read_games(path))
     assert [g.moves for g in games] == [["e4", "e5"], ["d4"], [], []]
     assert [g.headers.get("Event") for g in games] == ["?", None, "?", "?"]
+
+
+def _read_all(path, block_size):
+    """Every reader's output on ``path`` (offsets, numbers, rejects, the error after them)."""
+    out = {}
+    for name, read in (("games", lambda: fastpgn.read_games(path, errors="skip", block_size=block_size)),
+                       ("arrow", lambda: fastpgn.read_arrow(path, errors="skip", block_size=block_size, uci=True))):
+        items, error = [], None
+        reader = read()
+        try:
+            for item in reader:
+                items.append((item.number, item.offset, item.headers, item.moves) if name == "games"
+                             else item.to_pydict())
+        except InputError as exc:
+            error = (type(exc).__name__, str(exc), exc.offset)
+        out[name] = (items, error, [(r.number, r.offset, r.reason, r.text) for r in reader.rejected],
+                     reader.games_read)
+    return out
+
+
+@pytest.mark.parametrize("shape", ["whole", "last-row-without-moves", "damaged", "small-batches"])
+def test_the_batches_blocks_are_the_streams(tmp_path, corpus, monkeypatch, shape):
+    """The readers cut each batch's text in place (``ParquetSource.blocks``): they read what the cutter
+    makes of the stream of those texts (``Source.blocks``), offsets, numbers, rejects and damage alike."""
+    _, root = corpus
+    path = root
+    if shape == "last-row-without-moves":
+        path = tmp_path / "last.parquet"
+        # (a blank movetext: the text ends with the last game's tags, which the cutter takes for damage)
+        pq.write_table(pa.table({"White": ["a", "b", "c"], "movetext": ["1. e4 *", "1. d4 *", " "]}), path)
+    elif shape == "damaged":
+        path = _binary_movetext(tmp_path / "late.parquet", 5000, 4500)
+    elif shape == "small-batches":
+        path = tmp_path / "small.parquet"
+        rows = 300
+        table = pa.table({"White": [f"w{i}" for i in range(rows)],
+                          "movetext": ["1. e4 { [%clk 0:01:00] } e5 2. Qh5 1-0"] * rows})
+        pq.write_table(table, path, row_group_size=7)
+    for block_size in (1, 1000, 1 << 20):
+        ours = _read_all(path, block_size)
+        with monkeypatch.context() as patched:
+            patched.setattr(lichess_parquet.ParquetSource, "blocks", sources.Source.blocks)
+            assert _read_all(path, block_size) == ours, block_size
+    if shape == "last-row-without-moves":
+        assert ours["games"][1][0] == "InputDamageError" and ours["games"][2][0][0] == 3
+    if shape == "damaged":
+        assert ours["games"][1] and "row 4500" in ours["games"][1][1] and len(ours["games"][0]) == 4500

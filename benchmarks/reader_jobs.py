@@ -1,0 +1,107 @@
+"""The readers' ``jobs=``: read_arrow at one worker thread and at several, in interleaved rounds.
+
+    python -m benchmarks.reader_jobs [DUMP.pgn.zst] [--release FOLDER] [--jobs 1,2] [--rounds 5] [--json]
+
+Each case is a whole process (``python -c``), timed with ``perf_counter``
+around it, run once per round in turn; the table shows medians, MB/s of
+the decompressed PGN (the release: of the PGN text it is read as), and the
+ratio to ``jobs=1`` measured in the same rounds. Cases: ``read_arrow`` of
+the dump, and with ``--release`` (a folder ``benchmarks.lichess_release``
+wrote from the same dump) ``read_arrow(uci=True)`` of the release; the Rust
+binding's ``parse_games(movetext, num_threads=2)`` over the release's
+movetext joins them where ``rust-pgn-reader-python-binding`` is installed.
+Targets (docs/performance.md): the dump at jobs=2 at least 1.6 times jobs=1;
+the release with ``uci=True`` at jobs=2 at least 1.5 times the binding.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DUMP = ROOT / "bench-data" / "lichess-100MB-seed0.pgn.zst"
+
+ARROW = ("import fastpgn, sys\n"
+         "batches = fastpgn.read_arrow(sys.argv[1], jobs=int(sys.argv[2]), uci=sys.argv[3] == 'uci')\n"
+         "print(sum(b.num_rows for b in batches))\n")
+RUST = ("import sys, pyarrow.dataset as ds, rust_pgn_reader_python_binding as r\n"
+        "movetext = ds.dataset(sys.argv[1], format='parquet', partitioning='hive').to_table(columns=['movetext'])"
+        ".column('movetext')\n"
+        "out = r.parse_games(movetext, num_threads=2)\n"
+        "print(len(movetext))\n")
+
+
+def _cases(dump: Path, release: Path | None, jobs: list[int]) -> dict[str, list[str]]:
+    chosen = {f"read_arrow dump jobs={j}": ["-c", ARROW, str(dump), str(j), "-"] for j in jobs}
+    if release is not None:
+        chosen.update({f"read_arrow(uci) release jobs={j}": ["-c", ARROW, str(release), str(j), "uci"] for j in jobs})
+        try:
+            import rust_pgn_reader_python_binding  # noqa: F401
+        except ImportError:
+            print("(rust-pgn-reader-python-binding is not installed: its row is left out)", file=sys.stderr)
+        else:
+            chosen["rust parse_games(num_threads=2) release"] = ["-c", RUST, str(release)]
+    return chosen
+
+
+def _run(args: list[str]) -> tuple[float, str]:
+    env = dict(os.environ, FASTPGN_IMPLEMENTATION="cython", PYTHONPATH=str(ROOT))
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"failed: {' '.join(args[2:])}\n{done.stderr}")
+    return wall, done.stdout.strip()
+
+
+def _pgn_bytes(source: Path) -> int:
+    sys.path.insert(0, str(ROOT))
+    from fastpgn.io.sources import open_source
+
+    opened = open_source(str(source))
+    try:
+        return sum(len(chunk) for chunk in opened.chunks())
+    finally:
+        opened.close()
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.reader_jobs")
+    p.add_argument("dump", nargs="?", default=str(DUMP))
+    p.add_argument("--release", help="lichess's Parquet release of the same games (benchmarks.lichess_release)")
+    p.add_argument("--jobs", default="1,2", help="the jobs= to time (default 1,2)")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--json", action="store_true", help="print the medians as JSON")
+    args = p.parse_args(argv)
+    dump, release = Path(args.dump), Path(args.release) if args.release else None
+    cases = _cases(dump, release, [int(j) for j in args.jobs.split(",")])
+    sizes = {"dump": _pgn_bytes(dump), "release": _pgn_bytes(release) if release else 0}
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for r in range(args.rounds):
+        names = list(cases) if r % 2 == 0 else list(reversed(cases))
+        for name in names:
+            times[name].append(_run(cases[name])[0])
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    if args.json:
+        print(json.dumps(medians, indent=2))
+        return 0
+    print(f"{'case':45} {'median s':>9} {'MB/s':>8} {'ratio':>7}")
+    for name, m in medians.items():
+        kind = "release" if "release" in name else "dump"
+        base = medians.get(f"read_arrow dump jobs={args.jobs.split(',')[0]}") if kind == "dump" else \
+            medians.get("rust parse_games(num_threads=2) release")
+        ratio = f"{base / m:6.2f}x" if base else ""
+        print(f"{name:45} {m:9.3f} {sizes[kind] / m / 1e6:8.1f} {ratio:>7}")
+    print("ratio: the dump's rows to its first jobs=; the release's to the Rust binding (higher is faster)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

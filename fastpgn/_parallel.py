@@ -1,0 +1,147 @@
+"""The readers' threads (``jobs=`` of read_games, read_lines, read_arrow, to_parquet): a source's blocks
+read ahead on a thread of their own, turned into results on worker threads, handed back in input order.
+
+The compiled kernel scans, writes columns and replays moves without the GIL,
+so worker threads share the work with no copy between processes; the pure
+kernel holds the GIL, so threads give it the same output and no speed
+(``default_jobs`` gives it one). Memory stays bounded: at most ``2 * jobs``
+blocks are in the workers' hands or waiting to be handed back, and
+``AHEAD`` more wait, read, for a worker. Closing the iteration early (a
+caller that stops reading) cancels the blocks not begun, waits for those
+begun (a block is milliseconds of work) and ends the reading thread, which
+closes the input; no thread outlives it (but a reading thread blocked on a
+stalled pipe, which ends, closing the input, once its read returns).
+"""
+
+from __future__ import annotations
+
+import os
+
+# queue, threading and concurrent.futures are imported by the first reader that runs threads: a reader of
+# one thread (or of a file's headers) does without them (start-up: docs/performance.md).
+
+#: Blocks read ahead of the workers (each a block of the input in memory).
+AHEAD = 2
+
+
+def default_jobs() -> int:
+    """The workers of ``jobs=None``: every core (``os.cpu_count()``, the converter's ``-j`` default) where the
+    live kernel runs without the GIL; one (no thread) for the pure-Python kernel, which threads do not speed up.
+
+    >>> default_jobs() >= 1
+    True
+    """
+    from fastpgn import scan as _scan
+
+    if not getattr(_scan.kernel, "RELEASES_GIL", False):
+        return 1
+    return os.cpu_count() or 1
+
+
+def jobs_for(jobs) -> int:
+    """``jobs`` checked: None for ``default_jobs()``, else a whole number of workers, at least 1."""
+    if jobs is None:
+        return default_jobs()
+    if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 1:
+        raise ValueError(f"jobs must be a whole number of workers, at least 1 (None: every core), not {jobs!r}")
+    return jobs
+
+
+def read_ahead(items, depth: int = AHEAD, name: str = "fastpgn-read"):
+    """Iterate ``items`` (an iterator, closed at its end on its thread) run on a thread of its own, at most
+    ``depth`` items ahead; an exception it raises is raised here, after the items before it.
+
+    Closing this generator stops the thread: at once if it waits to hand an
+    item over, else once the item it makes is made.
+    """
+    import queue
+    import threading
+
+    ready: queue.Queue = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+            put((True, _END))
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread, raised there
+            put((False, exc))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    thread = threading.Thread(target=work, name=name, daemon=True)
+    thread.start()
+    try:
+        while True:
+            ok, item = ready.get()
+            if not ok:
+                raise item
+            if item is _END:
+                return
+            yield item
+    finally:
+        stop.set()
+        # A thread blocked in a read of a stalled pipe cannot be stopped: it closes the input itself once
+        # the read returns (its finally above); anything else ends within milliseconds.
+        thread.join(5.0)
+
+
+_END = object()
+
+
+def ordered(items, work, jobs: int, skip=None):
+    """``(item, work(item))`` for each item of ``items``, in order, ``work`` run on ``jobs`` worker threads
+    and ``items`` read on a thread of its own (``read_ahead``); an item ``skip(item)`` is true for comes as
+    ``(item, None)``, in its place.
+
+    At most ``2 * jobs`` items are in the workers' hands or waiting to be
+    handed back, and ``AHEAD`` more are read. An exception of ``items``
+    comes after the results of every item before it; one of ``work`` at
+    its item's turn. Closing the generator cancels the items not begun and
+    waits for those begun.
+    """
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    depth = 2 * jobs
+    pending: deque = deque()
+    source = read_ahead(items)
+    pool = ThreadPoolExecutor(jobs, thread_name_prefix="fastpgn-worker")
+    try:
+        more = True
+        error = None
+        while True:
+            while more and len(pending) < depth:
+                try:
+                    item = next(source, _END)
+                except BaseException as exc:  # noqa: BLE001 - raised once the items before it are handed back
+                    item, error = _END, exc
+                if item is _END:
+                    more = False
+                    break
+                pending.append((item, None if skip is not None and skip(item) else pool.submit(work, item)))
+            if not pending:
+                if error is not None:
+                    raise error
+                return
+            item, job = pending.popleft()
+            yield item, None if job is None else job.result()
+    finally:
+        for _, job in pending:
+            if job is not None:
+                job.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        source.close()
