@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Iterator, NamedTuple
 
 from fastpgn import scan as _scan
-from fastpgn.errors import Rejected, rejected_games
+from fastpgn.errors import PGNError, Rejected, rejected_games
 
 _gzip: ModuleType
 try:
@@ -40,6 +40,10 @@ except ImportError:  # pragma: no cover - exercised where isal is absent
 
 ZSTD_LEVEL = 3
 SUFFIX = {"gz": ".cri.gz", "zst": ".cri.zst", "none": ".cri"}
+
+
+class OutputError(PGNError):
+    """The output folder cannot be written (permissions, full disk), or a chunk cannot be made."""
 
 
 def compress(data: bytes, kind: str) -> bytes:

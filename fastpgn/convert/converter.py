@@ -59,7 +59,7 @@ import os
 import stat
 import threading
 import time
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -67,8 +67,10 @@ from typing import NamedTuple
 from fastpgn import openings as _openings
 from fastpgn import scan as _scan
 from fastpgn.convert.chunks import (GZIP_LEVEL, GZIP_LIBRARY, SUFFIX, ZSTD_LEVEL, BlockResult, ChunkFiles, ChunkFormat,
-                             ChunkWriter, LinesFormat, StreamOutput, compress, decompress)  # noqa: F401
-from fastpgn.convert.tables import FORMATS, chunk_format  # noqa: F401 (with LinesFormat: fastpgn.pipeline's names)
+                                    ChunkWriter, LinesFormat, OutputError, StreamOutput, compress,
+                                    decompress)  # noqa: F401
+from fastpgn.convert.tables import (FORMATS, ParquetFormat, RowGroupEncoders, chunk_format,  # noqa: F401
+                                    encoder_limit)  # (FORMATS, chunk_format with LinesFormat: fastpgn.pipeline's names)
 from fastpgn.convert.limit import GameLimit
 from fastpgn.convert.rejects import RejectsFile
 from fastpgn.convert.resume import STATE_VERSION, ResumeState, Tally
@@ -80,10 +82,6 @@ from fastpgn.io.sources import (BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn,
 __all__ = ["Converter", "Options", "OutputError", "SharedWorkers", "Summary",
            # the chunk output's settings and codec, for code written against them here
            "GZIP_LEVEL", "GZIP_LIBRARY", "STATE_VERSION", "SUFFIX", "ZSTD_LEVEL", "compress", "decompress"]
-
-
-class OutputError(PGNError):
-    """The output folder cannot be written (permissions, full disk)."""
 
 
 @dataclass
@@ -248,12 +246,20 @@ class SharedWorkers:
         share = -(-self.jobs // max(at_once, 1))
         self.depth = 2 * share + 1
         self.threads = share
+        self.share = share
+        # --format parquet: the threads that encode every input's row groups (each input keeps its share in
+        # flight: RowGroupEncoders)
+        self.encoders = (ThreadPoolExecutor(self.jobs, thread_name_prefix="fastpgn-encoder")
+                         if isinstance(fmt, ParquetFormat) else None)
 
     def close(self, cancel: bool = False) -> None:
         """End the workers, once the inputs' runs have ended (``cancel``: drop blocks not begun)."""
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=cancel)
             self.pool = None
+        if self.encoders is not None:
+            self.encoders.shutdown(wait=True, cancel_futures=cancel)
+            self.encoders = None
 
 
 class Converter:
@@ -458,6 +464,7 @@ class Converter:
             # the first checkpoint, --resume still knows the chunk is this run's (and writes it again).
             count.save(self.state_path, fingerprint)
         scheduler = writer = damage = None
+        encoders = self._start_encoders()
         try:
             scheduler = self._schedule(table, source, count.block_offset, head, moves_seen)
             writer = ChunkWriter(lambda *item: self._deliver(chunks, fingerprint, *item))
@@ -484,6 +491,8 @@ class Converter:
         finally:
             if scheduler is not None:
                 scheduler.close()
+            if encoders is not None:
+                encoders.shutdown(wait=True, cancel_futures=True)    # (a shared pool is its owner's to end)
             rejects.close()
         done = ResumeState(chunk=chunks.index, games_read=count.games_read, games_written=chunks.written,
                            games_rejected=count.games_rejected, games_filtered=count.games_filtered, complete=True)
@@ -493,6 +502,19 @@ class Converter:
             self.state_path.unlink(missing_ok=True)
         # else the state stays: once the input is whole again (a download finished), --resume goes on.
         return self._summarise(done, start_time, source=source, outputs=chunks.finished, damage=damage)
+
+    def _start_encoders(self) -> Executor | None:
+        """Parquet: the encoder threads of the run's row groups (the shared ones of many inputs, else its own,
+        returned to be shut down at the end); None for the other formats."""
+        if not isinstance(self.format, ParquetFormat):
+            return None
+        shared = self.workers
+        if shared is not None and shared.encoders is not None:
+            self.format.encoders = RowGroupEncoders(shared.encoders, encoder_limit(shared.share))
+            return None
+        own = ThreadPoolExecutor(self.jobs, thread_name_prefix="fastpgn-encoder")
+        self.format.encoders = RowGroupEncoders(own, encoder_limit(self.jobs))
+        return own
 
     def _schedule(self, table, source: Source, start: int, head: bytes, moves_seen: bool) -> OrderedScheduler:
         """The workers started, and the input's blocks from ``start`` on their way to them."""
