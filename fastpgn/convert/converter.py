@@ -59,7 +59,7 @@ import os
 import stat
 import threading
 import time
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -67,14 +67,14 @@ from typing import NamedTuple
 from fastpgn import openings as _openings
 from fastpgn import scan as _scan
 from fastpgn.convert.chunks import (GZIP_LEVEL, GZIP_LIBRARY, SUFFIX, ZSTD_LEVEL, BlockResult, ChunkFiles, ChunkFormat,
-                                    ChunkWriter, LinesFormat, OutputError, StreamOutput, compress,
-                                    decompress)  # noqa: F401
-from fastpgn.convert.tables import (FORMATS, ParquetFormat, RowGroupEncoders, chunk_format,  # noqa: F401
-                                    encoder_limit)  # (FORMATS, chunk_format with LinesFormat: fastpgn.pipeline's names)
+                                    OutputError,
+                                    ChunkWriter, LinesFormat, StreamOutput, compress, decompress)  # noqa: F401
+from fastpgn.convert.tables import FORMATS, chunk_format  # noqa: F401 (with LinesFormat: fastpgn.pipeline's names)
+from fastpgn.convert.tables import ParquetFormat, RowGroupEncoders, encoder_limit
 from fastpgn.convert.limit import GameLimit
 from fastpgn.convert.rejects import RejectsFile
 from fastpgn.convert.resume import STATE_VERSION, ResumeState, Tally
-from fastpgn.convert.schedule import OrderedScheduler, ReadAheadThread, start_workers
+from fastpgn.convert.schedule import OrderedScheduler, ReadAheadThread, start_encoders, start_workers
 from fastpgn.errors import InputError, PGNError, Rejected
 from fastpgn.io.sources import (BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn, cut_blocks, has_moves, not_utf8,
                              open_source)
@@ -249,8 +249,7 @@ class SharedWorkers:
         self.share = share
         # --format parquet: the threads that encode every input's row groups (each input keeps its share in
         # flight: RowGroupEncoders)
-        self.encoders = (ThreadPoolExecutor(self.jobs, thread_name_prefix="fastpgn-encoder")
-                         if isinstance(fmt, ParquetFormat) else None)
+        self.encoders = start_encoders(self.jobs) if isinstance(fmt, ParquetFormat) else None
 
     def close(self, cancel: bool = False) -> None:
         """End the workers, once the inputs' runs have ended (``cancel``: drop blocks not begun)."""
@@ -512,7 +511,7 @@ class Converter:
         if shared is not None and shared.encoders is not None:
             self.format.encoders = RowGroupEncoders(shared.encoders, encoder_limit(shared.share))
             return None
-        own = ThreadPoolExecutor(self.jobs, thread_name_prefix="fastpgn-encoder")
+        own = start_encoders(self.jobs)
         self.format.encoders = RowGroupEncoders(own, encoder_limit(self.jobs))
         return own
 

@@ -115,7 +115,7 @@ class _Reader:
 
     def struct(self) -> list:
         """A structure's fields, in order: ``[field_id, type, value]`` each."""
-        fields = []
+        fields: list = []
         last = 0
         while True:
             head = self.byte()

@@ -190,7 +190,7 @@ class ParquetChunkFile(ChunkFile):
         self._pending: list = []
         self._rows = 0
         self._submitted = 0
-        self._file = JoinedParquetFile(path)
+        self._joined = JoinedParquetFile(path)
 
     def write(self, payload) -> None:
         self._pending.append(payload)
@@ -210,13 +210,13 @@ class ParquetChunkFile(ChunkFile):
         self._rows = rest.num_rows
 
     def append_encoded(self, group) -> None:
-        self._file.append(group)
+        self._joined.append(group)
 
     def finish(self) -> None:
         if self._rows:
             self._submit(self._rows)
         self._encoders.drain(self)
-        self._file.close()
+        self._joined.close()
         fd = os.open(self.path, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -225,7 +225,7 @@ class ParquetChunkFile(ChunkFile):
 
     def discard(self) -> None:
         self._encoders.forget(self)
-        self._file.discard()
+        self._joined.discard()
 
 
 class MonthPartitionedChunkFile(ChunkFile):
