@@ -15,9 +15,11 @@ renames and checkpoints of the chunk files are the writer thread's
 (``_chunks.ChunkWriter``). A chunk holds exactly CHUNK_SIZE written games:
 when a block's lines straddle a chunk boundary, the writer thread inflates
 that block's member, splits its lines and compresses each piece on its own
-(once per chunk, so cheap at dump-sized chunks). Every output byte is a pure
-function of the input and the options, so any ``-j`` and a ``--resume`` give
-identical files.
+(once per chunk, so cheap at dump-sized chunks). Parquet's row groups are
+encoded on encoder threads of their own (``tables.RowGroupEncoders``), several
+at once, and the writer thread joins them into the chunk in order
+(``row_groups``). Every output byte is a pure function of the input and the
+options, so any ``-j`` and a ``--resume`` give identical files.
 
 Safety. A chunk is written as a hidden ``.NAME.tmp`` and renamed when complete. After
 each complete chunk a small JSON state (``.<input>.fastpgn-state.json``)

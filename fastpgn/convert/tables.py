@@ -6,7 +6,8 @@ game, through the ``ChunkFormat`` interface of ``fastpgn.convert.chunks``:
 - :class:`ParquetFormat`: a worker turns its block into an Arrow record batch
   (the kernel's column sink: Arrow buffers from the compiled kernel); a
   chunk is one ``NAME.part_NNNNNN.parquet`` file, zstd, dictionary pages
-  where they pay, row groups of ``ROW_GROUP_ROWS`` games; with
+  where they pay, row groups of ``ROW_GROUP_ROWS`` games, each encoded on
+  an encoder thread (:class:`RowGroupEncoders`) and joined in order; with
   ``partition="month"`` (``--partition month``), a chunk's games go to
   ``year=YYYY/month=MM/`` folders under that name, lichess's own layout.
 - :class:`CsvFormat`: RFC 4180 rows (``fastpgn.csv_text``'s text, written by
