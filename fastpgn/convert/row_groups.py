@@ -205,12 +205,16 @@ class EncodedRowGroup:
 
     __slots__ = ("body", "footer", "rows")
 
-    def __init__(self, data: bytes) -> None:
-        if data[:4] != MAGIC or data[-4:] != MAGIC:
+    def __init__(self, data) -> None:
+        """``data``: the file's bytes (any buffer: pyarrow's own is kept as it is, not copied)."""
+        view = memoryview(data)
+        if len(view) < 12 or view[:4] != MAGIC or view[-4:] != MAGIC:
             raise JoinError("not a Parquet file")
-        size = struct.unpack("<I", data[-8:-4])[0]
-        start = len(data) - 8 - size
-        self.footer = _Reader(data, start).struct()
+        size = struct.unpack("<I", view[-8:-4])[0]
+        start = len(view) - 8 - size
+        if start < len(MAGIC):
+            raise JoinError("not a Parquet file")
+        self.footer = _Reader(bytes(view[start:-8])).struct()
         groups = _field(self.footer, _FILE_ROW_GROUPS)
         if groups is None or len(groups[2][1]) != 1:
             raise JoinError("a row group is encoded as a file of exactly one row group")
@@ -224,7 +228,7 @@ class EncodedRowGroup:
             if (any(_field(column, f) for f in _CC_INDEX_FIELDS)
                     or (meta is not None and _field(meta[2], _CMD_BLOOM_FILTER))):
                 raise JoinError("page indexes and bloom filters cannot be joined")
-        self.body = memoryview(data)[len(MAGIC):start]
+        self.body = view[len(MAGIC):start]
         self.rows = _field(self.footer, _FILE_NUM_ROWS)[2]
 
 
@@ -238,7 +242,7 @@ def encode_row_group(table, arrow_schema, make_writer) -> EncodedRowGroup:
         writer.write_table(table, row_group_size=max(table.num_rows, 1))
     finally:
         writer.close()
-    return EncodedRowGroup(sink.getvalue().to_pybytes())
+    return EncodedRowGroup(sink.getvalue())
 
 
 def _moved(group: list, shift: int, ordinal: int) -> list:
