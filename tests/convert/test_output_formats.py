@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,38 @@ def test_parquet_row_groups_encoded_at_once_give_the_bytes_of_one_writer(tmp_pat
         games = expected.slice(600 * i, 600)
         assert data == one_writer(games, 64), i
         assert pq.ParquetFile(io.BytesIO(data)).metadata.num_row_groups == -(-games.num_rows // 64)
+
+
+def test_row_groups_in_flight_are_bounded(tmp_path, monkeypatch):
+    # Slow encoders: the writer thread hands out row groups faster than they are encoded, and must wait.
+    monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 20)
+    real = tables.encode_row_group
+    most = []
+    encoding = []
+
+    def slow(table, *args):
+        encoding.append(1)
+        most.append(len(encoding))
+        time.sleep(0.005)
+        try:
+            return real(table, *args)
+        finally:
+            encoding.pop()
+
+    submit = tables.RowGroupEncoders.submit
+    held = []
+
+    def counted(self, file, table, first):
+        submit(self, file, table, first)
+        held.append(len(self._flight))
+
+    monkeypatch.setattr(tables, "encode_row_group", slow)
+    monkeypatch.setattr(tables.RowGroupEncoders, "submit", counted)
+    src = shared("data", "lichess-db", DUMP)
+    convert(src, tmp_path / "out", "parquet", chunk=600, jobs=3)
+    assert max(held) <= tables.encoder_limit(3) == 4     # handed out and not yet written: -j + 1
+    assert max(most) >= 2                                 # and encoded several at once
+    assert pq.read_table(tmp_path / "out").num_rows == reference(src).num_rows
 
 
 def test_an_encoder_error_is_one_line_and_leaves_no_half_chunk(tmp_path, monkeypatch, capsys):
