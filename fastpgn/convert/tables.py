@@ -186,7 +186,10 @@ class ParquetChunkFile(ChunkFile):
     def __init__(self, path: Path, arrow_schema, encoders: RowGroupEncoders) -> None:
         self.path = path
         self.schema = arrow_schema
-        self.name = path.name[1:-len(".tmp")] if path.name.startswith(".") else path.name   # the chunk's own name
+        # The chunk's own name, for messages (in its month's folder with --partition month).
+        self.name = path.name[1:-len(".tmp")] if path.name.startswith(".") else path.name
+        if path.parent.name.startswith("month="):
+            self.name = f"{path.parent.parent.name}/{path.parent.name}/{self.name}"
         self._encoders = encoders
         self._pending: list = []
         self._rows = 0
