@@ -233,7 +233,9 @@ class SharedWorkers:
     and leaves it running, and ``close`` ends it once every input is done.
     With ``at_once`` inputs running at a time, each keeps ``depth`` blocks
     in the workers' hands, and a decoder that can use threads (bzip2,
-    lichess's Parquet) gets ``threads`` of them.
+    lichess's Parquet) gets ``threads`` of them. For Parquet the inputs
+    share ``encoders`` too, the row groups' encoder threads, each input
+    keeping its ``share`` + 1 row groups in flight.
     """
 
     def __init__(self, opts: Options, at_once: int) -> None:
