@@ -41,6 +41,7 @@ def cases(pgn: Path, release: Path | None = None) -> dict[str, list[str]]:
         "convert-j2-validate": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--validate", "-o", "{OUT}"],
         "read_arrow-zst": ["-m", "benchmarks.contenders", "fastpgn-arrow", zst],
         "convert-j2-uci": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--uci", "-o", "{OUT}"],
+        "convert-j1-parquet": ["-m", "fastpgn", zst, "100000", "-j", "1", "-q", "--format", "parquet", "-o", "{OUT}"],
         "convert-j2-parquet": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--format", "parquet", "-o", "{OUT}"],
         "convert-j2-csv": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--format", "csv", "-o", "{OUT}"],
     }

@@ -296,15 +296,18 @@ def parquet_writer(where, arrow_schema):
     limit, so they pay where values repeat, SAN moves included; game ids and
     offsets never repeat, and plain pages are smaller and written faster
     there; byte-stream-split pages would suit the clocks better, but Spark
-    3.5's reader refuses them); min/max statistics on the scalar columns only: readers skip row
-    groups by them (a range of dates, of ratings), while on the per-ply lists
-    and the tags map no reader prunes by them and their string comparisons
-    cost 8% of the writing.
+    3.5's reader refuses them); min/max statistics on the scalar columns that are not text
+    (numbers, dates, times, the mate flag): readers skip row groups by them (a range of dates,
+    of ratings), while no reader prunes by the min/max of a row group's names, events or
+    openings (thousands of games span the alphabet) nor by those of the per-ply lists and the
+    tags map, and their string comparisons cost 8% of the writing (the lists) and 6% more
+    (the text columns; docs/schema.md).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    scalars = [f.name for f in arrow_schema if not (pa.types.is_list(f.type) or pa.types.is_map(f.type))]
+    scalars = [f.name for f in arrow_schema
+               if not (pa.types.is_list(f.type) or pa.types.is_map(f.type) or pa.types.is_string(f.type))]
     dictionaries = [path for f in arrow_schema if f.name not in _PLAIN_COLUMNS for path in _leaf_paths(f)]
     return pq.ParquetWriter(where, arrow_schema, compression="zstd", use_dictionary=dictionaries,
                             write_statistics=scalars)

@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Iterator, NamedTuple
 
 from fastpgn import scan as _scan
-from fastpgn.errors import Rejected, rejected_games
+from fastpgn.errors import PGNError, Rejected, rejected_games
 
 _gzip: ModuleType
 try:
@@ -40,6 +40,10 @@ except ImportError:  # pragma: no cover - exercised where isal is absent
 
 ZSTD_LEVEL = 3
 SUFFIX = {"gz": ".cri.gz", "zst": ".cri.zst", "none": ".cri"}
+
+
+class OutputError(PGNError):
+    """The output folder cannot be written (permissions, full disk), or a chunk cannot be made."""
 
 
 def compress(data: bytes, kind: str) -> bytes:
@@ -133,10 +137,10 @@ class ChunkFormat:
     A second format plugs in as a subclass and a choice of it in
     ``pipeline.Converter`` (and in the resume state's options, so a run
     resumes only in the format it began in): Parquet, say, reads the
-    block with ``games_from_block`` into an Arrow record batch in
+    block with ``columns_from_block`` into an Arrow record batch in
     ``block``, slices batches in ``split`` and returns from ``open`` a
-    chunk file around ``pyarrow.parquet.ParquetWriter``, one
-    ``.part_NNNNNN.parquet`` per chunk; CSV is lines with a header row that
+    chunk file that hands its row groups to encoder threads and joins
+    them, one ``.part_NNNNNN.parquet`` per chunk; CSV is lines with a header row that
     ``open`` writes first. Output that is one stream rather than chunks
     (``-o -``) replaces :class:`ChunkFiles` instead, with the same
     ``room``/``append``/``close``/``abandon``.

@@ -15,9 +15,11 @@ renames and checkpoints of the chunk files are the writer thread's
 (``_chunks.ChunkWriter``). A chunk holds exactly CHUNK_SIZE written games:
 when a block's lines straddle a chunk boundary, the writer thread inflates
 that block's member, splits its lines and compresses each piece on its own
-(once per chunk, so cheap at dump-sized chunks). Every output byte is a pure
-function of the input and the options, so any ``-j`` and a ``--resume`` give
-identical files.
+(once per chunk, so cheap at dump-sized chunks). Parquet's row groups are
+encoded on encoder threads of their own (``tables.RowGroupEncoders``), several
+at once, and the writer thread joins them into the chunk in order
+(``row_groups``). Every output byte is a pure function of the input and the
+options, so any ``-j`` and a ``--resume`` give identical files.
 
 Safety. A chunk is written as a hidden ``.NAME.tmp`` and renamed when complete. After
 each complete chunk a small JSON state (``.<input>.fastpgn-state.json``)
@@ -67,12 +69,14 @@ from typing import NamedTuple
 from fastpgn import openings as _openings
 from fastpgn import scan as _scan
 from fastpgn.convert.chunks import (GZIP_LEVEL, GZIP_LIBRARY, SUFFIX, ZSTD_LEVEL, BlockResult, ChunkFiles, ChunkFormat,
-                             ChunkWriter, LinesFormat, StreamOutput, compress, decompress)  # noqa: F401
+                                    OutputError,
+                                    ChunkWriter, LinesFormat, StreamOutput, compress, decompress)  # noqa: F401
 from fastpgn.convert.tables import FORMATS, chunk_format  # noqa: F401 (with LinesFormat: fastpgn.pipeline's names)
+from fastpgn.convert.tables import ParquetFormat, RowGroupEncoders, encoder_limit
 from fastpgn.convert.limit import GameLimit
 from fastpgn.convert.rejects import RejectsFile
 from fastpgn.convert.resume import STATE_VERSION, ResumeState, Tally
-from fastpgn.convert.schedule import OrderedScheduler, ReadAheadThread, start_workers
+from fastpgn.convert.schedule import OrderedScheduler, ReadAheadThread, start_encoders, start_workers
 from fastpgn.errors import InputError, PGNError, Rejected
 from fastpgn.io.sources import (BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn, cut_blocks, has_moves, not_utf8,
                              open_source)
@@ -80,10 +84,6 @@ from fastpgn.io.sources import (BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn,
 __all__ = ["Converter", "Options", "OutputError", "SharedWorkers", "Summary",
            # the chunk output's settings and codec, for code written against them here
            "GZIP_LEVEL", "GZIP_LIBRARY", "STATE_VERSION", "SUFFIX", "ZSTD_LEVEL", "compress", "decompress"]
-
-
-class OutputError(PGNError):
-    """The output folder cannot be written (permissions, full disk)."""
 
 
 @dataclass
@@ -236,7 +236,9 @@ class SharedWorkers:
     and leaves it running, and ``close`` ends it once every input is done.
     With ``at_once`` inputs running at a time, each keeps ``depth`` blocks
     in the workers' hands, and a decoder that can use threads (bzip2,
-    lichess's Parquet) gets ``threads`` of them.
+    lichess's Parquet) gets ``threads`` of them. For Parquet the inputs
+    share ``encoders`` too, the row groups' encoder threads, each input
+    keeping its ``share`` + 1 row groups in flight.
     """
 
     def __init__(self, opts: Options, at_once: int) -> None:
@@ -251,12 +253,19 @@ class SharedWorkers:
         share = -(-self.jobs // max(at_once, 1))
         self.depth = 2 * share + 1
         self.threads = share
+        self.share = share
+        # --format parquet: the threads that encode every input's row groups (each input keeps its share in
+        # flight: RowGroupEncoders)
+        self.encoders = start_encoders(self.jobs) if isinstance(fmt, ParquetFormat) else None
 
     def close(self, cancel: bool = False) -> None:
         """End the workers, once the inputs' runs have ended (``cancel``: drop blocks not begun)."""
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=cancel)
             self.pool = None
+        if self.encoders is not None:
+            self.encoders.shutdown(wait=True, cancel_futures=cancel)
+            self.encoders = None
 
 
 class Converter:
@@ -463,6 +472,7 @@ class Converter:
             # the first checkpoint, --resume still knows the chunk is this run's (and writes it again).
             count.save(self.state_path, fingerprint)
         scheduler = writer = damage = None
+        encoders = self._start_encoders()
         try:
             scheduler = self._schedule(table, source, count.block_offset, head, moves_seen)
             writer = ChunkWriter(lambda *item: self._deliver(chunks, fingerprint, *item))
@@ -489,6 +499,8 @@ class Converter:
         finally:
             if scheduler is not None:
                 scheduler.close()
+            if encoders is not None:
+                encoders.shutdown(wait=True, cancel_futures=True)    # (a shared pool is its owner's to end)
             rejects.close()
         done = ResumeState(chunk=chunks.index, games_read=count.games_read, games_written=chunks.written,
                            games_rejected=count.games_rejected, games_filtered=count.games_filtered, complete=True)
@@ -498,6 +510,19 @@ class Converter:
             self.state_path.unlink(missing_ok=True)
         # else the state stays: once the input is whole again (a download finished), --resume goes on.
         return self._summarise(done, start_time, source=source, outputs=chunks.finished, damage=damage)
+
+    def _start_encoders(self) -> Executor | None:
+        """Parquet: the encoder threads of the run's row groups (the shared ones of many inputs, else its own,
+        returned to be shut down at the end); None for the other formats."""
+        if not isinstance(self.format, ParquetFormat):
+            return None
+        shared = self.workers
+        if shared is not None and shared.encoders is not None:
+            self.format.encoders = RowGroupEncoders(shared.encoders, encoder_limit(shared.share))
+            return None
+        own = start_encoders(self.jobs)
+        self.format.encoders = RowGroupEncoders(own, encoder_limit(self.jobs))
+        return own
 
     def _schedule(self, table, source: Source, start: int, head: bytes, moves_seen: bool) -> OrderedScheduler:
         """The workers started, and the input's blocks from ``start`` on their way to them."""

@@ -44,10 +44,11 @@ class WorkerSetup:
 
 
 # How much lower than the run's other threads the workers' priority is (a nice increment; Linux threads, any
-# worker process). The reader (decompressing, cutting) and the writer (Parquet's encoder above all) are each
-# one thread the whole run waits on, while the workers are interchangeable: with more busy threads than
-# cores, an equal share starves the serial stages (Parquet at -j 2 on two cores: 15% slower than with the
-# workers yielding). Raising one's own niceness needs no privilege.
+# worker process), and the Parquet encoders' (threads). The reader (decompressing, cutting) is one thread the
+# whole run waits on, and the writer (appends, fsyncs, renames) another, while workers and encoders are
+# interchangeable: with more busy threads than cores, an equal share starves the serial stages (the lines at
+# -j 2 on two cores, the reader then their bound: 8% slower without it, 2026-11-28; Parquet, when one writer
+# thread still encoded every row group: 15%). Raising one's own niceness needs no privilege.
 WORKER_NICENESS = 10
 
 _FORMAT: ChunkFormat | None = None      # set in each worker (once, by _init_worker)
@@ -99,6 +100,12 @@ def _yield_to_serial_stages(thread: bool = True) -> None:
                            os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) + WORKER_NICENESS)
     except OSError:     # (a sandbox that forbids it: the run goes on at the usual priority)
         pass
+
+
+def start_encoders(jobs: int) -> ThreadPoolExecutor:
+    """The threads that encode Parquet row groups (``tables.RowGroupEncoders``): ``jobs`` of them, threads
+    whatever the backend (pyarrow encodes without the GIL), yielding to the serial stages as the workers do."""
+    return ThreadPoolExecutor(jobs, thread_name_prefix="fastpgn-encoder", initializer=_yield_to_serial_stages)
 
 
 def _moves_hook(validate: bool, uci: bool):

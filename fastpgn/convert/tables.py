@@ -6,7 +6,8 @@ game, through the ``ChunkFormat`` interface of ``fastpgn.convert.chunks``:
 - :class:`ParquetFormat`: a worker turns its block into an Arrow record batch
   (the kernel's column sink: Arrow buffers from the compiled kernel); a
   chunk is one ``NAME.part_NNNNNN.parquet`` file, zstd, dictionary pages
-  where they pay, row groups of ``ROW_GROUP_ROWS`` games; with
+  where they pay, row groups of ``ROW_GROUP_ROWS`` games, each encoded on
+  an encoder thread (:class:`RowGroupEncoders`) and joined in order; with
   ``partition="month"`` (``--partition month``), a chunk's games go to
   ``year=YYYY/month=MM/`` folders under that name, lichess's own layout.
 - :class:`CsvFormat`: RFC 4180 rows (``fastpgn.csv_text``'s text, written by
@@ -22,11 +23,13 @@ counts only, and a row group is written from one contiguous table, so any
 from __future__ import annotations
 
 import os
+from collections import deque
 from pathlib import Path
 
 from fastpgn import schema
 from fastpgn import scan as _scan
-from fastpgn.convert.chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, compress
+from fastpgn.convert.chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, OutputError, compress
+from fastpgn.convert.row_groups import JoinedParquetFile, encode_row_group
 from fastpgn.errors import rejected_games
 
 ROW_GROUP_ROWS = 16_384
@@ -46,7 +49,12 @@ def _extras(positions: bool, fens: bool) -> dict:
 
 
 class ParquetFormat(ChunkFormat):
-    """The analysis schema as Parquet files, one per chunk."""
+    """The analysis schema as Parquet files, one per chunk.
+
+    A chunk's row groups are encoded by ``encoders`` (a :class:`RowGroupEncoders`,
+    which the converter gives it for a run: its encoder threads), or one
+    after the other on the writing thread when it has none.
+    """
 
     suffix = ".parquet"
 
@@ -59,10 +67,12 @@ class ParquetFormat(ChunkFormat):
         self.positions = positions
         self.fens = fens
         self._schema = None
+        self.encoders: RowGroupEncoders | None = None
 
     def __getstate__(self):
+        # (a worker makes its own schema; the encoders are the writing process's threads)
         return {"uci": self.uci, "partition": self.partition, "positions": self.positions, "fens": self.fens,
-                "_schema": None}  # (a worker makes its own schema)
+                "_schema": None, "encoders": None}
 
     def schema(self):
         if self._schema is None:
@@ -91,42 +101,136 @@ class ParquetFormat(ChunkFormat):
         return pieces
 
     def open(self, path: Path) -> ChunkFile:
+        encoders = self.encoders if self.encoders is not None else RowGroupEncoders(None)
         if self.partition == "month":
-            return MonthPartitionedChunkFile(path, self.schema())
-        return ParquetChunkFile(path, self.schema())
+            return MonthPartitionedChunkFile(path, self.schema(), encoders)
+        return ParquetChunkFile(path, self.schema(), encoders)
+
+
+def encoder_limit(jobs: int) -> int:
+    """Row groups a run keeps in flight with ``jobs`` encoder threads: one each and one more waiting."""
+    return jobs + 1
+
+
+class RowGroupEncoders:
+    """The threads that encode a run's Parquet row groups, the bound on them, and their order.
+
+    pyarrow encodes a row group without the GIL, so ``pool`` (a thread
+    pool; None: encode on the calling thread) encodes several at once,
+    of one chunk or of several (the files of a month-partitioned chunk).
+    The writing thread submits each row group as it fills and appends
+    the encoded ones to their files in the order it submitted them, so
+    each file's row groups are in input order and its bytes are those of
+    one writer writing them one after the other. Memory: at most ``limit``
+    row groups are submitted and not yet appended (a table of
+    ROW_GROUP_ROWS games being encoded or waiting, or its encoded bytes);
+    a submission beyond waits for the oldest. A chunk is renamed, and
+    the run checkpointed, only once all its row groups are appended, by
+    the writing thread, in order, as before.
+    """
+
+    def __init__(self, pool, limit: int = 1) -> None:
+        self.pool = pool
+        self.limit = max(1, limit)
+        self._flight: deque = deque()   # (file, job), in the order submitted
+
+    def submit(self, file: ParquetChunkFile, table, first: int) -> None:
+        """Encode ``table`` (games ``first`` + 1 ... of ``file``'s chunk) as ``file``'s next row group."""
+        while len(self._flight) >= self.limit:
+            self._append_oldest()
+        if self.pool is None:
+            file.append_encoded(_encode(table, file.schema, file.name, first))
+            return
+        self._flight.append((file, self.pool.submit(_encode, table, file.schema, file.name, first)))
+        self.settle()
+
+    def settle(self) -> None:
+        """Append the row groups encoded by now, in order (without waiting)."""
+        while self._flight and self._flight[0][1].done():
+            self._append_oldest()
+
+    def drain(self, file: ParquetChunkFile) -> None:
+        """Wait until every row group of ``file`` is appended (and those submitted before them)."""
+        while any(f is file for f, _ in self._flight):
+            self._append_oldest()
+
+    def forget(self, file: ParquetChunkFile) -> None:
+        """Drop ``file``'s row groups (after an error): those not begun are cancelled, the others left to end."""
+        for f, job in self._flight:
+            if f is file:
+                job.cancel()
+        self._flight = deque((f, job) for f, job in self._flight if f is not file)
+
+    def _append_oldest(self) -> None:
+        file, job = self._flight.popleft()
+        try:
+            group = job.result()
+        except BaseException:
+            self.forget(file)
+            raise
+        file.append_encoded(group)
+
+
+def _encode(table, arrow_schema, name: str, first: int):
+    """One row group encoded (on an encoder thread); an error becomes one line naming the chunk and games."""
+    from fastpgn.arrow import parquet_writer
+
+    try:
+        # One contiguous table a row group: its bytes do not depend on where the blocks were cut.
+        return encode_row_group(table.combine_chunks(), arrow_schema, parquet_writer)
+    except Exception as exc:  # noqa: BLE001 - any encoder fault is the run's output error, said on one line
+        why = " ".join(f"{type(exc).__name__}: {exc}".split())
+        raise OutputError(f"cannot write {name}: encoding its games {first + 1:,} to {first + table.num_rows:,} "
+                          f"failed ({why})") from exc
 
 
 class ParquetChunkFile(ChunkFile):
-    """One Parquet chunk: batches gathered into row groups of ROW_GROUP_ROWS games, written as they fill."""
+    """One Parquet chunk: batches gathered into row groups of ROW_GROUP_ROWS games, each encoded as it fills.
 
-    def __init__(self, path: Path, arrow_schema) -> None:
-        from fastpgn.arrow import parquet_writer
+    The row groups are encoded by the run's :class:`RowGroupEncoders`,
+    several at once, and joined into one file in order
+    (``fastpgn.convert.row_groups``): the bytes one ``ParquetWriter``
+    would write, whatever the threads.
+    """
 
+    def __init__(self, path: Path, arrow_schema, encoders: RowGroupEncoders) -> None:
         self.path = path
+        self.schema = arrow_schema
+        # The chunk's own name, for messages (in its month's folder with --partition month).
+        self.name = path.name[1:-len(".tmp")] if path.name.startswith(".") else path.name
+        if path.parent.name.startswith("month="):
+            self.name = f"{path.parent.parent.name}/{path.parent.name}/{self.name}"
+        self._encoders = encoders
         self._pending: list = []
         self._rows = 0
-        self._writer = parquet_writer(path, arrow_schema)
+        self._submitted = 0
+        self._joined = JoinedParquetFile(path)
 
     def write(self, payload) -> None:
         self._pending.append(payload)
         self._rows += payload.num_rows
         while self._rows >= ROW_GROUP_ROWS:
-            self._flush(ROW_GROUP_ROWS)
+            self._submit(ROW_GROUP_ROWS)
+        self._encoders.settle()
 
-    def _flush(self, rows: int) -> None:
+    def _submit(self, rows: int) -> None:
         import pyarrow as pa
 
         table = pa.Table.from_batches(self._pending)
-        # One contiguous table a row group: its bytes do not depend on where the blocks were cut.
-        self._writer.write_table(table.slice(0, rows).combine_chunks(), row_group_size=rows)
+        self._encoders.submit(self, table.slice(0, rows), self._submitted)
+        self._submitted += rows
         rest = table.slice(rows)
         self._pending = rest.to_batches()
         self._rows = rest.num_rows
 
+    def append_encoded(self, group) -> None:
+        self._joined.append(group)
+
     def finish(self) -> None:
         if self._rows:
-            self._flush(self._rows)
-        self._writer.close()
+            self._submit(self._rows)
+        self._encoders.drain(self)
+        self._joined.close()
         fd = os.open(self.path, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -134,10 +238,8 @@ class ParquetChunkFile(ChunkFile):
             os.close(fd)
 
     def discard(self) -> None:
-        try:
-            self._writer.close()
-        except Exception:  # noqa: BLE001 - after an error already on its way; the .tmp is removed next
-            pass
+        self._encoders.forget(self)
+        self._joined.discard()
 
 
 class MonthPartitionedChunkFile(ChunkFile):
@@ -154,9 +256,10 @@ class MonthPartitionedChunkFile(ChunkFile):
     whatever of it was renamed before, so nothing is duplicated.
     """
 
-    def __init__(self, path: Path, arrow_schema) -> None:
+    def __init__(self, path: Path, arrow_schema, encoders: RowGroupEncoders) -> None:
         self.path = path                            # the unpartitioned .tmp name: the folder and file name
         self._schema = arrow_schema
+        self._encoders = encoders
         self._files: dict[str, ParquetChunkFile] = {}
 
     def _chunk(self, folder: str) -> ParquetChunkFile:
@@ -164,7 +267,8 @@ class MonthPartitionedChunkFile(ChunkFile):
         if chunk is None:
             where = self.path.parent / folder
             where.mkdir(parents=True, exist_ok=True)
-            chunk = self._files[folder] = ParquetChunkFile(where / self.path.name, self._schema)
+            chunk = self._files[folder] = ParquetChunkFile(where / self.path.name, self._schema,
+                                                                self._encoders)
         return chunk
 
     def write(self, payload) -> None:

@@ -13,17 +13,20 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from helpers import ENV, big_input, chunk_files, shared, signal_after_chunks
 from fastpgn import arrow, csv_text
+from fastpgn.convert import tables
 from fastpgn.cli import main
 from fastpgn.errors import InputError
 from fastpgn.convert.converter import Converter, Options
@@ -134,6 +137,124 @@ def test_any_jobs_and_block_size_give_identical_chunks(tmp_path, fmt):
     assert outs[0] == outs[1]
     if fmt == "parquet":  # other blocks, other batches: the same rows and row groups, so the same bytes
         assert outs[0] == outs[2]
+
+
+def one_writer(table, rows: int) -> bytes:
+    """pyarrow's own file of ``table`` in row groups of ``rows`` games, written by one ParquetWriter."""
+    sink = io.BytesIO()
+    writer = arrow.parquet_writer(sink, table.schema)
+    for at in range(0, table.num_rows, rows):
+        writer.write_table(table.slice(at, rows).combine_chunks(), row_group_size=rows)
+    writer.close()
+    return sink.getvalue()
+
+
+def test_parquet_row_groups_encoded_at_once_give_the_bytes_of_one_writer(tmp_path, monkeypatch):
+    # Row groups of 64 games, chunks of 600: ten row groups a chunk, several in the encoders' hands at once.
+    monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 64)
+    src = shared("data", "lichess-db", DUMP)
+    outs = []
+    for jobs, block in ((1, 1 << 20), (2, 100_000), (3, 1 << 20)):
+        out = tmp_path / f"j{jobs}"
+        convert(src, out, "parquet", chunk=600, jobs=jobs, block_size=block)
+        outs.append([f.read_bytes() for f in chunk_files(out)])
+    assert outs[1] == outs[0] and outs[2] == outs[0]
+    expected = reference(src)
+    assert len(outs[0]) == 5
+    for i, data in enumerate(outs[0]):
+        games = expected.slice(600 * i, 600)
+        assert data == one_writer(games, 64), i
+        assert pq.ParquetFile(io.BytesIO(data)).metadata.num_row_groups == -(-games.num_rows // 64)
+
+
+def test_row_groups_in_flight_are_bounded(tmp_path, monkeypatch):
+    # Slow encoders: the writer thread hands out row groups faster than they are encoded, and must wait.
+    monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 20)
+    real = tables.encode_row_group
+    most = []
+    encoding = []
+
+    def slow(table, *args):
+        encoding.append(1)
+        most.append(len(encoding))
+        time.sleep(0.005)
+        try:
+            return real(table, *args)
+        finally:
+            encoding.pop()
+
+    submit = tables.RowGroupEncoders.submit
+    held = []
+
+    def counted(self, file, table, first):
+        submit(self, file, table, first)
+        held.append(len(self._flight))
+
+    monkeypatch.setattr(tables, "encode_row_group", slow)
+    monkeypatch.setattr(tables.RowGroupEncoders, "submit", counted)
+    src = shared("data", "lichess-db", DUMP)
+    convert(src, tmp_path / "out", "parquet", chunk=600, jobs=3)
+    assert max(held) <= tables.encoder_limit(3) == 4     # handed out and not yet written: -j + 1
+    assert max(most) >= 2                                 # and encoded several at once
+    assert pq.read_table(tmp_path / "out").num_rows == reference(src).num_rows
+
+
+def test_an_encoder_error_is_one_line_and_leaves_no_half_chunk(tmp_path, monkeypatch, capsys):
+    src = big_input(tmp_path, shared("data", "lichess-db", DUMP), copies=1)
+    ref = tmp_path / "reference"
+    monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 100)
+    assert main([str(src), "400", "-o", str(ref), "-j", "2", "-q", "--format", "parquet"]) == 0
+    real = tables.encode_row_group
+    third_of_second = reference(src).column("offset")[600].as_py()    # the third row group of the second chunk
+
+    def failing(table, *args):
+        if table.column("offset")[0].as_py() == third_of_second:
+            raise pa.ArrowInvalid("no room\nfor this row group")
+        return real(table, *args)
+
+    monkeypatch.setattr(tables, "encode_row_group", failing)
+    out = tmp_path / "out"
+    capsys.readouterr()
+    assert main([str(src), "400", "-o", str(out), "-j", "2", "-q", "--format", "parquet"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("fastpgn: cannot write big.pgn.part_000001.parquet: encoding its games 201 to 300 failed "
+                   "(ArrowInvalid: no room for this row group)\n")
+    # The chunk before is whole and recorded; the failed one is neither named as done nor left as a .tmp.
+    assert [f.name for f in chunk_files(out)] == ["big.pgn.part_000000.parquet"]
+    assert chunk_files(out)[0].read_bytes() == chunk_files(ref)[0].read_bytes()
+    assert not list(out.glob(".*.tmp"))
+    state = json.loads((out / ".big.pgn.fastpgn-state.json").read_text())["progress"]
+    assert state["chunk"] == 1 and state["games_written"] == 400
+    monkeypatch.setattr(tables, "encode_row_group", real)
+    assert main([str(src), "400", "-o", str(out), "-j", "2", "-q", "--format", "parquet", "--resume"]) == 0
+    assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(ref)]
+    done = json.loads((out / ".big.pgn.fastpgn-done.json").read_text())["progress"]
+    assert done["games_read"] == done["games_written"] + done["games_rejected"] + done["games_filtered"]
+    assert done["games_written"] == pq.read_table(out).num_rows == reference(src).num_rows
+
+
+# The converter with row groups of 50 games: a chunk of 400 is eight, several in flight at -j 3.
+SMALL_ROW_GROUPS = ("import sys; from fastpgn.convert import tables; tables.ROW_GROUP_ROWS = 50; "
+                    "from fastpgn.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def test_killed_then_resume_with_row_groups_in_flight_is_identical(tmp_path, monkeypatch):
+    src = big_input(tmp_path, shared("data", "lichess-db", DUMP), copies=4)
+    ref = tmp_path / "reference"
+    monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 50)
+    assert main([str(src), "400", "-o", str(ref), "-j", "1", "-q", "--format", "parquet"]) == 0
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-c", SMALL_ROW_GROUPS, str(src), "400", "-o", str(out), "-j", "3", "-q",
+           "--format", "parquet"]
+    proc = subprocess.Popen(cmd, env=ENV, stderr=subprocess.PIPE)
+    signal_after_chunks(proc, out / ".big.pgn.fastpgn-state.json", 4, signal.SIGKILL)
+    assert 4 <= len(chunk_files(out)) < len(chunk_files(ref))
+    for f in chunk_files(out):
+        assert f.read_bytes() == (ref / f.name).read_bytes()     # a chunk under its final name is whole
+    done = subprocess.run(cmd + ["--resume"], env=ENV, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert [f.name for f in chunk_files(out)] == [f.name for f in chunk_files(ref)]
+    assert [f.read_bytes() for f in chunk_files(out)] == [f.read_bytes() for f in chunk_files(ref)]
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])

@@ -810,6 +810,20 @@ def test_workers_run_below_the_reader_and_writer_priority(jobs):
     assert seen == {min(19, main_thread + _schedule.WORKER_NICENESS)} and (main_thread == 19 or min(seen) > main_thread)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own niceness is Linux's")
+def test_parquet_encoder_threads_run_at_the_workers_priority():
+    from fastpgn.convert import schedule as _schedule
+
+    pool = _schedule.start_encoders(3)
+    try:
+        threads = dict(f.result() for f in [pool.submit(_niceness_of_a_worker, 3) for _ in range(12)])
+    finally:
+        pool.shutdown()
+    assert len(threads) == 3
+    main_thread = os.getpriority(os.PRIO_PROCESS, 0)
+    assert set(threads.values()) == {min(19, main_thread + _schedule.WORKER_NICENESS)}
+
+
 _ALL_WORKERS: dict = {}
 
 
