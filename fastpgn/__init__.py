@@ -29,6 +29,7 @@ _LAZY.update({name: "fastpgn.oneliner" for name in ("Line", "format_line", "iter
 _LAZY.update({"Where": "fastpgn.filters", "Engine": "fastpgn.engine", "Rejected": "fastpgn.errors"})
 # Arrow and Parquet output; pyarrow itself is imported only when they run.
 _LAZY.update({name: "fastpgn.arrow" for name in ("read_arrow", "to_parquet")})
+_LAZY["write_pgn"] = "fastpgn.writer"
 
 
 def __getattr__(name: str):
@@ -69,6 +70,7 @@ __all__ = [
     "read_games",
     "read_headers",
     "read_lines",
+    "write_pgn",
     "read_arrow",
     "to_parquet",
     "Where",
