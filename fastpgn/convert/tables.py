@@ -30,7 +30,7 @@ from fastpgn.convert.chunks import BlockResult, ChunkFile, ChunkFormat, LinesFor
 from fastpgn.errors import rejected_games
 
 ROW_GROUP_ROWS = 16_384
-FORMATS = ("lines", "parquet", "csv")
+FORMATS = ("lines", "parquet", "csv", "pgn")
 PARTITIONS = (None, "month")    # --partition: none, or hive folders by month of play (Parquet only)
 
 
@@ -206,7 +206,7 @@ class CsvFormat(LinesFormat):
 
 
 def chunk_format(name: str, compression: str, uci: bool, partition: str | None = None) -> ChunkFormat:
-    """The converter's format called ``name`` (lines, parquet or csv); only Parquet is partitioned."""
+    """The converter's format called ``name`` (lines, parquet, csv or pgn); only Parquet is partitioned."""
     if partition is not None and name != "parquet":
         raise ValueError(f"--partition {partition} writes Parquet folders: add --format parquet")
     if name == "lines":
@@ -216,4 +216,11 @@ def chunk_format(name: str, compression: str, uci: bool, partition: str | None =
         return ParquetFormat(uci, partition)
     if name == "csv":
         return CsvFormat(compression, uci)
+    if name == "pgn":
+        if uci:
+            raise ValueError("--uci writes UCI moves, and --format pgn writes each game as it was read: "
+                             "use --validate to keep only the games that replay")
+        from fastpgn.convert.pgn import PgnFormat
+
+        return PgnFormat(compression)
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {name!r}")
