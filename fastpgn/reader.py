@@ -222,7 +222,7 @@ class Game(_GameCore):
         the other headers, canonical SAN replayed from its ``FEN``/``Variant``,
         the result; no evals, clocks or comments.
 
-        >>> text = b'[White "A"]\n\n1. e4 { [%clk 0:01:00] } e5?! $2 (1... c5) 2. Qh5 *\n\n[White "B"]\n\n1. d4 *\n'
+        >>> text = b'[White "A"]\\n\\n1. e4 { [%clk 0:01:00] } e5?! $2 (1... c5) 2. Qh5 *\\n\\n[White "B"]\\n\\n1. d4 *\\n'
         >>> print(next(read_games(text)).to_pgn(), end="")
         [White "A"]
         <BLANKLINE>

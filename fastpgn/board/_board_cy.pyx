@@ -1621,10 +1621,12 @@ cdef inline bint _is_annotation(unsigned char c) noexcept nogil:
 
 
 cdef inline int _dash_len(const unsigned char* s, int i, int n) noexcept nogil:
-    # '-', or an en or em dash (E2 80 93, E2 80 94), as other tools write castling
+    # '-', or another dash as other tools write castling: U+2010 to U+2015 (hyphens, figure, en and em
+    # dashes, horizontal bar), U+2212 (minus sign)
     if i < n and s[i] == 45:
         return 1
-    if i + 2 < n and s[i] == 0xE2 and s[i + 1] == 0x80 and (s[i + 2] == 0x93 or s[i + 2] == 0x94):
+    if i + 2 < n and s[i] == 0xE2 and ((s[i + 1] == 0x80 and 0x90 <= s[i + 2] <= 0x95)
+                                       or (s[i + 1] == 0x88 and s[i + 2] == 0x92)):
         return 3
     return 0
 

@@ -1161,6 +1161,9 @@ def _resolve_castle(b: BoardCore, kingside: bool, info: list[int]) -> int:
     return ERR_ATTACKED
 
 
+_DASHES = {c: "-" for c in (*range(0x2010, 0x2016), 0x2212)}
+
+
 def _resolve_san(b: BoardCore, s: str, info: list[int]) -> int:
     """SAN text -> internal move (>= 0) or an ERR_ code; ``info`` gets piece type, target, two origins."""
     n = len(s)
@@ -1172,8 +1175,8 @@ def _resolve_san(b: BoardCore, s: str, info: list[int]) -> int:
     if (n == 2 and (s[:2] == "--" or s[:2] == "Z0")) or (n == 4 and s[:4] == "0000"):
         return _null_move(b)
     if c == "O" or c == "0":
-        # the dashes may be en or em dashes, as other tools write castling
-        t = s[:n].replace("\u2013", "-").replace("\u2014", "-")
+        # the dashes may be others, as other tools write castling: U+2010 to U+2015, U+2212
+        t = s[:n].translate(_DASHES)
         if t == c + "-" + c:
             return _resolve_castle(b, True, info)
         if t == c + "-" + c + "-" + c:

@@ -17,7 +17,7 @@ cdef enum:
     C_FILE = 8      # a-h
     C_RANK = 16     # 1-8
     C_PIECE = 32    # K Q R B N P
-    C_PROMO = 64    # Q R B N K
+    C_PROMO = 64    # Q R B N K, q r b n k
     C_SPACE = 128   # space, tab, CR, LF
     C_VALUE = 256   # what %clk and %eval values are made of: digits : . # + - ,
     C_LOWER = 512   # a-z, the letters of a comment command's name
@@ -138,7 +138,7 @@ cdef void _init_classes():
         _CLS[i] |= C_RANK
     for i in b"KQRBNP":
         _CLS[i] |= C_PIECE
-    for i in b"QRBNK":
+    for i in b"QRBNKqrbnk":     # (lower case as python-chess reads it: "e8=q")
         _CLS[i] |= C_PROMO
     for i in b"0123456789:.#+-,":
         _CLS[i] |= C_VALUE
@@ -380,8 +380,10 @@ cdef inline bint _san_full(const char *tok, Py_ssize_t n) noexcept nogil:
 cdef inline Py_ssize_t _dash_at(const char *t, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     if i < n and t[i] == b'-':
         return 1
-    if (i + 3 <= n and <unsigned char>t[i] == 0xE2 and <unsigned char>t[i + 1] == 0x80
-            and (<unsigned char>t[i + 2] == 0x93 or <unsigned char>t[i + 2] == 0x94)):
+    # U+2010 to U+2015 (hyphens, figure, en and em dashes, horizontal bar), U+2212 (minus sign)
+    if i + 3 <= n and <unsigned char>t[i] == 0xE2 and (
+            (<unsigned char>t[i + 1] == 0x80 and 0x90 <= <unsigned char>t[i + 2] <= 0x95)
+            or (<unsigned char>t[i + 1] == 0x88 and <unsigned char>t[i + 2] == 0x92)):
         return 3
     return 0
 
@@ -410,6 +412,8 @@ cdef const char *_dash_result(const char *t, Py_ssize_t n) noexcept nogil:
     """The result a token written with an en or em dash or with '½' means ("1-0"), else NULL."""
     cdef Py_ssize_t h, d
     cdef unsigned char c = <unsigned char>t[0]
+    if n == 3 and (memcmp(t, b"+--", 3) == 0 or memcmp(t, b"--+", 3) == 0):
+        return "1-0" if c == b'+' else "0-1"    # ChessBase: won by forfeit
     if c != b'1' and c != b'0' and c != 0xC2:
         return NULL
     h = _half_len(t, 0, n)
@@ -436,8 +440,7 @@ cdef inline bint _ends(const char *t, Py_ssize_t n, const char *lit, Py_ssize_t 
 
 cdef Py_ssize_t _glyph_suffix(const char *t, Py_ssize_t n) noexcept nogil:
     """The length of the evaluation glyph a token ends with (the pure twin's _GLYPH_SUFFIXES), else 0."""
-    if (_ends(t, n, "+--", 3) or _ends(t, n, "--+", 3) or _ends(t, n, "+/-", 3) or _ends(t, n, "-/+", 3)
-            or _ends(t, n, "+/=", 3) or _ends(t, n, "=/+", 3)):
+    if _ends(t, n, "+/-", 3) or _ends(t, n, "-/+", 3) or _ends(t, n, "+/=", 3) or _ends(t, n, "=/+", 3):
         return 3
     if _ends(t, n, "+-", 2) or _ends(t, n, "-+", 2) or _ends(t, n, "+=", 2) or _ends(t, n, "=+", 2):
         return 2
@@ -470,14 +473,17 @@ cdef inline bint _all_dots(const char *t, Py_ssize_t n) noexcept nogil:
 
 cdef Py_ssize_t _move_len(const char *t, Py_ssize_t n) noexcept nogil:
     """How much of a token is the move (less a glyph or "e.p." after it); 0 if it is no move."""
-    cdef Py_ssize_t m
+    cdef Py_ssize_t m, k
     if _san_ok(t, n):
         return n
     m = n - _glyph_suffix(t, n)
-    if _ends(t, m, "e.p.", 4):
-        m -= 4
-    elif _ends(t, m, "ep", 2):
-        m -= 2
+    k = m
+    while k > 0 and (t[k - 1] == b'+' or t[k - 1] == b'#'):
+        k -= 1
+    if _ends(t, k, "e.p.", 4):
+        m = k - 4
+    elif _ends(t, k, "ep", 2):
+        m = k - 2
     return m if 0 < m < n and _san_ok(t, m) else 0
 
 
@@ -1230,7 +1236,8 @@ cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, 
     while pos < end:
         if moves and game.result_end == game.result_start:
             # Compiled only: once the game has a move and no result, no token but a
-            # result changes where it ends, and every result holds '-', '/' or '*';
+            # result changes where it ends, and every result holds '-', '/', '*' or
+            # the first byte of another dash (0xE2) or of '½' (0xC2);
             # run to the next such byte, or one that ends a line or opens a
             # variation, NAG or a comment not closed on its line (closed ones are
             # run over), then back to the start of its token (after the last
@@ -1242,7 +1249,8 @@ cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, 
             if pos >= end:
                 return end
             c = buf[pos]
-            if c == b'-' or c == b'/' or c == b'*':
+            if (c == b'-' or c == b'/' or c == b'*' or <unsigned char>c == 0xE2
+                    or <unsigned char>c == 0xC2):
                 while pos > since and not (_CLS[<unsigned char>buf[pos - 1]] & C_DELIM):
                     pos -= 1
         c = buf[pos]

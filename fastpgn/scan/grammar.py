@@ -86,7 +86,7 @@ _SPACE = b" \t\r\n"
 _FILES = b"abcdefgh"
 _RANKS = b"12345678"
 _PIECES = b"KQRBNP"
-_PROMO = b"QRBNK"
+_PROMO = b"QRBNKqrbnk"     # (lower case as python-chess reads it: "e8=q")
 _DELIMS = frozenset(b" \t\r\n{}();$")
 
 # The codes of fields 4 and 5, as fastpgn.oneliner defines them (bytes here: the kernel writes bytes).
@@ -270,11 +270,14 @@ def _eval_value(value: bytes) -> bytes:
 
 # ---------------------------------------------------------------- other tools' dialects
 #
-# What other programs write and python-chess or chess-library read: castling and results with en or em
-# dashes, ``½-½``, evaluation glyphs (``+-``, ``+--``), ``e.p.`` after an en passant capture, Crafty's
-# ``...`` for the absent White move, forum ``[pgn]...[/pgn]`` wrappers.
+# What other programs write and python-chess, chess-library or scalachess read: castling and results with
+# en or em dashes (and the other dashes), ``½-½``, ChessBase's forfeit results ``+--`` and ``--+``,
+# evaluation glyphs (``+-``), ``e.p.`` after an en passant capture, Crafty's ``...`` for the absent White
+# move, forum ``[pgn]...[/pgn]`` wrappers.
 
-_DASHES = (b"\xe2\x80\x93", b"\xe2\x80\x94")       # en dash, em dash
+# The dashes other tools write for '-': hyphen, non-breaking hyphen, figure dash, en dash, em dash, horizontal
+# bar (U+2010 to U+2015) and the minus sign (U+2212).
+_DASHES = tuple(bytes((0xE2, 0x80, c)) for c in range(0x90, 0x96)) + (b"\xe2\x88\x92",)
 # Results written with those dashes or with the one-character half: the result they mean.
 _DASH_RESULTS = {}
 for _dash in (b"-",) + _DASHES:
@@ -284,9 +287,12 @@ for _dash in (b"-",) + _DASHES:
         _DASH_RESULTS[b"1" + _dash + b"0"] = b"1-0"
         _DASH_RESULTS[b"0" + _dash + b"1"] = b"0-1"
 del _DASH_RESULTS[b"1/2-1/2"]
-# Evaluation glyphs written after a move ("e4+--"), longest first; and standing apart, with the
+# ChessBase's results of a game won by forfeit (the loser absent): "+--" White wins, "--+" Black wins.
+_DASH_RESULTS[b"+--"] = b"1-0"
+_DASH_RESULTS[b"--+"] = b"0-1"
+# Evaluation glyphs written after a move ("Bb5+-"), longest first; and standing apart, with the
 # Unicode ones (± ∓ ∞ ⩲ ⩱) and "=".
-_GLYPH_SUFFIXES = (b"+--", b"--+", b"+/-", b"-/+", b"+/=", b"=/+", b"+-", b"-+", b"+=", b"=+")
+_GLYPH_SUFFIXES = (b"+/-", b"-/+", b"+/=", b"=/+", b"+-", b"-+", b"+=", b"=+")
 _GLYPHS = frozenset(_GLYPH_SUFFIXES + (b"=", b"\xc2\xb1", b"\xe2\x88\x93", b"\xe2\x88\x9e",
                                        b"\xe2\xa9\xb2", b"\xe2\xa9\xb1", b"=/\xe2\x88\x9e"))
 _WRAPPERS = (b"[pgn]", b"[/pgn]")
@@ -357,10 +363,13 @@ def _move_len(tok: bytes) -> int:
         if tok.endswith(glyph):
             m -= len(glyph)
             break
-    if tok.endswith(b"e.p.", 0, m):
-        m -= 4
-    elif tok.endswith(b"ep", 0, m):
-        m -= 2
+    k = m
+    while k > 0 and tok[k - 1] in b"+#":     # "exf6e.p.+"
+        k -= 1
+    if tok.endswith(b"e.p.", 0, k):
+        m = k - 4
+    elif tok.endswith(b"ep", 0, k):
+        m = k - 2
     return m if 0 < m < len(tok) and _san_ok(tok[:m]) else 0
 
 
