@@ -11,10 +11,12 @@ before each game, each position sent with its game's moves:
     fastpgn -j 1         python -m fastpgn analyse --no-cache -j 1 (the bridge, its checks and the PGN out)
     fastpgn -j 2         the same with two engines
     fastpgn -j 1 cache   the cache on: positions met again are not searched
+    fastpgn -j 1 parquet -j 1 with --format parquet (the analysis schema: accuracy, ACPL, ... of the evals)
 
 The table shows medians of ``--rounds`` interleaved rounds and each rate's
 ratio to python-chess's; under it, ``-j 2`` over ``-j 1`` and the share of
-positions the cache served. Positions/s counts the positions given an eval
+positions the cache served, and ``--format parquet`` over ``--format pgn``
+(the table formats must cost nothing next to the engine). Positions/s counts the positions given an eval
 (searched or from the cache); the mating positions, which nobody searches,
 are left out of every count. Last, the share of positions the cache would
 serve over the whole input (``--cache-games``), counted from the positions
@@ -112,6 +114,7 @@ def python_chess(engine: str, games, nodes: int) -> int:
 # ---------------------------------------------------------------- the run
 
 def contenders(args, output: Path) -> list[tuple[str, list[str]]]:
+    table = output.with_suffix(".parquet")
     me = [sys.executable, "-m", "benchmarks.bench_engine", "--input", str(args.input), "--games", str(args.games),
           "--nodes", str(args.nodes), "--engine", args.engine, "--child"]
     fastpgn = [sys.executable, "-m", "fastpgn.cli.analyse", str(args.input), "--limit", str(args.games),
@@ -123,6 +126,8 @@ def contenders(args, output: Path) -> list[tuple[str, list[str]]]:
         ("fastpgn -j 1", fastpgn + ["-j", "1", "--no-cache"]),
         ("fastpgn -j 2", fastpgn + ["-j", "2", "--no-cache"]),
         ("fastpgn -j 1 cache", fastpgn + ["-j", "1"]),
+        ("fastpgn -j 1 parquet", fastpgn[:-3] + ["-o", str(table), "--overwrite", "-j", "1", "--no-cache",
+                                                  "--format", "parquet"]),
     ]
 
 
@@ -194,13 +199,14 @@ def run(args) -> dict:
     rates = {r["contender"]: r["positions_per_s"] for r in results}
     for r in results:
         r["ratio_to_python_chess"] = r["positions_per_s"] / rates["python-chess"]
-    cache_row = results[-1]
+    cache_row = next(r for r in results if r["contender"] == "fastpgn -j 1 cache")
     corpus_games, corpus_positions, corpus_hits = cache_share(str(args.input), args.cache_games)
     return {"input": str(args.input), "games": args.games, "nodes": args.nodes, "rounds": args.rounds,
             "engine": engine, "python": platform.python_version(), "cpus": os.cpu_count(),
             "processor": platform.processor() or platform.machine(), "results": results,
             "j2_over_j1": rates["fastpgn -j 2"] / rates["fastpgn -j 1"],
             "fastpgn_j1_over_pipe_floor": rates["fastpgn -j 1"] / rates["pipe floor"],
+            "parquet_over_pgn": rates["fastpgn -j 1 parquet"] / rates["fastpgn -j 1"],
             "cache_share": cache_row["from_cache"] / cache_row["positions"] if cache_row["positions"] else 0.0,
             "corpus_cache": {"games": corpus_games, "positions": corpus_positions, "served": corpus_hits,
                              "share": corpus_hits / corpus_positions if corpus_positions else 0.0}}
@@ -215,7 +221,8 @@ def table(report: dict) -> str:
         lines.append(f"{r['contender']:<20}{r['positions']:>10,}{r['from_cache']:>8,}{r['seconds']:>9.2f}"
                      f"{r['positions_per_s']:>13,.1f}{r['ratio_to_python_chess']:>9.2f}")
     lines.append(f"-j 2 / -j 1: {report['j2_over_j1']:.2f}x; fastpgn -j 1 / pipe floor: "
-                 f"{report['fastpgn_j1_over_pipe_floor']:.2f}x; the cache served "
+                 f"{report['fastpgn_j1_over_pipe_floor']:.2f}x; --format parquet / pgn: "
+                 f"{report['parquet_over_pgn']:.2f}x; the cache served "
                  f"{100 * report['cache_share']:.1f}% of the positions")
     c = report["corpus_cache"]
     lines.append(f"cache over the input's first {c['games']:,} games (counted from their positions, no engine): "

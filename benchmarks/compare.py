@@ -62,7 +62,24 @@ PAIRS = (
     ("lichess-parquet-arrow", "duckdb-chess",
      "fastpgn over the release against the usual route (DuckDB reads movetext, python-chess parses it; "
      "first games, extrapolated)"),
+    ("fastpgn-arrow-release-uci", "rust-binding-release",
+     "the release's games replayed, UCI moves out: fastpgn read_arrow(folder, uci=True) against the Rust "
+     "binding's parse_games on the movetext column (boards per position, all cores)"),
+    ("convert-cy-j1-pgn-elo2000", "pgn-extract-elo2000",
+     "keep the games where both players are rated 2000 or more, plain .pgn, one core: fastpgn's converter "
+     "--min-elo 2000 against pgn-extract -t (WhiteElo >= 2000, BlackElo >= 2000)"),
+    ("convert-cy-j1-pgn-player", "pgn-extract-player",
+     "keep one player's games, plain .pgn, one core: fastpgn's converter --player against pgn-extract -Tp"),
+    ("convert-cy-j1-pgn-validate", "pgn-extract",
+     "validate every move, plain .pgn, one core: fastpgn's converter --validate against pgn-extract "
+     "(which validates and rewrites)"),
 )
+
+#: Pairs that must keep the same games (a filter's two sides): the ratios table says whether their counts agree.
+SAME_GAMES = frozenset({("convert-cy-j1-pgn-elo2000", "pgn-extract-elo2000"),
+                        ("convert-cy-j1-pgn-player", "pgn-extract-player"),
+                        ("convert-cy-j1-pgn-validate", "pgn-extract"),
+                        ("fastpgn-arrow-release-uci", "rust-binding-release")})
 
 
 # ------------------------------------------------------------------ inputs
@@ -160,6 +177,7 @@ class Contender:
     stdout_file: bool = False   # keep stdout (pgn-extract) / else stdout is parsed for RESULT
     post: object = None         # callable(stdout_text, workdir) -> counts dict
     times: list = field(default_factory=list)
+    cpu: list = field(default_factory=list)   # user+sys seconds of the process and its children, per run
     rss_kb: list = field(default_factory=list)
     inner: list = field(default_factory=list)
     counts: dict | None = None
@@ -216,6 +234,62 @@ def _pgn_extract_post(_text: str, work: Path) -> dict:
                 clocks += line.count("[%clk")
     out.unlink()
     return {"games": games, "plies": plies, "evals": evals, "clocks": clocks}
+
+
+def _pgn_extract_games(_text: str, work: Path) -> dict:
+    """Count the games pgn-extract kept (its output's ``[Event`` lines)."""
+    out = work / "pgn-extract.out.pgn"
+    games = 0
+    with open(out, "rb") as f:
+        for line in f:
+            games += line.startswith(b"[Event ")
+    out.unlink()
+    return {"games": games, "plies": None, "evals": None, "clocks": None}
+
+
+def busiest_player(pgn: Path) -> tuple[str, int]:
+    """The player with the most games of ``pgn`` whose name pgn-extract's prefix match and fastpgn's
+    case-blind match read alike (no other name starts with it, ignoring case); and their game count."""
+    from collections import Counter
+
+    counts: Counter = Counter()
+    with open(pgn, "rb") as f:
+        for line in f:
+            if line.startswith((b"[White \"", b"[Black \"")):
+                counts[line[8:].split(b'"', 1)[0].decode("utf-8", "replace")] += 1
+    folded = sorted({n.casefold() for n in counts})
+    for name, n in counts.most_common(50):
+        low = name.casefold()
+        i = folded.index(low)
+        if i + 1 < len(folded) and folded[i + 1].startswith(low):
+            continue
+        if sum(1 for other in counts if other.casefold() == low) == 1 and name.isascii() and name.strip() == name:
+            return name, n
+    return "", 0
+
+
+def pgn_extract() -> str | None:
+    """pgn-extract's path (Debian puts it in /usr/games, often not on the PATH); None when not installed."""
+    return shutil.which("pgn-extract") or shutil.which("pgn-extract", path="/usr/games")
+
+
+def py313_with(module: str, given: str | None) -> tuple[str | None, str]:
+    """A Python 3.13 interpreter that imports ``module`` (bulletchess needs 3.13): ``given``, else
+    ``bench-data/py313``, else pyenv's 3.13, else ``python3.13`` on the PATH; or None and why not."""
+    import glob
+
+    tried = [given] if given else []
+    tried += [str(ROOT / "bench-data" / "py313" / "bin" / "python")]
+    tried += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.13*/bin/python")), reverse=True)
+    tried += [shutil.which("python3.13") or ""]
+    found = [t for t in tried if t and os.path.exists(t)]
+    for exe in found:
+        r = subprocess.run([exe, "-c", f"import {module}"], capture_output=True, text=True)
+        if r.returncode == 0:
+            return exe, ""
+    if not found:
+        return None, "no Python 3.13 (pyenv install 3.13, or --py313 PATH)"
+    return None, f"no Python 3.13 with {module} ({', '.join(found)}; benchmarks/setup.sh makes bench-data/py313)"
 
 
 def _converter_post(_text: str, work: Path) -> dict:
@@ -478,15 +552,68 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
         notes.append(f"rust-pgn-reader-python-binding skipped: {rust_why} "
                      "(pip install rust-pgn-reader-python-binding)")
 
-    pe = shutil.which("pgn-extract") or shutil.which("pgn-extract", path="/usr/games")
+    pe = pgn_extract()
     if pe:
         cs.append(Contender(
             "pgn-extract", "pgn-extract (validate + rewrite)",
             [pe, "--quiet", "--plycount", "-o", "{WORK}/pgn-extract.out.pgn", str(pgn)],
-            pgn, corpus.nbytes, expected=full, post=_pgn_extract_post,
+            pgn, corpus.nbytes, section="jobs", expected=full, post=_pgn_extract_post,
             note="C; validates SAN, writes PGN; evals/clocks only passed through as comments"))
     else:
-        notes.append("pgn-extract skipped: not installed (apt-get install pgn-extract)")
+        notes.append("pgn-extract skipped: not installed (apt-get install pgn-extract; benchmarks/setup.sh)")
+
+    # the jobs users run pgn-extract for, beside fastpgn's converter doing the same on the same plain .pgn
+    if conv_help is not None and cy_ok:
+        jobs_rows = [("elo2000", ("--min-elo", 2000), "--min-elo 2000 (both players)")]
+        player, player_games = busiest_player(pgn)
+        if player:
+            jobs_rows.append(("player", ("--player", player), f"--player {player} ({player_games:,} games)"))
+        jobs_rows.append(("validate", ("--validate",), "--validate"))
+        for tag, flags, what in jobs_rows:
+            add(f"convert-cy-j1-pgn-{tag}", f"python -m fastpgn (cython) -j 1 {what}, .pgn -> .gz",
+                ("fastpgn", pgn, 100_000, "-j", 1, "-o", "{OUT}", "--compression", "gz", "-q", *flags),
+                "cython", None, section="jobs", post=_converter_post,
+                claims=ALL if tag == "validate" else frozenset(),
+                note="the converter on the plain .pgn pgn-extract reads, one worker; counts read back from the chunks")
+        if pe:
+            tags = work / "elo2000.tags"
+            tags.write_text('WhiteElo >= "2000"\nBlackElo >= "2000"\n')
+            cs.append(Contender(
+                "pgn-extract-elo2000", "pgn-extract -t (WhiteElo >= 2000, BlackElo >= 2000)",
+                [pe, "--quiet", "-s", "-t", str(tags), "-o", "{WORK}/pgn-extract.out.pgn", str(pgn)],
+                pgn, corpus.nbytes, section="jobs", claims=frozenset(), expected=full, post=_pgn_extract_games,
+                note="C; tag criteria from a file, relational Elo match; the kept games written as PGN"))
+            if player:
+                cs.append(Contender(
+                    "pgn-extract-player", f"pgn-extract -Tp{player}",
+                    [pe, "--quiet", "-s", f"-Tp{player}", "-o", "{WORK}/pgn-extract.out.pgn", str(pgn)],
+                    pgn, corpus.nbytes, section="jobs", claims=frozenset(), expected=full, post=_pgn_extract_games,
+                    note="C; a player of either colour (prefix match: the name is chosen so that it is exact)"))
+
+    # the Rust binding's Hugging Face route: the release's movetext column, every position's board
+    if rust_ok and release is not None:
+        add("rust-binding-release", f"rust-pgn-reader-python-binding {_version('rust-pgn-reader-python-binding')} "
+            f"parse_games, lichess's Parquet release movetext, {jobs} threads",
+            ("benchmarks.contenders", "rust-binding-release", release), None, None, input_=release,
+            note="pyarrow reads the movetext column in 10,000-row batches, parse_games replays them: a board per "
+                 "position, UCI squares, clocks, evals (mate evals come back as NaN); no header columns")
+        add("fastpgn-arrow-release-uci", "fastpgn read_arrow(folder, uci=True) (cython), lichess's Parquet release",
+            ("benchmarks.contenders", "fastpgn-arrow-uci", release), "cython", None, input_=release,
+            note="the analysis schema with every move replayed on fastpgn's board, the uci column; one core")
+
+    # bulletchess's PGN reader (a C extension for Python 3.13), in that interpreter
+    py313, py313_why = py313_with("bulletchess", getattr(args, "py313", None))
+    if py313:
+        r = subprocess.run([py313, "-c", "from importlib.metadata import version; print(version('bulletchess'))"],
+                           capture_output=True, text=True)
+        cs.append(Contender(
+            "bulletchess", f"bulletchess {r.stdout.strip() or '?'} PGNFile (Python 3.13)",
+            [py313, "-m", "benchmarks.contenders", "bulletchess", str(chess_sample.pgn)], chess_sample.pgn,
+            chess_sample.nbytes, env={"PYTHONPATH": str(ROOT)}, claims=frozenset({"games", "plies"}),
+            expected=chess_sample.expected, sample=chess_sample.label,
+            note="C extension: tags and every move replayed (legal Move objects); no evals or clocks"))
+    else:
+        notes.append(f"bulletchess skipped: {py313_why}")
 
     # floors
     cs.append(Contender("grep", "grep -c '^\\[Event '", ["grep", "-c", "^\\[Event ", str(pgn)], pgn,
@@ -577,6 +704,7 @@ def run_once(c: Contender, work: Path, timeout: float) -> None:
     if counts is not None and c.counts is None:
         c.counts = counts
     c.times.append(elapsed)
+    c.cpu.append(usage.ru_utime + usage.ru_stime)
     rss = usage.ru_maxrss
     if TIME and rss_file.exists():
         lines = rss_file.read_text().split()
@@ -635,13 +763,17 @@ def summarize(cs: list[Contender], corpus_bytes: int) -> list[dict]:
     for c in cs:
         row = {"name": c.name, "label": c.label, "section": c.section, "input": c.input.name,
                "sample": c.sample, "note": c.note, "error": c.error, "claims": sorted(c.claims),
-               "pgn_bytes": c.nbytes, "runs_s": c.times, "inner_s": c.inner, "counts": c.counts,
+               "pgn_bytes": c.nbytes, "runs_s": c.times, "cpu_s_runs": c.cpu, "inner_s": c.inner, "counts": c.counts,
                "expected": c.expected}
         if c.times:
             secs = statistics.median(c.inner) if c.section == "kernel" and c.inner else statistics.median(c.times)
             mbps = c.nbytes / 1e6 / secs
             games = (c.counts or {}).get("games")
+            if "games" not in c.claims and c.expected:     # a filter: the games it read, not those it kept
+                games = c.expected["games"]
+            cpu = statistics.median(c.cpu) if c.cpu else None
             row.update(seconds=secs, mb_per_s=mbps, games_per_s=games / secs if games else None,
+                       cpu_s=cpu, cpu_s_per_gb=cpu / (c.nbytes / 1e9) if cpu is not None else None,
                        peak_rss_mb=max(c.rss_kb) / 1024, vs_fastpgn=mbps / ref_mbps if ref_mbps else None,
                        extrapolated_s=corpus_bytes / 1e6 / mbps if c.sample else None)
             row["agreement"], row["check"] = agreement(c)
@@ -663,8 +795,12 @@ def pair_ratios(cs: list[Contender]) -> list[dict]:
         rounds = None
         if a.nbytes == b.nbytes and len(a.times) == len(b.times):
             rounds = [tb / ta for ta, tb in zip(a.times, b.times)]
+        games = [(x.counts or {}).get("games") for x in (a, b)]
+        cpu = [x.nbytes / statistics.median(x.cpu) if x.cpu else None for x in (a, b)]
         out.append({"numerator": num, "denominator": den, "meaning": meaning, "ratio_of_medians": rate_a / rate_b,
-                    "per_round": rounds, "median_per_round": statistics.median(rounds) if rounds else None})
+                    "per_round": rounds, "median_per_round": statistics.median(rounds) if rounds else None,
+                    "cpu_ratio": cpu[0] / cpu[1] if None not in cpu else None,
+                    "games": games, "same_games": games[0] == games[1] if (num, den) in SAME_GAMES else None})
     return out
 
 
@@ -685,16 +821,18 @@ def print_table(rows: list[dict], meta: dict, notes: list, out=sys.stdout, pairs
         w(f"Oracle ({meta['oracle']}): {e['games']:,} games, {e['plies']:,} plies, "
           f"{e['evals']:,} evals, {e['clocks']:,} clocks\n")
     titles = {"end-to-end": "End to end (whole process)",
+              "jobs": "The jobs users run pgn-extract for: plain .pgn, one core (the pairs below must keep the same "
+                      "games)",
               "kernel": "In-memory kernel (kernel calls timed inside the process; RSS holds the whole input)",
               "floor": "Floors"}
-    for section in ("end-to-end", "kernel", "floor"):
+    for section in ("end-to-end", "jobs", "kernel", "floor"):
         part = [r for r in rows if r["section"] == section]
         if not part:
             continue
         w(f"\n### {titles[section]}\n\n")
-        w("| contender | input | MB/s | games/s | peak RSS MB | vs fastpgn "
+        w("| contender | input | MB/s | CPU s/GB | games/s | peak RSS MB | vs fastpgn "
           "| games | plies | evals | clocks | check |\n")
-        w("|---|---|---:|---:|---:|---:|:-:|:-:|:-:|:-:|---|\n")
+        w("|---|---|---:|---:|---:|---:|---:|:-:|:-:|:-:|:-:|---|\n")
         for r in part:
             src = r["input"]
             if r["sample"]:
@@ -702,21 +840,28 @@ def print_table(rows: list[dict], meta: dict, notes: list, out=sys.stdout, pairs
                          if r.get("extrapolated_s") else "")
                 src += f" ({r['sample']}{extra})"
             if r.get("mb_per_s") is None:
-                w(f"| {r['label']} | {src} | | | | | | | | | {r['error'] or 'not run'} |\n")
+                w(f"| {r['label']} | {src} | | | | | | | | | | {r['error'] or 'not run'} |\n")
                 continue
             a = r["agreement"]
             vs = f"{r['vs_fastpgn']:.3g}×" if r.get("vs_fastpgn") else "—"
-            w(f"| {r['label']} | {src} | {r['mb_per_s']:,.1f} | {_fmt(r['games_per_s'], ',.0f')} "
+            w(f"| {r['label']} | {src} | {r['mb_per_s']:,.1f} | {_fmt(r.get('cpu_s_per_gb'), ',.2f')} "
+              f"| {_fmt(r['games_per_s'], ',.0f')} "
               f"| {r['peak_rss_mb']:,.0f} | {vs} | {a['games']} | {a['plies']} | {a['evals']} | {a['clocks']} "
               f"| {r['check']} |\n")
     if pairs:
         w("\n### Ratios in this run\n\n")
-        w("| numerator | denominator | ratio of medians | median of per-round ratios | per round |\n")
-        w("|---|---|---:|---:|---|\n")
+        w("| numerator | denominator | ratio of medians | median of per-round ratios | per round "
+          "| per CPU second | games |\n")
+        w("|---|---|---:|---:|---|---:|---|\n")
         for p in pairs:
             rounds = ", ".join(f"{r:.2f}" for r in p["per_round"]) if p["per_round"] else "— (different inputs)"
+            same = p.get("same_games")
+            games = "" if same is None else (f"same ({p['games'][0]:,})" if same else
+                                             "DIFFER: " + " vs ".join(_fmt(g, ",") for g in p["games"]))
+            cpu = p.get("cpu_ratio")
             w(f"| {p['numerator']} | {p['denominator']} | {p['ratio_of_medians']:.3g}× "
-              f"| {_fmt(p['median_per_round'], '.3g')}{'×' if p['median_per_round'] else ''} | {rounds} |\n")
+              f"| {_fmt(p['median_per_round'], '.3g')}{'×' if p['median_per_round'] else ''} | {rounds} "
+              f"| {_fmt(cpu, '.3g')}{'×' if cpu else ''} | {games} |\n")
         for p in pairs:
             w(f"- {p['numerator']} / {p['denominator']}: {p['meaning']}\n")
     w(f"\n`vs fastpgn`: MB/s divided by that of `{REFERENCE}` (fastpgn read_lines, Cython, one process) "
@@ -786,6 +931,8 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=600, help="seconds before a run is killed (default 600)")
     p.add_argument("--work", type=Path, help="the folder for the run's samples, Parquet releases and outputs, removed "
                    "after the run (default: beside the corpus; give one when that folder is read-only or shared)")
+    p.add_argument("--py313", metavar="PYTHON", help="a Python 3.13 with bulletchess (default: bench-data/py313, "
+                   "pyenv's 3.13, python3.13)")
     p.add_argument("--list", action="store_true", help="list the contenders and exit")
     p.add_argument("--json", action="store_true", help="print JSON on stdout instead of the table")
     p.add_argument("--save", type=Path, help="also write the JSON to this file")

@@ -426,6 +426,70 @@ def rust_binding(path: str, limit: int | None, batch: int = 10_000) -> int:
     return _result(games=games, plies=plies, evals=evals, clocks=clocks, invalid=invalid)
 
 
+def _release_files(folder: str) -> list:
+    import os
+
+    return sorted(os.path.join(d, f) for d, _, files in os.walk(folder) for f in files if f.endswith(".parquet"))
+
+
+def rust_binding_release(path: str, limit: int | None, batch: int = 10_000) -> int:
+    """The binding's Hugging Face route: the ``movetext`` column of lichess's Parquet release, read with pyarrow
+    in batches, handed to ``parse_games`` as an Arrow array; every position's board (the binding keeps a
+    64-byte board per position) and every move's squares, on all cores."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import rust_pgn_reader_python_binding as rp
+
+    games = plies = evals = clocks = invalid = positions = 0
+    for name in _release_files(path):
+        for part in pq.ParquetFile(name).iter_batches(batch_size=batch, columns=["movetext"]):
+            parsed = rp.parse_games(pa.chunked_array([part.column(0)]))
+            for chunk in parsed.chunks:
+                valid = chunk.valid
+                games += int(np.count_nonzero(valid))
+                invalid += int(valid.size - np.count_nonzero(valid))
+                plies += chunk.num_moves
+                positions += int(chunk.boards.shape[0])
+                evals += int(np.count_nonzero(~np.isnan(chunk.evals)))
+                clocks += int(np.count_nonzero(~np.isnan(chunk.clocks)))
+    return _result(games=games, plies=plies, evals=evals, clocks=clocks, invalid=invalid, positions=positions)
+
+
+def fastpgn_arrow_uci(path: str, limit: int | None) -> int:
+    """``read_arrow(path, uci=True)``: the analysis schema with every game replayed on fastpgn's board and its
+    moves in UCI (the ``uci`` column)."""
+    from fastpgn import read_arrow
+
+    games = plies = evals = clocks = 0
+    for batch in read_arrow(path, uci=True):
+        g, p, e, c = _arrow_counts(batch)
+        games, plies, evals, clocks = games + g, plies + p, evals + e, clocks + c
+    return _result(games=games, plies=plies, evals=evals, clocks=clocks)
+
+
+# ------------------------------------------------------------------ bulletchess (C extension; Python 3.13)
+
+def bulletchess_games(path: str, limit: int | None) -> int:
+    """bulletchess's PGN reader (``bulletchess.pgn.PGNFile``): each game's tags and its moves, replayed (the
+    reader returns legal ``Move`` objects). Runs under the Python that has bulletchess (3.13)."""
+    from bulletchess.pgn import PGNFile
+
+    games = plies = 0
+    f = PGNFile.open(path)
+    try:
+        while limit is None or games < limit:
+            game = f.next_game()
+            if game is None:
+                break
+            _ = game.white_player, game.black_player, game.result
+            plies += len(game.moves)
+            games += 1
+    finally:
+        f.close()
+    return _result(games=games, plies=plies, evals=None, clocks=None)
+
+
 # ------------------------------------------------------------------ floors
 
 def _drain(f) -> int:
@@ -481,6 +545,9 @@ CONTENDERS = {
     "chess-headers": chess_headers,
     "duckdb-chess": duckdb_chess,
     "rust-binding": rust_binding,
+    "rust-binding-release": rust_binding_release,
+    "fastpgn-arrow-uci": fastpgn_arrow_uci,
+    "bulletchess": bulletchess_games,
 }
 
 

@@ -67,3 +67,58 @@ def test_many_inputs_pieces_are_the_corpus_cut_at_game_starts(tmp_path):
     texts = [zstandard.ZstdDecompressor().decompressobj().decompress(p.read_bytes()) for p in pieces]
     assert b"".join(texts) == games and all(t.startswith(b"[Event ") for t in texts)
     assert many_inputs.split(corpus, 7, tmp_path / "work") == (pieces, size)     # reused, not rewritten
+
+
+def test_busiest_player_skips_a_name_that_starts_another(tmp_path):
+    def game(white, black):
+        return f'[Event "x"]\n[White "{white}"]\n[Black "{black}"]\n\n1. e4 1-0\n\n'
+
+    pgn = tmp_path / "g.pgn"
+    # "ann" plays most, but pgn-extract's prefix match would also take "Anna"; "bob" is exact either way
+    pgn.write_text(game("ann", "bob") * 3 + game("Anna", "ann") + game("bob", "cy") * 2)
+    assert compare.busiest_player(pgn) == ("bob", 5)
+
+
+def test_py313_with_says_why_when_there_is_none(tmp_path):
+    exe, why = compare.py313_with("no_such_module_here", str(tmp_path / "python"))
+    assert exe is None and ("no_such_module_here" in why or "no Python 3.13" in why)
+
+
+def _real_games(tmp_path) -> Path:
+    import zstandard
+
+    src = SOURCE / "lichess_db_standard_rated_2022-06.head2499.pgn.zst"
+    if not src.exists():
+        pytest.skip(f"{src} is absent (the shared corpus is read in place)")
+    data = zstandard.ZstdDecompressor().stream_reader(src.open("rb")).read()
+    pgn = tmp_path / "games.pgn"
+    pgn.write_bytes(data)
+    return pgn
+
+
+@pytest.mark.skipif(compare.pgn_extract() is None, reason="pgn-extract is not installed "
+                    "(apt-get install pgn-extract; benchmarks/setup.sh)")
+def test_pgn_extract_and_the_converter_keep_the_same_games(tmp_path):
+    """The filter pairs compare like with like: on real games, pgn-extract's criteria and the converter's
+    flags keep the same games (the comparison's own check, on a small input)."""
+    import gzip
+
+    from fastpgn.cli import main as fastpgn_main
+
+    pgn = _real_games(tmp_path)
+    player, n = compare.busiest_player(pgn)
+    assert n >= 2
+    tags = tmp_path / "elo.tags"
+    tags.write_text('WhiteElo >= "2000"\nBlackElo >= "2000"\n')
+    jobs = {"elo": (["-t", str(tags)], ["--min-elo", "2000"]),
+            "player": ([f"-Tp{player}"], ["--player", player]),
+            "validate": ([], ["--validate"])}
+    for name, (pe_args, our_args) in jobs.items():
+        out = tmp_path / f"{name}.pgn"
+        compare.subprocess.run([compare.pgn_extract(), "--quiet", "-s", *pe_args, "-o", str(out), str(pgn)], check=True)
+        theirs = out.read_bytes().count(b"\n[Event ") + out.read_bytes().startswith(b"[Event ")
+        folder = tmp_path / f"conv-{name}"
+        assert fastpgn_main([str(pgn), "100000", "-j", "1", "-o", str(folder), "-q", *our_args]) == 0
+        ours = sum(len(gzip.decompress(p.read_bytes()).splitlines()) for p in folder.glob("*.part_*"))
+        assert ours == theirs > 0, name
+    assert theirs == len(compare.game_starts(pgn.read_bytes()))     # every real game's moves are legal

@@ -325,6 +325,30 @@ def test_read_pgn_gives_the_dataset_rows(spark, inputs, dataset):
     assert sorted((r["offset"], r["utc"], r["eval_cp"], r["clock"], r["tags"]) for r in got) == expected
 
 
+ANALYTICS = ("win_percent", "judgement", "move_seconds", "white_accuracy", "black_accuracy", "white_acpl",
+             "black_acpl", "white_inaccuracies", "white_mistakes", "white_blunders", "black_inaccuracies",
+             "black_mistakes", "black_blunders")
+
+
+def test_analytics_columns_on_spark_are_the_converters(spark, inputs, dataset, tmp_path):
+    """Accuracy, ACPL, judgements and move times: read_pgn's and convert's rows hold the Parquet converter's values."""
+    from fastpgn import spark as fs
+
+    path = inputs[0][0]
+    expected = converter_parquet(path, tmp_path / "parquet").sort_by("offset")
+    want = list(zip(*(expected.column(c).to_pylist() for c in ("offset", *ANALYTICS))))
+    # the file has analysed games and games with clocks: the columns are not all null
+    assert sum(row[ANALYTICS.index("white_accuracy") + 1] is not None for row in want) >= 10
+    assert any(any(v is not None for v in row[ANALYTICS.index("move_seconds") + 1] or []) for row in want)
+    assert any("Blunder" in (row[ANALYTICS.index("judgement") + 1] or []) for row in want)
+
+    read = fs.read_pgn(spark, [path]).select("offset", *ANALYTICS).collect()
+    assert sorted(tuple(r) for r in read) == want
+    converted = (fs.read_dataset(spark, dataset[0]).where(f"input = '{path.name}'")
+                 .select("offset", *ANALYTICS).orderBy("offset").collect())
+    assert [tuple(r) for r in converted] == want
+
+
 def test_cli_one_line_per_file_a_total_and_the_exit_rule(spark, inputs, tmp_path):
     good, damaged, junk = inputs
     out = tmp_path / "cli"

@@ -6,6 +6,7 @@
     python -m fastpgn icn INPUT [--json] [--to-pgn]   standard games between PGN and ICN
     python -m fastpgn analyse INPUT -o OUT            a UCI engine's eval on every ply
     python -m fastpgn openings DIR [-o FILE]          build the openings map from the lichess list
+    python -m fastpgn report INPUT... -o FILE         a dump at a glance in one HTML page
 
 Data goes to files or stdout; progress (on a terminal), warnings and the
 summary go to stderr. Every command exits by one rule (``EXIT_CODES``).
@@ -47,6 +48,7 @@ SUBCOMMANDS = {
     "icn": "fastpgn.cli.icn",
     "analyse": "fastpgn.cli.analyse",
     "spark": "fastpgn.cli.spark",
+    "report": "fastpgn.cli.report",
 }
 
 EXAMPLES = """\
@@ -70,6 +72,7 @@ other commands (each has --help):
   analyse        add a UCI engine's [%eval] to every ply, as lichess writes it
   spark          many dumps to one Parquet dataset on Spark, one task per file
   openings       build the openings map from the lichess chess-openings list
+  report         a dump (or its Parquet) at a glance: charts and tables in one HTML page
 
 Bad games are skipped, counted and appended with their byte offset and reason
 to _<input>.rejected.pgn beside the chunks; games read = written + rejected.
@@ -519,6 +522,7 @@ usage: python -m fastpgn INPUT CHUNK_SIZE [options]   a PGN dump -> chunks of 22
        python -m fastpgn analyse INPUT [-o OUT]        a UCI engine's eval on every ply, as lichess writes it
        python -m fastpgn spark INPUT... -o DIR         many dumps to one Parquet dataset on Spark
        python -m fastpgn openings DIR [-o FILE]        the openings map from the lichess list
+       python -m fastpgn report INPUT... -o FILE       a dump at a glance: charts in one HTML page
 each command has --help; python -m fastpgn --help lists the converter's options"""
 
 

@@ -255,14 +255,14 @@ def test_a_missing_or_wrong_openings_map_is_named(tmp_path, capsys):
 def test_usage_and_mistyped_commands(capsys):
     assert main([]) == 2
     err = capsys.readouterr().err
-    for command in ("lichess-text", "crypt", "icn", "analyse", "spark", "openings", "INPUT CHUNK_SIZE"):
+    for command in ("lichess-text", "crypt", "icn", "analyse", "spark", "report", "openings", "INPUT CHUNK_SIZE"):
         assert command in err
     assert main(["icnn", "foo.pgn"]) == 2
     assert capsys.readouterr().err == ("fastpgn: 'icnn' is neither a command "
-                                       "(lichess-text, crypt, icn, analyse, spark, openings) "
+                                       "(lichess-text, crypt, icn, analyse, spark, report, openings) "
                                        "nor an existing file (did you mean icn?)\n")
     # Every command is still a command, --help included.
-    for command in ("lichess-text", "crypt", "icn", "analyse", "spark", "openings"):
+    for command in ("lichess-text", "crypt", "icn", "analyse", "spark", "report", "openings"):
         try:
             code = main([command, "--help"])
         except SystemExit as exit_:     # argparse's own exit, where a command lets it through
