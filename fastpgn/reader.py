@@ -220,7 +220,8 @@ class Game(_GameCore):
         hand (``Game(offset, number, headers, moves, ...)``, no text read) is
         written as ``fastpgn.game_to_pgn`` writes it: the seven-tag roster and
         the other headers, canonical SAN replayed from its ``FEN``/``Variant``,
-        the result; no evals, clocks or comments.
+        the result; no evals, clocks or comments. A game read headers only
+        (``read_headers``) keeps no text: ValueError.
 
         >>> text = b'[White "A"]\\n\\n1. e4 { [%clk 0:01:00] } e5?! $2 (1... c5) 2. Qh5 *\\n\\n[White "B"]\\n\\n1. d4 *\\n'
         >>> print(next(read_games(text)).to_pgn(), end="")
@@ -233,6 +234,8 @@ class Game(_GameCore):
     def to_pgn_bytes(self) -> bytes:
         """``to_pgn()`` as bytes: the game's bytes as read (what ``fastpgn.write_pgn`` writes)."""
         text = self._text
+        if text == b"":
+            raise ValueError("a game read headers only has no text kept: read it with read_games to write it back")
         if text is None:
             from fastpgn.board import moves_to_pgn
 

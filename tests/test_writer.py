@@ -104,8 +104,11 @@ def test_a_game_made_by_hand_is_written_as_game_to_pgn_writes_it():
         write_pgn(["1. e4 *"], io.BytesIO())
 
 
-def test_headers_only_games_also_come_back_whole():
+def test_a_game_read_headers_only_says_it_has_no_text_to_write():
     data = b'[White "A"]\n\n1. e4 {x} e5 (1... c5) *\n\n[White "B"]\n\n1. d4 *\n'
     games = list(read_games(data, headers_only=True))
-    assert [g.to_pgn_bytes() for g in games] == [b'[White "A"]\n\n1. e4 {x} e5 (1... c5) *\n',
-                                                  b'[White "B"]\n\n1. d4 *\n']
+    assert [g.headers["White"] for g in games] == ["A", "B"]
+    with pytest.raises(ValueError, match="headers only"):
+        games[0].to_pgn()
+    with pytest.raises(ValueError, match="headers only"):
+        write_pgn(games, io.BytesIO())

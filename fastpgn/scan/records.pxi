@@ -468,7 +468,7 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
             if cls is not None:
                 if headers_only:   # (the per-ply lists: None, made when asked for: reader.Game)
                     record = _game_record(cls, base_offset + game.start, number, headers, None, None, None, result, -1,
-                                          PyBytes_FromStringAndSize(buf + game.start, game.end - game.start))
+                                          b"")     # (headers only: the text is not kept, a copy would double the cost)
                 else:
                     record = _game_record(cls, base_offset + game.start, number, headers,
                                           _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game),

@@ -83,7 +83,8 @@ class GameCore:
         self._evals = evals
         self._clocks = clocks
         self._result_token = result_token
-        #: The game's text as read (bytes: its first byte to the next game's), None for a game made by hand.
+        #: The game's text as read (bytes: its first byte to the next game's); None for a game made by hand,
+        #: b"" for one read headers only (not kept: copying it would cost more than reading the headers).
         self._text = text
 
 
@@ -213,8 +214,8 @@ def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start,
         ))
     if record is not None:
         if headers:
-            out = [record(offset, number, tags, None, None, None, result, -1, buf[s:e])
-                   for offset, number, tags, result, s, e in out]
+            out = [record(offset, number, tags, None, None, None, result, -1, b"")
+                   for offset, number, tags, result, _, _ in out]
         else:
             out = [record(*fields, buf[s:e]) for *fields, s, e in out]
     return ScanResult(out, number - first_game, rejects, filtered)
