@@ -30,7 +30,7 @@ def write_pgn(games: Iterable[Game], path: str | os.PathLike | IO[bytes]) -> int
     b'[White "B"]\\n\\n1. d4 $1 *\\n'
     """
     if hasattr(path, "write"):
-        return _write_all(games, path)  # type: ignore[arg-type]
+        return _write_all(games, path)
     name = os.fspath(path)
     if name == "-":
         import sys
