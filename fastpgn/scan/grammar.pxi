@@ -210,6 +210,7 @@ cdef str _show(const char *p, Py_ssize_t n):
 # so it needs no Python object (and no GIL) while it reads; _reason words it.
 cdef enum:
     BAD_TAG = 1
+    BAD_TAG_VALUE = 2
     BAD_COMMENT = 3
     BAD_CLOCK = 4
     BAD_EVAL = 5
@@ -227,6 +228,8 @@ cdef str _reason_of(const char *buf, int why, Py_ssize_t tok, Py_ssize_t n, list
         return hook_reasons[tok]
     if why == BAD_TAG:
         return "malformed tag"
+    if why == BAD_TAG_VALUE:
+        return "unterminated tag value"
     if why == BAD_COMMENT:
         return "unterminated comment"
     if why == BAD_VARIATION:
@@ -732,7 +735,8 @@ cdef inline Py_ssize_t _skip_ws(const char *buf, Py_ssize_t pos, Py_ssize_t stop
 
 cdef Py_ssize_t _loose_value_end(const char *buf, Py_ssize_t value_start, Py_ssize_t stop, Py_ssize_t q,
                                  Py_ssize_t *resume) noexcept nogil:
-    """Where a tag value not closed as the standard says ends (see the pure twin); -1 if none fits."""
+    """Where a tag value not closed as the standard says ends (see the pure twin); -1 if none fits, -2 for a
+    value with no closing quote that holds [ ] { }."""
     cdef Py_ssize_t k = value_start, close, nxt, e
     while k < stop:
         if buf[k] == b'"':
@@ -750,6 +754,9 @@ cdef Py_ssize_t _loose_value_end(const char *buf, Py_ssize_t value_start, Py_ssi
         e -= 1
     if e > value_start and buf[e - 1] == b']':
         e -= 1
+    for k in range(value_start, e):
+        if buf[k] == b'[' or buf[k] == b']' or buf[k] == b'{' or buf[k] == b'}':
+            return -2
     resume[0] = stop
     return e
 
@@ -800,7 +807,7 @@ cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, 
         else:
             q = _loose_value_end(buf, value_start, stop, q, &pos)
             if q < 0:
-                return game.fail(BAD_TAG, here, 0, 0)
+                return game.fail(BAD_TAG if q == -1 else BAD_TAG_VALUE, here, 0, 0)
         game.plain_values = False
         if game.add_tag(name_start, name_end, value_start, q) < 0:
             return -1

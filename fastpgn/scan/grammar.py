@@ -456,7 +456,7 @@ def _tags_on_line(buf: bytes, pos: int, stop: int, tags: list) -> int:
         else:
             q, pos = _loose_value_end(buf, value_start, stop, q)
             if q < 0:
-                raise _Bad("malformed tag", here)
+                raise _Bad("malformed tag" if q == -1 else "unterminated tag value", here)
         tags.append((name, _unescape(buf[value_start:q])))
 
 
@@ -470,8 +470,9 @@ def _loose_value_end(buf: bytes, value_start: int, stop: int, q: int) -> tuple[i
     """Where a tag value that is not closed as the standard says ends, and where reading goes on after
     its tag, as python-chess reads such a line: ``[A "x "y" z"]`` (quotes not escaped) and ``[A "x\\"]``
     end at the first ``"]`` followed by the line's end or another tag; ``[A "x]`` (no closing quote)
-    at the line's last ``]``, ``[A "x`` at the line's end. ``(-1, -1)`` when none fits (``q`` is the
-    closing quote found, -1 if none)."""
+    at the line's last ``]``, ``[A "x`` at the line's end, if that value holds no ``[ ] { }`` (else it is
+    more likely text run together, a damaged input's, than a tag: ``(-2, -2)``). ``(-1, -1)`` when none
+    fits (``q`` is the closing quote found, -1 if none)."""
     k = buf.find(b'"', value_start, stop)
     while k >= 0:
         close = _skip_ws(buf, k + 1, stop)
@@ -487,6 +488,9 @@ def _loose_value_end(buf: bytes, value_start: int, stop: int, q: int) -> tuple[i
         e -= 1
     if e > value_start and buf[e - 1] == 93:
         e -= 1
+    for c in buf[value_start:e]:
+        if c == 91 or c == 93 or c == 123 or c == 125:
+            return -2, -2
     return e, stop
 
 

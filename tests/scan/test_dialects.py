@@ -345,6 +345,8 @@ def test_other_tools_dialects_in_one_file_replay_under_validate_and_uci():
 @pytest.mark.parametrize("text, reason", [
     (b'[Event broken]\n\n1. e4 *\n', "malformed tag"),
     (b'[Event "a" x]\n\n1. e4 *\n', "malformed tag"),
+    # no closing quote, and text a tag value does not hold: a damaged input's run-together text, not a tag
+    (b'[Event "Ra 0:02a32] } 14. Bg3 { [%clk 0:02:56] } 1-0\n\n1. e4 *\n', "unterminated tag value"),
     (b'[Event "a"]\n\n1. e4 +-x *\n', "invalid move token '+-x'"),
     (b'[Event "a"]\n\n1. e4 e5 1\xe2\x80\x932 *\n', "invalid move token '1\u20132'"),
     (b'[Event "a"]\n\n1. e4 [pgn x] *\n', "invalid move token '[pgn'"),
