@@ -30,6 +30,7 @@ _LAZY.update({"Where": "fastpgn.filters", "Engine": "fastpgn.engine", "Rejected"
 # Arrow and Parquet output; pyarrow itself is imported only when they run.
 _LAZY.update({name: "fastpgn.arrow" for name in ("read_arrow", "to_parquet")})
 _LAZY["position_key"] = "fastpgn.positions"
+_LAZY["write_pgn"] = "fastpgn.writer"
 
 
 def __getattr__(name: str):
@@ -70,6 +71,7 @@ __all__ = [
     "read_games",
     "read_headers",
     "read_lines",
+    "write_pgn",
     "read_arrow",
     "to_parquet",
     "position_key",

@@ -17,6 +17,7 @@ from __future__ import annotations
 from fastpgn import accuracy as _accuracy, scan as _scan
 from fastpgn._parallel import jobs_for
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError, rejected_games
+from fastpgn.scan.contract import game_text
 from fastpgn.io.sources import BLOCK_SIZE, Block, Source, check_pgn, not_utf8, open_source
 
 # What a program that only reads games does not need is imported on first use (the
@@ -219,23 +220,41 @@ class Game(_GameCore):
         return replay(" ".join(self.moves), fen, chess960)
 
     def to_pgn(self) -> str:
-        """The game as PGN text, moves in canonical SAN: ``fastpgn.game_to_pgn(game)``.
+        """The game as PGN text: as read, byte for byte, for a game from a reader.
 
-        >>> print(next(read_games(b'[White "A"]\\n\\n1. e4 e5?! 2. Qh5 Nc6 3. Bc4 Nf6?? 4. Qf7 1-0')).to_pgn(), end="")
-        [Event "?"]
-        [Site "?"]
-        [Date "?"]
-        [Round "?"]
+        Tags, comments (``[%eval ...]``, ``[%clk ...]`` and any other), NAGs,
+        variations and the layout are the input's, from the game's first byte
+        to the end of its last line (its line end kept: ``\n``, or ``\r\n`` in
+        a CRLF file; one added where the input ended without it); the blank
+        lines after it are not. Bytes that are not UTF-8 come back as surrogate
+        escapes, so ``to_pgn().encode("utf-8", "surrogateescape")`` is the
+        input's bytes (``to_pgn_bytes()`` gives them directly). A game made by
+        hand (``Game(offset, number, headers, moves, ...)``, no text read) is
+        written as ``fastpgn.game_to_pgn`` writes it: the seven-tag roster and
+        the other headers, canonical SAN replayed from its ``FEN``/``Variant``,
+        the result; no evals, clocks or comments. A game read headers only
+        (``read_headers``) keeps no text: ValueError.
+
+        >>> text = b'[White "A"]\\n\\n1. e4 { [%clk 0:01:00] } e5?! $2 (1... c5) 2. Qh5 *\\n\\n[White "B"]\\n\\n1. d4 *\\n'
+        >>> print(next(read_games(text)).to_pgn(), end="")
         [White "A"]
-        [Black "?"]
-        [Result "1-0"]
         <BLANKLINE>
-        1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
+        1. e4 { [%clk 0:01:00] } e5?! $2 (1... c5) 2. Qh5 *
         """
-        from fastpgn.board import moves_to_pgn
+        return self.to_pgn_bytes().decode("utf-8", "surrogateescape")
 
-        fen, chess960 = self._start()
-        return moves_to_pgn(self.moves, self.headers, fen=fen, chess960=chess960, result=self.result)
+    def to_pgn_bytes(self) -> bytes:
+        """``to_pgn()`` as bytes: the game's bytes as read (what ``fastpgn.write_pgn`` writes)."""
+        text = self._text
+        if text == b"":
+            raise ValueError("a game read headers only has no text kept: read it with read_games to write it back")
+        if text is None:
+            from fastpgn.board import moves_to_pgn
+
+            fen, chess960 = self._start()
+            pgn = moves_to_pgn(self.moves, self.headers, fen=fen, chess960=chess960, result=self.result)
+            return pgn.encode("utf-8", "surrogateescape")
+        return game_text(text)
 
     def to_python_chess(self):
         """The game as python-chess's ``chess.pgn.Game`` (``pip install chess``).

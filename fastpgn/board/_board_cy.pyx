@@ -653,7 +653,7 @@ cdef struct FenFault:
     int code    # FEN_CASTLING: what _read_castling found
 
 
-cdef _set_fen(BoardCore b, fen, bint chess960):
+cdef _set_fen(BoardCore b, fen, bint chess960, bint drop=False):
     """Board ``b`` set up from the FEN text ``fen``, its fields between any whitespace: _read_fen's rules, its faults worded."""
     cdef const char* field[7]
     cdef FenFault fault
@@ -665,7 +665,7 @@ cdef _set_fen(BoardCore b, fen, bint chess960):
                               f"clocks): {_quote(fen)}")
     cdef bytes data = " ".join(fields).encode("utf-8", "surrogatepass")
     cdef int nfields = _fen_fields(data, len(data), field, False)
-    cdef int found = _read_fen(b, field, nfields, chess960, &fault)
+    cdef int found = _read_fen(b, field, nfields, chess960, &fault, drop)
     if found != FEN_OK:
         _fen_fault(found, &fault, fen, fields, b.stm)
 
@@ -694,7 +694,8 @@ cdef int _fen_fields(const char* fen, Py_ssize_t n, const char** field, bint pla
     return nfields
 
 
-cdef int _read_fen(BoardCore b, const char** field, int nfields, bint chess960, FenFault* fault) noexcept nogil:
+cdef int _read_fen(BoardCore b, const char** field, int nfields, bint chess960, FenFault* fault,
+                   bint drop=False) noexcept nogil:
     """The position of a FEN's six (or four) fields (see _fen_fields) into ``b``: FEN_OK, or the first
     thing wrong, in the order the rules are checked, with ``fault`` saying where; b is then unusable."""
     cdef const char* p = field[0]
@@ -765,7 +766,7 @@ cdef int _read_fen(BoardCore b, const char** field, int nfields, bint chess960, 
     if field[2] - field[1] != 2 or (field[1][0] != 119 and field[1][0] != 98):  # w b
         return FEN_SIDE
     us = b.stm = WHITE if field[1][0] == 119 else BLACK
-    fault.code = _read_castling(b, field[2], field[3] - 1, chess960, &fault.value)
+    fault.code = _read_castling(b, field[2], field[3] - 1, chess960, &fault.value, drop)
     if fault.code != CASTLING_OK:
         return FEN_CASTLING
     # en passant. Any square is read, as python-chess reads it, and kept only
@@ -877,9 +878,11 @@ cdef enum:  # what _read_castling found wrong
     CASTLING_OK, CASTLING_BAD_CHAR, CASTLING_KING_OFF_RANK, CASTLING_NO_ROOK, CASTLING_NOT_960, CASTLING_REPEAT
 
 
-cdef int _read_castling(BoardCore b, const char* p, const char* end, bint chess960, int* bad) noexcept nogil:
+cdef int _read_castling(BoardCore b, const char* p, const char* end, bint chess960, int* bad,
+                        bint drop=False) noexcept nogil:
     """The castling field ``p[0:end - p]`` into ``b.castle`` (kings and rooks placed): CASTLING_OK, or
-    what is wrong, ``bad[0]`` the offending letter (_castling_fault words it)."""
+    what is wrong, ``bad[0]`` the offending letter (_castling_fault words it). ``drop``: a right whose
+    king is off its first rank or that has no rook is dropped, as python-chess plays a game's FEN."""
     cdef int i, colour, back, k, rook, r, f, c, up
     for i in range(4):
         b.castle[i] = -1
@@ -898,6 +901,8 @@ cdef int _read_castling(BoardCore b, const char* p, const char* end, bint chess9
         k = b.king[colour]
         rook = ROOK | colour << 3
         if k & 0x70 != back:
+            if drop:
+                continue
             return CASTLING_KING_OFF_RANK
         up = c - 32 if c >= 97 else c
         r = -1
@@ -914,6 +919,8 @@ cdef int _read_castling(BoardCore b, const char* p, const char* end, bint chess9
         elif b.sq[back | (up - 65)] == rook:
             r = back | (up - 65)
         if r < 0:
+            if drop:
+                continue
             return CASTLING_NO_ROOK
         if not chess960 and ((k & 7) != 4 or ((r & 7) != 0 and (r & 7) != 7)):
             return CASTLING_NOT_960
@@ -1771,6 +1778,31 @@ cdef inline bint _is_annotation(unsigned char c) noexcept nogil:
     return c == 43 or c == 35 or c == 33 or c == 63  # + # ! ?
 
 
+cdef inline int _dash_len(const unsigned char* s, int i, int n) noexcept nogil:
+    # '-', or another dash as other tools write castling: U+2010 to U+2015 (hyphens, figure, en and em
+    # dashes, horizontal bar), U+2212 (minus sign)
+    if i < n and s[i] == 45:
+        return 1
+    if i + 2 < n and s[i] == 0xE2 and ((s[i + 1] == 0x80 and 0x90 <= s[i + 2] <= 0x95)
+                                       or (s[i + 1] == 0x88 and s[i + 2] == 0x92)):
+        return 3
+    return 0
+
+
+cdef int _castle_dashes(const unsigned char* s, int n, int c) noexcept nogil:
+    """1 for ``O-O``, 2 for ``O-O-O`` (``c`` is ``O`` or ``0``; the dashes '-' or en/em dashes), else 0."""
+    cdef int i = 1, d, sides = 0
+    while sides < 2:
+        d = _dash_len(s, i, n)
+        if d == 0 or i + d >= n or s[i + d] != c:
+            return 0
+        i += d + 1
+        sides += 1
+        if i == n:
+            return sides
+    return 0
+
+
 cdef int _resolve_san(BoardCore b, const unsigned char* s, int n, int* info) noexcept nogil:
     """SAN bytes -> internal move (>= 0) or an ERR_ code; ``info`` gets piece type, target, two origins."""
     cdef signed char* sq = b.sq
@@ -1786,9 +1818,10 @@ cdef int _resolve_san(BoardCore b, const unsigned char* s, int n, int* info) noe
             or (n == 4 and c == 48 and s[1] == 48 and s[2] == 48 and s[3] == 48)):  # 0000
         return _null_move(b)
     if c == 79 or c == 48:  # O 0
-        if n == 3 and s[1] == 45 and s[2] == c:
+        i = _castle_dashes(s, n, c)
+        if i == 1:
             return _resolve_castle(b, True, info)
-        if n == 5 and s[1] == 45 and s[2] == c and s[3] == 45 and s[4] == c:
+        if i == 2:
             return _resolve_castle(b, False, info)
         return ERR_SYNTAX
     promo = 0
@@ -2250,7 +2283,7 @@ cdef BoardCore _new_board(fen, chess960, cls=None):
     if fen is None:
         _set_start(b)
     else:
-        _set_fen(b, fen, b.chess960)
+        _set_fen(b, fen, b.chess960, True)    # a game's FEN: castling rights without a rook dropped
     return b
 
 

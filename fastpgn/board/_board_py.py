@@ -438,7 +438,7 @@ def _parse_count(text: str, what: str, fen: str) -> int:
     return value
 
 
-def _set_fen(b: BoardCore, fen: object, chess960: bool) -> None:
+def _set_fen(b: BoardCore, fen: object, chess960: bool, drop: bool = False) -> None:
     if not isinstance(fen, str):
         raise InvalidFENError(f"FEN must be a string, not {type(fen).__name__}")
     fields = fen.split()
@@ -498,7 +498,7 @@ def _set_fen(b: BoardCore, fen: object, chess960: bool) -> None:
         b.stm = BLACK
     else:
         raise InvalidFENError(f"bad side to move {fields[1]!r} in FEN, expected 'w' or 'b'")
-    _set_castling(b, fields[2], chess960)
+    _set_castling(b, fields[2], chess960, drop)
     b.ep = -1
     b.fen_ep = -1
     if fields[3] != "-":
@@ -518,7 +518,9 @@ def _set_fen(b: BoardCore, fen: object, chess960: bool) -> None:
     _compute_key(b)
 
 
-def _set_castling(b: BoardCore, field: str, chess960: bool) -> None:
+def _set_castling(b: BoardCore, field: str, chess960: bool, drop: bool = False) -> None:
+    """The castling field into ``b.castle``; ``drop``: a right whose king is off its first rank or that has
+    no rook is dropped, as python-chess plays a game's FEN."""
     castle = b.castle
     for i in range(4):
         castle[i] = -1
@@ -535,6 +537,8 @@ def _set_castling(b: BoardCore, field: str, chess960: bool) -> None:
         k = b.king[colour]
         rook = ROOK | colour << 3
         if k & 0x70 != back:
+            if drop:
+                continue
             raise InvalidFENError(f"castling right {ch!r} but the {_COLOURS[colour]} king is "
                                   f"not on its first rank")
         up = ch.upper()
@@ -552,6 +556,8 @@ def _set_castling(b: BoardCore, field: str, chess960: bool) -> None:
         elif b.sq[back | (ord(up) - 65)] == rook:
             r = back | (ord(up) - 65)
         if r < 0:
+            if drop:
+                continue
             raise InvalidFENError(f"castling right {ch!r} but no {_COLOURS[colour]} rook to "
                                   f"castle with")
         if not chess960 and ((k & 7) != 4 or (r & 7) not in (0, 7)):
@@ -1208,6 +1214,9 @@ def _resolve_castle(b: BoardCore, kingside: bool, info: list[int]) -> int:
     return ERR_ATTACKED
 
 
+_DASHES = {c: "-" for c in (*range(0x2010, 0x2016), 0x2212)}
+
+
 def _resolve_san(b: BoardCore, s: str, info: list[int]) -> int:
     """SAN text -> internal move (>= 0) or an ERR_ code; ``info`` gets piece type, target, two origins."""
     n = len(s)
@@ -1219,9 +1228,11 @@ def _resolve_san(b: BoardCore, s: str, info: list[int]) -> int:
     if (n == 2 and (s[:2] == "--" or s[:2] == "Z0")) or (n == 4 and s[:4] == "0000"):
         return _null_move(b)
     if c == "O" or c == "0":
-        if n == 3 and s[1] == "-" and s[2] == c:
+        # the dashes may be others, as other tools write castling: U+2010 to U+2015, U+2212
+        t = s[:n].translate(_DASHES)
+        if t == c + "-" + c:
             return _resolve_castle(b, True, info)
-        if n == 5 and s[1] == "-" and s[2] == c and s[3] == "-" and s[4] == c:
+        if t == c + "-" + c + "-" + c:
             return _resolve_castle(b, False, info)
         return ERR_SYNTAX
     promo = 0
@@ -1623,7 +1634,10 @@ def _can_claim_fifty(b: BoardCore) -> bool:
 # -- replay entry points -----------------------------------------------------------------------
 
 def _new_board(fen: str | None, chess960: bool) -> BoardCore:
-    return BoardCore(fen, chess960)
+    b = BoardCore(None, chess960)
+    if fen is not None:
+        _set_fen(b, fen, b.chess960, True)    # a game's FEN: castling rights without a rook dropped
+    return b
 
 
 _BOARD: type[Board] | None = None

@@ -145,12 +145,14 @@ def convert_parser() -> argparse.ArgumentParser:
                              "positional arguments, the last one when it is a whole number")
     parser.add_argument("-o", "--output-dir", metavar="DIR",
                         help="folder for the chunks (default: beside the input; the current folder for stdin or a "
-                             "pipe); - writes one stream to stdout instead (lines or csv, uncompressed by default)")
-    parser.add_argument("--format", choices=("lines", "parquet", "csv"), default="lines",
+                             "pipe); - writes one stream to stdout instead (lines, csv or pgn, uncompressed by "
+                             "default)")
+    parser.add_argument("--format", choices=("lines", "parquet", "csv", "pgn"), default="lines",
                         help="lines (default): the 22-field line of python-lichess-db-pgn-parser; parquet: the "
                              "analysis schema (typed columns, per-ply lists; docs/schema.md), one .parquet file a "
                              "chunk, needs pyarrow (pip install \"fastpgn[arrow]\"); csv: the same columns as CSV "
-                             "with a header row")
+                             "with a header row; pgn: each kept game exactly as the input holds it (an extract: "
+                             "with the filters, --limit, --validate)")
     parser.add_argument("--partition", choices=("month",), default=None,
                         help="month: Parquet chunks in year=YYYY/month=MM/ folders by the month of play (UTCDate, "
                              "else Date; no date: year=0/month=00), the layout of lichess's own Parquet release; "
@@ -162,8 +164,8 @@ def convert_parser() -> argparse.ArgumentParser:
                         help="with several inputs, how many are converted at a time, all sharing the -j "
                              "workers (default: half the workers, at least 2; one at a time with -o -)")
     parser.add_argument("--compression", choices=("gz", "zst", "none"), default=None,
-                        help="chunk compression of lines and csv (default gz: gzip, Spark and Python read it whole; "
-                             "none with -o -); Parquet is zstd inside")
+                        help="chunk compression of lines, csv and pgn (default gz: gzip, Spark and Python read it "
+                             "whole; none with -o -); Parquet is zstd inside")
     parser.add_argument("--errors", choices=("skip", "raise"), default="skip",
                         help="skip (default): reject bad games to _<input>.rejected.pgn and go on; "
                              "raise: stop at the first one")
@@ -311,9 +313,12 @@ def convert_main(argv) -> int:
                      "leave it out only with -o -, one stream to stdout)")
     if args.partition and args.format != "parquet":
         parser.error(f"--partition {args.partition} writes Parquet folders: add --format parquet")
-    if (args.positions or args.fens) and args.format == "lines":
+    if (args.positions or args.fens) and args.format in ("lines", "pgn"):
         parser.error(f"{'--positions' if args.positions else '--fens'} writes a column of the analysis schema: "
                      "add --format parquet or --format csv")
+    if args.uci and args.format == "pgn":
+        parser.error("--uci writes UCI moves, and --format pgn writes each game as it was read: use --validate "
+                     "to keep only the games that replay")
     if args.resume and args.overwrite:
         print("fastpgn: --resume continues an earlier run and --overwrite removes it: give one of them",
               file=sys.stderr)

@@ -33,7 +33,7 @@ from fastpgn.convert.row_groups import JoinedParquetFile, encode_row_group
 from fastpgn.errors import rejected_games
 
 ROW_GROUP_ROWS = 16_384
-FORMATS = ("lines", "parquet", "csv")
+FORMATS = ("lines", "parquet", "csv", "pgn")
 PARTITIONS = (None, "month")    # --partition: none, or hive folders by month of play (Parquet only)
 
 
@@ -326,8 +326,8 @@ class CsvFormat(LinesFormat):
 
 def chunk_format(name: str, compression: str, uci: bool, partition: str | None = None, positions: bool = False,
                  fens: bool = False) -> ChunkFormat:
-    """The converter's format called ``name`` (lines, parquet or csv); only Parquet is partitioned, and only the
-    schema's formats have the zobrist and fens columns."""
+    """The converter's format called ``name`` (lines, parquet, csv or pgn); only Parquet is partitioned, and only
+    the schema's formats have the zobrist and fens columns."""
     if partition is not None and name != "parquet":
         raise ValueError(f"--partition {partition} writes Parquet folders: add --format parquet")
     if name == "lines":
@@ -340,4 +340,14 @@ def chunk_format(name: str, compression: str, uci: bool, partition: str | None =
         return ParquetFormat(uci, partition, positions, fens)
     if name == "csv":
         return CsvFormat(compression, uci, positions, fens)
+    if name == "pgn":
+        if positions or fens:
+            raise ValueError(f"{'--positions' if positions else '--fens'} writes a column of the analysis schema: "
+                             "add --format parquet or --format csv")
+        if uci:
+            raise ValueError("--uci writes UCI moves, and --format pgn writes each game as it was read: "
+                             "use --validate to keep only the games that replay")
+        from fastpgn.convert.pgn import PgnFormat
+
+        return PgnFormat(compression)
     raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {name!r}")

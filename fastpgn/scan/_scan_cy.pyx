@@ -29,7 +29,7 @@ str (``text=True``), decoded from UTF-8 in C.
 """
 
 from libc.stdlib cimport calloc, malloc, realloc, free
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy, strlen
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_New
 from cpython.dict cimport PyDict_GetItem, PyDict_Check

@@ -1059,8 +1059,8 @@ cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_of
         if _cspan(buf, game, slots[S_RESULT], scratch, &vp, &vn) < 0:
             return -1
     else:
-        vp = buf + game.result_start
-        vn = game.result_end - game.result_start
+        vp = _result_at(buf, game)
+        vn = _result_len(game)
     if not (_eq(vp, vn, b"1-0", 3) or _eq(vp, vn, b"0-1", 3) or _eq(vp, vn, b"1/2-1/2", 7)):
         vp, vn = b"*", 1
     if (_string(&c.cols[K_RESULT], vp, vn) < 0

@@ -42,3 +42,21 @@ else:
 
 
 __all__ = ["Reject", "ScanResult"]
+
+
+def game_text(text: bytes) -> bytes:
+    r"""A game's text as the kernel cut it (``data[start:end]``: its first byte to the next game's) without
+    the blank lines after it: to the end of its last line, that line's end kept (``\n`` added where the
+    input ended without one). What ``Game.to_pgn`` and ``--format pgn`` give.
+
+    >>> game_text(b'[White "A"]\r\n\r\n1. e4 *\r\n\r\n'), game_text(b"1. d4 *")
+    (b'[White "A"]\r\n\r\n1. e4 *\r\n', b'1. d4 *\n')
+    """
+    body = text.rstrip(b" \t\r\n")
+    if not body:
+        return b""
+    tail = text[len(body):]
+    nl = tail.find(b"\n")
+    if nl < 0:
+        return body + b"\n"
+    return body + tail[:nl + 1]

@@ -380,12 +380,15 @@ def _fast_skips(buf: bytes, start: int, stop: int):
 
     Certain when: the line does not start a tag line or an escape, its braces
     pair up in order (no comment spans lines, no stray ``}``), it has no
-    variation or ``;`` comment, and no result token can stand before its last
+    variation or ``;`` comment, no result other tools write (dashes, ``½``,
+    ``+--``) or forum wrapper, and no result token can stand before its last
     token (no ``1-0``, ``0-1``, ``1/2``, ``*`` there).
     """
     m = buf[start:stop]
     if not m or m[0] in b" \t[%\r" or b"(" in m or b")" in m or b";" in m:
         return None
+    if b"\xe2" in m or b"\xc2" in m or b"--" in m or b"n]" in m or b"N]" in m:
+        return None     # a result another tool writes (1\u20130, \u00bd-\u00bd, +--) or a forum's [/pgn]: the byte walk
     if b"{" in m or b"}" in m:
         braces = m.translate(None, _NOT_BRACES)
         if len(braces) & 1 or len(braces) > len(_BRACE_PAIRS) or braces != _BRACE_PAIRS[:len(braces)]:

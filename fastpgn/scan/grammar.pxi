@@ -17,7 +17,7 @@ cdef enum:
     C_FILE = 8      # a-h
     C_RANK = 16     # 1-8
     C_PIECE = 32    # K Q R B N P
-    C_PROMO = 64    # Q R B N K
+    C_PROMO = 64    # Q R B N K, q r b n k
     C_SPACE = 128   # space, tab, CR, LF
     C_VALUE = 256   # what %clk and %eval values are made of: digits : . # + - ,
     C_LOWER = 512   # a-z, the letters of a comment command's name
@@ -26,7 +26,7 @@ cdef enum:
     C_TAG_NAME = 4096    # A-Z a-z 0-9 _: the tag names _plain_tag_line reads
     C_TAG_STOP = 8192    # '"', backslash, LF: what ends a plain tag value, or makes it not plain
     C_FIELD_CARE = 16384  # the separator's first byte (0xE2) and CR: _wfield must look at such a value
-    C_SKIP = 32768  # where _skip_movetext stops running: LF { } ( ; $ and the result bytes - / *
+    C_SKIP = 32768  # where _skip_movetext stops running: LF { } ( ; $ and the result bytes - / * 0xE2 0xC2
 
 cdef unsigned short _CLS[256]
 
@@ -64,7 +64,7 @@ cdef extern from *:
         }
         return pos;
     }
-    /* _skip_movetext's run: to the first byte of C_SKIP (LF { } ( ; $ - / *) outside the
+    /* _skip_movetext's run: to the first byte of C_SKIP (LF { } ( ; $ - / * 0xE2 0xC2) outside the
        comments closed on their line, which it runs over too (lichess writes one after every
        ply: one loop, where a run to each '{' and another to its '}' cost two calls and a stop
        a comment), or to a '{' whose '}' is not on its line (the caller's _skip_comment reads
@@ -76,7 +76,8 @@ cdef extern from *:
             __m128i hit = _mm_or_si128(
                 _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, 0x0A), FASTPGN_EQ(v, '{')),
                              _mm_or_si128(FASTPGN_EQ(v, '}'), FASTPGN_EQ(v, '('))),
-                _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, ';'), FASTPGN_EQ(v, '$')),
+                _mm_or_si128(_mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, ';'), FASTPGN_EQ(v, '$')),
+                                          _mm_or_si128(FASTPGN_EQ(v, (char)0xE2), FASTPGN_EQ(v, (char)0xC2))),
                              _mm_or_si128(_mm_or_si128(FASTPGN_EQ(v, '-'), FASTPGN_EQ(v, '/')),
                                           FASTPGN_EQ(v, '*'))));
             int mask = _mm_movemask_epi8(hit);
@@ -137,7 +138,7 @@ cdef void _init_classes():
         _CLS[i] |= C_RANK
     for i in b"KQRBNP":
         _CLS[i] |= C_PIECE
-    for i in b"QRBNK":
+    for i in b"QRBNKqrbnk":     # (lower case as python-chess reads it: "e8=q")
         _CLS[i] |= C_PROMO
     for i in b"0123456789:.#+-,":
         _CLS[i] |= C_VALUE
@@ -156,6 +157,8 @@ cdef void _init_classes():
     _CLS[13] |= C_FIELD_CARE
     for i in b"\n{}(;$-/*":
         _CLS[i] |= C_SKIP
+    _CLS[0xE2] |= C_SKIP    # an en or em dash ("1–0")
+    _CLS[0xC2] |= C_SKIP    # the first byte of "½" ("½-½")
 
 
 _init_classes()
@@ -325,11 +328,9 @@ cdef inline bint _san_full(const char *tok, Py_ssize_t n) noexcept nogil:
     if n >= 2 and ((c == b'-' and tok[1] == b'-') or (c == b'Z' and tok[1] == b'0')):
         i = 2   # a null move, with the suffixes any move takes ("--!?", "Z0+")
     elif c == b'O' or c == b'0':
-        if n < 3 or tok[1] != b'-' or tok[2] != c:
+        i = _castling_len(tok, n, c)    # (the dashes may be en or em dashes)
+        if not i:
             return False
-        i = 3
-        if i + 1 < n and tok[i] == b'-' and tok[i + 1] == c:
-            i += 2
     else:
         if _is_piece(c):
             i = 1
@@ -375,6 +376,158 @@ cdef inline bint _san_full(const char *tok, Py_ssize_t n) noexcept nogil:
         i += 1
         k += 1
     return i == n
+
+
+# ---------------------------------------------------------------- other tools' dialects (the pure twin's list)
+
+cdef inline Py_ssize_t _dash_at(const char *t, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    if i < n and t[i] == b'-':
+        return 1
+    # U+2010 to U+2015 (hyphens, figure, en and em dashes, horizontal bar), U+2212 (minus sign)
+    if i + 3 <= n and <unsigned char>t[i] == 0xE2 and (
+            (<unsigned char>t[i + 1] == 0x80 and 0x90 <= <unsigned char>t[i + 2] <= 0x95)
+            or (<unsigned char>t[i + 1] == 0x88 and <unsigned char>t[i + 2] == 0x92)):
+        return 3
+    return 0
+
+
+cdef inline Py_ssize_t _castling_len(const char *t, Py_ssize_t n, char c) noexcept nogil:
+    cdef Py_ssize_t d = _dash_at(t, 1, n) if n > 0 and t[0] == c else 0
+    cdef Py_ssize_t i
+    if not d or n <= 1 + d or t[1 + d] != c:
+        return 0
+    i = 2 + d
+    d = _dash_at(t, i, n) if i < n else 0
+    if d and i + d < n and t[i + d] == c:
+        i += d + 1
+    return i
+
+
+cdef inline Py_ssize_t _half_len(const char *t, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    if i + 2 <= n and <unsigned char>t[i] == 0xC2 and <unsigned char>t[i + 1] == 0xBD:
+        return 2
+    if i + 3 <= n and t[i] == b'1' and t[i + 1] == b'/' and t[i + 2] == b'2':
+        return 3
+    return 0
+
+
+cdef const char *_dash_result(const char *t, Py_ssize_t n) noexcept nogil:
+    """The result a token written with an en or em dash or with '½' means ("1-0"), else NULL."""
+    cdef Py_ssize_t h, d
+    cdef unsigned char c = <unsigned char>t[0]
+    if n == 3 and (memcmp(t, b"+--", 3) == 0 or memcmp(t, b"--+", 3) == 0):
+        return "1-0" if c == b'+' else "0-1"    # ChessBase: won by forfeit
+    if c != b'1' and c != b'0' and c != 0xC2:
+        return NULL
+    h = _half_len(t, 0, n)
+    if h:
+        d = _dash_at(t, h, n)
+        if d and n - h - d == h and _half_len(t, h + d, n) == h and not (h == 3 and d == 1):
+            return "1/2-1/2"
+        return NULL
+    if n == 5 and _dash_at(t, 1, n) == 3:
+        if c == b'1' and t[4] == b'0':
+            return "1-0"
+        if c == b'0' and t[4] == b'1':
+            return "0-1"
+    return NULL
+
+
+cdef inline bint _lit(const char *t, Py_ssize_t n, const char *lit, Py_ssize_t m) noexcept nogil:
+    return n == m and memcmp(t, lit, m) == 0
+
+
+cdef inline bint _ends(const char *t, Py_ssize_t n, const char *lit, Py_ssize_t m) noexcept nogil:
+    return n >= m and memcmp(t + n - m, lit, m) == 0
+
+
+cdef Py_ssize_t _glyph_suffix(const char *t, Py_ssize_t n) noexcept nogil:
+    """The length of the evaluation glyph a token ends with (the pure twin's _GLYPH_SUFFIXES), else 0."""
+    if _ends(t, n, "+/-", 3) or _ends(t, n, "-/+", 3) or _ends(t, n, "+/=", 3) or _ends(t, n, "=/+", 3):
+        return 3
+    if _ends(t, n, "+-", 2) or _ends(t, n, "-+", 2) or _ends(t, n, "+=", 2) or _ends(t, n, "=+", 2):
+        return 2
+    return 0
+
+
+cdef bint _stands_apart(const char *t, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    if n <= 2 and (t[0] == b'!' or t[0] == b'?') and (n == 1 or t[1] == b'!' or t[1] == b'?'):
+        return True
+    if n <= 3 and _glyph_suffix(t, n) == n:
+        return True
+    if (_lit(t, n, "=", 1) or _lit(t, n, "\xc2\xb1", 2) or _lit(t, n, "\xe2\x88\x93", 3)
+            or _lit(t, n, "\xe2\x88\x9e", 3) or _lit(t, n, "\xe2\xa9\xb2", 3) or _lit(t, n, "\xe2\xa9\xb1", 3)
+            or _lit(t, n, "=/\xe2\x88\x9e", 5) or _lit(t, n, "e.p.", 4) or _lit(t, n, "ep", 2)):
+        return True
+    for i in range(n):
+        if t[i] != b'.':
+            return False
+    return True
+
+
+cdef inline bint _all_dots(const char *t, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if t[i] != b'.':
+            return False
+    return True
+
+
+cdef Py_ssize_t _move_len(const char *t, Py_ssize_t n) noexcept nogil:
+    """How much of a token is the move (less a glyph or "e.p." after it); 0 if it is no move."""
+    cdef Py_ssize_t m, k
+    if _san_ok(t, n):
+        return n
+    m = n - _glyph_suffix(t, n)
+    k = m
+    while k > 0 and (t[k - 1] == b'+' or t[k - 1] == b'#'):
+        k -= 1
+    if _ends(t, k, "e.p.", 4):
+        m = k - 4
+    elif _ends(t, k, "ep", 2):
+        m = k - 2
+    return m if 0 < m < n and _san_ok(t, m) else 0
+
+
+cdef inline char _low(char c) noexcept nogil:
+    return c + 32 if b'A' <= c <= b'Z' else c
+
+
+cdef Py_ssize_t _wrapper_len(const char *buf, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
+    """The length of a forum wrapper [pgn] or [/pgn] (any case) at ``pos``, else 0."""
+    if (pos + 5 <= stop and buf[pos] == b'[' and _low(buf[pos + 1]) == b'p' and _low(buf[pos + 2]) == b'g'
+            and _low(buf[pos + 3]) == b'n' and buf[pos + 4] == b']'):
+        return 5
+    if (pos + 6 <= stop and buf[pos] == b'[' and buf[pos + 1] == b'/' and _low(buf[pos + 2]) == b'p'
+            and _low(buf[pos + 3]) == b'g' and _low(buf[pos + 4]) == b'n' and buf[pos + 5] == b']'):
+        return 6
+    return 0
+
+
+cdef bint _wrapper_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
+    cdef bint found = False
+    cdef Py_ssize_t w
+    while True:
+        while pos < stop and _is_ws(buf[pos]):
+            pos += 1
+        if pos >= stop:
+            return found
+        w = _wrapper_len(buf, pos, stop)
+        if not w:
+            return False
+        found = True
+        pos += w
+
+
+cdef inline Py_ssize_t _unwrapped(const char *buf, Py_ssize_t pos, Py_ssize_t j) noexcept nogil:
+    cdef const char *hit = <const char *>memchr(buf + pos, b'[', j - pos)
+    cdef Py_ssize_t k
+    if hit != NULL:
+        k = hit - buf
+        if _wrapper_len(buf, k, j) == j - k:
+            return k
+    return j
 
 
 cdef bint _clock_seconds(const char *p, Py_ssize_t n, long long *seconds, Py_ssize_t *frac) noexcept nogil:
@@ -437,6 +590,8 @@ cdef class _Game:
     cdef Py_ssize_t *clock_frac    # 2 per ply: the ".f" span
     cdef Py_ssize_t nevals, nclocks  # plies that have an eval, a clock
     cdef Py_ssize_t result_start, result_end
+    cdef const char *result_lit    # the result a token written otherwise ("1–0") means; NULL: the token
+    cdef Py_ssize_t result_lit_len
     cdef long long first_ply
     cdef int bad                   # BAD_*: why the game is rejected (0: it is not)
     cdef Py_ssize_t bad_pos        # where the error is
@@ -475,6 +630,8 @@ cdef class _Game:
         self.nclocks = 0
         self.result_start = 0
         self.result_end = 0
+        self.result_lit = NULL
+        self.result_lit_len = 0
         self.first_ply = -1
         self.bad = 0
         self.bad_pos = -1
@@ -533,6 +690,15 @@ cdef class _Game:
         return -1
 
 
+cdef inline const char *_result_at(const char *buf, _Game game) noexcept nogil:
+    """The text of the movetext's result: the token, or what a token written otherwise means."""
+    return game.result_lit if game.result_lit != NULL else buf + game.result_start
+
+
+cdef inline Py_ssize_t _result_len(_Game game) noexcept nogil:
+    return game.result_lit_len if game.result_lit != NULL else game.result_end - game.result_start
+
+
 cdef bint _grow(void **p, size_t size) noexcept nogil:
     """realloc ``*p`` in place; False (``*p`` untouched) when memory is short."""
     cdef void *q = realloc(p[0], size)
@@ -561,8 +727,42 @@ cdef bytes _unescape(const char *p, Py_ssize_t n):
     return out[:_unescape_into(p, n, PyBytes_AS_STRING(out))]
 
 
+cdef inline Py_ssize_t _skip_ws(const char *buf, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
+    while pos < stop and _is_ws(buf[pos]):
+        pos += 1
+    return pos
+
+
+cdef Py_ssize_t _loose_value_end(const char *buf, Py_ssize_t value_start, Py_ssize_t stop, Py_ssize_t q,
+                                 Py_ssize_t *resume) noexcept nogil:
+    """Where a tag value not closed as the standard says ends (see the pure twin); -1 if none fits, -2 for a
+    value with no closing quote that holds [ ] { }."""
+    cdef Py_ssize_t k = value_start, close, nxt, e
+    while k < stop:
+        if buf[k] == b'"':
+            close = _skip_ws(buf, k + 1, stop)
+            if close < stop and buf[close] == b']':
+                nxt = _skip_ws(buf, close + 1, stop)
+                if nxt >= stop or buf[nxt] == b'[':
+                    resume[0] = close + 1
+                    return k
+        k += 1
+    if q >= 0:
+        return -1
+    e = stop
+    while e > value_start and _is_ws(buf[e - 1]):
+        e -= 1
+    if e > value_start and buf[e - 1] == b']':
+        e -= 1
+    for k in range(value_start, e):
+        if buf[k] == b'[' or buf[k] == b']' or buf[k] == b'{' or buf[k] == b'}':
+            return -2
+    resume[0] = stop
+    return e
+
+
 cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, _Game game) noexcept nogil:
-    cdef Py_ssize_t here, name_start, name_end, value_start, q, back
+    cdef Py_ssize_t here, name_start, name_end, value_start, q, back, after, w
     cdef const char *hit
     while True:
         while pos < stop and _is_ws(buf[pos]):
@@ -571,6 +771,10 @@ cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, 
             return stop
         if buf[pos] != b'[':
             return pos
+        w = _wrapper_len(buf, pos, stop)
+        if w:
+            pos += w        # a forum's [pgn] or [/pgn]
+            continue
         here = pos
         pos += 1
         name_start = pos
@@ -586,7 +790,8 @@ cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, 
         while True:
             hit = <const char *>memchr(buf + pos, b'"', stop - pos) if pos < stop else NULL
             if hit == NULL:
-                return game.fail(BAD_TAG_VALUE, here, 0, 0)
+                q = -1
+                break
             q = hit - buf
             back = q - 1
             while back >= value_start and buf[back] == b'\\':
@@ -594,12 +799,15 @@ cdef Py_ssize_t _tags_on_line(const char *buf, Py_ssize_t pos, Py_ssize_t stop, 
             if (q - 1 - back) % 2 == 0:
                 break
             pos = q + 1
-        pos = q + 1
-        while pos < stop and _is_ws(buf[pos]):
-            pos += 1
-        if pos >= stop or buf[pos] != b']':
-            return game.fail(BAD_TAG, here, 0, 0)
-        pos += 1
+        after = _skip_ws(buf, q + 1, stop) if q >= 0 else stop
+        if q >= 0 and after < stop and buf[after] == b']':
+            pos = after + 1
+        elif q >= 0 and after >= stop:
+            pos = stop      # an unfinished tag: no ']'
+        else:
+            q = _loose_value_end(buf, value_start, stop, q, &pos)
+            if q < 0:
+                return game.fail(BAD_TAG if q == -1 else BAD_TAG_VALUE, here, 0, 0)
         game.plain_values = False
         if game.add_tag(name_start, name_end, value_start, q) < 0:
             return -1
@@ -893,10 +1101,16 @@ cdef long long _first_ply(const char *buf, Py_ssize_t pos, Py_ssize_t stop) noex
     return 2 * (number - 1) + (1 if stop - digits >= 3 else 0)
 
 
+cdef inline bint _set(const char **p, const char *value) noexcept nogil:
+    p[0] = value
+    return value != NULL
+
+
 cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     cdef char c
     cdef unsigned short cls
     cdef Py_ssize_t j, k, stop, n
+    cdef const char *lit
     cdef bint blank, ended = game.result_end != game.result_start   # the game's result is read
     while pos < end:
         c = buf[pos]
@@ -935,17 +1149,24 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
             j = pos + 1
             while j < end and not (_CLS[<unsigned char>buf[j]] & C_DELIM):
                 j += 1
+            j = _unwrapped(buf, pos, j)
+            if j == pos:
+                pos += _wrapper_len(buf, pos, end)      # a forum's [/pgn] after the moves
+                continue
             n = j - pos
-            if c == b'*' or (cls & C_DIGIT and _is_result(buf + pos, n)):
+            lit = NULL
+            if c == b'*' or (cls & C_DIGIT and _is_result(buf + pos, n)) or _set(&lit, _dash_result(buf + pos, n)):
                 if c == b'*' and n != 1:
                     return game.fail(BAD_TOKEN, pos, pos, n)
                 if not ended:
                     game.result_start = pos
                     game.result_end = j
+                    game.result_lit = lit
+                    game.result_lit_len = strlen(lit) if lit != NULL else 0
                     ended = True
                 pos = j
                 continue
-            if cls & C_DIGIT and not (n >= 3 and c == b'0' and buf[pos + 1] == b'-' and buf[pos + 2] == b'0'):
+            if cls & C_DIGIT and not _castling_len(buf + pos, n, b'0'):
                 if ended:
                     return pos
                 k = pos + 1
@@ -959,14 +1180,18 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                     game.first_ply = _first_ply(buf, pos, k)
                 pos = k
                 continue
-            if n <= 2 and (c == b'!' or c == b'?') and (n == 1 or buf[pos + 1] == b'!' or buf[pos + 1] == b'?'):
-                pos = j                 # an annotation standing apart from its move: "e4 !?"
+            if _stands_apart(buf + pos, n):
+                # an annotation or glyph apart from its move ("e4 !?", "e4 +-"), Crafty's "..."
+                if game.nmoves == 0 and game.first_ply >= 0 and game.first_ply % 2 == 0 and _all_dots(buf + pos, n):
+                    game.first_ply += 1
+                pos = j
                 continue
             if ended:
                 return pos              # so does a move
-            if not _san_ok(buf + pos, n):
+            k = _move_len(buf + pos, n)
+            if not k:
                 return game.fail(BAD_TOKEN, pos, pos, n)
-            if game.add_move(pos, j) < 0:
+            if game.add_move(pos, pos + k) < 0:
                 return -1
             pos = j
         elif c == b'{':
@@ -1013,11 +1238,13 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
 cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     cdef char c
     cdef Py_ssize_t j, k, stop, since
+    cdef const char *lit
     cdef bint moves = False, blank
     while pos < end:
         if moves and game.result_end == game.result_start:
             # Compiled only: once the game has a move and no result, no token but a
-            # result changes where it ends, and every result holds '-', '/' or '*';
+            # result changes where it ends, and every result holds '-', '/', '*' or
+            # the first byte of another dash (0xE2) or of '½' (0xC2);
             # run to the next such byte, or one that ends a line or opens a
             # variation, NAG or a comment not closed on its line (closed ones are
             # run over), then back to the start of its token (after the last
@@ -1029,7 +1256,8 @@ cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, 
             if pos >= end:
                 return end
             c = buf[pos]
-            if c == b'-' or c == b'/' or c == b'*':
+            if (c == b'-' or c == b'/' or c == b'*' or <unsigned char>c == 0xE2
+                    or <unsigned char>c == 0xC2):
                 while pos > since and not (_CLS[<unsigned char>buf[pos - 1]] & C_DELIM):
                     pos -= 1
         c = buf[pos]
@@ -1068,13 +1296,21 @@ cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, 
             j = pos + 1
             while j < end and not (_CLS[<unsigned char>buf[j]] & C_DELIM):
                 j += 1
-            if (j - pos == 1 and c == b'*') or (_is_digit(c) and _is_result(buf + pos, j - pos)):
+            j = _unwrapped(buf, pos, j)
+            if j == pos:
+                pos += _wrapper_len(buf, pos, end)
+                continue
+            lit = NULL
+            if ((j - pos == 1 and c == b'*') or (_is_digit(c) and _is_result(buf + pos, j - pos))
+                    or _set(&lit, _dash_result(buf + pos, j - pos))):
                 if game.result_end == game.result_start:
                     game.result_start = pos
                     game.result_end = j
+                    game.result_lit = lit
+                    game.result_lit_len = strlen(lit) if lit != NULL else 0
                 pos = j
                 continue
-            if _is_digit(c) and not (j - pos >= 3 and c == b'0' and buf[pos + 1] == b'-' and buf[pos + 2] == b'0'):
+            if _is_digit(c) and not _castling_len(buf + pos, j - pos, b'0'):
                 if game.result_end != game.result_start:
                     return pos
                 k = pos
@@ -1084,7 +1320,7 @@ cdef Py_ssize_t _skip_movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, 
                     k += 1
                 pos = k
                 continue
-            if j - pos <= 2 and (c == b'!' or c == b'?') and (j - pos == 1 or buf[pos + 1] == b'!' or buf[pos + 1] == b'?'):
+            if _stands_apart(buf + pos, j - pos):
                 pos = j
                 continue
             if game.result_end != game.result_start:
@@ -1159,8 +1395,8 @@ cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game
     cdef const char *nul
     while pos < end:
         stop = _line_end(buf, pos, end)
-        if not (_is_blank(buf, pos, stop) or buf[pos] == b'%'):     # (an escape line is no game's)
-            break
+        if not (_is_blank(buf, pos, stop) or buf[pos] == b'%' or _wrapper_line(buf, pos, stop)):
+            break       # (an escape line or a forum's [/pgn] is no game's)
         pos = stop + 1
     if pos >= end:
         return False

@@ -27,6 +27,11 @@ Grammar accepted, per game:
   ``$n`` and variations ``( ... )`` (skipped, nested; a ``(`` before the first
   move and a ``)`` with no variation open are stray and ignored, as
   python-chess does). A ``%`` in the first column escapes the line.
+* Other tools' dialects (docs/differences.md): ``e.p.``/``ep`` after a move,
+  castling and results with en or em dashes, ``½-½``, evaluation glyphs
+  (``+-``, ``+--``) apart or after a move, Crafty's ``...``, forum
+  ``[pgn]``/``[/pgn]`` wrappers, tag values whose quotes are not escaped or
+  not closed and tags without their ``]``.
 * UTF-8 BOM at the start of the stream, CRLF line ends and a missing final
   newline are accepted. The readers hand the kernel LF text: CR-only line
   ends and a BOM before a later game are rewritten first (fastpgn.io.blocks,
@@ -81,7 +86,7 @@ _SPACE = b" \t\r\n"
 _FILES = b"abcdefgh"
 _RANKS = b"12345678"
 _PIECES = b"KQRBNP"
-_PROMO = b"QRBNK"
+_PROMO = b"QRBNKqrbnk"     # (lower case as python-chess reads it: "e8=q")
 _DELIMS = frozenset(b" \t\r\n{}();$")
 
 # The codes of fields 4 and 5, as fastpgn.oneliner defines them (bytes here: the kernel writes bytes).
@@ -175,12 +180,10 @@ def _san_ok(tok: bytes) -> bool:
     c = tok[0]
     if tok[:2] == b"--" or tok[:2] == b"Z0":  # a null move, with the suffixes any move takes ("--!?", "Z0+")
         i = 2
-    elif c == 79 or c == 48:  # 'O' or '0': castling
-        if n < 3 or tok[1] != 45 or tok[2] != c:
+    elif c == 79 or c == 48:  # 'O' or '0': castling (the dashes may be en or em dashes)
+        i = _castling_len(tok, c)
+        if not i:
             return False
-        i = 3
-        if i + 1 < n and tok[i] == 45 and tok[i + 1] == c:
-            i += 2
     else:
         if c in _PIECES:
             i = 1
@@ -265,6 +268,111 @@ def _eval_value(value: bytes) -> bytes:
     return value if comma < 0 else value[:comma]
 
 
+# ---------------------------------------------------------------- other tools' dialects
+#
+# What other programs write and python-chess, chess-library or scalachess read: castling and results with
+# en or em dashes (and the other dashes), ``½-½``, ChessBase's forfeit results ``+--`` and ``--+``,
+# evaluation glyphs (``+-``), ``e.p.`` after an en passant capture, Crafty's ``...`` for the absent White
+# move, forum ``[pgn]...[/pgn]`` wrappers.
+
+# The dashes other tools write for '-': hyphen, non-breaking hyphen, figure dash, en dash, em dash, horizontal
+# bar (U+2010 to U+2015) and the minus sign (U+2212).
+_DASHES = tuple(bytes((0xE2, 0x80, c)) for c in range(0x90, 0x96)) + (b"\xe2\x88\x92",)
+# Results written with those dashes or with the one-character half: the result they mean.
+_DASH_RESULTS = {}
+for _dash in (b"-",) + _DASHES:
+    for _half in (b"\xc2\xbd", b"1/2"):
+        _DASH_RESULTS[_half + _dash + _half] = b"1/2-1/2"
+    if _dash != b"-":
+        _DASH_RESULTS[b"1" + _dash + b"0"] = b"1-0"
+        _DASH_RESULTS[b"0" + _dash + b"1"] = b"0-1"
+del _DASH_RESULTS[b"1/2-1/2"]
+# ChessBase's results of a game won by forfeit (the loser absent): "+--" White wins, "--+" Black wins.
+_DASH_RESULTS[b"+--"] = b"1-0"
+_DASH_RESULTS[b"--+"] = b"0-1"
+# Evaluation glyphs written after a move ("Bb5+-"), longest first; and standing apart, with the
+# Unicode ones (± ∓ ∞ ⩲ ⩱) and "=".
+_GLYPH_SUFFIXES = (b"+/-", b"-/+", b"+/=", b"=/+", b"+-", b"-+", b"+=", b"=+")
+_GLYPHS = frozenset(_GLYPH_SUFFIXES + (b"=", b"\xc2\xb1", b"\xe2\x88\x93", b"\xe2\x88\x9e",
+                                       b"\xe2\xa9\xb2", b"\xe2\xa9\xb1", b"=/\xe2\x88\x9e"))
+_WRAPPERS = (b"[pgn]", b"[/pgn]")
+
+
+def _dash_at(tok: bytes, i: int) -> int:
+    """The length of the dash at ``tok[i]`` (``-``: 1, an en or em dash: 3), 0 if none."""
+    if tok[i:i + 1] == b"-":
+        return 1
+    return 3 if tok[i:i + 3] in _DASHES else 0
+
+
+def _castling_len(tok: bytes, c: int) -> int:
+    """The length of ``O-O`` or ``O-O-O`` (``0`` for ``O``, any dash) at the start of ``tok``; 0 if none."""
+    d = _dash_at(tok, 1) if tok[0] == c else 0
+    if not d or len(tok) <= 1 + d or tok[1 + d] != c:
+        return 0
+    i = 2 + d
+    d = _dash_at(tok, i) if i < len(tok) else 0
+    if d and i + d < len(tok) and tok[i + d] == c:
+        i += d + 1
+    return i
+
+
+def _dash_result(tok: bytes) -> bytes | None:
+    """The result a result token written with another dash or ``½`` means, else None."""
+    return _DASH_RESULTS.get(tok)
+
+
+def _wrapper_len(buf: bytes, pos: int, stop: int) -> int:
+    """The length of a forum wrapper ``[pgn]`` or ``[/pgn]`` (any case) at ``pos``, else 0."""
+    if pos + 5 <= stop and buf[pos:pos + 5].lower() == b"[pgn]":
+        return 5
+    return 6 if pos + 6 <= stop and buf[pos:pos + 6].lower() == b"[/pgn]" else 0
+
+
+def _wrapper_line(buf: bytes, pos: int, stop: int) -> bool:
+    """Whether the line is forum wrappers only (``[/pgn]``): no game's, like a blank line."""
+    found = False
+    while True:
+        while pos < stop and buf[pos] in _WS:
+            pos += 1
+        if pos >= stop:
+            return found
+        w = _wrapper_len(buf, pos, stop)
+        if not w:
+            return False
+        found = True
+        pos += w
+
+
+def _stands_apart(tok: bytes) -> bool:
+    """Whether a token is read as nothing: an annotation or glyph apart from its move (``!?``, ``+-``),
+    ``e.p.``, Crafty's ``...``."""
+    n = len(tok)
+    if n <= 2 and tok.strip(b"!?") == b"":
+        return True
+    return tok in _GLYPHS or tok == b"e.p." or tok == b"ep" or tok.strip(b".") == b""
+
+
+def _move_len(tok: bytes) -> int:
+    """How much of a token is the move: all of it for SAN, less an evaluation glyph or ``e.p.``
+    after it (``e4+--``, ``exf6e.p.``); 0 if it is no move."""
+    if _san_ok(tok):
+        return len(tok)
+    m = len(tok)
+    for glyph in _GLYPH_SUFFIXES:
+        if tok.endswith(glyph):
+            m -= len(glyph)
+            break
+    k = m
+    while k > 0 and tok[k - 1] in b"+#":     # "exf6e.p.+"
+        k -= 1
+    if tok.endswith(b"e.p.", 0, k):
+        m = k - 4
+    elif tok.endswith(b"ep", 0, k):
+        m = k - 2
+    return m if 0 < m < len(tok) and _san_ok(tok[:m]) else 0
+
+
 # ---------------------------------------------------------------- one game
 
 class _Game:
@@ -314,6 +422,10 @@ def _tags_on_line(buf: bytes, pos: int, stop: int, tags: list) -> int:
             return stop
         if buf[pos] != 91:
             return pos
+        w = _wrapper_len(buf, pos, stop)
+        if w:
+            pos += w        # a forum's [pgn] or [/pgn]
+            continue
         here = pos
         pos += 1
         name_start = pos
@@ -329,21 +441,57 @@ def _tags_on_line(buf: bytes, pos: int, stop: int, tags: list) -> int:
         while True:
             q = buf.find(b'"', pos, stop)
             if q < 0:
-                raise _Bad("unterminated tag value", here)
+                break
             back = q - 1
             while back >= value_start and buf[back] == 92:
                 back -= 1
             if (q - 1 - back) % 2 == 0:
                 break
             pos = q + 1
-        value = _unescape(buf[value_start:q])
-        pos = q + 1
-        while pos < stop and buf[pos] in _WS:
-            pos += 1
-        if pos >= stop or buf[pos] != 93:
-            raise _Bad("malformed tag", here)
+        after = _skip_ws(buf, q + 1, stop) if q >= 0 else stop
+        if q >= 0 and after < stop and buf[after] == 93:
+            pos = after + 1
+        elif q >= 0 and after >= stop:
+            pos = stop      # an unfinished tag: no ']'
+        else:
+            q, pos = _loose_value_end(buf, value_start, stop, q)
+            if q < 0:
+                raise _Bad("malformed tag" if q == -1 else "unterminated tag value", here)
+        tags.append((name, _unescape(buf[value_start:q])))
+
+
+def _skip_ws(buf: bytes, pos: int, stop: int) -> int:
+    while pos < stop and buf[pos] in _WS:
         pos += 1
-        tags.append((name, value))
+    return pos
+
+
+def _loose_value_end(buf: bytes, value_start: int, stop: int, q: int) -> tuple[int, int]:
+    """Where a tag value that is not closed as the standard says ends, and where reading goes on after
+    its tag, as python-chess reads such a line: ``[A "x "y" z"]`` (quotes not escaped) and ``[A "x\\"]``
+    end at the first ``"]`` followed by the line's end or another tag; ``[A "x]`` (no closing quote)
+    at the line's last ``]``, ``[A "x`` at the line's end, if that value holds no ``[ ] { }`` (else it is
+    more likely text run together, a damaged input's, than a tag: ``(-2, -2)``). ``(-1, -1)`` when none
+    fits (``q`` is the closing quote found, -1 if none)."""
+    k = buf.find(b'"', value_start, stop)
+    while k >= 0:
+        close = _skip_ws(buf, k + 1, stop)
+        if close < stop and buf[close] == 93:
+            nxt = _skip_ws(buf, close + 1, stop)
+            if nxt >= stop or buf[nxt] == 91:
+                return k, close + 1
+        k = buf.find(b'"', k + 1, stop)
+    if q >= 0:
+        return -1, -1
+    e = stop
+    while e > value_start and buf[e - 1] in _WS:
+        e -= 1
+    if e > value_start and buf[e - 1] == 93:
+        e -= 1
+    for c in buf[value_start:e]:
+        if c == 91 or c == 93 or c == 123 or c == 125:
+            return -2, -2
+    return e, stop
 
 
 def _comment(buf: bytes, pos: int, end: int, game: _Game) -> int:
@@ -429,6 +577,15 @@ def _first_ply(buf: bytes, pos: int, stop: int) -> int:
     return 2 * (number - 1) + (1 if stop - digits >= 3 else 0)
 
 
+def _unwrapped(buf: bytes, pos: int, j: int) -> int:
+    """The end of the token ``buf[pos:j]`` without a forum's ``[/pgn]`` (or ``[pgn]``) after it
+    (``*[/pgn]``); ``pos`` when the token is that wrapper."""
+    k = buf.find(b"[", pos, j)
+    if k >= 0 and _wrapper_len(buf, k, j) == j - k:
+        return k
+    return j
+
+
 def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
     """Scan movetext from ``pos``; return where the game ends, or ``end``.
 
@@ -471,15 +628,19 @@ def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
             j = pos
             while j < end and buf[j] not in _DELIMS:
                 j += 1
+            j = _unwrapped(buf, pos, j)
+            if j == pos:
+                pos += _wrapper_len(buf, pos, end)      # a forum's [/pgn] after the moves
+                continue
             tok = buf[pos:j]
-            if c == 42 or tok == b"1-0" or tok == b"0-1" or tok == b"1/2-1/2":
+            if c == 42 or tok == b"1-0" or tok == b"0-1" or tok == b"1/2-1/2" or tok in _DASH_RESULTS:
                 if tok != b"*" and c == 42:
                     raise _Bad("invalid move token '" + _show(tok) + "'", pos)
                 if not game.result:
-                    game.result = tok
+                    game.result = _DASH_RESULTS.get(tok, tok)
                 pos = j
                 continue
-            if 48 <= c <= 57 and not tok.startswith(b"0-0"):
+            if 48 <= c <= 57 and not _castling_len(tok, 48):
                 if game.result:
                     return pos      # a move number after the result starts the next game
                 k = pos
@@ -493,14 +654,19 @@ def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
                     game.first_ply = _first_ply(buf, pos, k)
                 pos = k
                 continue
-            if tok.strip(b"!?") == b"" and len(tok) <= 2:
-                pos = j             # an annotation standing apart from its move: "e4 !?"
+            if _stands_apart(tok):
+                # an annotation or glyph apart from its move ("e4 !?", "e4 +-", "exf6 e.p."), Crafty's "...":
+                # after a move number and before any move, "..." says Black moves first
+                if not moves and game.first_ply >= 0 and game.first_ply % 2 == 0 and tok.strip(b".") == b"":
+                    game.first_ply += 1
+                pos = j
                 continue
             if game.result:
                 return pos          # so does a move
-            if not _san_ok(tok):
+            m = _move_len(tok)
+            if not m:
                 raise _Bad("invalid move token '" + _show(tok) + "'", pos)
-            moves.append(tok)
+            moves.append(tok[:m])
             game.evals.append(None)
             game.clocks.append(None)
             pos = j
@@ -546,13 +712,17 @@ def _skip_movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
             j = pos
             while j < end and buf[j] not in _DELIMS:
                 j += 1
+            j = _unwrapped(buf, pos, j)
+            if j == pos:
+                pos += _wrapper_len(buf, pos, end)
+                continue
             tok = buf[pos:j]
-            if tok == b"*" or tok == b"1-0" or tok == b"0-1" or tok == b"1/2-1/2":
+            if tok == b"*" or tok == b"1-0" or tok == b"0-1" or tok == b"1/2-1/2" or tok in _DASH_RESULTS:
                 if not game.result:
-                    game.result = tok
+                    game.result = _DASH_RESULTS.get(tok, tok)
                 pos = j
                 continue
-            if 48 <= c <= 57 and not tok.startswith(b"0-0"):
+            if 48 <= c <= 57 and not _castling_len(tok, 48):
                 if game.result:
                     return pos      # a move number after the result starts the next game
                 k = pos
@@ -562,7 +732,7 @@ def _skip_movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
                     k += 1
                 pos = k
                 continue
-            if tok.strip(b"!?") == b"" and len(tok) <= 2:
+            if _stands_apart(tok):
                 pos = j
                 continue
             if game.result:
@@ -595,8 +765,8 @@ def _scan_game(buf: bytes, pos: int, end: int, where=None, headers: bool = False
     """
     while pos < end:
         stop = _line_end(buf, pos, end)
-        if not (_is_blank(buf, pos, stop) or buf[pos] == 37):   # (a '%' escape line is no game's)
-            break
+        if not (_is_blank(buf, pos, stop) or buf[pos] == 37 or _wrapper_line(buf, pos, stop)):
+            break       # (a '%' escape line or a forum's [/pgn] is no game's)
         pos = stop + 1
     if pos >= end:
         return None

@@ -212,8 +212,8 @@ cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) 
         if _cspan(buf, game, slots[S_RESULT], scratch, &vp, &vn) < 0:
             return -1
     else:
-        vp = buf + game.result_start
-        vn = game.result_end - game.result_start
+        vp = _result_at(buf, game)
+        vn = _result_len(game)
     if _eq(vp, vn, b"1-0", 3):
         _wc(out, b'W')
     elif _eq(vp, vn, b"0-1", 3):

@@ -261,9 +261,9 @@ cdef class GameCore:
     """
 
     cdef public object offset, number, headers, first_ply
-    cdef public object _moves, _evals, _clocks, _result_token
+    cdef public object _moves, _evals, _clocks, _result_token, _text
 
-    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1):
+    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1, text=None):
         self.offset = offset
         self.number = number
         self.headers = headers
@@ -274,6 +274,7 @@ cdef class GameCore:
         self._evals = evals
         self._clocks = clocks
         self._result_token = result_token
+        self._text = text
 
 
 cdef extern from "Python.h":
@@ -348,7 +349,7 @@ cdef tuple _NO_ARGS = ()
 
 
 cdef GameCore _game_record(object cls, long long offset, long long number, dict headers, object moves,
-                           object evals, object clocks, object result, long long first_ply):
+                           object evals, object clocks, object result, long long first_ply, object text):
     """A game's record, untracked by the garbage collector until RecordFeed hands it out.
 
     Nothing in a record as made can be part of a reference cycle (a dict of
@@ -367,6 +368,7 @@ cdef GameCore _game_record(object cls, long long offset, long long number, dict 
     game._evals = evals
     game._clocks = clocks
     game._result_token = result
+    game._text = text
     return game
 
 
@@ -461,14 +463,17 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
                 filtered += 1
                 continue
             headers = _headers(buf, game, &scratch, buf + end)
-            result = _token(buf + game.result_start, game.result_end - game.result_start, buf + end)
+            result = _token(_result_at(buf, game), _result_len(game),
+                            buf + end if game.result_lit == NULL else game.result_lit + game.result_lit_len)
             if cls is not None:
                 if headers_only:   # (the per-ply lists: None, made when asked for: reader.Game)
-                    record = _game_record(cls, base_offset + game.start, number, headers, None, None, None, result, -1)
+                    record = _game_record(cls, base_offset + game.start, number, headers, None, None, None, result, -1,
+                                          b"")     # (headers only: the text is not kept, a copy would double the cost)
                 else:
                     record = _game_record(cls, base_offset + game.start, number, headers,
                                           _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game),
-                                          _ply_clocks(buf, game), result, game.first_ply)
+                                          _ply_clocks(buf, game), result, game.first_ply,
+                                          PyBytes_FromStringAndSize(buf + game.start, game.end - game.start))
             else:
                 if headers_only:
                     record = (base_offset + game.start, number, headers, result, game.start, game.end)

@@ -11,8 +11,8 @@ from fastpgn.scan.grammar import _as_bytes, _first, where_plan
 from fastpgn.scan.fastpath import _each_game
 
 def _ply_moves(moves: list) -> list:
-    """games_from_block's moves: the SAN tokens as str (ASCII: _san_ok allows nothing else)."""
-    return b" ".join(moves).decode("ascii").split(" ") if moves else []
+    """games_from_block's moves: the SAN tokens as str (UTF-8: castling may be written with en dashes)."""
+    return b" ".join(moves).decode("utf-8").split(" ") if moves else []
 
 
 def _ply_evals(values, plies: int, mixed: bool) -> list:
@@ -70,9 +70,9 @@ class GameCore:
     without calling ``__init__``).
     """
 
-    __slots__ = ("offset", "number", "headers", "first_ply", "_moves", "_evals", "_clocks", "_result_token")
+    __slots__ = ("offset", "number", "headers", "first_ply", "_moves", "_evals", "_clocks", "_result_token", "_text")
 
-    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1):
+    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1, text=None):
         self.offset = offset
         self.number = number
         self.headers = headers
@@ -83,6 +83,9 @@ class GameCore:
         self._evals = evals
         self._clocks = clocks
         self._result_token = result_token
+        #: The game's text as read (bytes: its first byte to the next game's); None for a game made by hand,
+        #: b"" for one read headers only (not kept: copying it would cost more than reading the headers).
+        self._text = text
 
 
 class RecordFeed:
@@ -211,7 +214,8 @@ def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start,
         ))
     if record is not None:
         if headers:
-            out = [record(offset, number, tags, None, None, None, result) for offset, number, tags, result, _, _ in out]
+            out = [record(offset, number, tags, None, None, None, result, -1, b"")
+                   for offset, number, tags, result, _, _ in out]
         else:
-            out = [record(*fields) for *fields, _, _ in out]
+            out = [record(*fields, buf[s:e]) for *fields, s, e in out]
     return ScanResult(out, number - first_game, rejects, filtered)

@@ -194,7 +194,7 @@ def test_read_games_keeps_the_san_and_replays_the_passes_as_python_chess():
         assert ours.board().fen() == theirs.end().board().fen()
         assert [m.uci() for m in ours.to_python_chess().mainline_moves()] == ours.uci()
         assert san_to_uci(ours.moves, ours.headers.get("FEN")) == ours.uci()
-        assert " -- " in ours.to_pgn().splitlines()[-1] + " "
+        assert " -- " in game_to_pgn(ours).splitlines()[-1] + " "
     nags = [n.nags for n in games[0].to_python_chess().mainline()]
     assert nags[9] == {5}                 # "--!?": the annotation is the pass's NAG, as python-chess reads it
     assert moves_to_pgn(games[4].moves).splitlines()[-1] == "1. d4 -- 2. c4 -- 3. Nc3 e5 4. dxe5 *"

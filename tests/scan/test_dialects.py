@@ -9,6 +9,7 @@ FASTPGN_IMPLEMENTATION names (the suite runs once per backend).
 from __future__ import annotations
 
 import io
+import os
 import re
 from pathlib import Path
 
@@ -239,3 +240,147 @@ def test_blocks_of_dialect_text_cut_where_the_rule_says_whatever_the_read_sizes(
         got[-1] = (offset, last + cut_off)
         assert cut_off.lstrip(b" \t")[:1] == b"["
     assert got == want
+
+
+# ------------------------------------------------------------ other tools' dialects
+#
+# Each case: what a tool writes, and the same game as the PGN standard writes it (None: python-chess
+# reads the case itself the same way). fastpgn must read the first as python-chess reads the second.
+
+OTHER_TOOLS = [
+    ("en passant e.p.", "1. e4 d5 2. e5 f5 3. exf6 e.p. Nxf6 *", None),
+    ("en passant ep", "1. e4 d5 2. e5 f5 3. exf6ep Nxf6 *", None),
+    ("en passant e.p. joined", "1. e4 d5 2. e5 f5 3. exf6e.p. Nxf6 *", None),
+    ("castling with en dashes", "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O\u2013O Nf6 1\u20130",
+     "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O-O Nf6 1-0"),
+    ("castling with em dashes", "1. d4 d5 2. Nc3 Nc6 3. Bf4 Bf5 4. Qd2 Qd7 5. 0\u20140\u20140 0\u20141",
+     "1. d4 d5 2. Nc3 Nc6 3. Bf4 Bf5 4. Qd2 Qd7 5. 0-0-0 0-1"),
+    ("draw with halves", "1. e4 e5 \u00bd-\u00bd", "1. e4 e5 1/2-1/2"),
+    ("draw with halves and an en dash", "1. e4 e5 \u00bd\u2013\u00bd", "1. e4 e5 1/2-1/2"),
+    ("glyphs apart", "1. e4 +- e5 =+ 2. Qh5 \u00b1 Nc6 3. Bc4 Nf6 -/+ 4. Qxf7# \u221e 1-0",
+     "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0"),
+    ("a forfeit won by White (ChessBase)", '[Event "x"]\n\n +--', '[Event "x"]\n\n 1-0'),
+    ("a forfeit won by Black (ChessBase)", "1. e4 --+", "1. e4 0-1"),
+    ("castling with non-breaking hyphens (scalachess's weird dashes)",
+     "1. Nf3 d5 2. d4 Nf6 3. g3 g6 4. Bg2 c6 5. O\u2011O Bg7 6. c3 O\u2011O 0-1",
+     "1. Nf3 d5 2. d4 Nf6 3. g3 g6 4. Bg2 c6 5. O-O Bg7 6. c3 O-O 0-1"),
+    ("castling with minus signs", "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O\u2212O *",
+     "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O-O *"),
+    ("a promotion in lower case", "1. e4 d5 2. exd5 c6 3. dxc6 e5 4. cxb7 Ke7 5. bxa8=q *", None),
+    ("e.p. then the check", "1. e4 d5 2. e5 f5 3. exf6e.p.+ *", None),
+    ("two dots for the absent move", "1. e4 e6 2. d4 d5 3. e5 2. .. c5 *", None),
+    ("glyphs on the move", "1. e4 e5 2. Nf3+= Nc6 3. Bb5+- a6 *", "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *"),
+    ("Crafty layout", "1.   e4      ...\n1.   ...     e5\n2.   Nf3     Nc6\n*", None),
+    ("forum wrapper lines", "[pgn]\n[Event \"a\"]\n\n1. d4 d5 *\n[/pgn]", "[Event \"a\"]\n\n1. d4 d5 *"),
+    ("forum wrapper on the lines", "[PGN][Event \"a\"]\n\n1. d4 d5 *[/PGN]", "[Event \"a\"]\n\n1. d4 d5 *"),
+    ("forum wrapper around one line (scalachess)", "[pgn] 1. e4 e6 2. d4 d5 (2... c5) 3. Nc3 [/pgn]",
+     "1. e4 e6 2. d4 d5 (2... c5) 3. Nc3"),
+    ("quotes not escaped", "[Event \"Tournament \"Championship\" Finals\"]\n\n1. c4 *", None),
+    ("a backslash before the closing quote", "[Event \"Tournament \\\"]\n\n1. c4 *", None),
+    ("no closing quote", "[Event \"Open]\n[Site \"x\"]\n\n1. c4 *", "[Event \"Open\"]\n[Site \"x\"]\n\n1. c4 *"),
+    ("an unfinished tag", "[Event \"Open\n[Site \"x\"]\n\n1. c4 *", "[Event \"Open\"]\n[Site \"x\"]\n\n1. c4 *"),
+    ("no closing bracket", "[Event \"Open\"\n[Site \"x\"]\n\n1. c4 *", "[Event \"Open\"]\n[Site \"x\"]\n\n1. c4 *"),
+    ("a castling right without a rook",
+     "[FEN \"4k3/8/8/8/8/8/8/4K3 w KQ - 0 1\"]\n[SetUp \"1\"]\n\n1. Kd2 Kd7 *", None),
+    ("castling rights and a king off its rank",
+     "[FEN \"r3k2r/8/8/8/8/8/4K3/R6R w KQkq - 0 1\"]\n[SetUp \"1\"]\n\n1. Kd2 O-O-O *", None),
+]
+
+
+def _oracle(text: str) -> list:
+    games = []
+    stream = io.StringIO(text)
+    while (game := chess_pgn.read_game(stream)) is not None:
+        assert game.errors == [], game.errors
+        # (the seven-tag roster's defaults python-chess fills in are no tags of the file)
+        games.append(({k: v for k, v in game.headers.items() if k in ("Event", "Site", "FEN") and v != "?"},
+                      [m.uci() for m in game.mainline_moves()]))
+    return games
+
+
+def _result_token(text: str) -> str:
+    for token in ("1-0", "0-1", "1/2-1/2", "*"):
+        if text.rstrip().endswith(token):
+            return token
+    return "*"      # (no result written: unknown)
+
+
+@pytest.mark.parametrize("name, dialect, plain", OTHER_TOOLS, ids=[c[0] for c in OTHER_TOOLS])
+def test_other_tools_dialects_read_as_python_chess_reads_them(name, dialect, plain):
+    prefix = "" if dialect.startswith("[") else '[Event "x"]\n\n'
+    data = prefix + dialect + "\n"
+    standard = data if plain is None else prefix + plain + "\n"
+    oracle = _oracle(standard)
+    reader = read_games(data.encode(), errors="skip")
+    ours = list(reader)
+    assert reader.rejected == [] and len(ours) == len(oracle) == 1
+    (game,), ((headers, uci),) = ours, oracle
+    assert {k: v for k, v in game.headers.items() if k in ("Event", "Site", "FEN")} == headers
+    assert game.uci() == uci
+    assert game.result == _result_token(standard)
+    # the same whatever the block size, in every output
+    lines = _read(data.encode(), None)
+    assert lines[0] and not lines[1]
+    for block_size in BLOCK_SIZES:
+        assert _read(io.BytesIO(data.encode()), block_size) == lines
+
+
+def test_other_tools_dialects_in_one_file_replay_under_validate_and_uci():
+    """The case file: every game kept by --validate's replay, its UCI what python-chess plays."""
+    from fastpgn.board import moves_hook
+    from fastpgn import scan
+
+    data = (CASES / "other-tools-dialects.pgn").read_bytes()
+    lines, read, rejects, _ = scan.kernel.lines_from_block(data, 0, len(data), moves_hook=moves_hook(uci=True))
+    assert rejects == [] and read == 13
+    ucis = [line.split("\u2502")[19] for line in lines.decode().splitlines()]
+    assert ucis[2].split()[6] == "e1g1" and ucis[3].split()[8] == "e1c1"    # O–O, 0—0—0
+    assert ucis[11] == "e1d2 e8d7"                                            # KQ with no rook: dropped
+    assert ucis[12] == "e7e5 g1f3 b8c6"                                       # 1. ... e5: Black first
+    games = list(read_games(data))
+    assert [g.first_ply for g in games][12] == 1
+    assert [g.result for g in games][2:5] == ["1-0", "0-1", "1/2-1/2"]
+
+
+@pytest.mark.parametrize("text, reason", [
+    (b'[Event broken]\n\n1. e4 *\n', "malformed tag"),
+    (b'[Event "a" x]\n\n1. e4 *\n', "malformed tag"),
+    # no closing quote, and text a tag value does not hold: a damaged input's run-together text, not a tag
+    (b'[Event "Ra 0:02a32] } 14. Bg3 { [%clk 0:02:56] } 1-0\n\n1. e4 *\n', "unterminated tag value"),
+    (b'[Event "a"]\n\n1. e4 +-x *\n', "invalid move token '+-x'"),
+    (b'[Event "a"]\n\n1. e4 e5 1\xe2\x80\x932 *\n', "invalid move token '1\u20132'"),
+    (b'[Event "a"]\n\n1. e4 [pgn x] *\n', "invalid move token '[pgn'"),
+])
+def test_what_no_reader_makes_sense_of_is_still_rejected_with_its_reason(text, reason):
+    reader = read_games(text, errors="skip")
+    assert list(reader) == []
+    (bad,) = reader.rejected
+    assert bad.reason == reason
+
+
+# ------------------------------------------------------------ the two kernels on mixtures of dialects
+
+DIALECT_TOKENS = st.sampled_from([
+    b"e.p.", b"ep", b"exf6e.p.", b"exf6ep", b"exf6e.p.+", b"O\xe2\x80\x93O", b"0\xe2\x80\x940\xe2\x80\x940",
+    b"O\xe2\x80\x91O", b"1\xe2\x80\x930", b"0\xe2\x80\x941", b"\xc2\xbd-\xc2\xbd", b"\xc2\xbd\xe2\x80\x93\xc2\xbd",
+    b"1/2\xe2\x80\x931/2", b"+--", b"--+", b"+-", b"-+", b"+=", b"=", b"\xc2\xb1", b"\xe2\x88\x9e", b"Nf3+=",
+    b"Bb5+-", b"...", b"..", b"1.", b"1...", b"[pgn]", b"[/pgn]", b"[PGN]", b"*[/pgn]", b"e4[/pgn]", b"bxa8=q",
+    b'[Event "a "b" c"]', b'[Event "x\\"]', b'[Event "open]', b'[Event "open', b'[Event "x"', b"\n", b"\n\n",
+    b" ", b"{ c }", b"(1... c5)", b"$1", b"1-0", b"*", b"e4", b"d5", b"\xe2", b"\xc2", b"-", b"[", b"]"])
+
+
+def _all_outputs(mod, data: bytes):
+    return (mod.lines_from_block(data, 0, len(data)), mod.games_from_block(data, 0, len(data)),
+            mod.headers_from_block(data, 0, len(data)))
+
+
+@settings(max_examples=int(os.environ.get("DIALECT_EXAMPLES", "300")), deadline=None)
+@given(parts=st.lists(DIALECT_TOKENS, max_size=40), head=st.booleans())
+def test_both_kernels_read_mixed_dialects_alike(parts, head):
+    from fastpgn import _backend
+
+    kernels = dict(_backend.available("scan._scan"))
+    if "cy" not in kernels:
+        pytest.skip("the compiled scanner is not built here")
+    data = (b'[Event "x"]\n\n' if head else b"") + b" ".join(parts)
+    assert _all_outputs(kernels["py"], data) == _all_outputs(kernels["cy"], data)

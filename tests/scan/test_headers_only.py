@@ -140,12 +140,12 @@ def test_read_headers_and_headers_only(tmp_path):
 
 def test_bad_tags_still_reject_bad_moves_do_not():
     data = (b'[White "A"]\n\n1. e4 Zz9 *\n\n'          # a bad move: not checked
-            b'[White "B]\n\n1. e4 *\n\n'               # a bad tag: rejected as in the full read
+            b'[White B]\n\n1. e4 *\n\n'                # a bad tag: rejected as in the full read
             b'[White "C"]\n\n1. e4 { open *\n\n'       # an unterminated comment: the boundary rule rejects it
             b'[White "D"]\n\n1. d4 *\n')
     reader = read_headers(data, errors="skip")
     assert [g.headers["White"] for g in reader] == ["A", "D"]
-    assert [r.reason for r in reader.rejected] == ["unterminated tag value", "unterminated comment"]
+    assert [r.reason for r in reader.rejected] == ["malformed tag", "unterminated comment"]
     full = read_games(data, errors="skip")
     assert [g.headers["White"] for g in full] == ["D"]
     assert [r.number for r in full.rejected] == [1, 2, 3]

@@ -1,0 +1,60 @@
+"""``write_pgn``: games written back as PGN, each as it was read.
+
+A game from a reader is written byte for byte as its input held it (tags,
+comments, NAGs, variations, layout; ``Game.to_pgn_bytes``); a game made by
+hand as ``fastpgn.game_to_pgn`` writes it. Games are separated by one blank
+line, so the file reads back as the same games, in any PGN reader.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import IO, Any, Iterable
+
+from fastpgn.reader import Game
+
+
+def write_pgn(games: Iterable[Game], path: str | os.PathLike | IO[bytes]) -> int:
+    """Write ``games`` to ``path`` (a file name, ``-`` for stdout, or a binary file object); returns how many.
+
+    A name ending ``.gz`` is written gzip-compressed. A file object is
+    written to and left open.
+
+    >>> import io
+    >>> out = io.BytesIO()
+    >>> from fastpgn import read_games
+    >>> games = read_games(b'[White "A"]\\n\\n1. e4 {good} e5 *\\n\\n[White "B"]\\n\\n1. d4 $1 *\\n')
+    >>> write_pgn((g for g in games if g.headers["White"] == "B"), out)
+    1
+    >>> out.getvalue()
+    b'[White "B"]\\n\\n1. d4 $1 *\\n'
+    """
+    if hasattr(path, "write"):
+        return _write_all(games, path)
+    name = os.fspath(path)
+    if name == "-":
+        import sys
+
+        count = _write_all(games, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return count
+    if str(name).endswith(".gz"):
+        import gzip
+
+        with gzip.open(name, "wb") as f:
+            return _write_all(games, f)
+    with open(name, "wb") as f:
+        return _write_all(games, f)
+
+
+def _write_all(games: Iterable[Game], out: Any) -> int:
+    count = 0
+    for game in games:
+        if not isinstance(game, Game):
+            raise TypeError(f"write_pgn writes fastpgn.Game objects, not {type(game).__name__}")
+        text = game.to_pgn_bytes()
+        out.write(text if count == 0 else b"\n" + text)
+        count += 1
+    return count
+
+
