@@ -2,7 +2,7 @@
 # test dependencies and the compiled kernels; PYTHON=... uses another interpreter's packages instead.
 VENV ?= .venv
 PYTHON ?= $(VENV)/bin/python
-PYTEST = $(PYTHON) -m pytest -q
+PYTEST = $(PYTHON) -m pytest -q -n 2 --dist loadfile
 # pytest arguments: make test-py TESTS=tests/scan
 TESTS ?=
 BENCH_SIZE ?= 20MB
