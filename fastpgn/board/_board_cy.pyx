@@ -300,6 +300,13 @@ _zobrist()
 cdef uint64_t _PG[781]
 
 
+cdef struct PieceKey:
+    # The pieces' part of a Polyglot key and the bitboards it was made of (_pg_pieces_since).
+    bint known
+    uint64_t key
+    uint64_t bb[16]
+
+
 cdef void _polyglot_table():
     from fastpgn.board._polyglot import RANDOM64
     cdef int i
@@ -973,16 +980,51 @@ cdef uint64_t _polyglot(BoardCore b, int ep) noexcept nogil:
     beside the pawn that moved, whether or not taking is legal (the board's
     own ``ep`` is kept only where it is).
     """
-    cdef uint64_t key = 0, bits
-    cdef int pc, kind, p, pawn
+    return _pg_pieces(b) ^ _pg_rest(b, ep)
+
+
+cdef inline uint64_t _pg_bits(int pc, uint64_t bits) noexcept nogil:
+    """The Polyglot terms of piece code ``pc`` on the squares of ``bits`` (a1 = bit 0), XORed."""
+    cdef uint64_t key = 0
+    cdef int kind = 64 * (2 * ((pc & 7) - 1) + (pc >> 3 == WHITE))
+    while bits:
+        key ^= _PG[kind + fastpgn_ctz64(bits)]
+        bits &= bits - 1
+    return key
+
+
+cdef uint64_t _pg_pieces(BoardCore b) noexcept nogil:
+    """The pieces' part of ``b``'s Polyglot key."""
+    cdef uint64_t key = 0
+    cdef int pc
     for pc in range(1, 15):
-        if pc == 7 or pc == 8:
-            continue
-        bits = b.bb[pc]
-        kind = 64 * (2 * ((pc & 7) - 1) + (pc >> 3 == WHITE))
-        while bits:
-            key ^= _PG[kind + fastpgn_ctz64(bits)]
-            bits &= bits - 1
+        if pc != 7 and pc != 8:
+            key ^= _pg_bits(pc, b.bb[pc])
+    return key
+
+
+cdef uint64_t _pg_pieces_since(BoardCore b, PieceKey* last) noexcept nogil:
+    """The pieces' part of ``b``'s Polyglot key from ``last`` (the part of an earlier position, with its
+    bitboards): only the squares whose piece changed are XORed in and out. ``last`` then holds ``b``'s."""
+    cdef int pc
+    cdef uint64_t diff
+    if not last.known:
+        last.key = _pg_pieces(b)
+        memcpy(last.bb, b.bb, sizeof(last.bb))
+        last.known = True
+        return last.key
+    for pc in range(1, 15):
+        diff = last.bb[pc] ^ b.bb[pc]
+        if diff and pc != 7 and pc != 8:
+            last.key ^= _pg_bits(pc, diff)
+            last.bb[pc] = b.bb[pc]
+    return last.key
+
+
+cdef uint64_t _pg_rest(BoardCore b, int ep) noexcept nogil:
+    """The castling rights', en passant file's and side to move's part of ``b``'s Polyglot key."""
+    cdef uint64_t key = 0
+    cdef int pc, p, pawn
     for pc in range(4):
         if b.castle[pc] >= 0:
             key ^= _PG[768 + pc]
@@ -2962,6 +3004,8 @@ cdef Py_ssize_t _play_core(BoardCore b, Fast* f, const char* buf, Py_ssize_t lim
     cdef int clock = b.halfmove     # the fast path keeps no halfmove clock: _note_ply counts it for the FENs
     cdef int pieces = _pieces(b) if plies != NULL and plies.fens != NULL else 0
     cdef Py_ssize_t fen_at = 0
+    cdef PieceKey last              # the pieces' part of the key, carried from ply to ply (_note_ply)
+    last.known = False
     while k > 0 and spans[2 * k - 1] + 8 > limit:
         k -= 1
     sp_copied = spans + 2 * k
@@ -2983,7 +3027,7 @@ cdef Py_ssize_t _play_core(BoardCore b, Fast* f, const char* buf, Py_ssize_t lim
                 stuck.text, stuck.n, stuck.code = <const unsigned char*>buf + (sp - 2)[0], n, mv
                 return -1
         if plies != NULL:
-            _note_ply(b, mv, plies, (sp - spans) // 2 - 1, &clock, &pieces, &fen_at)
+            _note_ply(b, mv, plies, (sp - spans) // 2 - 1, &clock, &pieces, &fen_at, &last)
         if o != NULL:
             o += _write_uci(b.chess960, mv, o)
             o[0] = 32
@@ -2997,7 +3041,7 @@ cdef inline int _pieces(BoardCore b) noexcept nogil:
 
 
 cdef void _note_ply(BoardCore b, int mv, Plies* plies, Py_ssize_t i, int* clock, int* pieces,
-                    Py_ssize_t* fen_at) noexcept nogil:
+                    Py_ssize_t* fen_at, PieceKey* last) noexcept nogil:
     """Ply ``i``'s position, ``mv`` just played on ``b``, into ``plies``: its Polyglot key, its FEN.
 
     ``clock`` and ``pieces`` are the halfmove clock and the number of pieces
@@ -3007,7 +3051,8 @@ cdef void _note_ply(BoardCore b, int mv, Plies* plies, Py_ssize_t i, int* clock,
     cdef int flag = mv >> 17
     cdef int to = (mv >> 7) & 127
     if plies.keys != NULL:
-        plies.keys[i] = _polyglot(b, (mv & 127) + _PAWN_FWD[b.stm ^ 1] if flag == FLAG_DOUBLE else -1)
+        plies.keys[i] = _pg_pieces_since(b, last) ^ _pg_rest(b, (mv & 127) + _PAWN_FWD[b.stm ^ 1]
+                                                          if flag == FLAG_DOUBLE else -1)
     if plies.fens != NULL:
         if flag != FLAG_CASTLE and flag != FLAG_NULL and ((mv >> 14) & 7 or b.sq[to] & 7 == PAWN):
             clock[0] = 0
