@@ -71,7 +71,8 @@ def test_doctests():
 # ------------------------------------------------------------ the contract
 
 GOLDEN = [
-    ("game_id", "string"), ("site", "string"), ("event", "string"), ("utc", "timestamp[s, tz=UTC]"), ("date", "date32[day]"),
+    ("game_id", "string"), ("site", "string"), ("event", "string"), ("utc", "timestamp[s, tz=UTC]"),
+    ("date", "date32[day]"),
     ("white", "string"), ("black", "string"), ("white_elo", "int16"), ("black_elo", "int16"),
     ("white_rating_diff", "int16"), ("black_rating_diff", "int16"), ("white_title", "string"),
     ("black_title", "string"), ("result", "string"), ("termination", "string"), ("time_control", "string"),
