@@ -100,6 +100,8 @@ EDGES = [
     ("after the variation, the main line's move again", b"1. e4 (1. d4 $1) $2 e5 *", [[2], []]),
     ("after a comment", b"1. e4 { good } $1 *", [[1]]),
     ("a glyph on a check", b"1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7#!! 1-0", [[], [], [], [], [], [], [3]]),
+    ("a ? in a comment is no NAG", b"1. e4! { really? !! } e5 *", [[1], []]),
+    ("a glyph apart after a move with its own", b"1. e4! !? e5 *", [[1, 5], []]),
     ("a NAG after the result is no move's", b"1. e4 $1 * $2", [[1]]),
 ]
 
@@ -107,10 +109,11 @@ EDGES = [
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("name, movetext, nags", EDGES, ids=[e[0] for e in EDGES])
 def test_nag_edge_cases(kernel, name, movetext, nags):
-    data = b'[Site "https://lichess.org/AbCd1234"]\n\n' + movetext + b"\n"
-    cols = columns(kernel, data)
-    assert cols["nags"] == [nags]
-    assert cols["site"] == ["https://lichess.org/AbCd1234"]
+    site = b'[Site "https://lichess.org/AbCd1234"]\n'
+    for tags in (site, site + b'[Event "Why?!"]\n'):     # (a ? or ! in a tag: the pure sink reads the text again)
+        cols = columns(kernel, tags + b"\n" + movetext + b"\n")
+        assert cols["nags"] == [nags]
+        assert cols["site"] == ["https://lichess.org/AbCd1234"]
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
