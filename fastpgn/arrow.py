@@ -272,7 +272,7 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
 
 # Unique to a game (or nearly, a position after the opening): a dictionary would only cost there (plain pages
 # are smaller and written faster).
-_PLAIN_COLUMNS = ("game_id", "offset", "zobrist", "fens")
+_PLAIN_COLUMNS = ("game_id", "site", "offset", "zobrist", "fens")
 
 
 def _leaf_paths(field) -> list[str]:
@@ -281,7 +281,12 @@ def _leaf_paths(field) -> list[str]:
     import pyarrow as pa
 
     if pa.types.is_list(field.type):
-        return [f"{field.name}.list.element"]
+        path = f"{field.name}.list.element"
+        kind = field.type.value_type
+        while pa.types.is_list(kind):       # (nags: a list of lists)
+            path += ".list.element"
+            kind = kind.value_type
+        return [path]
     if pa.types.is_map(field.type):
         return [f"{field.name}.key_value.key", f"{field.name}.key_value.value"]
     return [field.name]

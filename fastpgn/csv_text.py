@@ -9,6 +9,8 @@ type is written:
 * lists: the entries separated by one space, a null entry empty (``33  -12``
   is 33, null, -12); a null list, an empty list and a list of one null
   entry are all empty; ``fens`` (a FEN holds spaces): separated by ``;``;
+* ``nags`` (a list per ply): the plies separated by one space, a ply's NAGs by ``;`` (``5;14  2`` is
+  [5, 14], [], [2]);
 * ``clock`` entries: the shortest text of the seconds (``180``, ``17.7``);
 * ``tags``: a JSON object (``{"Date":"2024.01.02","Round":"-"}``).
 
@@ -73,6 +75,8 @@ def number_text(value) -> str:
 def _lists(values: list, kind: str, sep: str = " ") -> list:
     if sep != " ":
         return ["" if v is None else sep.join(v) for v in values]
+    if kind == "list<list<int16>>":  # nags: a ply's NAGs joined by ';'
+        return ["" if v is None else " ".join(";".join(map(number_text, p)) for p in v) for v in values]
     if kind == "list<string>":   # (a null entry: judgement's moves without one)
         return ["" if v is None else " ".join(v) if None not in v else " ".join(x or "" for x in v) for v in values]
     return ["" if v is None else " ".join(map(number_text, v)) for v in values]

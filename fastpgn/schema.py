@@ -9,7 +9,7 @@ apply these rules; nothing here imports pyarrow until ``arrow_schema`` is
 called.
 
 >>> names()[:4]
-('game_id', 'event', 'utc', 'date')
+('game_id', 'site', 'event', 'utc')
 >>> int16("+5"), int16("?"), time_control("600+5"), eval_value("-1.5"), eval_value("#-7")
 (5, None, (600, 5), (-150, None), (None, -7))
 """
@@ -34,6 +34,7 @@ class Column(NamedTuple):
 
 COLUMNS = (
     Column("game_id", "string", "the Site tag's text after its last '/' (the lichess game id)"),
+    Column("site", "string", "the Site tag as written"),
     Column("event", "string", "the Event tag"),
     Column("utc", "timestamp[s, tz=UTC]", "the start: UTCDate (else Date) and UTCTime (else Time)"),
     Column("date", "date32", "UTCDate, else Date"),
@@ -62,6 +63,7 @@ COLUMNS = (
     Column("eval_cp", "list<int16>", "per ply: the eval in centipawns, White's view (null: none, or mate)"),
     Column("eval_mate", "list<int8>", "per ply: mate in N, White's view (negative: Black mates)"),
     Column("clock", "list<float32>", "per ply: seconds on the mover's clock after the move"),
+    Column("nags", "list<list<int16>>", "per ply: the move's NAGs ($N, and ! ? !! ?? !? ?! as 1-6), as written"),
     # What lichess computes from the evals and clocks (fastpgn.accuracy; docs/schema.md "Accuracy, ACPL, judgements").
     Column("win_percent", "list<float32>", "per ply: White's win percent after the move (scalachess WinPercent)"),
     Column("judgement", "list<string>", "per ply: lichess's Inaccuracy, Mistake or Blunder (null: none)"),
@@ -94,7 +96,7 @@ SOURCE_TAGS = frozenset((
 ))
 
 #: Low-cardinality string columns: always dictionary pages in Parquet (the Arrow type stays plain string);
-#: the writer (fastpgn.arrow.parquet_writer) asks for dictionaries on every column but game_id and offset,
+#: the writer (fastpgn.arrow.parquet_writer) asks for dictionaries on every column but game_id, site and offset,
 #: and Parquet drops them where a dictionary grows too big.
 DICTIONARY_COLUMNS = ("event", "white_title", "black_title", "result", "termination", "time_control", "speed",
                       "eco", "opening", "opening_code", "variant")

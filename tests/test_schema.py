@@ -71,14 +71,15 @@ def test_doctests():
 # ------------------------------------------------------------ the contract
 
 GOLDEN = [
-    ("game_id", "string"), ("event", "string"), ("utc", "timestamp[s, tz=UTC]"), ("date", "date32[day]"),
+    ("game_id", "string"), ("site", "string"), ("event", "string"), ("utc", "timestamp[s, tz=UTC]"),
+    ("date", "date32[day]"),
     ("white", "string"), ("black", "string"), ("white_elo", "int16"), ("black_elo", "int16"),
     ("white_rating_diff", "int16"), ("black_rating_diff", "int16"), ("white_title", "string"),
     ("black_title", "string"), ("result", "string"), ("termination", "string"), ("time_control", "string"),
     ("base_seconds", "int32"), ("increment_seconds", "int16"), ("speed", "string"), ("eco", "string"),
     ("opening", "string"), ("opening_code", "string"), ("variant", "string"), ("fen", "string"),
     ("plies", "int16"), ("mate", "bool"), ("moves", "list<item: string>"), ("eval_cp", "list<item: int16>"),
-    ("eval_mate", "list<item: int8>"), ("clock", "list<item: float>"),
+    ("eval_mate", "list<item: int8>"), ("clock", "list<item: float>"), ("nags", "list<item: list<item: int16>>"),
     # what lichess computes from the evals and clocks (issue 32)
     ("win_percent", "list<item: float>"), ("judgement", "list<item: string>"), ("move_seconds", "list<item: float>"),
     ("white_accuracy", "float"), ("black_accuracy", "float"), ("white_acpl", "int16"), ("black_acpl", "int16"),
@@ -116,7 +117,7 @@ def test_ratings_dates_and_time_controls():
     r = row({"Site": "https://lichess.org/abcdefgh", "UTCDate": "2024.01.02", "UTCTime": "18:08:33",
              "WhiteElo": "2479", "BlackElo": "?", "WhiteRatingDiff": "+11", "BlackRatingDiff": "-12",
              "TimeControl": "600+5", "Date": "2024.01.01", "Round": "-"})
-    assert r["game_id"] == "abcdefgh"
+    assert (r["game_id"], r["site"]) == ("abcdefgh", "https://lichess.org/abcdefgh")
     assert r["utc"] == datetime.datetime(2024, 1, 2, 18, 8, 33, tzinfo=datetime.timezone.utc)
     assert r["date"] == datetime.date(2024, 1, 2)
     assert (r["white_elo"], r["black_elo"], r["white_rating_diff"], r["black_rating_diff"]) == (2479, None, 11, -12)
@@ -124,7 +125,7 @@ def test_ratings_dates_and_time_controls():
     # Date and Round are no column of their own: they stay in tags, in file order.
     assert r["tags"] == [("Date", "2024.01.01"), ("Round", "-")]
     bare = row({"Date": "????.??.??", "WhiteElo": "40000", "TimeControl": "-"})
-    assert (bare["game_id"], bare["utc"], bare["date"], bare["white_elo"]) == (None, None, None, None)
+    assert (bare["game_id"], bare["site"], bare["utc"], bare["date"], bare["white_elo"]) == (None,) * 5
     assert (bare["base_seconds"], bare["increment_seconds"], bare["speed"]) == (None, None, "correspondence")
     old = row({"Date": "2013.01.01", "Time": "03:34:47"})   # no UTC tags: Date and Time
     assert old["utc"] == datetime.datetime(2013, 1, 1, 3, 34, 47, tzinfo=datetime.timezone.utc)
@@ -500,6 +501,8 @@ def csv_value(kind: str, text: str):
     """A CSV field back to the typed value (the reference reader of docs/schema.md's rules)."""
     if text == "":
         return None
+    if kind == "list<list<int16>>":     # nags: plies apart by spaces, a ply's NAGs by ';'
+        return [[csv_value("int16", x) for x in p.split(";")] if p else [] for p in text.split(" ")]
     if kind.startswith("list<"):
         item = kind[5:-1]
         return [csv_value(item, t) for t in text.split(" ")]

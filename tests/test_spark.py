@@ -118,7 +118,8 @@ def test_schema_is_fastpgn_schema(spark, dataset):
              "float32": T.FloatType(), "timestamp[s, tz=UTC]": T.TimestampType(),
              "list<string>": T.ArrayType(T.StringType()), "list<int16>": T.ArrayType(T.ShortType()),
              "list<int8>": T.ArrayType(T.ByteType()), "list<float32>": T.ArrayType(T.FloatType()),
-             "map<string, string>": T.MapType(T.StringType(), T.StringType())}
+             "map<string, string>": T.MapType(T.StringType(), T.StringType()),
+             "list<list<int16>>": T.ArrayType(T.ArrayType(T.ShortType()))}
     for uci in (False, True):
         got = fs.schema(uci)
         assert [(f.name, f.dataType) for f in got] == [(c.name, kinds[c.type]) for c in fastpgn_schema.columns(uci)]
@@ -138,9 +139,10 @@ def test_spark_reads_the_values_pyarrow_reads(spark, inputs, dataset):
     table = published(dataset[0], name)
     assert any(any(v is not None for v in c) for c in table.column("clock").to_pylist() if c)
     rows = (fs.read_dataset(spark, dataset[0]).where(f"input = '{name}'")
-            .select("offset", "game_id", "moves", "clock", "eval_cp").orderBy("offset").collect())
+            .select("offset", "game_id", "site", "moves", "clock", "eval_cp", "nags").orderBy("offset").collect())
     assert [tuple(r) for r in rows] == list(zip(*(table.column(c).to_pylist()
-                                                 for c in ("offset", "game_id", "moves", "clock", "eval_cp"))))
+                                                 for c in ("offset", "game_id", "site", "moves", "clock", "eval_cp",
+                                                           "nags"))))
 
 
 # ---------------------------------------------------------------- read_lines
@@ -323,6 +325,22 @@ def test_read_pgn_gives_the_dataset_rows(spark, inputs, dataset):
                         table.column("clock").to_pylist(),
                         [dict(m) for m in table.column("tags").to_pylist()]))
     assert sorted((r["offset"], r["utc"], r["eval_cp"], r["clock"], r["tags"]) for r in got) == expected
+
+
+
+def test_read_pgn_gives_site_and_nags_as_read_arrow(spark):
+    """The annotated exports' NAGs (lists per ply, null without any) and Site tags, through Spark's rows."""
+    from fastpgn import spark as fs
+
+    paths = [shared("data", "lichess-other", name) for name in
+             ("annotated-export_2017-09_variations-nags.pgn", "annotated-export_2022-08_gm-bullet.pgn")]
+    got = sorted(tuple(r) for r in fs.read_pgn(spark, paths).select("offset", "site", "nags").collect())
+    expected = []
+    for path in paths:
+        table = pa.Table.from_batches(list(fastpgn.read_arrow(path, columns=["offset", "site", "nags"])))
+        expected += zip(*(table.column(c).to_pylist() for c in ("offset", "site", "nags")))
+    assert got == sorted(expected)
+    assert any(n for _, _, n in got) and all(s for _, s, _ in got)
 
 
 ANALYTICS = ("win_percent", "judgement", "move_seconds", "white_accuracy", "black_accuracy", "white_acpl",

@@ -214,69 +214,74 @@ cdef inline int _list_end(Col *c, Col *child, bint valid) noexcept nogil:
 # Column numbers, in the schema's order (fastpgn.schema.COLUMNS).
 cdef enum:
     K_GAME_ID = 0
-    K_EVENT = 1
-    K_UTC = 2
-    K_DATE = 3
-    K_WHITE = 4
-    K_BLACK = 5
-    K_WHITE_ELO = 6
-    K_BLACK_ELO = 7
-    K_WHITE_DIFF = 8
-    K_BLACK_DIFF = 9
-    K_WHITE_TITLE = 10
-    K_BLACK_TITLE = 11
-    K_RESULT = 12
-    K_TERMINATION = 13
-    K_TIME_CONTROL = 14
-    K_BASE = 15
-    K_INCREMENT = 16
-    K_SPEED = 17
-    K_ECO = 18
-    K_OPENING = 19
-    K_OPENING_CODE = 20
-    K_VARIANT = 21
-    K_FEN = 22
-    K_PLIES = 23
-    K_MATE = 24
-    K_MOVES = 25
-    K_EVAL_CP = 26
-    K_EVAL_MATE = 27
-    K_CLOCK = 28
+    K_SITE = 1
+    K_EVENT = 2
+    K_UTC = 3
+    K_DATE = 4
+    K_WHITE = 5
+    K_BLACK = 6
+    K_WHITE_ELO = 7
+    K_BLACK_ELO = 8
+    K_WHITE_DIFF = 9
+    K_BLACK_DIFF = 10
+    K_WHITE_TITLE = 11
+    K_BLACK_TITLE = 12
+    K_RESULT = 13
+    K_TERMINATION = 14
+    K_TIME_CONTROL = 15
+    K_BASE = 16
+    K_INCREMENT = 17
+    K_SPEED = 18
+    K_ECO = 19
+    K_OPENING = 20
+    K_OPENING_CODE = 21
+    K_VARIANT = 22
+    K_FEN = 23
+    K_PLIES = 24
+    K_MATE = 25
+    K_MOVES = 26
+    K_EVAL_CP = 27
+    K_EVAL_MATE = 28
+    K_CLOCK = 29
+    K_NAGS = 30
     # what lichess computes from the evals and clocks (fastpgn.accuracy)
-    K_WIN_PERCENT = 29
-    K_JUDGEMENT = 30
-    K_MOVE_SECONDS = 31
-    K_WHITE_ACCURACY = 32
-    K_BLACK_ACCURACY = 33
-    K_WHITE_ACPL = 34
-    K_BLACK_ACPL = 35
-    K_WHITE_INACCURACIES = 36   # then Mistakes, Blunders, and Black's three: K_WHITE_INACCURACIES + 3 * side + j
-    K_OFFSET = 42
-    K_TAGS = 43
-    K_UCI = 44
+    K_WIN_PERCENT = 31
+    K_JUDGEMENT = 32
+    K_MOVE_SECONDS = 33
+    K_WHITE_ACCURACY = 34
+    K_BLACK_ACCURACY = 35
+    K_WHITE_ACPL = 36
+    K_BLACK_ACPL = 37
+    K_WHITE_INACCURACIES = 38   # then Mistakes, Blunders, and Black's three: K_WHITE_INACCURACIES + 3 * side + j
+    K_OFFSET = 44
+    K_TAGS = 45
+    K_UCI = 46
     # the children of the list and map columns
-    K_MOVES_ITEM = 45
-    K_EVAL_CP_ITEM = 46
-    K_EVAL_MATE_ITEM = 47
-    K_CLOCK_ITEM = 48
-    K_TAG_KEY = 49
-    K_TAG_VALUE = 50
-    K_UCI_ITEM = 51
-    K_WIN_PERCENT_ITEM = 52
-    K_JUDGEMENT_ITEM = 53
-    K_MOVE_SECONDS_ITEM = 54
+    K_MOVES_ITEM = 47
+    K_EVAL_CP_ITEM = 48
+    K_EVAL_MATE_ITEM = 49
+    K_CLOCK_ITEM = 50
+    K_TAG_KEY = 51
+    K_TAG_VALUE = 52
+    K_UCI_ITEM = 53
+    K_WIN_PERCENT_ITEM = 54
+    K_JUDGEMENT_ITEM = 55
+    K_MOVE_SECONDS_ITEM = 56
     # with positions / fens: each ply's Polyglot key and FEN (the replay's, scan/replay.pxi)
-    K_ZOBRIST = 55
-    K_ZOBRIST_ITEM = 56
-    K_FENS = 57
-    K_FENS_ITEM = 58
-    NCOLS = 59
+    K_ZOBRIST = 57
+    K_ZOBRIST_ITEM = 58
+    K_FENS = 59
+    K_FENS_ITEM = 60
+    # the nags' per-ply lists and their NAGs
+    K_NAGS_PLY = 61
+    K_NAGS_ITEM = 62
+    NCOLS = 63
 
 # The columns with offsets (their first offset, 0, is written when they start).
 cdef int[12] _OFFSET_COLS = [K_GAME_ID, K_EVENT, K_WHITE, K_BLACK, K_WHITE_TITLE, K_BLACK_TITLE, K_RESULT,
                              K_TERMINATION, K_TIME_CONTROL, K_SPEED, K_ECO, K_OPENING]
-cdef int[11] _MORE_OFFSET_COLS = [K_VARIANT, K_FEN, K_MOVES, K_EVAL_CP, K_EVAL_MATE, K_CLOCK, K_TAGS, K_UCI,
-                                  K_MOVES_ITEM, K_TAG_KEY, K_TAG_VALUE]
+cdef int[14] _MORE_OFFSET_COLS = [K_VARIANT, K_FEN, K_MOVES, K_EVAL_CP, K_EVAL_MATE, K_CLOCK, K_TAGS, K_UCI,
+                                  K_MOVES_ITEM, K_TAG_KEY, K_TAG_VALUE, K_SITE, K_NAGS, K_NAGS_PLY]
 
 cdef const char *_SPEED_NAMES[6]
 _SPEED_NAMES[0] = b"ultraBullet"
@@ -318,7 +323,7 @@ cdef int _columns_start(Columns *c, bint uci) noexcept nogil:
     for i in range(12):
         if _offset(&c.cols[_OFFSET_COLS[i]], 0) < 0:
             return -1
-    for i in range(11):
+    for i in range(14):
         if _offset(&c.cols[_MORE_OFFSET_COLS[i]], 0) < 0:
             return -1
     if _offset(&c.cols[K_OPENING_CODE], 0) < 0 or _offset(&c.cols[K_UCI_ITEM], 0) < 0:
@@ -853,6 +858,8 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
             return -1
     if _list_end(&c.cols[K_CLOCK], clocks, game.nclocks > 0) < 0:
         return -1
+    if _nags(c, game) < 0:
+        return -1
     if _move_seconds(c, game) < 0:
         return -1
     if c.uci:
@@ -867,6 +874,24 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
     if c.pos != NULL and _positions(c, c.pos) < 0:
         return -1
     return 0
+
+
+cdef int _nags(Columns *c, _Game game) noexcept nogil:
+    """The nags list of a row: per ply, the NAGs the grammar noted for it, in order; null when it noted none."""
+    cdef Col *plies = &c.cols[K_NAGS_PLY]
+    cdef Col *items = &c.cols[K_NAGS_ITEM]
+    cdef Py_ssize_t i, j = 0
+    cdef int16_t value
+    if game.nnags:
+        for i in range(game.nmoves):
+            while j < game.nnags and game.nags[2 * j] == i:
+                value = <int16_t>game.nags[2 * j + 1]
+                if _fixed(items, &value, 2, game.nags[2 * j + 1] >= 0) < 0:
+                    return -1
+                j += 1
+            if _list_end(plies, items, True) < 0:
+                return -1
+    return _list_end(&c.cols[K_NAGS], plies, game.nnags > 0)
 
 
 cdef int _positions(Columns *c, Positions *pos) noexcept nogil:
@@ -1029,16 +1054,16 @@ cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_of
             variant = t
         elif _named(buf, game, t, b"FEN", 3):
             fen = t
-    # game_id: the Site tag after its last '/'
+    # game_id: the Site tag after its last '/'; site: the tag whole
     if slots[S_SITE] >= 0:
         if _cspan(buf, game, slots[S_SITE], scratch, &vp, &vn) < 0:
             return -1
         s = vn
         while s > 0 and vp[s - 1] != b'/':
             s -= 1
-        if _string(&c.cols[K_GAME_ID], vp + s, vn - s) < 0:
+        if _string(&c.cols[K_GAME_ID], vp + s, vn - s) < 0 or _string(&c.cols[K_SITE], vp, vn) < 0:
             return -1
-    elif _string(&c.cols[K_GAME_ID], NULL, 0) < 0:
+    elif _string(&c.cols[K_GAME_ID], NULL, 0) < 0 or _string(&c.cols[K_SITE], NULL, 0) < 0:
         return -1
     if _tag_string(&c.cols[K_EVENT], buf, game, event, scratch) < 0:
         return -1
@@ -1221,10 +1246,10 @@ cdef int _fill_codes(Columns *c, const char *buf, object openings) except -1:
 cdef dict _columns_dict(Columns *c, const char *buf, object openings):
     """Every column's buffers by name, the opening codes' gaps filled from ``openings`` with the GIL."""
     _fill_codes(c, buf, openings)
-    names = ("game_id", "event", "utc", "date", "white", "black", "white_elo", "black_elo", "white_rating_diff",
+    names = ("game_id", "site", "event", "utc", "date", "white", "black", "white_elo", "black_elo", "white_rating_diff",
              "black_rating_diff", "white_title", "black_title", "result", "termination", "time_control",
              "base_seconds", "increment_seconds", "speed", "eco", "opening", "opening_code", "variant", "fen",
-             "plies", "mate", "moves", "eval_cp", "eval_mate", "clock", "win_percent", "judgement", "move_seconds",
+             "plies", "mate", "moves", "eval_cp", "eval_mate", "clock", "nags", "win_percent", "judgement", "move_seconds",
              "white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies", "white_mistakes",
              "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders", "offset", "tags")
     cdef dict out = {}
@@ -1242,6 +1267,9 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
             out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_EVAL_MATE_ITEM], 0, ()),))
         elif k == K_CLOCK:
             out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_CLOCK_ITEM], 0, ()),))
+        elif k == K_NAGS:
+            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_NAGS_PLY], 2,
+                                                                (_col_spec(&c.cols[K_NAGS_ITEM], 0, ()),)),))
         elif k == K_TAGS:
             out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_TAG_KEY], 1, ()),
                                                       _col_spec(&c.cols[K_TAG_VALUE], 1, ())))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from fastpgn import accuracy as _accuracy, schema
 from fastpgn import scan as _scan
 from fastpgn.scan.contract import ScanResult
+from fastpgn.scan.grammar import _GLYPH_NAGS, game_nags
 
 if TYPE_CHECKING:
     from fastpgn.openings import OpeningMap
@@ -117,7 +118,7 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
                 read = last - first_game
             else:
                 rejects = sorted(rejects + bad, key=lambda r: r[2])
-    columns = _columns(records, openings)
+    columns = _columns(data, records, openings)
     if uci:
         columns["uci"] = uci_lists
     if positions:
@@ -127,7 +128,31 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
     return ScanResult(columns, read, rejects, filtered)
 
 
-def _columns(records: list, openings) -> dict:
+def _nags(text: bytes, moves: list) -> list | None:
+    """The nags column's value of a game: per ply, its NAGs in the order written; None when it has none.
+
+    When the game's text has no ``$`` and each of its ``!`` and ``?`` is in a
+    main-line move (no glyph apart, in a tag, comment or variation), the
+    glyphs of the moves are all its NAGs; else the grammar reads them again
+    from the text (``game_nags``).
+    """
+    if b"$" not in text:
+        marks = text.count(b"!") + text.count(b"?")
+        if not marks:
+            return None
+        glyphs = [_GLYPH_NAGS.get(m[len(m.rstrip("!?")):].encode(), 0) if m[-1] in "!?" else 0 for m in moves]
+        if marks == sum(len(m) - len(m.rstrip("!?")) for m in moves):
+            return [[g] if g else [] for g in glyphs]
+    pairs = game_nags(text)
+    if not pairs:
+        return None
+    per_ply: list = [[] for _ in moves]
+    for ply, nag in pairs:
+        per_ply[ply].append(nag)
+    return per_ply
+
+
+def _columns(data, records: list, openings) -> dict:
     headers = [r[2] for r in records]
     moves = [r[3] for r in records]
 
@@ -145,6 +170,7 @@ def _columns(records: list, openings) -> dict:
     source = schema.SOURCE_TAGS
     columns = {
         "game_id": [schema.game_id(h.get("Site")) for h in headers],
+        "site": tag("Site"),
         "event": tag("Event"),
         "utc": list(map(schema.utc_seconds, dates, times)),
         "date": list(map(schema.date_days, dates)),
@@ -173,6 +199,7 @@ def _columns(records: list, openings) -> dict:
         "eval_cp": [e[0] for e in evals],
         "eval_mate": [e[1] for e in evals],
         "clock": [c if c.count(None) != len(c) else None for c in (r[5] for r in records)],
+        "nags": [_nags(bytes(data[r[8]:r[9]]), r[3]) for r in records],
     }
     columns.update(_analysis(headers, moves, evals, columns["clock"], clocks))
     columns["offset"] = [r[0] for r in records]

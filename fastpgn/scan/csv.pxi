@@ -271,6 +271,24 @@ cdef int _csv_numbers(Out *out, Col *lists, Col *items, Py_ssize_t row, int widt
     return 0
 
 
+cdef int _csv_nags(Out *out, Columns *c, Py_ssize_t row) noexcept nogil:
+    """The nags: the plies' entries separated by spaces, a ply's NAGs by ``;`` (a null NAG empty)."""
+    cdef Col *plies = &c.cols[K_NAGS_PLY]
+    cdef Col *items = &c.cols[K_NAGS_ITEM]
+    cdef Py_ssize_t p, k
+    if not _is_valid(&c.cols[K_NAGS], row):
+        return 0
+    for p in range(_off_at(&c.cols[K_NAGS], row), _off_at(&c.cols[K_NAGS], row + 1)):
+        if p > _off_at(&c.cols[K_NAGS], row) and _csv_bytes(out, b" ", 1) < 0:
+            return -1
+        for k in range(_off_at(plies, p), _off_at(plies, p + 1)):
+            if k > _off_at(plies, p) and _csv_bytes(out, b";", 1) < 0:
+                return -1
+            if _is_valid(items, k) and _csv_int(out, (<int16_t *>items.data.data)[k]) < 0:
+                return -1
+    return 0
+
+
 cdef int _json_string(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
     """``p[:n]`` as a JSON string, as json.dumps(ensure_ascii=False) writes it."""
     cdef Py_ssize_t i
@@ -345,6 +363,8 @@ cdef int _csv_field(Out *out, Columns *c, int k, Py_ssize_t row, const char *buf
         return _csv_numbers(out, col, &c.cols[K_CLOCK_ITEM], row, 0, buf, scratch)
     if k == K_TAGS:
         return _csv_tags(out, c, row)
+    if k == K_NAGS:
+        return _csv_nags(out, c, row)
     if k == K_WIN_PERCENT:             # the analysis columns: doubles here (as the pure twin's lists hold them)
         return _csv_numbers(out, col, &c.cols[K_WIN_PERCENT_ITEM], row, 8, buf, scratch)
     if k == K_MOVE_SECONDS:

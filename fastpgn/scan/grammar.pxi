@@ -602,6 +602,8 @@ cdef class _Game:
     cdef const char *moves_text    # field 20 from a moves hook (NULL: the SAN as written);
     cdef Py_ssize_t moves_len      # the caller keeps the bytes object alive
     cdef bint filtered             # a filter dropped it (a bad game is rejected instead)
+    cdef int32_t *nags             # 2 per NAG, in the order written: its ply, its value (-1: over NAG_LIMIT)
+    cdef Py_ssize_t nnags, cap_nags
 
     def __cinit__(self):
         self.cap_tags = 32
@@ -620,6 +622,7 @@ cdef class _Game:
         free(self.evals)
         free(self.clock_secs)
         free(self.clock_frac)
+        free(self.nags)
 
     cdef void reset(self, Py_ssize_t start) noexcept nogil:
         self.start = start
@@ -639,6 +642,7 @@ cdef class _Game:
         self.moves_text = NULL
         self.moves_len = 0
         self.filtered = False
+        self.nnags = 0
 
     cdef inline int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
         if self.ntags == self.cap_tags and self.grow_tags() < 0:
@@ -659,6 +663,18 @@ cdef class _Game:
         self.evals[2 * self.nmoves] = -1
         self.clock_secs[self.nmoves] = -1
         self.nmoves += 1
+        return 0
+
+    cdef int add_nag(self, int32_t value) noexcept nogil:
+        """A NAG of the last ply (``value`` -1: over NAG_LIMIT); -1 when memory is short."""
+        if self.nnags == self.cap_nags:
+            if not _grow(<void **>&self.nags, 2 * (2 * self.cap_nags + 16) * sizeof(int32_t)):
+                self.out_of_memory = True
+                return -1
+            self.cap_nags = 2 * self.cap_nags + 16
+        self.nags[2 * self.nnags] = <int32_t>(self.nmoves - 1)
+        self.nags[2 * self.nnags + 1] = value
+        self.nnags += 1
         return 0
 
     # Growth without the GIL: on failure the arrays stay as they were and
@@ -1062,6 +1078,44 @@ cdef Py_ssize_t _variation(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Gam
     return game.fail(BAD_VARIATION, pos, 0, 0)
 
 
+# NAGs. The move-assessment glyphs (PGN standard 10.2) after a move, in its token or apart: ! ? !! ?? !? ?!
+# are NAGs 1 to 6 (the pure twin's _GLYPH_NAGS); the nags column is int16, so a larger $N is a null entry.
+cdef enum:
+    NAG_LIMIT = 32767
+
+
+cdef inline Py_ssize_t _glyph_len(const char *t, Py_ssize_t n) noexcept nogil:
+    """How many of the last (at most two) bytes of ``t[:n]`` are ``!`` or ``?``."""
+    cdef Py_ssize_t k = n
+    while k > 0 and (t[k - 1] == b'!' or t[k - 1] == b'?') and n - k < 2:
+        k -= 1
+    return n - k
+
+
+cdef int32_t _glyph_nag(const char *t, Py_ssize_t n) noexcept nogil:
+    """The NAG of the glyph ``t[:n]`` ends with (``e4!?`` is 5); 0 if none (the pure twin's _glyph_nag)."""
+    cdef Py_ssize_t g = _glyph_len(t, n)
+    cdef const char *p = t + n - g
+    if g == 1:
+        return 1 if p[0] == b'!' else 2
+    if g == 2:
+        if p[0] == p[1]:
+            return 3 if p[0] == b'!' else 4
+        return 5 if p[0] == b'!' else 6
+    return 0
+
+
+cdef int32_t _nag_value(const char *p, Py_ssize_t n) noexcept nogil:
+    """A ``$N``'s N from its ``n`` >= 1 digits; -1 above NAG_LIMIT (the pure twin's _nag_value)."""
+    cdef int32_t v = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        v = v * 10 + (p[i] - 48)
+        if v > NAG_LIMIT:
+            return -1
+    return v
+
+
 cdef inline Py_ssize_t _quick_san(const char *buf, Py_ssize_t pos, unsigned short cls) noexcept nogil:
     """Length of the move at ``pos`` when it has one of the shapes most moves have
     ("e4", "Nf3", "exd5", "Nxe5", each maybe with "+" or "#") and a delimiter
@@ -1184,6 +1238,9 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 # an annotation or glyph apart from its move ("e4 !?", "e4 +-"), Crafty's "..."
                 if game.nmoves == 0 and game.first_ply >= 0 and game.first_ply % 2 == 0 and _all_dots(buf + pos, n):
                     game.first_ply += 1
+                elif game.nmoves > 0 and not ended and _glyph_nag(buf + pos, n) and _glyph_len(buf + pos, n) == n:
+                    if game.add_nag(_glyph_nag(buf + pos, n)) < 0:
+                        return -1
                 pos = j
                 continue
             if ended:
@@ -1193,6 +1250,9 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 return game.fail(BAD_TOKEN, pos, pos, n)
             if game.add_move(pos, pos + k) < 0:
                 return -1
+            if buf[pos + k - 1] == b'!' or buf[pos + k - 1] == b'?':   # a glyph in the move's token ("e4!?")
+                if game.add_nag(_glyph_nag(buf + pos, k)) < 0:
+                    return -1
             pos = j
         elif c == b'{':
             j = _lichess_comment(buf, pos, end, game)
@@ -1227,6 +1287,8 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                 j += 1
             if j == pos + 1:
                 return game.fail(BAD_NAG, pos, 0, 0)
+            if game.nmoves > 0 and not ended and game.add_nag(_nag_value(buf + pos + 1, j - pos - 1)) < 0:
+                return -1
             pos = j
         elif c == b')':
             pos += 1                    # stray: no variation open

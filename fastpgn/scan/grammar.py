@@ -373,13 +373,46 @@ def _move_len(tok: bytes) -> int:
     return m if 0 < m < len(tok) and _san_ok(tok[:m]) else 0
 
 
+# ---------------------------------------------------------------- NAGs
+
+NAG_LIMIT = 32767   # the nags column is int16: a larger $N is a null entry
+# The move-assessment glyphs written after a move (in its token or apart) and their NAGs (PGN standard 10.2).
+_GLYPH_NAGS = {b"!": 1, b"?": 2, b"!!": 3, b"??": 4, b"!?": 5, b"?!": 6}
+
+
+def _glyph_nag(tok: bytes) -> int:
+    """The NAG of the ``!``/``?`` glyph a move token ends with (``e4!?`` is 5); 0 if none."""
+    k = len(tok)
+    while k > 0 and (tok[k - 1] == 33 or tok[k - 1] == 63) and len(tok) - k < 2:
+        k -= 1
+    return _GLYPH_NAGS.get(tok[k:], 0)
+
+
+def _nag_value(digits: bytes) -> int | None:
+    """A ``$N``'s N; None above NAG_LIMIT."""
+    value = int(digits)
+    return value if value <= NAG_LIMIT else None
+
+
+def game_nags(text: bytes) -> list:
+    """The NAGs of the one game ``text`` holds: ``(ply, NAG)`` pairs in the order written (NAG None: over
+    NAG_LIMIT). Those written before the first move, after the result or inside a variation are not a main-line
+    move's and are left out.
+
+    >>> game_nags(b"1. e4!? $14 e5 (1... c5 $1) 2. Nf3 $256 $99999 *")
+    [(0, 5), (0, 14), (2, 256), (2, None)]
+    """
+    game = _scan_game(text, 0, len(text)) if b"$" in text or b"!" in text or b"?" in text else None
+    return [] if game is None else game.nags
+
+
 # ---------------------------------------------------------------- one game
 
 class _Game:
     """Everything scanned from one game; the two front ends read what they need."""
 
     __slots__ = ("start", "end", "tags", "moves", "evals", "clocks", "result",
-                 "first_ply", "bad", "bad_pos", "moves_field", "filtered")
+                 "first_ply", "bad", "bad_pos", "moves_field", "filtered", "nags")
 
     def __init__(self, start: int) -> None:
         self.start = start
@@ -394,6 +427,7 @@ class _Game:
         self.bad_pos = -1
         self.moves_field: bytes | None = None  # replaces field 20 when a moves hook rewrote it
         self.filtered = False         # a where_plan dropped it (a bad game is rejected instead)
+        self.nags: list = []          # (ply, NAG or None when over NAG_LIMIT) in the order written: the column sink's
 
 
 def _unescape(raw: bytes) -> bytes:
@@ -619,6 +653,8 @@ def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
                 j += 1
             if j == pos + 1:
                 raise _Bad("malformed NAG", pos)
+            if moves and not game.result:
+                game.nags.append((len(moves) - 1, _nag_value(buf[pos + 1:j])))
             pos = j
         elif c == 41:
             pos += 1
@@ -659,6 +695,8 @@ def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
                 # after a move number and before any move, "..." says Black moves first
                 if not moves and game.first_ply >= 0 and game.first_ply % 2 == 0 and tok.strip(b".") == b"":
                     game.first_ply += 1
+                elif moves and not game.result and tok in _GLYPH_NAGS:
+                    game.nags.append((len(moves) - 1, _GLYPH_NAGS[tok]))
                 pos = j
                 continue
             if game.result:
@@ -669,6 +707,8 @@ def _movetext(buf: bytes, pos: int, end: int, game: _Game) -> int:
             moves.append(tok[:m])
             game.evals.append(None)
             game.clocks.append(None)
+            if tok[m - 1] == 33 or tok[m - 1] == 63:    # '!' '?': a glyph in the move's token ("e4!?")
+                game.nags.append((len(moves) - 1, _glyph_nag(tok[:m])))
             pos = j
     return end
 

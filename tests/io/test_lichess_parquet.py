@@ -189,10 +189,11 @@ def test_other_revisions_types_read_alike(tmp_path):
     })
     path = tmp_path / "games.parquet"
     pq.write_table(rows, path)
-    got = _table(path, columns=["game_id", "event", "utc", "white_elo", "black_elo", "white_rating_diff",
+    got = _table(path, columns=["game_id", "site", "event", "utc", "white_elo", "black_elo", "white_rating_diff",
                                 "black_rating_diff", "speed", "clock", "result"]).to_pylist()
     utc = datetime.datetime(2024, 2, 29, 12, 30, 1, tzinfo=datetime.timezone.utc)
-    assert got == [{"game_id": "abcdefgh", "event": "Rated Blitz game", "utc": utc, "white_elo": 1500,
+    assert got == [{"game_id": "abcdefgh", "site": "https://lichess.org/abcdefgh", "event": "Rated Blitz game",
+                    "utc": utc, "white_elo": 1500,
                     "black_elo": 1600, "white_rating_diff": 5, "black_rating_diff": -5, "speed": "blitz",
                     "clock": [180.0, 180.0], "result": "0-1"}]
     line = next(fastpgn.read_lines(path)).split("\u2502")

@@ -294,3 +294,20 @@ def test_analysis_columns_agree_on_real_games_with_other_evals(seed):
     data = re.sub(rb"\[%eval [^\]]*\]", other, _EVAL_GAMES[0])
     assert_same(data)
     csv_same(data)
+
+
+NAG_TOKENS = [b"e4", b"e5", b"Nf3", b"Nc6!", b"Bb5?!", b"a6??", b"O-O!!", b"Nf6!?", b"d4?", b"$1", b"$14", b"$0",
+              b"$255", b"$32767", b"$32768", b"$000002", b"!", b"?", b"!?", b"??", b"+-", b"(", b")", b"{ note }",
+              b"2.", b"2...", b"*", b"1-0", b"[%clk 0:01:00]", b";x\n", b"\n", b"$"]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.sampled_from(NAG_TOKENS), max_size=30), min_size=1, max_size=4),
+       st.sampled_from([b" ", b"", b"  "]))
+def test_nags_agree_on_any_movetext(games, sep):
+    """NAGs, glyphs, variations and results in any order: the same nags (and every other column) on both sinks."""
+    data = b"".join(b'[Site "https://lichess.org/g%d"]\n\n1. ' % i + sep.join(g) + b" *\n\n"
+                    for i, g in enumerate(games))
+    for stop in (False, True):
+        assert_same(data, stop=stop)
+    csv_same(data)
