@@ -26,7 +26,9 @@ import os
 import threading
 from typing import Any, Callable
 
-__all__ = ["RATING_BANDS", "SPEEDS", "Tree", "build_tree", "lookup", "start_key", "where_sql"]
+from fastpgn.filters import where_sql
+
+__all__ = ["RATING_BANDS", "SPEEDS", "Tree", "build_tree", "lookup", "start_key"]
 
 #: The lichess opening explorer's rating bands: a game counts in the band of its players' average rating.
 RATING_BANDS = (0, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 2500)
@@ -35,14 +37,6 @@ DEFAULT_MAX_PLIES = 20
 DEFAULT_MEMORY = "2GB"
 
 # The analysis schema's columns for the tags the filters test (the others are in the ``tags`` map).
-_TAG_COLUMNS = {"Event": "event", "White": "white", "Black": "black", "WhiteTitle": "white_title",
-                "BlackTitle": "black_title", "Result": "result", "Termination": "termination",
-                "TimeControl": "time_control", "ECO": "eco", "Opening": "opening", "FEN": "fen"}
-# Tags that became typed columns: a test on their text cannot be made on Parquet.
-_TYPED_TAGS = ("Site", "UTCDate", "UTCTime", "WhiteElo", "BlackElo", "WhiteRatingDiff", "BlackRatingDiff",
-               "Variant")
-
-
 class Tree:
     """What ``build_tree`` did: the games it read, used, filtered out and could not use (no positions)."""
 
@@ -74,70 +68,6 @@ def start_key(fen: str | None = None) -> int:
 
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
-
-
-def where_sql(where) -> str:
-    """A fastpgn.filters.Where (or dict) as a SQL condition on the analysis schema's columns ("true": none).
-
-    Each test is the one the scanner makes on the tags: a missing value fails
-    (a game without ratings fails a rating bound), Variant is Standard when
-    absent, names compare ignoring case.
-
-    >>> where_sql({"min_elo": 2000, "speed": "blitz"})
-    "(white_elo >= 2000 AND black_elo >= 2000) AND speed IN ('blitz')"
-    """
-    from fastpgn.filters import as_where
-
-    w = as_where(where)
-    if not w:
-        return "true"
-    tests: list[str] = []
-    if w.min_elo is not None or w.max_elo is not None:
-        def bound(col: str) -> str:
-            parts = []
-            if w.min_elo is not None:
-                parts.append(f"{col} >= {w.min_elo}")
-            if w.max_elo is not None:
-                parts.append(f"{col} <= {w.max_elo}")
-            return " AND ".join(parts)
-        if w.elo_of in ("white", "black"):
-            tests.append(f"({bound(w.elo_of + '_elo')})")
-        elif w.elo_of == "both":
-            tests.append(f"({bound('white_elo')} AND {bound('black_elo')})")
-        else:
-            tests.append(f"(({bound('white_elo')}) OR ({bound('black_elo')}))")
-    if w.speed:
-        tests.append("speed IN (" + ", ".join(_quote(s) for s in sorted(w.speed, key=SPEEDS.index)) + ")")
-    if w.time_control is not None:
-        tests.append(f"time_control = {_quote(w.time_control)}")
-    if w.since is not None:
-        tests.append(f"date >= DATE {_quote(w.since.replace('.', '-'))}")
-    if w.until is not None:
-        tests.append(f"date <= DATE {_quote(w.until.replace('.', '-'))}")
-    if w.variant is not None:
-        tests.append(f"lower(coalesce(variant, 'Standard')) = {_quote(w.variant.lower())}")
-    if w.player is not None:
-        tests.append(f"(lower(white) = {_quote(w.player.lower())} OR lower(black) = {_quote(w.player.lower())})")
-    if w.eco is not None:
-        tests.append(f"starts_with(eco, {_quote(w.eco)})")
-    if w.termination is not None:
-        tests.append(f"termination = {_quote(w.termination)}")
-    if w.with_evals:
-        tests.append("(list_count(eval_cp) + list_count(eval_mate) > 0)")
-    if w.with_clocks:
-        tests.append("list_count(clock) > 0")
-    if w.min_plies is not None:
-        tests.append(f"plies >= {w.min_plies}")
-    if w.max_plies is not None:
-        tests.append(f"plies <= {w.max_plies}")
-    for name, value in w.tags:
-        if name in _TYPED_TAGS:
-            raise ValueError(f"--tag {name}=...: {name} is a typed column of the Parquet input, not tag text; "
-                             "use the matching filter flag (or a PGN input)")
-        column = _TAG_COLUMNS.get(name)
-        tests.append(f"{column} = {_quote(value)}" if column else
-                     f"map_extract_value(tags, {_quote(name)}) = {_quote(value)}")
-    return " AND ".join(tests)
 
 
 def _parquet_files(dataset: str) -> list[str]:
@@ -371,4 +301,4 @@ def lookup(tree: str, fen_or_board, *, speeds=None, ratings=None, con=None) -> d
 
 
 # The examples run with doctest.testmod(fastpgn.explorer).
-__test__ = {"start_key": start_key, "where_sql": where_sql}
+__test__ = {"start_key": start_key}

@@ -282,4 +282,92 @@ def plan(where):
     return _scan.kernel.where_plan(where.spec())
 
 
-__all__ = ["ELO_OF", "SPEEDS", "SPEED_LIMITS", "Where", "as_where", "plan", "speed_of"]
+# ---------------------------------------------------------------- the same filter over the analysis columns
+
+# A tag as the analysis columns keep it (docs/schema.md): the string columns hold the tag's text, the
+# ratings their number; every other tag is in the ``tags`` map. The tags made into dates, times and
+# numbers (UTCDate, UTCTime, the rating differences) keep no text a test could match.
+TAG_COLUMNS = {
+    "Event": "event", "Site": "site", "White": "white", "Black": "black", "WhiteTitle": "white_title",
+    "BlackTitle": "black_title", "Result": "result", "Termination": "termination", "TimeControl": "time_control",
+    "ECO": "eco", "Opening": "opening", "Variant": "variant", "FEN": "fen",
+    "WhiteElo": "CAST(white_elo AS VARCHAR)", "BlackElo": "CAST(black_elo AS VARCHAR)",
+}
+_TEXTLESS_TAGS = ("UTCDate", "UTCTime", "WhiteRatingDiff", "BlackRatingDiff")
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _elo_sql(where: Where, column: str) -> str:
+    parts = [f"{column} IS NOT NULL"]
+    if where.min_elo is not None:
+        parts.append(f"{column} >= {int(where.min_elo)}")
+    if where.max_elo is not None:
+        parts.append(f"{column} <= {int(where.max_elo)}")
+    return "(" + " AND ".join(parts) + ")"
+
+
+def where_sql(where) -> str:
+    """``where`` (a :class:`Where`, a dict of its fields, or None) as a SQL condition over the analysis
+    schema's columns: the games a kernel filter keeps from a PGN, kept from its Parquet (DuckDB's SQL; the
+    report and the explorer filter Parquet inputs with it). ``"TRUE"`` for no filter.
+
+    It follows the kernel's rules: a missing rating, date or tag fails its
+    test, a missing Variant is Standard, names compare ignoring case (here
+    with DuckDB's Unicode ``lower``, the kernel folding ASCII letters only).
+    A ``--tag`` on a tag kept as a date, time or number (UTCDate, UTCTime,
+    the rating differences) is a ValueError.
+
+    >>> where_sql({"min_elo": 2000, "elo_of": "white", "speed": "blitz"})
+    "(white_elo IS NOT NULL AND white_elo >= 2000) AND speed IN ('blitz')"
+    """
+    where = as_where(where)
+    if not where:
+        return "TRUE"
+    tests: list[str] = []
+    if where.min_elo is not None or where.max_elo is not None:
+        if where.elo_of in ("white", "both"):
+            tests.append(_elo_sql(where, "white_elo"))
+        if where.elo_of in ("black", "both"):
+            tests.append(_elo_sql(where, "black_elo"))
+        if where.elo_of == "either":
+            tests.append(f"({_elo_sql(where, 'white_elo')} OR {_elo_sql(where, 'black_elo')})")
+    if where.speed:
+        tests.append(f"speed IN ({', '.join(_sql_text(s) for s in sorted(where.speed))})")
+    if where.time_control is not None:
+        tests.append(f"time_control = {_sql_text(where.time_control)}")
+    if where.since is not None:
+        tests.append(f"date >= CAST({_sql_text(where.since.replace('.', '-'))} AS DATE)")
+    if where.until is not None:
+        tests.append(f"date <= CAST({_sql_text(where.until.replace('.', '-'))} AS DATE)")
+    if where.variant is not None:
+        tests.append(f"lower(coalesce(variant, 'Standard')) = lower({_sql_text(where.variant)})")
+    if where.player is not None:
+        player = _sql_text(where.player)
+        tests.append(f"(lower(white) = lower({player}) OR lower(black) = lower({player}))")
+    if where.eco is not None:
+        tests.append(f"starts_with(eco, {_sql_text(where.eco)})")
+    if where.termination is not None:
+        tests.append(f"termination = {_sql_text(where.termination)}")
+    if where.with_evals:
+        tests.append("eval_cp IS NOT NULL")
+    if where.with_clocks:
+        tests.append("clock IS NOT NULL")
+    if where.min_plies is not None:
+        tests.append(f"plies >= {int(where.min_plies)}")
+    if where.max_plies is not None:
+        tests.append(f"plies <= {int(where.max_plies)}")
+    for name, value in where.tags:
+        if name in _TEXTLESS_TAGS:
+            raise ValueError(f"--tag {name}=...: the analysis columns keep {name} as a date, time or number, "
+                             "not as text; use the matching filter flag (or a PGN input)")
+        column = TAG_COLUMNS.get(name)
+        tests.append(f"{column} = {_sql_text(value)}" if column else
+                     f"map_extract_value(tags, {_sql_text(name)}) = {_sql_text(value)}")
+    return " AND ".join(tests)
+
+
+__all__ = ["ELO_OF", "SPEEDS", "SPEED_LIMITS", "TAG_COLUMNS", "Where", "as_where", "plan", "speed_of",
+           "where_sql"]

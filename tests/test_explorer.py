@@ -15,7 +15,7 @@ import pytest
 
 from helpers import G2021, ROOT, decompressed, shared
 from fastpgn.cli import main as fastpgn_main
-from fastpgn.explorer import RATING_BANDS, build_tree, lookup, where_sql
+from fastpgn.explorer import RATING_BANDS, build_tree, lookup
 
 chess = pytest.importorskip("chess")
 pgn_module = pytest.importorskip("chess.pgn")
@@ -211,11 +211,7 @@ def test_a_dataset_without_positions_is_refused_in_one_line(corpus, tmp_path, ca
     assert len(err) == 1 and "--positions --uci" in err[0]
 
 
-def test_where_sql_words_each_filter():
-    assert where_sql(None) == "true"
-    assert where_sql({"min_elo": 2000, "elo_of": "either"}) == "((white_elo >= 2000) OR (black_elo >= 2000))"
-    with pytest.raises(ValueError, match="WhiteElo"):
-        where_sql({"tags": ["WhiteElo=2000"]})
+def test_doctests():
     import doctest
 
     import fastpgn.explorer

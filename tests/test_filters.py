@@ -449,3 +449,21 @@ def test_mutated_games_filter_alike_on_every_path(edits, where):
     cy = dict(_backend.available("scan._scan")).get("cy")
     if cy is not None:
         assert _filtered_answers(cy, data, where) == answer
+
+
+def test_where_sql_refuses_a_tag_kept_without_text_and_quotes_values():
+    import doctest
+
+    import fastpgn.filters
+    from fastpgn.filters import where_sql
+
+    assert doctest.testmod(fastpgn.filters).failed == 0
+    assert where_sql(None) == "TRUE"
+    with pytest.raises(ValueError, match="UTCDate"):
+        where_sql({"tags": ["UTCDate=2024.01.02"]})
+    duckdb = pytest.importorskip("duckdb")
+    # a value with a quote is a value, not SQL: the row with it is found, the other is not
+    con = duckdb.connect()
+    con.execute("CREATE TABLE games AS SELECT * FROM (VALUES ('King''s Gambit'), ('x'' OR ''1''=''1')) t(opening)")
+    sql = where_sql({"tags": ["Opening=King's Gambit"]})
+    assert con.execute(f"SELECT opening FROM games WHERE {sql}").fetchall() == [("King's Gambit",)]

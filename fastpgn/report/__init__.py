@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import fastpgn
 from fastpgn.errors import InputError
-from fastpgn.filters import Where, as_where
+from fastpgn.filters import Where, as_where, where_sql
 from fastpgn.report import queries
 
 # The columns the queries read: a Parquet file without them is not fastpgn's (lichess's release is converted).
@@ -236,7 +236,7 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
         if found.convert:
             counts = _convert(found.convert, os.path.join(work, "parquet"), where, jobs, step)
             converted = sorted(str(p) for p in Path(work, "parquet").rglob("*.parquet"))
-        condition = _bind(*queries.where_sql(where))
+        condition = where_sql(where)
         step("reading the Parquet")
         # The Parquet inputs are filtered here; the converted ones were filtered on the way in.
         parts = []
@@ -305,15 +305,6 @@ def _read(paths: list[str]) -> str:
     listed = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
     return f"read_parquet([{listed}], union_by_name = true, hive_partitioning = false)"
 
-
-def _bind(sql: str, params: list) -> str:
-    """``sql`` with each ``?`` replaced by its parameter as a SQL literal (a view takes no parameters)."""
-    pieces = sql.split("?")
-    out = [pieces[0]]
-    for value, piece in zip(params, pieces[1:], strict=True):
-        out.append(str(int(value)) if isinstance(value, int) else "'" + str(value).replace("'", "''") + "'")
-        out.append(piece)
-    return "".join(out)
 
 
 __all__ = ["Report", "ReportError", "build"]

@@ -2,9 +2,9 @@
 
 The view ``games`` holds the games the report covers (the filters applied);
 each entry of ``QUERIES`` is one table of the page: its SQL, and the names
-of the columns it answers. ``where_sql`` turns the filter flags
-(``fastpgn.filters.Where``) into a SQL condition over the columns, for
-Parquet inputs (a PGN input is filtered by the converter on its way in).
+of the columns it answers. The filter flags become a SQL condition over the columns with
+``fastpgn.filters.where_sql``, for Parquet inputs (a PGN input is filtered
+by the converter on its way in).
 
 A side's rating band is ``elo // 200 * 200`` (1500 holds 1500..1699); a
 rating difference is White's rating minus Black's, to the nearest 50 points
@@ -16,107 +16,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from fastpgn.filters import Where
 
 # The order speeds are shown in (lichess's, slowest last); a game without a speed is "unknown".
 SPEED_ORDER = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence", "unknown")
 SPEED = "coalesce(speed, 'unknown')"
 SCORE = "CASE result WHEN '1-0' THEN 1.0 WHEN '0-1' THEN 0.0 WHEN '1/2-1/2' THEN 0.5 END"
 
-# A tag as the columns keep it: the string columns hold the tag's text, the ratings their number;
-# every other tag is in the ``tags`` map.
-TAG_COLUMNS = {
-    "Event": "event", "White": "white", "Black": "black", "WhiteTitle": "white_title", "BlackTitle": "black_title",
-    "Result": "result", "Termination": "termination", "TimeControl": "time_control", "ECO": "eco",
-    "Opening": "opening", "Variant": "variant", "FEN": "fen",
-    "WhiteElo": "CAST(white_elo AS VARCHAR)", "BlackElo": "CAST(black_elo AS VARCHAR)",
-}
-
-
 class Query(NamedTuple):
     title: str          # what the progress bar says while it runs
     sql: str
-
-
-def _elo_test(where: Where, column: str, params: list) -> str:
-    parts = [f"{column} IS NOT NULL"]
-    if where.min_elo is not None:
-        parts.append(f"{column} >= ?")
-        params.append(where.min_elo)
-    if where.max_elo is not None:
-        parts.append(f"{column} <= ?")
-        params.append(where.max_elo)
-    return "(" + " AND ".join(parts) + ")"
-
-
-def where_sql(where: Where | None) -> tuple[str, list]:
-    """``where`` as a SQL condition over the analysis columns and its parameters; ``("TRUE", [])`` for none.
-
-    It follows ``Where``'s rules: a missing rating, date or tag fails its
-    test, a missing Variant is Standard, names compare ignoring case.
-
-    >>> sql, params = where_sql(Where(min_elo=2000, speed="blitz"))
-    >>> sql
-    '(white_elo IS NOT NULL AND white_elo >= ?) AND (black_elo IS NOT NULL AND black_elo >= ?) AND speed IN (?)'
-    >>> params
-    [2000, 2000, 'blitz']
-    """
-    if not where:
-        return "TRUE", []
-    tests: list[str] = []
-    params: list = []
-    if where.min_elo is not None or where.max_elo is not None:
-        if where.elo_of in ("white", "both"):
-            tests.append(_elo_test(where, "white_elo", params))
-        if where.elo_of in ("black", "both"):
-            tests.append(_elo_test(where, "black_elo", params))
-        if where.elo_of == "either":
-            white = _elo_test(where, "white_elo", params)
-            tests.append(f"({white} OR {_elo_test(where, 'black_elo', params)})")
-    if where.speed:
-        speeds = sorted(where.speed)
-        tests.append(f"speed IN ({', '.join('?' * len(speeds))})")
-        params.extend(speeds)
-    if where.time_control is not None:
-        tests.append("time_control = ?")
-        params.append(where.time_control)
-    if where.since is not None:
-        tests.append("date >= CAST(? AS DATE)")
-        params.append(where.since.replace(".", "-"))
-    if where.until is not None:
-        tests.append("date <= CAST(? AS DATE)")
-        params.append(where.until.replace(".", "-"))
-    if where.variant is not None:
-        tests.append("lower(coalesce(variant, 'Standard')) = lower(?)")
-        params.append(where.variant)
-    if where.player is not None:
-        tests.append("(lower(white) = lower(?) OR lower(black) = lower(?))")
-        params.extend([where.player, where.player])
-    if where.eco is not None:
-        tests.append("starts_with(eco, ?)")
-        params.append(where.eco)
-    if where.termination is not None:
-        tests.append("termination = ?")
-        params.append(where.termination)
-    if where.with_evals:
-        tests.append("eval_cp IS NOT NULL")
-    if where.with_clocks:
-        tests.append("clock IS NOT NULL")
-    if where.min_plies is not None:
-        tests.append("plies >= ?")
-        params.append(where.min_plies)
-    if where.max_plies is not None:
-        tests.append("plies <= ?")
-        params.append(where.max_plies)
-    for name, value in where.tags:
-        column = TAG_COLUMNS.get(name)
-        if column is None:
-            tests.append("map_extract_value(tags, ?) = ?")
-            params.extend([name, value])
-        else:
-            tests.append(f"{column} = ?")
-            params.append(value)
-    return " AND ".join(tests), params
 
 
 # Each side of a game as a row: its rating, and with evals its accuracy, ACPL and judgement counts.
@@ -202,4 +110,4 @@ FROM ({_PLIES}) WHERE left_s IS NOT NULL GROUP BY 1 ORDER BY 1"""),
 # Counted before the filters, for the filtered-out figure of a Parquet input.
 ALL_GAMES = "SELECT count(*) FROM all_games"
 
-__all__ = ["ALL_GAMES", "CLOCK_BANDS", "QUERIES", "SPEED_ORDER", "TAG_COLUMNS", "Query", "where_sql"]
+__all__ = ["ALL_GAMES", "CLOCK_BANDS", "QUERIES", "SPEED_ORDER", "Query"]

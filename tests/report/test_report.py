@@ -430,7 +430,6 @@ def test_the_docstring_examples_run():
     for module in (fastpgn.report, fastpgn.report.queries, fastpgn.report.page):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, module.__name__
-    assert doctest.testmod(fastpgn.report.queries).attempted >= 2
 
 
 def test_a_bad_memory_limit_is_one_line_and_leaves_nothing(parquet_dir, tmp_path, capsys):
