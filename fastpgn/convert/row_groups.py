@@ -52,80 +52,89 @@ class JoinError(PGNError):
 
 # ---------------------------------------------------------------- Thrift compact protocol, schema-less
 
-class _Reader:
-    __slots__ = ("data", "pos")
+# Each reader takes the bytes and where to start, and gives the value and where it ended: plain functions
+# over local variables (a method call a byte was most of the join's cost, which runs on every row group).
 
-    def __init__(self, data: bytes, pos: int = 0) -> None:
-        self.data = data
-        self.pos = pos
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    b = data[pos]
+    pos += 1
+    if b < 0x80:
+        return b, pos
+    result, shift = b & 0x7F, 7
+    while True:
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
 
-    def byte(self) -> int:
-        b = self.data[self.pos]
-        self.pos += 1
-        return b
 
-    def varint(self) -> int:
-        shift = result = 0
-        while True:
-            b = self.byte()
-            result |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return result
-            shift += 7
+def _read_value(data: bytes, pos: int, kind: int) -> tuple:
+    if kind == _I32 or kind == _I64 or kind == _I16:
+        n, pos = _read_varint(data, pos)
+        return (n >> 1) ^ -(n & 1), pos
+    if kind == _BINARY:
+        n, pos = _read_varint(data, pos)
+        return data[pos:pos + n], pos + n
+    if kind == _STRUCT:
+        return _read_struct(data, pos)
+    if kind == _TRUE or kind == _FALSE:     # (a bool in a field: the type is the value; in a list, a byte)
+        return kind == _TRUE, pos
+    if kind == _BYTE:
+        b = data[pos]
+        return (b - 256 if b > 127 else b), pos + 1
+    if kind == _DOUBLE:
+        return data[pos:pos + 8], pos + 8
+    if kind == _LIST or kind == _SET:
+        head = data[pos]
+        pos += 1
+        size, elem = head >> 4, head & 0x0F
+        if size == 15:
+            size, pos = _read_varint(data, pos)
+        items: list = []
+        if elem == _TRUE or elem == _FALSE:
+            items = [data[pos + i] == _TRUE for i in range(size)]
+            return (elem, items), pos + size
+        for _ in range(size):
+            item, pos = _read_value(data, pos, elem)
+            items.append(item)
+        return (elem, items), pos
+    if kind == _MAP:
+        size, pos = _read_varint(data, pos)
+        if not size:
+            return (0, 0, []), pos
+        types = data[pos]
+        pos += 1
+        key, val = types >> 4, types & 0x0F
+        pairs = []
+        for _ in range(size):
+            k, pos = _read_value(data, pos, key)
+            v, pos = _read_value(data, pos, val)
+            pairs.append((k, v))
+        return (key, val, pairs), pos
+    raise JoinError(f"unknown Thrift type {kind} in a Parquet footer (byte {pos})")
 
-    def zigzag(self) -> int:
-        n = self.varint()
-        return (n >> 1) ^ -(n & 1)
 
-    def value(self, kind: int):
-        if kind in (_TRUE, _FALSE):     # (a bool in a field: the type is the value; in a list, a byte)
-            return kind == _TRUE
-        if kind == _BYTE:
-            b = self.byte()
-            return b - 256 if b > 127 else b
-        if kind in (_I16, _I32, _I64):
-            return self.zigzag()
-        if kind == _DOUBLE:
-            raw = self.data[self.pos:self.pos + 8]
-            self.pos += 8
-            return raw
-        if kind == _BINARY:
-            n = self.varint()
-            raw = self.data[self.pos:self.pos + n]
-            self.pos += n
-            return raw
-        if kind in (_LIST, _SET):
-            head = self.byte()
-            size, elem = head >> 4, head & 0x0F
-            if size == 15:
-                size = self.varint()
-            if elem in (_TRUE, _FALSE):
-                return (elem, [self.byte() == _TRUE for _ in range(size)])
-            return (elem, [self.value(elem) for _ in range(size)])
-        if kind == _MAP:
-            size = self.varint()
-            if not size:
-                return (0, 0, [])
-            types = self.byte()
-            key, val = types >> 4, types & 0x0F
-            return (key, val, [(self.value(key), self.value(val)) for _ in range(size)])
-        if kind == _STRUCT:
-            return self.struct()
-        raise JoinError(f"unknown Thrift type {kind} in a Parquet footer (byte {self.pos})")
-
-    def struct(self) -> list:
-        """A structure's fields, in order: ``[field_id, type, value]`` each."""
-        fields: list = []
-        last = 0
-        while True:
-            head = self.byte()
-            if head == 0:
-                return fields
-            kind = head & 0x0F
-            delta = head >> 4
-            fid = last + delta if delta else self.zigzag()
-            fields.append([fid, kind, self.value(kind)])
-            last = fid
+def _read_struct(data: bytes, pos: int = 0) -> tuple[list, int]:
+    """A structure's fields, in order (``[field_id, type, value]`` each), and where it ended."""
+    fields: list = []
+    last = 0
+    while True:
+        head = data[pos]
+        pos += 1
+        if head == 0:
+            return fields, pos
+        kind = head & 0x0F
+        delta = head >> 4
+        if delta:
+            fid = last + delta
+        else:
+            n, pos = _read_varint(data, pos)
+            fid = (n >> 1) ^ -(n & 1)
+        value, pos = _read_value(data, pos, kind)
+        fields.append([fid, kind, value])
+        last = fid
 
 
 def _varint(out: bytearray, n: int) -> None:
@@ -214,7 +223,7 @@ class EncodedRowGroup:
         start = len(view) - 8 - size
         if start < len(MAGIC):
             raise JoinError("not a Parquet file")
-        self.footer = _Reader(bytes(view[start:-8])).struct()
+        self.footer = _read_struct(bytes(view[start:-8]))[0]
         groups = _field(self.footer, _FILE_ROW_GROUPS)
         if groups is None or len(groups[2][1]) != 1:
             raise JoinError("a row group is encoded as a file of exactly one row group")

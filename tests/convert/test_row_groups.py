@@ -85,7 +85,7 @@ def test_the_footer_codec_writes_back_what_it_read(games):
     data = one_writer(games, 1000)
     size = struct.unpack("<I", data[-8:-4])[0]
     footer = data[-8 - size:-8]
-    fields = row_groups._Reader(footer).struct()
+    fields = row_groups._read_struct(footer)[0]
     out = bytearray()
     row_groups._write_struct(out, fields)
     assert bytes(out) == footer
