@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 
+from fastpgn.io.ahead import read_ahead
+
 # queue, threading and concurrent.futures are imported by the first reader that runs threads: a reader of
 # one thread (or of a file's headers) does without them (start-up: docs/performance.md).
 
@@ -47,58 +49,6 @@ def jobs_for(jobs) -> int:
     return jobs
 
 
-def read_ahead(items, depth: int = AHEAD, name: str = "fastpgn-read"):
-    """Iterate ``items`` (an iterator, closed at its end on its thread) run on a thread of its own, at most
-    ``depth`` items ahead; an exception it raises is raised here, after the items before it.
-
-    Closing this generator stops the thread: at once if it waits to hand an
-    item over, else once the item it makes is made.
-    """
-    import queue
-    import threading
-
-    ready: queue.Queue = queue.Queue(depth)
-    stop = threading.Event()
-
-    def put(item) -> bool:
-        while not stop.is_set():
-            try:
-                ready.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def work() -> None:
-        try:
-            for item in items:
-                if not put((True, item)):
-                    return
-            put((True, _END))
-        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread, raised there
-            put((False, exc))
-        finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
-
-    thread = threading.Thread(target=work, name=name, daemon=True)
-    thread.start()
-    try:
-        while True:
-            ok, item = ready.get()
-            if not ok:
-                raise item
-            if item is _END:
-                return
-            yield item
-    finally:
-        stop.set()
-        # A thread blocked in a read of a stalled pipe cannot be stopped: it closes the input itself once
-        # the read returns (its finally above); anything else ends within milliseconds.
-        thread.join(5.0)
-
-
 _END = object()
 
 
@@ -118,7 +68,7 @@ def ordered(items, work, jobs: int, skip=None):
 
     depth = 2 * jobs
     pending: deque = deque()
-    source = read_ahead(items)
+    source = read_ahead(items, AHEAD)
     pool = ThreadPoolExecutor(jobs, thread_name_prefix="fastpgn-worker")
     try:
         more = True

@@ -50,6 +50,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+from fastpgn.io.ahead import read_ahead
 from fastpgn.io.blocks import (BLOCK_SIZE, Block, _ChunkFiller, _cut_before_unfinished_tags, find_cut, has_moves,
                                 lf_text)
 from fastpgn.errors import SEVERAL_GAMES_MARK, InputDamageError, InputError
@@ -297,53 +298,9 @@ def pgn_blocks(path: str | os.PathLike, rows: int = ROWS, located: _Located | No
         raise InputError(f"{os.fspath(path)}: a folder without .parquet files")
     for file in files:    # every file's footer before the first row: a wrong file is an InputError now
         _open(pq, file).close()
-    return _ahead(_batches(pq, files, rows, located))
-
-
-def _ahead(blocks: Iterator[memoryview], depth: int = 2) -> Iterator[memoryview]:
-    """``blocks`` made by a thread of their own, ``depth`` ahead of the reader: Parquet decoding and
-    the joins (pyarrow's C++, without the GIL) overlap the kernel's scan of the block before."""
-    import queue
-    import threading
-
-    ready: queue.Queue = queue.Queue(depth)
-    stop = threading.Event()
-
-    def put(item) -> bool:
-        while not stop.is_set():
-            try:
-                ready.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def work() -> None:
-        try:
-            for block in blocks:
-                if not put((True, block)):
-                    return
-            put((True, None))
-        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread, raised there
-            put((False, exc))
-        finally:
-            close = getattr(blocks, "close", None)
-            if close is not None:
-                close()
-
-    thread = threading.Thread(target=work, name="fastpgn-parquet", daemon=True)
-    thread.start()
-    try:
-        while True:
-            ok, item = ready.get()
-            if not ok:
-                raise item
-            if item is None:
-                return
-            yield item
-    finally:
-        stop.set()
-        thread.join()
+    # Parquet decoding and the joins (pyarrow's C++, without the GIL) overlap the kernel's scan of the block
+    # before: the blocks are made on a thread of their own, two ahead.
+    return read_ahead(_batches(pq, files, rows, located), 2, "fastpgn-parquet")
 
 
 def _arrow_errors():
