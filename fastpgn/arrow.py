@@ -26,24 +26,6 @@ BATCH_SIZE = 65_536
 BLOCK_SIZE = 1 << 20
 
 
-def _column_list(columns, uci: bool, positions: bool = False, fens: bool = False) -> tuple[str, ...]:
-    """The column names a reader gives: all of the schema's, or those asked for, checked."""
-    every = schema.names(uci, positions, fens)
-    if columns is None:
-        return every
-    if isinstance(columns, str):
-        raise TypeError("columns must be a list of column names, not a string")
-    chosen = tuple(columns)
-    for name in chosen:
-        if name not in every:
-            if name in schema.OPTIONAL:
-                raise ValueError(f"the {name} column needs {schema.OPTIONAL[name]}=True")
-            raise ValueError(f"no column {name!r}; the columns are {', '.join(every)}")
-    if len(set(chosen)) != len(chosen):
-        raise ValueError("a column is named twice in columns")
-    return chosen
-
-
 class ColumnReader(_RecordReader):
     """Iterate the columns of each block; see ``read_arrow``.
 
@@ -65,7 +47,7 @@ class ColumnReader(_RecordReader):
         self.uci = bool(uci)
         self.positions = bool(positions)
         self.fens = bool(fens)
-        self.columns = _column_list(columns, self.uci, self.positions, self.fens)
+        self.columns = schema.chosen_names(columns, self.uci, self.positions, self.fens)
         self.where = filters.as_where(where)
         self._plan = filters.plan(self.where)
         self.games_filtered = 0

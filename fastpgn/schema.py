@@ -124,6 +124,25 @@ def names(uci: bool = False, positions: bool = False, fens: bool = False) -> tup
 OPTIONAL = {"uci": "uci", "zobrist": "positions", "fens": "fens"}
 
 
+def chosen_names(chosen, uci: bool = False, positions: bool = False, fens: bool = False) -> tuple[str, ...]:
+    """The column names a reader or sink gives: all of them (``chosen`` None), or those of ``chosen``, checked
+    (each a column the flags give, none twice)."""
+    every = names(uci, positions, fens)
+    if chosen is None:
+        return every
+    if isinstance(chosen, str):
+        raise TypeError("columns must be a list of column names, not a string")
+    chosen = tuple(chosen)
+    for name in chosen:
+        if name not in every:
+            if name in OPTIONAL:
+                raise ValueError(f"the {name} column needs {OPTIONAL[name]}=True")
+            raise ValueError(f"no column {name!r}; the columns are {', '.join(every)}")
+    if len(set(chosen)) != len(chosen):
+        raise ValueError("a column is named twice in columns")
+    return chosen
+
+
 def require_pyarrow(what: str = "Arrow output"):
     """The pyarrow module, or ImportError naming the extra that installs it."""
     try:
@@ -416,5 +435,5 @@ def by_month(batch) -> list:
 
 
 __all__ = ["COLUMNS", "Column", "DICTIONARY_COLUMNS", "SOURCE_TAGS", "UCI_COLUMN", "UNDATED_FOLDER", "arrow_schema",
-           "by_month", "columns", "date_days", "eval_columns", "eval_value", "game_id", "int16", "month_folder",
-           "names", "result", "seconds_of_day", "speed", "time_control", "utc_seconds"]
+           "by_month", "chosen_names", "columns", "date_days", "eval_columns", "eval_value", "game_id", "int16",
+           "month_folder", "names", "result", "seconds_of_day", "speed", "time_control", "utc_seconds"]

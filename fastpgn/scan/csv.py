@@ -25,21 +25,9 @@ def column_numbers(columns, uci: bool, positions: bool = False, fens: bool = Fal
     >>> column_numbers(["white", "utc"], False)
     b'\\x04\\x02'
     """
-    every = schema.names(uci, positions, fens)
-    if columns is None:
-        return bytes(_NUMBERS[name] for name in every)
-    if isinstance(columns, str):
-        raise TypeError("columns must be a list of column names, not a string")
-    chosen = tuple(columns)
-    for name in chosen:
-        if name not in every:
-            if name in schema.OPTIONAL:
-                raise ValueError(f"the {name} column needs {schema.OPTIONAL[name]}=True")
-            raise ValueError(f"no column {name!r}; the columns are {', '.join(every)}")
+    chosen = schema.chosen_names(columns, uci, positions, fens)
     if not chosen:
         raise ValueError("columns names no column")
-    if len(set(chosen)) != len(chosen):
-        raise ValueError("a column is named twice in columns")
     return bytes(_NUMBERS[name] for name in chosen)
 
 
