@@ -621,14 +621,7 @@ def moves_hook(uci: bool = False, *, board_kernel: _Replayer | None = None) -> _
     to_uci, validate = replayer.san_to_uci, replayer.validate_san
 
     def hook(moves: bytes, tags: Iterable[tuple[bytes, bytes]]) -> bytes:
-        fen: str | None = None
-        variant: bytes | None = None
-        for name, value in tags:
-            if name == b"FEN":
-                fen = value.decode("utf-8", "replace")
-            elif name == b"Variant":
-                variant = value
-        fen, chess960 = declared_start(fen, variant)
+        fen, chess960 = _tags_start(tags)
         if uci:
             return to_uci(moves, fen, chess960)
         validate(moves, fen, chess960)
@@ -654,6 +647,12 @@ def game_positions(moves: bytes, tags: Iterable[tuple[bytes, bytes]], fens: bool
     >>> game_positions(b"e4", [(b"Variant", b"Standard")])
     ([-9062197578030825066], None)
     """
+    fen, chess960 = _tags_start(tags)
+    return kernel.positions(moves, fen, chess960, fens)
+
+
+def _tags_start(tags: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, bool]:
+    """``declared_start`` of a game's FEN and Variant tags, given as the scanner hands them (bytes pairs)."""
     fen: str | None = None
     variant: bytes | None = None
     for name, value in tags:
@@ -661,5 +660,4 @@ def game_positions(moves: bytes, tags: Iterable[tuple[bytes, bytes]], fens: bool
             fen = value.decode("utf-8", "replace")
         elif name == b"Variant":
             variant = value
-    fen, chess960 = declared_start(fen, variant)
-    return kernel.positions(moves, fen, chess960, fens)
+    return declared_start(fen, variant)
