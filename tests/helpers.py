@@ -309,3 +309,28 @@ def first_games(path: Path, n: int, tmp_path: Path) -> Path:
     out = tmp_path / f"first{n}.pgn"
     out.write_text("".join(game_texts(path)[:n]))
     return out
+
+
+SPARK_INSTALL = ("apt-get install -y -qq openjdk-17-jre-headless (Java 17+) and pip install -e '.[test]' (pyspark): "
+                 "the README's test command does both")
+
+
+def spark_session(app: str):
+    """A real Spark (local[2], UTC, no UI) for a test module's fixture: yields it, then stops it; skips,
+    naming the install, where pyspark or Java is missing (CI installs both)."""
+    import importlib.util
+    import os
+    import shutil
+
+    if importlib.util.find_spec("pyspark") is None:
+        missing_system_package(f"pyspark is not installed: {SPARK_INSTALL}")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        missing_system_package(f"no Java runtime: {SPARK_INSTALL}")
+    from fastpgn import spark as fs
+
+    session = fs.session("local[2]", app, [
+        ("spark.sql.session.timeZone", "UTC"), ("spark.ui.enabled", "false"),
+        ("spark.sql.shuffle.partitions", "2"), ("spark.driver.memory", "1g")])
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

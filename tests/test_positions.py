@@ -405,25 +405,9 @@ def key_fen() -> str:
 
 @pytest.fixture(scope="module")
 def spark():
-    import importlib.util
-    import os
-    import shutil
+    from helpers import spark_session
 
-    from helpers import missing_system_package
-
-    install = "apt-get install -y -qq openjdk-17-jre-headless and pip install -e '.[test]' (pyspark)"
-    if importlib.util.find_spec("pyspark") is None:
-        missing_system_package(f"pyspark is not installed: {install}")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        missing_system_package(f"no Java runtime: {install}")
-    from fastpgn import spark as fs
-
-    session = fs.session("local[2]", "fastpgn positions tests", [
-        ("spark.sql.session.timeZone", "UTC"), ("spark.ui.enabled", "false"),
-        ("spark.sql.shuffle.partitions", "2"), ("spark.driver.memory", "1g")])
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    yield from spark_session("fastpgn positions tests")
 
 
 def test_spark_reads_the_keys_and_runs_the_docs_query(spark, tmp_path):

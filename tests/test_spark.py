@@ -14,7 +14,6 @@ import importlib.util
 import io
 import json
 import os
-import shutil
 import signal
 import struct
 import subprocess
@@ -30,13 +29,11 @@ from fastpgn import schema as fastpgn_schema
 from fastpgn.cli import main as cli_main
 from fastpgn.oneliner import parse_line
 
-from helpers import ROOT, missing_system_package, shared
+from helpers import ROOT, shared, spark_session
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-INSTALL = ("apt-get install -y -qq openjdk-17-jre-headless (Java 17+) and pip install -e '.[test]' (pyspark): "
-           "the README's test command does both")
 DB = ("data", "lichess-db")
 FILES = ("lichess_db_standard_rated_2021-10.head999.pgn.zst", "lichess_db_standard_rated_2013-01.head348.pgn.bz2",
          "lichess_db_standard_rated_2023-02.head15.pgn.zst")
@@ -46,18 +43,7 @@ HOURS = "lichess_db_standard_rated_2013-01.slice5000.pgn.zst"
 
 @pytest.fixture(scope="module")
 def spark():
-    if importlib.util.find_spec("pyspark") is None:
-        missing_system_package(f"pyspark is not installed: {INSTALL}")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        missing_system_package(f"no Java runtime: {INSTALL}")
-    from fastpgn import spark as fs
-
-    session = fs.session("local[2]", "fastpgn tests", [
-        ("spark.sql.session.timeZone", "UTC"), ("spark.ui.enabled", "false"),
-        ("spark.sql.shuffle.partitions", "2"), ("spark.driver.memory", "1g")])
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    yield from spark_session("fastpgn tests")
 
 
 def corpus(name: str) -> Path:
