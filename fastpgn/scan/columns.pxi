@@ -197,6 +197,15 @@ cdef inline int _fixed(Col *c, const void *value, int width, bint valid) noexcep
     return _item(c, valid)
 
 
+cdef inline int _null(Col *c, int width) noexcept nogil:
+    """Append a null fixed-width value (zeros)."""
+    if c.data.size + width > c.data.cap and _reserve(&c.data, width) < 0:
+        return -1
+    memset(c.data.data + c.data.size, 0, width)
+    c.data.size += width
+    return _item_slow(c, False)
+
+
 cdef int _flag(Col *c, bint value) noexcept nogil:
     """Append a bool (Arrow packs them as bits)."""
     if _bit(&c.data, c.n, value) < 0:
@@ -589,6 +598,27 @@ cdef inline double _chances(double cp) noexcept nogil:
     return -1.0 if x < -1.0 else x
 
 
+# _chances of each centipawn value in [-1000, 1000], made by _chances itself (so equal to the bit): the
+# clamped evals of win_percent and most raw ones of the judgements read it instead of calling exp
+cdef double _CHANCES[2001]
+
+
+cdef void _fill_chances() noexcept nogil:
+    cdef int cp
+    for cp in range(-1000, 1001):
+        _CHANCES[cp + 1000] = _chances(<double>cp)
+
+
+_fill_chances()
+
+
+cdef inline double _chances_cp(int32_t cp) noexcept nogil:
+    """_chances of a whole number of centipawns."""
+    if -1000 <= cp <= 1000:
+        return _CHANCES[cp + 1000]
+    return _chances(<double>cp)
+
+
 cdef inline int _ceiled(int kind, int32_t value) noexcept nogil:
     """An eval as centipawns clamped to +-1000, a mate as +-1000 (mate 0 as White's: lila #21104)."""
     if kind == 2:
@@ -666,7 +696,7 @@ cdef int _judgement(int pkind, int32_t prev, int kind, int32_t value, bint white
     cdef double drop
     cdef long long before, after
     if pkind == 1 and kind == 1:     # the drop in the mover's winning chances of the raw centipawns
-        drop = (_chances(<double>prev) - _chances(<double>value)) * sign
+        drop = (_chances_cp(prev) - _chances_cp(value)) * sign
         return 3 if drop >= 0.3 else (2 if drop >= 0.2 else (1 if drop >= 0.1 else 0))
     before = <long long>prev * sign if pkind == 1 else 0    # centipawns, from the mover's side
     after = <long long>value * sign if kind == 1 else 0
@@ -691,6 +721,21 @@ _JUDGEMENT_NAMES[2] = b"Mistake"
 _JUDGEMENT_NAMES[3] = b"Blunder"
 
 
+cdef int _no_analysis(Columns *c) noexcept nogil:
+    """The analysis columns of a game without evals: all null."""
+    cdef int k
+    if (_list_end(&c.cols[K_WIN_PERCENT], &c.cols[K_WIN_PERCENT_ITEM], False) < 0
+            or _list_end(&c.cols[K_JUDGEMENT], &c.cols[K_JUDGEMENT_ITEM], False) < 0):
+        return -1
+    for k in range(K_WHITE_ACCURACY, K_BLACK_ACCURACY + 1):
+        if _null(&c.cols[k], 8 if c.csv else 4) < 0:
+            return -1
+    for k in range(K_WHITE_ACPL, K_WHITE_INACCURACIES + 6):
+        if _null(&c.cols[k], 2) < 0:
+            return -1
+    return 0
+
+
 cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
     """win_percent, judgement and the per-game columns from ``c.kinds`` / ``c.values`` (set by _plies)."""
     cdef Py_ssize_t n = game.nmoves if game.nevals else 0, i, m
@@ -704,10 +749,12 @@ cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
     cdef bint white, analysed, accurate
     cdef Col *wins = &c.cols[K_WIN_PERCENT_ITEM]
     cdef Col *names = &c.cols[K_JUDGEMENT_ITEM]
+    if n == 0:                                       # (most games: no evals, every column null)
+        return _no_analysis(c)
     memset(counts, 0, sizeof(counts))
     losses[0] = losses[1] = pairs[0] = pairs[1] = 0
     if n > 0:
-        c.wins[0] = 50.0 + 50.0 * _chances(15.0)
+        c.wins[0] = 50.0 + 50.0 * _chances_cp(15)
     m = n
     if n > 0 and c.kinds[n - 1] == 0 and buf[game.moves[2 * n - 1] - 1] == b'#':
         m = n - 1                                    # a mating last move has no eval in lichess's analysis
@@ -716,7 +763,7 @@ cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
         kind = c.kinds[i]
         white = (i % 2 == 0) == c.row_white_first
         if kind:
-            c.wins[i + 1] = 50.0 + 50.0 * _chances(<double>_ceiled(kind, c.values[i]))
+            c.wins[i + 1] = 50.0 + 50.0 * _chances_cp(_ceiled(kind, c.values[i]))
         elif i < m:
             analysed = False
         if _real(wins, c.wins[i + 1] if kind else 0.0, kind != 0, c.csv) < 0:
@@ -750,6 +797,54 @@ cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
     return 0
 
 
+cdef inline bint _whole_clocks(_Game game, Py_ssize_t n) noexcept nogil:
+    """Whether every ply of the game has a clock, in whole seconds (lichess's since 2017)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if game.clock_secs[i] < 0 or game.clock_frac[2 * i] != game.clock_frac[2 * i + 1]:
+            return False
+    return True
+
+
+cdef int _move_seconds_whole(Columns *c, _Game game, Py_ssize_t n, long long start) noexcept nogil:
+    """_move_seconds where every ply has a whole-second clock (``_whole_clocks``), the time control known:
+    the same values, written in one pass (each side's first move from the start, the next from its last
+    clock, two plies before)."""
+    cdef Py_ssize_t i
+    cdef long long base = c.row_base, increment = c.row_increment, iv
+    cdef long long inc[2]
+    cdef double spent
+    cdef int width = 8 if c.csv else 4
+    cdef Col *items = &c.cols[K_MOVE_SECONDS_ITEM]
+    cdef char *at
+    if items.data.size + n * width > items.data.cap and _reserve(&items.data, n * width) < 0:
+        return -1
+    at = items.data.data + items.data.size
+    for i in range(n):
+        iv = game.clock_secs[i]
+        if i < 2:        # the side's first move: the clock is not running yet, no increment (berserk: none after)
+            if base > 0 and base >= 40 * increment and iv != start and fabs(<double>iv - base / 2.0) < 1.0:
+                inc[i] = 0
+                spent = 0.0
+            else:
+                inc[i] = increment
+                spent = <double>(start - iv)
+        else:
+            spent = <double>(game.clock_secs[i - 2] + inc[i & 1] - iv)
+        if c.csv:
+            (<double *>at)[i] = spent
+        else:
+            (<float *>at)[i] = <float>spent
+    items.data.size += n * width
+    if items.nulls == 0:
+        items.n += n
+    else:
+        for i in range(n):
+            if _item_slow(items, True) < 0:
+                return -1
+    return _list_end(&c.cols[K_MOVE_SECONDS], items, True)
+
+
 cdef int _move_seconds(Columns *c, _Game game) noexcept nogil:
     """move_seconds from the clocks (``game.clock_secs``, ``c.secs``) and the row's time control, as
     fastpgn.accuracy.move_seconds computes them: an int clock stays whole until the value is made."""
@@ -767,6 +862,8 @@ cdef int _move_seconds(Columns *c, _Game game) noexcept nogil:
     cdef long long inc
     cdef Col *items = &c.cols[K_MOVE_SECONDS_ITEM]
     start = base if base > 0 else (increment if increment > 3 else 3)
+    if known and n > 0 and _whole_clocks(game, n):
+        return _move_seconds_whole(c, game, n, start)
     seen[0] = seen[1] = False
     for i in range(n if known else 0):
         iv = game.clock_secs[i]
