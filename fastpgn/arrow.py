@@ -20,10 +20,10 @@ from fastpgn import openings as _openings, schema
 from fastpgn.scan import columns as _columns_py
 from fastpgn import scan as _scan
 from fastpgn.errors import PGNError
+from fastpgn.io.sources import BLOCK_SIZE
 from fastpgn.reader import _RecordReader
 
 BATCH_SIZE = 65_536
-BLOCK_SIZE = 1 << 20
 
 
 class ColumnReader(_RecordReader):
@@ -110,16 +110,23 @@ def record_batch(columns: dict, uci: bool = False, positions: bool = False, fens
     """
     pa = schema.require_pyarrow("fastpgn.arrow.record_batch()")
     full = schema.arrow_schema(uci, positions, fens)
+    by_name = _fields(uci, positions, fens)
     fields = []
     arrays = []
     for name, values in columns.items():
-        if full.get_field_index(name) < 0:
+        field = by_name.get(name)
+        if field is None:
             flag = schema.OPTIONAL.get(name)
             raise ValueError(f"no column {name!r} in the schema" + (f" ({name} needs {flag}=True)" if flag else ""))
-        field = full.field(name)
         fields.append(field)
         arrays.append(_column_array(pa, field, values))
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields, metadata=full.metadata))
+
+
+@functools.cache
+def _fields(uci: bool, positions: bool, fens: bool) -> dict:
+    """The schema's fields by name."""
+    return {field.name: field for field in schema.arrow_schema(uci, positions, fens)}
 
 
 def _column_array(pa, field, values):

@@ -17,6 +17,7 @@ called.
 from __future__ import annotations
 
 import datetime as _datetime
+import functools
 from typing import NamedTuple
 
 from fastpgn.filters import speed_of
@@ -165,8 +166,10 @@ def arrow_type(pa, spec: str):
             "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(), "float32": pa.float32()}[spec]
 
 
+@functools.cache
 def arrow_schema(uci: bool = False, positions: bool = False, fens: bool = False):
-    """The schema as a ``pyarrow.Schema`` (ImportError naming ``fastpgn[arrow]`` without pyarrow).
+    """The schema as a ``pyarrow.Schema`` (ImportError naming ``fastpgn[arrow]`` without pyarrow), made once
+    per set of flags (a reader asks for it at every block).
 
     >>> schema = arrow_schema()
     >>> schema.field("utc").type, schema.field("eval_cp").type
