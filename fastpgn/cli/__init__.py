@@ -558,6 +558,9 @@ def _not_a_command(word: str, rest: list[str]) -> str | None:
 
 
 def main(argv=None) -> int:
+    # pyarrow imports numpy, whose OpenBLAS starts a thread per core that spins on start (0.1 s of CPU a run);
+    # no command does linear algebra (a user's own setting wins)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
         print(USAGE, file=sys.stderr)
