@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import bytecode
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "bench-data" / "lichess-100MB-seed0.pgn"
 
@@ -81,6 +83,8 @@ def main(argv=None) -> int:
     chosen = {k: v for k, v in cases(args.corpus, args.release).items()
               if not args.cases or k in args.cases.split(",")}
     trees = {"base": args.base.resolve(), "head": args.head.resolve()}
+    for tree in trees.values():
+        bytecode(tree)
     times: dict[str, dict[str, list[float]]] = {c: {t: [] for t in trees} for c in chosen}
     with tempfile.TemporaryDirectory() as work:
         for r in range(args.rounds):
