@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import fastpgn
+from fastpgn.cli import _process
 from fastpgn.cli._common import add_encoding_argument, add_jobs_option, guarded, not_utf8_note, plural
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.errors import InputError, PGNError
@@ -558,9 +559,7 @@ def _not_a_command(word: str, rest: list[str]) -> str | None:
 
 
 def main(argv=None) -> int:
-    # pyarrow imports numpy, whose OpenBLAS starts a thread per core that spins on start (0.1 s of CPU a run);
-    # no command does linear algebra (a user's own setting wins)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _process.settle()
     argv = sys.argv[1:] if argv is None else list(argv)
     if not argv:
         print(USAGE, file=sys.stderr)

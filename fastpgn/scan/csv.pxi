@@ -8,6 +8,8 @@
 # holds ``,`` ``"`` ``\r`` or ``\n``. Each writer reserves the room of what it writes itself, measured
 # from the bytes it is about to write, never estimated elsewhere.
 
+from libc.float cimport DBL_MAX, DBL_MIN
+
 cdef const char *_HEX = b"0123456789abcdef"
 
 # The schema's numbers of zobrist and fens (fastpgn.scan.csv's column_numbers), which the column sink's
@@ -135,18 +137,54 @@ cdef int _csv_stamp(Out *out, long long seconds) noexcept nogil:
     return 0
 
 
+cdef int _csv_tenths(Out *out, long long tenths) noexcept nogil:
+    """``repr(tenths / 10)`` of a number of tenths that is not whole (``7.5``, ``-0.5``)."""
+    cdef unsigned long long u = <unsigned long long>tenths
+    if _reserve(out, 24) < 0:
+        return -1
+    if tenths < 0:
+        out.data[out.size] = b'-'
+        out.size += 1
+        u = 0ULL - u
+    if _csv_int(out, <long long>(u // 10)) < 0 or _reserve(out, 2) < 0:
+        return -1
+    out.data[out.size] = b'.'
+    out.data[out.size + 1] = <char>(48 + u % 10)
+    out.size += 2
+    return 0
+
+
 cdef int _csv_float(Out *out, double x) noexcept nogil:
     """``repr(x)`` of a double that is not a whole number: the shortest digits that read back as ``x``, in
     Python's layout (positional, or ``1.5e-05`` below 1e-4)."""
     cdef char text[40]
+    cdef char shorter[40]
     cdef char digits[20]
     cdef int p, i, n = 0, exp10 = 0, point
     cdef bint negative = x < 0
     cdef char *d
-    for p in range(1, 18):
-        snprintf(text, 40, "%.*e", p - 1, x)
+    cdef long long tenths
+    if fabs(x) < 1e15:                 # a number of tenths (clocks, times spent): its text, no printf
+        tenths = <long long>floor(x * 10.0 + 0.5)
+        if <double>tenths / 10.0 == x:
+            return _csv_tenths(out, tenths)
+    # The fewest significant digits, rounded, that read back as x. A normal double read back from
+    # some text of 15 digits or fewer (DBL_DIG) is also read back from its 15 digits, which are that
+    # text and zeros (dropped below), and any reads back from its 17: so 15 where they do, else 16
+    # where they do, else 17 (16 tried first: most values of a formula need 16 or 17).
+    if DBL_MIN <= fabs(x) <= DBL_MAX:
+        snprintf(text, 40, "%.15e", x)
         if strtod(text, NULL) == x:
-            break
+            snprintf(shorter, 40, "%.14e", x)
+            if strtod(shorter, NULL) == x:
+                memcpy(text, shorter, 40)
+        else:
+            snprintf(text, 40, "%.16e", x)
+    else:
+        for p in range(1, 18):
+            snprintf(text, 40, "%.*e", p - 1, x)
+            if strtod(text, NULL) == x:
+                break
     i = 1 if negative else 0
     while text[i] != b'e':             # "-1.2345e-05": the digits, then the exponent
         if text[i] != b'.':
@@ -460,3 +498,5 @@ def csv_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long b
                                                positions, fens))
     finally:
         PyBuffer_Release(&view)
+
+

@@ -114,6 +114,24 @@ def test_any_clock_is_written_alike(clocks):
     assert_same(f"{plies} *\n".encode())
 
 
+EVALS = st.one_of(st.integers(-3000, 3000).map(lambda cp: f"{cp / 100:.2f}"), st.integers(-20, 20).map(lambda m: f"#{m}"))
+SHORT_CLOCKS = st.tuples(st.integers(0, 3), st.integers(0, 59), st.integers(0, 59),
+                         st.one_of(st.just(""), st.text("0123456789", min_size=1, max_size=3).map(lambda t: "." + t)))
+
+
+@needs_cy
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(EVALS, SHORT_CLOCKS), min_size=1, max_size=12), st.sampled_from(["180+2", "60+0", "-"]))
+def test_the_analysis_floats_are_written_alike(plies, time_control):
+    """win_percent, the accuracies and move_seconds (tenths or not, from clocks with fractions) are written
+    as Python writes the floats the pure sink computes (the shortest text that reads back)."""
+    moves = ("e4", "e5", "Nf3", "Nc6", "Bc4", "Bc5", "c3", "Nf6", "d4", "exd4", "cxd4", "Bb4+")
+    text = " ".join(f"{f'{i // 2 + 1}. ' if i % 2 == 0 else ''}{moves[i]} {{ [%eval {e}] [%clk {h}:{m:02}:{s:02}{f}] }}"
+                    for i, (e, (h, m, s, f)) in enumerate(plies))
+    assert_same(f'[TimeControl "{time_control}"]\n\n{text} *\n'.encode(),
+                columns=["win_percent", "white_accuracy", "black_accuracy", "move_seconds"])
+
+
 # ------------------------------------------------------------ what a user reads
 
 def _field(tags: str, column: str, movetext: str = "1. e4 e5 *") -> str:
