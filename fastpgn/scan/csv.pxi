@@ -9,6 +9,7 @@
 # from the bytes it is about to write, never estimated elsewhere.
 
 from libc.float cimport DBL_MAX, DBL_MIN
+from libc.math cimport frexp, ldexp, log10
 
 cdef const char *_HEX = b"0123456789abcdef"
 
@@ -137,6 +138,84 @@ cdef int _csv_stamp(Out *out, long long seconds) noexcept nogil:
     return 0
 
 
+cdef extern from *:
+    ctypedef unsigned long long u128 "unsigned __int128"
+
+cdef u128 _TEN[22]                 # 10**i, exact
+
+
+cdef void _fill_ten() noexcept nogil:
+    cdef int i
+    _TEN[0] = 1
+    for i in range(1, 22):
+        _TEN[i] = _TEN[i - 1] * 10
+
+
+_fill_ten()
+
+
+cdef inline bint _at_least_ten_to(unsigned long long m, int sh, int t) noexcept nogil:
+    """Whether m * 2**-sh >= 10**t (-21 <= t <= 21), exactly."""
+    if t >= 0:
+        return <u128>m >= _TEN[t] << sh
+    return <u128>m * _TEN[-t] >= (<u128>1) << sh
+
+
+cdef int _exact_digits(double x, char *digits, int *exp10) noexcept nogil:
+    """For 1e-4 <= x < 1e14 (win percents, accuracies, seconds): what _csv_float would take from printf, in
+    128-bit integers: the digits of x rounded to 15, else 16, else 17 significant digits, the first that read
+    back as x (ties to even, as printf and strtod round), into ``digits`` (their count returned; 0: x out of
+    range) and the power of ten of the first into ``exp10``.
+
+    x is m * 2**-sh exactly (m < 2**53, 3 <= sh <= 66) and 10**P <= x < 10**(P + 1) (-4 <= P <= 13); its k
+    digits are q = round(m * 10**s / 2**sh) with s = k - 1 - P (0 <= s <= 20, so m * 10**s < 2**120; q is
+    10**k where the rounding carries into a new first digit); q / 10**s reads back as x when it lies within
+    half the gap to x's neighbours: 2 * |q * 2**sh - m * 10**s| below 10**s (the gap below a power of two is
+    half the gap above it), or at it where m is even."""
+    cdef int E, sh, k, s, P
+    cdef unsigned long long m, small
+    cdef u128 N, q, r, half, above, below, gap
+    cdef bint power_of_two
+    if not (1e-4 <= x < 1e14):
+        return 0
+    m = <unsigned long long>ldexp(frexp(x, &E), 53)
+    sh = 53 - E
+    power_of_two = m == (1ULL << 52)
+    P = <int>floor(log10(x))
+    while P > -4 and not _at_least_ten_to(m, sh, P):
+        P -= 1
+    while P < 13 and _at_least_ten_to(m, sh, P + 1):
+        P += 1
+    for k in range(15, 18):
+        s = k - 1 - P
+        N = <u128>m * _TEN[s]
+        q = N >> sh
+        r = N - (q << sh)
+        half = (<u128>1) << (sh - 1)
+        if r > half or (r == half and (q & 1)):
+            q += 1
+        above = q << sh
+        below = N
+        gap = _TEN[s]
+        if above >= below:
+            r = 2 * (above - below)
+        else:
+            r = (4 if power_of_two else 2) * (below - above)
+        if r < gap or (r == gap and (m & 1) == 0):
+            break
+    if q == _TEN[k]:                   # 9.99...95 rounded up: 1 and zeros, a power higher
+        q = _TEN[k - 1]
+        P += 1
+    small = <unsigned long long>q       # (q < 10**17: the digits in 64 bits)
+    s = k
+    while s > 0:
+        s -= 1
+        digits[s] = <char>(48 + <int>(small % 10))
+        small //= 10
+    exp10[0] = P
+    return k
+
+
 cdef int _csv_tenths(Out *out, long long tenths) noexcept nogil:
     """``repr(tenths / 10)`` of a number of tenths that is not whole (``7.5``, ``-0.5``)."""
     cdef unsigned long long u = <unsigned long long>tenths
@@ -168,30 +247,32 @@ cdef int _csv_float(Out *out, double x) noexcept nogil:
         tenths = <long long>floor(x * 10.0 + 0.5)
         if <double>tenths / 10.0 == x:
             return _csv_tenths(out, tenths)
-    # The fewest significant digits, rounded, that read back as x. A normal double read back from
-    # some text of 15 digits or fewer (DBL_DIG) is also read back from its 15 digits, which are that
-    # text and zeros (dropped below), and any reads back from its 17: so 15 where they do, else 16
-    # where they do, else 17 (16 tried first: most values of a formula need 16 or 17).
-    if DBL_MIN <= fabs(x) <= DBL_MAX:
-        snprintf(text, 40, "%.15e", x)
-        if strtod(text, NULL) == x:
-            snprintf(shorter, 40, "%.14e", x)
-            if strtod(shorter, NULL) == x:
-                memcpy(text, shorter, 40)
-        else:
-            snprintf(text, 40, "%.16e", x)
-    else:
-        for p in range(1, 18):
-            snprintf(text, 40, "%.*e", p - 1, x)
+    n = _exact_digits(fabs(x), digits, &exp10)
+    if n == 0:
+        # The fewest significant digits, rounded, that read back as x. A normal double read back from
+        # some text of 15 digits or fewer (DBL_DIG) is also read back from its 15 digits, which are that
+        # text and zeros (dropped below), and any reads back from its 17: so 15 where they do, else 16
+        # where they do, else 17 (16 tried first: most values of a formula need 16 or 17).
+        if DBL_MIN <= fabs(x) <= DBL_MAX:
+            snprintf(text, 40, "%.15e", x)
             if strtod(text, NULL) == x:
-                break
-    i = 1 if negative else 0
-    while text[i] != b'e':             # "-1.2345e-05": the digits, then the exponent
-        if text[i] != b'.':
-            digits[n] = text[i]
-            n += 1
-        i += 1
-    exp10 = <int>strtod(text + i + 1, NULL)
+                snprintf(shorter, 40, "%.14e", x)
+                if strtod(shorter, NULL) == x:
+                    memcpy(text, shorter, 40)
+            else:
+                snprintf(text, 40, "%.16e", x)
+        else:
+            for p in range(1, 18):
+                snprintf(text, 40, "%.*e", p - 1, x)
+                if strtod(text, NULL) == x:
+                    break
+        i = 1 if negative else 0
+        while text[i] != b'e':             # "-1.2345e-05": the digits, then the exponent
+            if text[i] != b'.':
+                digits[n] = text[i]
+                n += 1
+            i += 1
+        exp10 = <int>strtod(text + i + 1, NULL)
     while n > 1 and digits[n - 1] == b'0':
         n -= 1
     point = exp10 + 1                  # the digits are 0.DDD times 10**point
@@ -498,5 +579,6 @@ def csv_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long b
                                                positions, fens))
     finally:
         PyBuffer_Release(&view)
+
 
 
