@@ -24,6 +24,12 @@ way to compare a change with what it replaces on a noisy machine.
     python -m benchmarks.scaling bench-data/lichess-1GB-seed0.pgn.zst --jobs 1,2,4,8,16 --runs 5
     python -m benchmarks.scaling bench-data/lichess-1GB-seed0.pgn.zst --extra=--validate
     python -m benchmarks.scaling bench-data/lichess-1GB-seed0.pgn.zst --jobs 2 --runs 9 --against ../old-checkout
+    python -m benchmarks.scaling bench-data/lichess-1GB-seed0.pgn.zst --jobs 1,2 --formats lines,parquet,csv
+
+``--formats`` runs each output format at each job count in the same rounds;
+``x lines`` is the lines converter's wall time over the row's, at the same
+``-j`` (the issue's "Parquet at 0.8x the lines converter"), and each format's
+chunks are compared with its own first row's.
 """
 
 from __future__ import annotations
@@ -132,6 +138,8 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=3, help="runs per job count (default 3; medians reported)")
     p.add_argument("--backend", default="cython", choices=("cython", "python", "auto"))
     p.add_argument("--compression", default="gz", choices=("gz", "zst", "none"))
+    p.add_argument("--formats", default="lines", help="comma-separated --format values run side by side "
+                   "(default lines)")
     p.add_argument("--extra", action="append", default=[], help="another converter option, e.g. --extra=--validate")
     p.add_argument("--against", type=Path, metavar="DIR",
                    help="another checkout of fastpgn to run in the same rounds (rows marked 'against')")
@@ -142,7 +150,8 @@ def main(argv=None) -> int:
     envs = {name: dict(os.environ, FASTPGN_IMPLEMENTATION=args.backend,
                        PYTHONPATH=os.pathsep.join([str(tree)] + [x for x in [os.environ.get("PYTHONPATH")] if x]))
             for name, tree in trees.items()}
-    cases = [(name, j) for j in jobs for name in trees]
+    formats = args.formats.split(",")
+    cases = [(name, fmt, j) for j in jobs for fmt in formats for name in trees]
     source = args.input.resolve()
 
     floor = None
@@ -156,41 +165,47 @@ def main(argv=None) -> int:
     games = None
     try:
         for run in range(1, args.runs + 1):
-            for name, j in cases:
-                out = work / f"{name}-j{j}"
+            for name, fmt, j in cases:
+                out = work / f"{name}-{fmt}-j{j}"
                 shutil.rmtree(out, ignore_errors=True)
                 cmd = [sys.executable, "-m", "fastpgn", str(source), "100000", "-j", str(j), "-o", str(out),
-                       "--compression", args.compression, *args.extra]
+                       "--compression", args.compression, *(["--format", fmt] if fmt != "lines" else []),
+                       *args.extra]
                 r = run_once(cmd, envs[name], trees[name])
                 m = SUMMARY.search(r.pop("stderr"))
                 if m:
                     games = int(m.group(1).replace(",", ""))
                     pgn_bytes = pgn_bytes or int(float(m.group(3).replace(",", "")) * 1e6)
                 if run == 1:
-                    hashes[name, j] = chunks_hash(out)
-                results[name, j].append(r)
-                print(f"[run {run}/{args.runs}] {name} -j {j}: {r['wall']:.2f} s, "
+                    hashes[name, fmt, j] = chunks_hash(out)
+                results[name, fmt, j].append(r)
+                print(f"[run {run}/{args.runs}] {name} {fmt} -j {j}: {r['wall']:.2f} s, "
                       f"busiest thread {r['busiest_cpu']:.2f} s CPU", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
     rows = []
     base = statistics.median(r["wall"] for r in results[cases[0]])
-    for name, j in cases:
-        rs = results[name, j]
+    for name, fmt, j in cases:
+        rs = results[name, fmt, j]
         wall = statistics.median(r["wall"] for r in rs)
         med = {k: statistics.median(r[k] for r in rs) for k in ("cpu", "main_cpu", "busiest_cpu", "rss_kb")}
-        rows.append({"tree": name, "jobs": j, "wall_s": round(wall, 3), "walls": [round(r["wall"], 3) for r in rs],
+        lines = results.get((name, "lines", j))
+        first = next(c for c in cases if c[1] == fmt)
+        rows.append({"tree": name, "format": fmt, "jobs": j, "wall_s": round(wall, 3),
+                     "walls": [round(r["wall"], 3) for r in rs],
                      "mb_per_s": round(pgn_bytes / wall / 1e6, 1) if pgn_bytes else None,
                      "speedup": round(base / wall, 2), "cpu_s": round(med["cpu"], 2),
+                     "cpu_s_per_gb": round(med["cpu"] / (pgn_bytes / 1e9), 2) if pgn_bytes else None,
+                     "x_lines": round(statistics.median(r["wall"] for r in lines) / wall, 2) if lines else None,
                      "main_cpu_s": round(med["main_cpu"], 2), "busiest_cpu_s": round(med["busiest_cpu"], 2),
                      "busiest_busy": round(med["busiest_cpu"] / wall, 2),
                      "peak_rss_mb": round(med["rss_kb"] / 1024, 1),
-                     "same_as_first": hashes.get((name, j)) == hashes.get(cases[0])})
+                     "same_as_first": hashes.get((name, fmt, j)) == hashes.get(first)})
     meta = {"date": datetime.date.today().isoformat(), "machine": machine(),
             "commit": os.environ.get("FASTPGN_COMMIT") or commit(), "python": platform.python_version(),
             "backend": args.backend, "input": args.input.name, "pgn_bytes": pgn_bytes, "games": games,
-            "compression": args.compression, "extra": args.extra, "runs": args.runs,
+            "compression": args.compression, "formats": formats, "extra": args.extra, "runs": args.runs,
             "against": str(args.against) if args.against else None,
             "floor_zstd_s": round(floor, 3) if floor else None,
             "floor_zstd_mb_per_s": round(pgn_bytes / floor / 1e6, 1) if floor and pgn_bytes else None}
@@ -204,11 +219,13 @@ def main(argv=None) -> int:
         print(f"floor: Python zstandard alone {meta['floor_zstd_mb_per_s']:,.0f} MB/s ({floor:.2f} s)")
     if args.against:
         print(f"against: {args.against} (rows marked 'against'; speedups are of this tree's first row)")
-    print("| -j | wall s | MB/s | speedup | CPU s | busiest thread CPU s | busy | peak RSS MB | chunks = first row |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|:---:|")
+    print("| format | -j | wall s | MB/s | speedup | x lines | CPU s | CPU s/GB | busiest thread CPU s | busy "
+          "| peak RSS MB | chunks = first row |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|")
     for r in rows:
         label = f"{r['jobs']}" + (" against" if r["tree"] == "against" else "")
-        print(f"| {label} | {r['wall_s']:.2f} | {r['mb_per_s'] or 0:,.0f} | {r['speedup']:.2f}x | {r['cpu_s']:.1f} "
+        print(f"| {r['format']} | {label} | {r['wall_s']:.2f} | {r['mb_per_s'] or 0:,.0f} | {r['speedup']:.2f}x "
+              f"| {r['x_lines'] or 0:.2f} | {r['cpu_s']:.1f} | {r['cpu_s_per_gb'] or 0:.2f} "
               f"| {r['busiest_cpu_s']:.2f} | {r['busiest_busy']:.0%} | {r['peak_rss_mb']:.0f} "
               f"| {'yes' if r['same_as_first'] else 'NO'} |")
     return 0 if all(r["same_as_first"] for r in rows) else 1
