@@ -114,7 +114,8 @@ def test_any_clock_is_written_alike(clocks):
     assert_same(f"{plies} *\n".encode())
 
 
-EVALS = st.one_of(st.integers(-3000, 3000).map(lambda cp: f"{cp / 100:.2f}"), st.integers(-20, 20).map(lambda m: f"#{m}"))
+EVALS = st.one_of(st.integers(-3000, 3000).map(lambda cp: f"{cp / 100:.2f}"),
+                  st.integers(-20, 20).map(lambda m: f"#{m}"))
 SHORT_CLOCKS = st.tuples(st.integers(0, 3), st.integers(0, 59), st.integers(0, 59),
                          st.one_of(st.just(""), st.text("0123456789", min_size=1, max_size=3).map(lambda t: "." + t)))
 
