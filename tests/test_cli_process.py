@@ -1,0 +1,41 @@
+"""The settings a command makes to its own process (fastpgn.cli._process): a user's own setting wins."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+
+from fastpgn.cli import _process
+
+
+def test_openblas_is_kept_to_one_thread_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    _process.settle()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
+    _process.settle()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "8"
+
+
+def test_a_users_malloc_setting_is_left_alone(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("mallopt called although the user set glibc's malloc")
+
+    for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"):
+        with monkeypatch.context() as m:
+            m.setenv(name, "1")
+            m.setattr(ctypes, "CDLL", refuse)
+            _process.settle()
+
+
+def test_a_command_runs_with_them(tmp_path):
+    """The converter runs (and converts) with the settings made, in a process of its own."""
+    pgn = tmp_path / "g.pgn"
+    pgn.write_text('[Event "x"]\n[Site "https://lichess.org/abcdefgh"]\n\n1. e4 e5 *\n')
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-m", "fastpgn", str(pgn), "10", "--format", "csv", "-q",
+                           "-o", str(tmp_path / "out")], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "out").glob("*.csv.gz"))) == 1
