@@ -166,16 +166,22 @@ def arrow_type(pa, spec: str):
             "int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(), "float32": pa.float32()}[spec]
 
 
-@functools.cache
 def arrow_schema(uci: bool = False, positions: bool = False, fens: bool = False):
-    """The schema as a ``pyarrow.Schema`` (ImportError naming ``fastpgn[arrow]`` without pyarrow), made once
-    per set of flags (a reader asks for it at every block).
+    """The schema as a ``pyarrow.Schema`` (ImportError naming ``fastpgn[arrow]`` without pyarrow).
 
     >>> schema = arrow_schema()
     >>> schema.field("utc").type, schema.field("eval_cp").type
     (TimestampType(timestamp[s, tz=UTC]), ListType(list<item: int16>))
     """
-    pa = require_pyarrow("fastpgn.schema.arrow_schema()")
+    require_pyarrow("fastpgn.schema.arrow_schema()")
+    return _arrow_schema(uci, positions, fens)
+
+
+@functools.cache
+def _arrow_schema(uci: bool, positions: bool, fens: bool):
+    """arrow_schema's, made once per set of flags (a reader asks for it at every block)."""
+    import pyarrow as pa
+
     fields = [pa.field(c.name, arrow_type(pa, c.type)) for c in columns(uci, positions, fens)]
     return pa.schema(fields, metadata={b"fastpgn.schema": b"one row per game; docs/schema.md"})
 
