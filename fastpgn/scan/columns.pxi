@@ -749,7 +749,7 @@ cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
     cdef bint white, analysed, accurate
     cdef Col *wins = &c.cols[K_WIN_PERCENT_ITEM]
     cdef Col *names = &c.cols[K_JUDGEMENT_ITEM]
-    if n == 0:                                       # (most games: no evals, every column null)
+    if game.nevals == 0:                             # (most games: no evals, every column null)
         return _no_analysis(c)
     memset(counts, 0, sizeof(counts))
     losses[0] = losses[1] = pairs[0] = pairs[1] = 0
