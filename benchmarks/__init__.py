@@ -15,8 +15,10 @@ from pathlib import Path
 
 
 def bytecode(tree: Path) -> None:
-    """Write the bytecode of ``tree``'s fastpgn package (as pip does at install; kept under __pycache__)."""
-    compileall.compile_dir(str(Path(tree) / "fastpgn"), quiet=1)
+    """Write the bytecode of ``tree``'s fastpgn and benchmarks packages (as pip does at install; kept under
+    __pycache__)."""
+    for folder in ("fastpgn", "benchmarks"):
+        compileall.compile_dir(str(Path(tree) / folder), quiet=2)
 
 
 bytecode(Path(__file__).resolve().parent.parent)

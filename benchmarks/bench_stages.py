@@ -184,9 +184,7 @@ def converter(path: Path, jobs: int, kind: str, out: Path) -> tuple[float, float
 
 
 def run(args) -> dict:
-    from benchmarks.compare import compile_bytecode
-
-    compile_bytecode()      # the converter's processes start as an installed package's would
+    # (importing benchmarks wrote the bytecode: the converter's processes start as an installed package's would)
     path = args.input
     data = decoded(path)
     nbytes = len(data)

@@ -894,17 +894,6 @@ def machine() -> str:
     return f"{os.cpu_count()} cores{(' ' + model) if model else ''}{mem}, {platform.system()}"
 
 
-def compile_bytecode() -> None:
-    """Compile fastpgn's and the benchmarks' bytecode before timing, as an installed package has it (pip
-    compiles at install; an editable checkout on the first run). Without it a process in an environment
-    that sets PYTHONDONTWRITEBYTECODE compiles every module it imports, every run: 10-15 ms a process, a
-    tenth of a 100 MB headers-only read."""
-    import compileall
-
-    for folder in ("fastpgn", "benchmarks"):
-        compileall.compile_dir(str(ROOT / folder), quiet=2)
-
-
 def commit() -> str:
     try:
         r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
@@ -960,7 +949,6 @@ def main(argv=None) -> int:
             for c in cs:
                 print(f"{c.name:30} {c.label}")
             return 0
-        compile_bytecode()
         warm_cache([corpus.pgn, corpus.zst, corpus.bz2] + [c.input for c in cs])
         load_before = os.getloadavg()[0]
         t_all = time.perf_counter()
