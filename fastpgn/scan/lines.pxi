@@ -170,6 +170,9 @@ cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) 
     cdef bint mate = False, first
     cdef const char *vp
     cdef long long secs
+    cdef char *d
+    cdef const long long *clock_secs
+    cdef const Py_ssize_t *clock_frac
     for i in range(NSLOTS):
         slots[i] = -1
     for t in range(game.ntags):
@@ -280,16 +283,26 @@ cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) 
     if nevals and mate:
         _w(out, b" #", 2)
     _wsep(out)
-    # 22 clocks in seconds
-    first = True
-    for i in range(n if nclocks else 0):
-        if game.clock_secs[i] >= 0:
-            if not first:
-                _wc(out, b' ')
-            first = False
-            _wsmall(out, game.clock_secs[i])
-            _w(out, buf + game.clock_frac[2 * i], game.clock_frac[2 * i + 1] - game.clock_frac[2 * i])
-    _wc(out, b'\n')
+    # 22 clocks in seconds (through a local pointer, as _wmoves writes: a space after each, the last one
+    # overwritten by the line's end)
+    d = out.data + out.size
+    if nclocks:
+        clock_secs = game.clock_secs
+        clock_frac = game.clock_frac
+        for i in range(n):
+            if clock_secs[i] >= 0:
+                d = _psmall(d, clock_secs[i])
+                s = clock_frac[2 * i]
+                e = clock_frac[2 * i + 1]
+                if e > s:
+                    memcpy(d, buf + s, e - s)
+                    d += e - s
+                d[0] = b' '
+                d += 1
+        if d != out.data + out.size:
+            d -= 1
+    d[0] = b'\n'
+    out.size = d + 1 - out.data
     return 0
 
 
