@@ -645,24 +645,36 @@ cdef class _Game:
         self.nnags = 0
 
     cdef inline int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
-        if self.ntags == self.cap_tags and self.grow_tags() < 0:
+        cdef Py_ssize_t n = self.ntags
+        cdef Py_ssize_t *tag
+        if n == self.cap_tags and self.grow_tags() < 0:
             return -1
-        self.tags[4 * self.ntags] = ns
-        self.tags[4 * self.ntags + 1] = ne
-        self.tags[4 * self.ntags + 2] = vs
-        self.tags[4 * self.ntags + 3] = ve
-        self.ntags += 1
+        tag = self.tags + 4 * n
+        self.ntags = n + 1
+        tag[0] = ns
+        tag[1] = ne
+        tag[2] = vs
+        tag[3] = ve
         return 0
 
     cdef inline int add_move(self, Py_ssize_t s, Py_ssize_t e) noexcept nogil:
         """A ply whose SAN is ``buf[s:e]``, without eval or clock yet; -1 when memory is short."""
-        if self.nmoves == self.cap_moves and self.grow_moves() < 0:
+        # (the count and the arrays read once, before the stores: the compiler would reload
+        # them after each, since a store through one of the arrays may alias them)
+        cdef Py_ssize_t n = self.nmoves
+        cdef Py_ssize_t *moves
+        cdef Py_ssize_t *evals
+        cdef long long *clock_secs
+        if n == self.cap_moves and self.grow_moves() < 0:
             return -1
-        self.moves[2 * self.nmoves] = s
-        self.moves[2 * self.nmoves + 1] = e
-        self.evals[2 * self.nmoves] = -1
-        self.clock_secs[self.nmoves] = -1
-        self.nmoves += 1
+        moves = self.moves
+        evals = self.evals
+        clock_secs = self.clock_secs
+        self.nmoves = n + 1
+        moves[2 * n] = s
+        moves[2 * n + 1] = e
+        evals[2 * n] = -1
+        clock_secs[n] = -1
         return 0
 
     cdef int add_nag(self, int32_t value) noexcept nogil:
@@ -880,6 +892,29 @@ cdef inline Py_ssize_t _plain_tag_line(const char *buf, Py_ssize_t pos, Py_ssize
     return i + 3
 
 
+cdef inline Py_ssize_t _clock_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    """``{ [%clk H:MM:SS] }`` at ``pos``, the comment on most plies of a dump, read as _lichess_comment reads
+    it: the index after ``}``, else -1 (nothing read). Inline in _movetext, before the call to
+    _lichess_comment, whose other shapes are rarer.
+    """
+    cdef Py_ssize_t ply = game.nmoves - 1
+    cdef uint64_t x
+    if pos + 18 <= end and _load64(buf + pos) == _CLK_OPEN and _is_digit(buf[pos + 8]) and buf[pos + 9] == b':':
+        # the eight bytes after the hour checked at once ("MM:SS] }")
+        x = _load64(buf + pos + 10)
+        if ((x & _CLK_FIXED_MASK) == _CLK_FIXED and (x & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS
+                and ((x + _CLK_DIGIT_SIXES) & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS):
+            if ply >= 0 and game.clock_secs[ply] < 0:
+                game.clock_secs[ply] = ((buf[pos + 8] - 48) * 3600
+                                        + ((buf[pos + 10] - 48) * 10 + (buf[pos + 11] - 48)) * 60
+                                        + (buf[pos + 13] - 48) * 10 + (buf[pos + 14] - 48))
+                game.nclocks += 1
+                game.clock_frac[2 * ply] = pos + 15
+                game.clock_frac[2 * ply + 1] = pos + 15
+            return pos + 18
+    return -1
+
+
 cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     """The comments lichess writes, ``{ [%eval 0.17] [%clk 0:03:00] }``, in one pass.
 
@@ -896,21 +931,6 @@ cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end
     """
     cdef Py_ssize_t i = pos + 1, name, vs, hs, frac, ply = game.nmoves - 1
     cdef long long seconds
-    cdef uint64_t x
-    if pos + 18 <= end and _load64(buf + pos) == _CLK_OPEN and _is_digit(buf[pos + 8]) and buf[pos + 9] == b':':
-        # "{ [%clk H:MM:SS] }", the comment on most plies of a dump: the eight
-        # bytes after the hour checked at once ("MM:SS] }")
-        x = _load64(buf + pos + 10)
-        if ((x & _CLK_FIXED_MASK) == _CLK_FIXED and (x & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS
-                and ((x + _CLK_DIGIT_SIXES) & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS):
-            if ply >= 0 and game.clock_secs[ply] < 0:
-                game.clock_secs[ply] = ((buf[pos + 8] - 48) * 3600
-                                        + ((buf[pos + 10] - 48) * 10 + (buf[pos + 11] - 48)) * 60
-                                        + (buf[pos + 13] - 48) * 10 + (buf[pos + 14] - 48))
-                game.nclocks += 1
-                game.clock_frac[2 * ply] = pos + 15
-                game.clock_frac[2 * ply + 1] = pos + 15
-            return pos + 18
     while True:
         if i + 1 >= end or buf[i] != b' ':
             return -1
@@ -1255,7 +1275,9 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                     return -1
             pos = j
         elif c == b'{':
-            j = _lichess_comment(buf, pos, end, game)
+            j = _clock_comment(buf, pos, end, game)
+            if j < 0:
+                j = _lichess_comment(buf, pos, end, game)
             if j >= 0:
                 pos = j + 1 if j < end and buf[j] == b' ' else j
                 continue
