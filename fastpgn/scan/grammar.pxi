@@ -53,6 +53,25 @@ cdef extern from *:
         }
         return pos;
     }
+    /* a tag name's bytes (C_TAG_NAME: A-Z a-z 0-9 _): a letter is a byte that ORed with 0x20 lies in
+       a-z (bytes from 0x80 compare as negative, so they are none of the three) */
+    static Py_ssize_t fastpgn_name_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
+        while (end - pos >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + pos));
+            __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            __m128i name = _mm_or_si128(
+                _mm_or_si128(_mm_and_si128(_mm_cmpgt_epi8(low, _mm_set1_epi8('a' - 1)),
+                                           _mm_cmplt_epi8(low, _mm_set1_epi8('z' + 1))),
+                             _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                           _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)))),
+                FASTPGN_EQ(v, '_'));
+            int mask = ~_mm_movemask_epi8(name) & 0xFFFF;
+            if (mask)
+                return pos + __builtin_ctz(mask);
+            pos += 16;
+        }
+        return pos;
+    }
     /* a comment's end or a line break */
     static __attribute__((noinline)) Py_ssize_t fastpgn_brace_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
         while (end - pos >= 16) {
@@ -113,11 +132,13 @@ cdef extern from *:
     #else
     #define fastpgn_brace_run(buf, pos, end) (pos)
     #define fastpgn_value_run(buf, pos, end) (pos)
+    #define fastpgn_name_run(buf, pos, end) (pos)
     #define fastpgn_skip_comments_run(buf, pos, end) (pos)
     #endif
     """
     Py_ssize_t fastpgn_brace_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
     Py_ssize_t fastpgn_value_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
+    Py_ssize_t fastpgn_name_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
     Py_ssize_t fastpgn_skip_comments_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
 
 
@@ -870,7 +891,7 @@ cdef inline Py_ssize_t _plain_tag_line(const char *buf, Py_ssize_t pos, Py_ssize
     LF. _tags_on_line reads such a line to the same spans, so the result is the
     same. A value holding the separator's first byte or CR clears plain_values.
     """
-    cdef Py_ssize_t i = pos + 1, name_end, value_start
+    cdef Py_ssize_t i = fastpgn_name_run(buf, pos + 1, end), name_end, value_start
     while i < end and _CLS[<unsigned char>buf[i]] & C_TAG_NAME:
         i += 1
     name_end = i
