@@ -81,6 +81,12 @@ cdef inline void _wsep(Out *out) noexcept nogil:
     out.size += 3
 
 
+cdef inline uint64_t _has_byte(uint64_t w, uint64_t pattern) noexcept nogil:
+    """Nonzero when a byte of ``w`` equals the byte repeated in ``pattern``."""
+    w ^= pattern
+    return (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL
+
+
 cdef char _DIGIT_PAIRS[200]     # "00" "01" ... "99"
 
 
@@ -192,9 +198,18 @@ cdef inline void _wfield(Out *out, const char *p, Py_ssize_t n, bint undots, bin
     cdef char c
     cdef char *d = out.data + out.size
     cdef Py_ssize_t k = 0
-    if plain and not undots:
-        _w(out, p, n)
-        return
+    if plain:
+        if not undots:
+            _w(out, p, n)
+            return
+        if n == 10 and p[4] == b'.' and p[7] == b'.':
+            # a date, YYYY.MM.DD: its eight other bytes copied at once, unless one is a dot too
+            memcpy(d, p, 4)
+            memcpy(d + 4, p + 5, 2)
+            memcpy(d + 6, p + 8, 2)
+            if not _has_byte(_load64(d), 0x2E2E2E2E2E2E2E2EULL):
+                out.size += 8
+                return
     while i < n:
         c = p[i]
         if c == b'\xe2' and i + 2 < n and p[i + 1] == b'\x94' and p[i + 2] == b'\x82':
@@ -248,7 +263,16 @@ cdef bytes _value(const char *buf, _Game game, Py_ssize_t t):
 cdef long long _seconds_of_day(const char *p, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i = 0, start
     cdef long long parts[3]
-    cdef int k
+    cdef int k, h, m, sec
+    if (n == 8 and p[2] == b':' and p[5] == b':' and _is_digit(p[0]) and _is_digit(p[1]) and _is_digit(p[3])
+            and _is_digit(p[4]) and _is_digit(p[6]) and _is_digit(p[7])):
+        # HH:MM:SS, as every UTCTime is written: the reading below gives the same
+        h = (p[0] - 48) * 10 + (p[1] - 48)
+        m = (p[3] - 48) * 10 + (p[4] - 48)
+        sec = (p[6] - 48) * 10 + (p[7] - 48)
+        if h > 23 or m > 59 or sec > 60:
+            return -1
+        return h * 3600 + m * 60 + sec
     for k in range(3):
         start = i
         parts[k] = 0
@@ -286,8 +310,8 @@ cdef inline int _cspan(const char *buf, _Game game, Py_ssize_t t, Out *scratch,
     return 0
 
 
-cdef int _write_tag(Out *out, const char *buf, _Game game, Py_ssize_t t, bint undots,
-                    Out *scratch) noexcept nogil:
+cdef inline int _write_tag(Out *out, const char *buf, _Game game, Py_ssize_t t, bint undots,
+                           Out *scratch) noexcept nogil:
     cdef const char *p
     cdef Py_ssize_t n
     if t >= 0:
