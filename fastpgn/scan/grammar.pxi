@@ -1226,8 +1226,10 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                     if ended:
                         return pos      # a move number after the result starts the next game
                     k += 1
-                    while k < end and buf[k] == b'.':
+                    if k < end and buf[k] == b'.':
                         k += 1
+                        while k < end and buf[k] == b'.':
+                            k += 1
                     if game.nmoves == 0:
                         game.first_ply = _first_ply(buf, pos, k)
                     pos = k + 1 if k < end and buf[k] == b' ' else k
