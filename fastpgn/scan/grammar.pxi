@@ -1246,6 +1246,18 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
             j = pos + 1
             while j < end and not (_CLS[<unsigned char>buf[j]] & C_DELIM):
                 j += 1
+            if not ended and (cls & (C_FILE | C_PIECE) or c == b'O') and _san_ok(buf + pos, j - pos):
+                # A move of another shape ("Nbd7", "O-O", "e8=Q", "Bb5+?!"), read as the general
+                # reading below reads it: a token that starts with a letter and is SAN holds no '['
+                # (no wrapper to cut off) and is no result, move number, or annotation apart
+                # ("e.p." and "ep" are no SAN), so it is a move of its whole length.
+                if game.add_move(pos, j) < 0:
+                    return -1
+                if buf[j - 1] == b'!' or buf[j - 1] == b'?':   # a glyph in the move's token ("e4!?")
+                    if game.add_nag(_glyph_nag(buf + pos, j - pos)) < 0:
+                        return -1
+                pos = j
+                continue
             j = _unwrapped(buf, pos, j)
             if j == pos:
                 pos += _wrapper_len(buf, pos, end)      # a forum's [/pgn] after the moves
