@@ -1201,6 +1201,58 @@ cdef inline bint _set(const char **p, const char *value) noexcept nogil:
     return value != NULL
 
 
+cdef Py_ssize_t _plies_run(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    """Compiled only: _movetext's readings of the commonest tokens, in a loop of their own.
+
+    Before the game's result, from ``pos``: spaces, move numbers (``12.``,
+    ``12...``), moves of the shapes _quick_san reads and comments
+    _clock_comment or _lichess_comment read, each read as _movetext reads
+    it; returns the index of the first byte it does not read so (or where
+    fewer than 18 bytes are left), which _movetext then reads; -1 when
+    memory is short. A loop with few live values, which the compiler keeps
+    in registers, where _movetext's many readings make it spill them.
+    """
+    cdef char c
+    cdef unsigned short cls
+    cdef Py_ssize_t j, k, n
+    while end - pos >= 18:
+        c = buf[pos]
+        if c == b' ':
+            pos += 1
+            continue
+        cls = _CLS[<unsigned char>c]
+        if cls & C_DIGIT:
+            k = pos + 1
+            while k - pos < 17 and _is_digit(buf[k]):    # (up to 17 digits: still within the 18 bytes)
+                k += 1
+            if buf[k] != b'.':
+                return pos
+            k += 1
+            if k < end and buf[k] == b'.':
+                k += 1
+                while k < end and buf[k] == b'.':
+                    k += 1
+            if game.nmoves == 0:
+                game.first_ply = _first_ply(buf, pos, k)
+            pos = k + 1 if k < end and buf[k] == b' ' else k
+        elif c == b'{':
+            j = _clock_comment(buf, pos, end, game)
+            if j < 0:
+                j = _lichess_comment(buf, pos, end, game)
+                if j < 0:
+                    return pos
+            pos = j + 1 if j < end and buf[j] == b' ' else j
+        else:
+            n = _quick_san(buf, pos, cls)
+            if not n:
+                return pos
+            j = pos + n
+            if game.add_move(pos, j) < 0:
+                return -1
+            pos = j + 1 if buf[j] == b' ' else j
+    return pos
+
+
 cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     cdef char c
     cdef unsigned short cls
@@ -1208,6 +1260,12 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
     cdef const char *lit
     cdef bint blank, ended = game.result_end != game.result_start   # the game's result is read
     while pos < end:
+        if not ended:
+            pos = _plies_run(buf, pos, end, game)
+            if pos < 0:
+                return -1
+            if pos >= end:
+                break
         c = buf[pos]
         if c == b' ':
             pos += 1
