@@ -1159,9 +1159,10 @@ cdef int32_t _nag_value(const char *p, Py_ssize_t n) noexcept nogil:
 
 cdef inline Py_ssize_t _quick_san(const char *buf, Py_ssize_t pos, unsigned short cls) noexcept nogil:
     """Length of the move at ``pos`` when it has one of the shapes most moves have
-    ("e4", "Nf3", "exd5", "Nxe5", each maybe with "+" or "#") and a delimiter
-    follows it; 0 otherwise (the general reading in _movetext, which gives the
-    same answer for these, decides). ``buf[pos:pos + 6]`` must be readable.
+    ("e4", "Nf3", "exd5", "Nxe5", "Nbd7", "R1e2", "O-O", each maybe with "+"
+    or "#"; "O-O-O" without) and a delimiter follows it; 0 otherwise (the
+    general reading in _movetext, which gives the same answer for these,
+    decides). ``buf[pos:pos + 6]`` must be readable.
     """
     cdef Py_ssize_t n
     cdef unsigned short c1 = _CLS[<unsigned char>buf[pos + 1]]
@@ -1172,6 +1173,14 @@ cdef inline Py_ssize_t _quick_san(const char *buf, Py_ssize_t pos, unsigned shor
     elif (cls & (C_FILE | C_PIECE) and buf[pos + 1] == b'x' and _CLS[<unsigned char>buf[pos + 2]] & C_FILE
           and _CLS[<unsigned char>buf[pos + 3]] & C_RANK):
         n = 4
+    elif (cls & C_PIECE and c1 & (C_FILE | C_RANK) and _CLS[<unsigned char>buf[pos + 2]] & C_FILE
+          and _CLS[<unsigned char>buf[pos + 3]] & C_RANK):
+        n = 4       # the piece's file or rank given ("Nbd7", "R1e2")
+    elif buf[pos] == b'O' and buf[pos + 1] == b'-' and buf[pos + 2] == b'O':
+        if buf[pos + 3] == b'-' and buf[pos + 4] == b'O':
+            # (a check after it would put the delimiter past the six bytes: the general reading's)
+            return 5 if _CLS[<unsigned char>buf[pos + 5]] & C_DELIM else 0
+        n = 3
     else:
         return 0
     if buf[pos + n] == b'+' or buf[pos + n] == b'#':

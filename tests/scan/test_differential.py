@@ -126,13 +126,14 @@ def test_moves_hook_gets_the_same_start_tags_from_both():
 
 
 # The compiled scanner reads move numbers ("12.", "12...") and the commonest
-# moves ("e4", "Nf3", "exd5") without the general token reader; these sit on
+# moves ("e4", "Nf3", "exd5", "Nbd7", "O-O") without the general token reader; these sit on
 # both sides of those shortcuts, first in the movetext, mid-game, after the
 # result and at the very end of the block.
 TOKENS = ["12.", "12...", "12.e4", "1...e5", "12", "12x", "1-0", "0-1", "1/2-1/2", "0-0", "0-0-0",
           "e4", "e4+", "e4#", "e9", "i4", "Nf3", "Nf3+", "Nf9", "Pe4", "exd5", "Nxe5", "Pxe5", "xd5",
           "exd", "Kxe1#", "e4!?", "*", "**", "0.", "00.", "1.2", "e4{", "Nf3$1", "--", "Z0", "--!?", "Z0+", "---",
-          "Z0-0", "0000"]
+          "Z0-0", "0000", "O-O", "O-O+", "O-O-O", "O-O-O#", "O-O-O-O", "O-O-", "O-", "Nbd7", "R1e2", "Nbd7#",
+          "Pbd7", "Nbd9", "Nb1d2", "Kbd7!?"]
 
 
 @pytest.mark.parametrize("token", TOKENS)
