@@ -592,9 +592,11 @@ cdef bint _eval_ok(const char *p, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline Py_ssize_t _eval_end(const char *buf, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
-    """Where an eval's value ``buf[vs:ve]`` ends: at the comma before a search depth (``0.17,20``), or ``ve``."""
-    cdef const char *comma = <const char *>memchr(buf + vs, b',', ve - vs)
-    return ve if comma == NULL else comma - buf
+    """Where an eval's value ``buf[vs:ve]`` ends: at the comma before a search depth (``0.17,20``), or ``ve``.
+    (A loop, not memchr: the values are a few bytes long.)"""
+    while vs < ve and buf[vs] != b',':
+        vs += 1
+    return vs
 
 
 # ---------------------------------------------------------------- one game
@@ -869,17 +871,29 @@ cdef inline uint64_t _load64(const char *p) noexcept nogil:
     return x
 
 
-# "{ [%clk " as a word, and the tests on the eight bytes "MM:SS] }" after the
-# hour: ':' ']' ' ' '}' in bytes 2, 5, 6, 7; digits in bytes 0, 1, 3, 4 (a
-# byte is a digit when its high nibble is 3 and stays 3 with 6 added; no carry
-# reaches a tested byte, since a byte that carries fails the first test).
+# "{ [%clk " as a word, and the tests on the eight bytes "H:MM:SS]" of a clock
+# value: ':' ':' ']' in bytes 1, 4, 7; digits in bytes 0, 2, 3, 5, 6 (a byte is
+# a digit when its high nibble is 3 and stays 3 with 6 added; no carry reaches
+# a tested byte, since a byte that carries fails the first test).
 # Built from byte strings, so they hold whatever the byte order.
 cdef uint64_t _CLK_OPEN = _load64(b"{ [%clk ")
-cdef uint64_t _CLK_FIXED_MASK = _load64(b"\x00\x00\xff\x00\x00\xff\xff\xff")
-cdef uint64_t _CLK_FIXED = _load64(b"\x00\x00:\x00\x00] }")
-cdef uint64_t _CLK_DIGIT_HIGH = _load64(b"\xf0\xf0\x00\xf0\xf0\x00\x00\x00")
-cdef uint64_t _CLK_DIGIT_ZEROS = _load64(b"\x30\x30\x00\x30\x30\x00\x00\x00")
-cdef uint64_t _CLK_DIGIT_SIXES = _load64(b"\x06\x06\x00\x06\x06\x00\x00\x00")
+cdef uint64_t _CLK_FIXED_MASK = _load64(b"\x00\xff\x00\x00\xff\x00\x00\xff")
+cdef uint64_t _CLK_FIXED = _load64(b"\x00:\x00\x00:\x00\x00]")
+cdef uint64_t _CLK_DIGIT_HIGH = _load64(b"\xf0\x00\xf0\xf0\x00\xf0\xf0\x00")
+cdef uint64_t _CLK_DIGIT_ZEROS = _load64(b"\x30\x00\x30\x30\x00\x30\x30\x00")
+cdef uint64_t _CLK_DIGIT_SIXES = _load64(b"\x06\x00\x06\x06\x00\x06\x06\x00")
+
+
+cdef inline bint _clock_word(const char *p) noexcept nogil:
+    """Whether the eight bytes at ``p`` are ``H:MM:SS]``: a one-digit hour, minutes, seconds, ``]``."""
+    cdef uint64_t x = _load64(p)
+    return ((x & _CLK_FIXED_MASK) == _CLK_FIXED and (x & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS
+            and ((x + _CLK_DIGIT_SIXES) & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS)
+
+
+cdef inline long long _clock_word_seconds(const char *p) noexcept nogil:
+    """The seconds of a ``H:MM:SS]`` word (_clock_word)."""
+    return ((p[0] - 48) * 3600 + ((p[2] - 48) * 10 + (p[3] - 48)) * 60 + (p[5] - 48) * 10 + (p[6] - 48))
 
 
 cdef inline Py_ssize_t _plain_tag_line(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
@@ -919,20 +933,14 @@ cdef inline Py_ssize_t _clock_comment(const char *buf, Py_ssize_t pos, Py_ssize_
     _lichess_comment, whose other shapes are rarer.
     """
     cdef Py_ssize_t ply = game.nmoves - 1
-    cdef uint64_t x
-    if pos + 18 <= end and _load64(buf + pos) == _CLK_OPEN and _is_digit(buf[pos + 8]) and buf[pos + 9] == b':':
-        # the eight bytes after the hour checked at once ("MM:SS] }")
-        x = _load64(buf + pos + 10)
-        if ((x & _CLK_FIXED_MASK) == _CLK_FIXED and (x & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS
-                and ((x + _CLK_DIGIT_SIXES) & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS):
-            if ply >= 0 and game.clock_secs[ply] < 0:
-                game.clock_secs[ply] = ((buf[pos + 8] - 48) * 3600
-                                        + ((buf[pos + 10] - 48) * 10 + (buf[pos + 11] - 48)) * 60
-                                        + (buf[pos + 13] - 48) * 10 + (buf[pos + 14] - 48))
-                game.nclocks += 1
-                game.clock_frac[2 * ply] = pos + 15
-                game.clock_frac[2 * ply + 1] = pos + 15
-            return pos + 18
+    if (pos + 18 <= end and _load64(buf + pos) == _CLK_OPEN and _clock_word(buf + pos + 8)
+            and buf[pos + 16] == b' ' and buf[pos + 17] == b'}'):
+        if ply >= 0 and game.clock_secs[ply] < 0:
+            game.clock_secs[ply] = _clock_word_seconds(buf + pos + 8)
+            game.nclocks += 1
+            game.clock_frac[2 * ply] = pos + 15
+            game.clock_frac[2 * ply + 1] = pos + 15
+        return pos + 18
     return -1
 
 
@@ -964,6 +972,15 @@ cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end
         if name + 12 <= end and memcmp(buf + name, b"clk ", 4) == 0:
             # H:MM:SS[.f] then ']': hours are 1 to 15 digits
             vs = name + 4
+            if vs + 8 <= end and _clock_word(buf + vs):
+                # one digit of hours, no fraction: the eight bytes checked at once
+                if ply >= 0 and game.clock_secs[ply] < 0:
+                    game.clock_secs[ply] = _clock_word_seconds(buf + vs)
+                    game.nclocks += 1
+                    game.clock_frac[2 * ply] = vs + 7
+                    game.clock_frac[2 * ply + 1] = vs + 7
+                i = vs + 8
+                continue
             i = vs
             seconds = 0
             while i < end and _CLS[<unsigned char>buf[i]] & C_DIGIT:
