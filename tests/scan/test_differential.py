@@ -157,7 +157,8 @@ SHORTCUT_WINDOWS = [
     (b'[Event "x"]\n\n1. e4 ', b"{ [%clk 0:03:00] } 1... Nxe5+ 2. exd5# Nf3 ", b"3. d4 *\n"),
     # the same shortcuts with room after them (the compiled kernel reads runs of plies in a loop of
     # its own while 18 bytes are left), moves of other shapes and a lichess eval comment
-    (b'[Event "x"]\n\n1. e4 ', b"{ [%clk 0:03:00] } 1... Nbd7 2. O-O { [%eval 0.17] [%clk 1:02:59] } 2... exd5 3. e8=Q+?! ",
+    (b'[Event "x"]\n\n1. e4 ',
+     b"{ [%clk 0:03:00] } 1... Nbd7 2. O-O { [%eval 0.17] [%clk 1:02:59] } 2... exd5 3. e8=Q+?! ",
      b"d4 4. c4 c5 5. Nc3 Nc6 *\n"),
     # the tag values the line sink reads with shortcuts of its own: the date, the time of day, the
     # opening code from the map's table (its key hashed from the ECO and Opening values)
