@@ -930,7 +930,7 @@ cdef inline Py_ssize_t _plain_tag_line(const char *buf, Py_ssize_t pos, Py_ssize
 cdef inline Py_ssize_t _clock_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     """``{ [%clk H:MM:SS] }`` at ``pos``, the comment on most plies of a dump, read as _lichess_comment reads
     it: the index after ``}``, else -1 (nothing read). Inline in _movetext, before the call to
-    _lichess_comment, whose other shapes are rarer.
+    _lichess_comment, whose other shapes are rarer. (Compiled only, as _lichess_comment.)
     """
     cdef Py_ssize_t ply = game.nmoves - 1
     if (pos + 18 <= end and _load64(buf + pos) == _CLK_OPEN and _clock_word(buf + pos + 8)
