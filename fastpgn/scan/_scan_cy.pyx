@@ -24,7 +24,9 @@ inlines across them), each beside its pure twin (see fastpgn.scan._scan_py's tab
 Everything works on a ``const char*`` over the block with ``memchr``
 skipping. A game a filter refuses, and every game read headers only, has its
 movetext skipped (_skip_movetext: a run to the next byte that can matter,
-sixteen bytes a step with SSE2). The line sink hands read_lines its lines as
+sixteen bytes a step with SSE2). A game read in full has the commonest
+tokens of a dump (move numbers, moves of the common shapes, lichess's
+comments) read in a loop of their own (_plies_run), the rest by _movetext. The line sink hands read_lines its lines as
 str (``text=True``), decoded from UTF-8 in C.
 """
 
@@ -37,7 +39,7 @@ from cpython.ref cimport PyObject
 from cpython.list cimport PyList_New
 from cpython.long cimport PyLong_FromLongLong
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, uint32_t, uint64_t
 from fastpgn.board._board_cy cimport FEN_ROOM, Plies, play_from, play_plies, spans_board, uci_spans, validate_spans
 from fastpgn.scan.contract import ScanResult   # what every entry point returns (defined once, in Python)
 

@@ -43,12 +43,6 @@ cdef inline int32_t _off_at(Col *c, Py_ssize_t i) noexcept nogil:
     return (<int32_t *>c.off.data)[i]
 
 
-cdef inline uint64_t _has_byte(uint64_t w, uint64_t pattern) noexcept nogil:
-    """Nonzero when a byte of ``w`` equals the byte repeated in ``pattern``."""
-    w ^= pattern
-    return (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL
-
-
 cdef int _csv_quote_from(Out *out, Py_ssize_t at) noexcept nogil:
     """Quote the field written at ``out.data[at:]`` if it must be (``,`` ``"`` CR LF), its quotes doubled."""
     cdef Py_ssize_t i = at, n = out.size - at, quotes = 0, d

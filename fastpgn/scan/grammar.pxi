@@ -53,6 +53,25 @@ cdef extern from *:
         }
         return pos;
     }
+    /* a tag name's bytes (C_TAG_NAME: A-Z a-z 0-9 _): a letter is a byte that ORed with 0x20 lies in
+       a-z (bytes from 0x80 compare as negative, so they are none of the three) */
+    static Py_ssize_t fastpgn_name_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
+        while (end - pos >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + pos));
+            __m128i low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            __m128i name = _mm_or_si128(
+                _mm_or_si128(_mm_and_si128(_mm_cmpgt_epi8(low, _mm_set1_epi8('a' - 1)),
+                                           _mm_cmplt_epi8(low, _mm_set1_epi8('z' + 1))),
+                             _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                           _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)))),
+                FASTPGN_EQ(v, '_'));
+            int mask = ~_mm_movemask_epi8(name) & 0xFFFF;
+            if (mask)
+                return pos + __builtin_ctz(mask);
+            pos += 16;
+        }
+        return pos;
+    }
     /* a comment's end or a line break */
     static __attribute__((noinline)) Py_ssize_t fastpgn_brace_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) {
         while (end - pos >= 16) {
@@ -113,11 +132,13 @@ cdef extern from *:
     #else
     #define fastpgn_brace_run(buf, pos, end) (pos)
     #define fastpgn_value_run(buf, pos, end) (pos)
+    #define fastpgn_name_run(buf, pos, end) (pos)
     #define fastpgn_skip_comments_run(buf, pos, end) (pos)
     #endif
     """
     Py_ssize_t fastpgn_brace_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
     Py_ssize_t fastpgn_value_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
+    Py_ssize_t fastpgn_name_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
     Py_ssize_t fastpgn_skip_comments_run(const char *buf, Py_ssize_t pos, Py_ssize_t end) nogil
 
 
@@ -571,9 +592,11 @@ cdef bint _eval_ok(const char *p, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline Py_ssize_t _eval_end(const char *buf, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
-    """Where an eval's value ``buf[vs:ve]`` ends: at the comma before a search depth (``0.17,20``), or ``ve``."""
-    cdef const char *comma = <const char *>memchr(buf + vs, b',', ve - vs)
-    return ve if comma == NULL else comma - buf
+    """Where an eval's value ``buf[vs:ve]`` ends: at the comma before a search depth (``0.17,20``), or ``ve``.
+    (A loop, not memchr: the values are a few bytes long.)"""
+    while vs < ve and buf[vs] != b',':
+        vs += 1
+    return vs
 
 
 # ---------------------------------------------------------------- one game
@@ -645,24 +668,36 @@ cdef class _Game:
         self.nnags = 0
 
     cdef inline int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
-        if self.ntags == self.cap_tags and self.grow_tags() < 0:
+        cdef Py_ssize_t n = self.ntags
+        cdef Py_ssize_t *tag
+        if n == self.cap_tags and self.grow_tags() < 0:
             return -1
-        self.tags[4 * self.ntags] = ns
-        self.tags[4 * self.ntags + 1] = ne
-        self.tags[4 * self.ntags + 2] = vs
-        self.tags[4 * self.ntags + 3] = ve
-        self.ntags += 1
+        tag = self.tags + 4 * n
+        self.ntags = n + 1
+        tag[0] = ns
+        tag[1] = ne
+        tag[2] = vs
+        tag[3] = ve
         return 0
 
     cdef inline int add_move(self, Py_ssize_t s, Py_ssize_t e) noexcept nogil:
         """A ply whose SAN is ``buf[s:e]``, without eval or clock yet; -1 when memory is short."""
-        if self.nmoves == self.cap_moves and self.grow_moves() < 0:
+        # (the count and the arrays read once, before the stores: the compiler would reload
+        # them after each, since a store through one of the arrays may alias them)
+        cdef Py_ssize_t n = self.nmoves
+        cdef Py_ssize_t *moves
+        cdef Py_ssize_t *evals
+        cdef long long *clock_secs
+        if n == self.cap_moves and self.grow_moves() < 0:
             return -1
-        self.moves[2 * self.nmoves] = s
-        self.moves[2 * self.nmoves + 1] = e
-        self.evals[2 * self.nmoves] = -1
-        self.clock_secs[self.nmoves] = -1
-        self.nmoves += 1
+        moves = self.moves
+        evals = self.evals
+        clock_secs = self.clock_secs
+        self.nmoves = n + 1
+        moves[2 * n] = s
+        moves[2 * n + 1] = e
+        evals[2 * n] = -1
+        clock_secs[n] = -1
         return 0
 
     cdef int add_nag(self, int32_t value) noexcept nogil:
@@ -836,17 +871,29 @@ cdef inline uint64_t _load64(const char *p) noexcept nogil:
     return x
 
 
-# "{ [%clk " as a word, and the tests on the eight bytes "MM:SS] }" after the
-# hour: ':' ']' ' ' '}' in bytes 2, 5, 6, 7; digits in bytes 0, 1, 3, 4 (a
-# byte is a digit when its high nibble is 3 and stays 3 with 6 added; no carry
-# reaches a tested byte, since a byte that carries fails the first test).
+# "{ [%clk " as a word, and the tests on the eight bytes "H:MM:SS]" of a clock
+# value: ':' ':' ']' in bytes 1, 4, 7; digits in bytes 0, 2, 3, 5, 6 (a byte is
+# a digit when its high nibble is 3 and stays 3 with 6 added; no carry reaches
+# a tested byte, since a byte that carries fails the first test).
 # Built from byte strings, so they hold whatever the byte order.
 cdef uint64_t _CLK_OPEN = _load64(b"{ [%clk ")
-cdef uint64_t _CLK_FIXED_MASK = _load64(b"\x00\x00\xff\x00\x00\xff\xff\xff")
-cdef uint64_t _CLK_FIXED = _load64(b"\x00\x00:\x00\x00] }")
-cdef uint64_t _CLK_DIGIT_HIGH = _load64(b"\xf0\xf0\x00\xf0\xf0\x00\x00\x00")
-cdef uint64_t _CLK_DIGIT_ZEROS = _load64(b"\x30\x30\x00\x30\x30\x00\x00\x00")
-cdef uint64_t _CLK_DIGIT_SIXES = _load64(b"\x06\x06\x00\x06\x06\x00\x00\x00")
+cdef uint64_t _CLK_FIXED_MASK = _load64(b"\x00\xff\x00\x00\xff\x00\x00\xff")
+cdef uint64_t _CLK_FIXED = _load64(b"\x00:\x00\x00:\x00\x00]")
+cdef uint64_t _CLK_DIGIT_HIGH = _load64(b"\xf0\x00\xf0\xf0\x00\xf0\xf0\x00")
+cdef uint64_t _CLK_DIGIT_ZEROS = _load64(b"\x30\x00\x30\x30\x00\x30\x30\x00")
+cdef uint64_t _CLK_DIGIT_SIXES = _load64(b"\x06\x00\x06\x06\x00\x06\x06\x00")
+
+
+cdef inline bint _clock_word(const char *p) noexcept nogil:
+    """Whether the eight bytes at ``p`` are ``H:MM:SS]``: a one-digit hour, minutes, seconds, ``]``."""
+    cdef uint64_t x = _load64(p)
+    return ((x & _CLK_FIXED_MASK) == _CLK_FIXED and (x & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS
+            and ((x + _CLK_DIGIT_SIXES) & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS)
+
+
+cdef inline long long _clock_word_seconds(const char *p) noexcept nogil:
+    """The seconds of a ``H:MM:SS]`` word (_clock_word)."""
+    return ((p[0] - 48) * 3600 + ((p[2] - 48) * 10 + (p[3] - 48)) * 60 + (p[5] - 48) * 10 + (p[6] - 48))
 
 
 cdef inline Py_ssize_t _plain_tag_line(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
@@ -858,7 +905,7 @@ cdef inline Py_ssize_t _plain_tag_line(const char *buf, Py_ssize_t pos, Py_ssize
     LF. _tags_on_line reads such a line to the same spans, so the result is the
     same. A value holding the separator's first byte or CR clears plain_values.
     """
-    cdef Py_ssize_t i = pos + 1, name_end, value_start
+    cdef Py_ssize_t i = fastpgn_name_run(buf, pos + 1, end), name_end, value_start
     while i < end and _CLS[<unsigned char>buf[i]] & C_TAG_NAME:
         i += 1
     name_end = i
@@ -880,6 +927,23 @@ cdef inline Py_ssize_t _plain_tag_line(const char *buf, Py_ssize_t pos, Py_ssize
     return i + 3
 
 
+cdef inline Py_ssize_t _clock_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    """``{ [%clk H:MM:SS] }`` at ``pos``, the comment on most plies of a dump, read as _lichess_comment reads
+    it: the index after ``}``, else -1 (nothing read). Inline in _movetext, before the call to
+    _lichess_comment, whose other shapes are rarer. (Compiled only, as _lichess_comment.)
+    """
+    cdef Py_ssize_t ply = game.nmoves - 1
+    if (pos + 18 <= end and _load64(buf + pos) == _CLK_OPEN and _clock_word(buf + pos + 8)
+            and buf[pos + 16] == b' ' and buf[pos + 17] == b'}'):
+        if ply >= 0 and game.clock_secs[ply] < 0:
+            game.clock_secs[ply] = _clock_word_seconds(buf + pos + 8)
+            game.nclocks += 1
+            game.clock_frac[2 * ply] = pos + 15
+            game.clock_frac[2 * ply + 1] = pos + 15
+        return pos + 18
+    return -1
+
+
 cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     """The comments lichess writes, ``{ [%eval 0.17] [%clk 0:03:00] }``, in one pass.
 
@@ -896,21 +960,6 @@ cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end
     """
     cdef Py_ssize_t i = pos + 1, name, vs, hs, frac, ply = game.nmoves - 1
     cdef long long seconds
-    cdef uint64_t x
-    if pos + 18 <= end and _load64(buf + pos) == _CLK_OPEN and _is_digit(buf[pos + 8]) and buf[pos + 9] == b':':
-        # "{ [%clk H:MM:SS] }", the comment on most plies of a dump: the eight
-        # bytes after the hour checked at once ("MM:SS] }")
-        x = _load64(buf + pos + 10)
-        if ((x & _CLK_FIXED_MASK) == _CLK_FIXED and (x & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS
-                and ((x + _CLK_DIGIT_SIXES) & _CLK_DIGIT_HIGH) == _CLK_DIGIT_ZEROS):
-            if ply >= 0 and game.clock_secs[ply] < 0:
-                game.clock_secs[ply] = ((buf[pos + 8] - 48) * 3600
-                                        + ((buf[pos + 10] - 48) * 10 + (buf[pos + 11] - 48)) * 60
-                                        + (buf[pos + 13] - 48) * 10 + (buf[pos + 14] - 48))
-                game.nclocks += 1
-                game.clock_frac[2 * ply] = pos + 15
-                game.clock_frac[2 * ply + 1] = pos + 15
-            return pos + 18
     while True:
         if i + 1 >= end or buf[i] != b' ':
             return -1
@@ -923,6 +972,15 @@ cdef Py_ssize_t _lichess_comment(const char *buf, Py_ssize_t pos, Py_ssize_t end
         if name + 12 <= end and memcmp(buf + name, b"clk ", 4) == 0:
             # H:MM:SS[.f] then ']': hours are 1 to 15 digits
             vs = name + 4
+            if vs + 8 <= end and _clock_word(buf + vs):
+                # one digit of hours, no fraction: the eight bytes checked at once
+                if ply >= 0 and game.clock_secs[ply] < 0:
+                    game.clock_secs[ply] = _clock_word_seconds(buf + vs)
+                    game.nclocks += 1
+                    game.clock_frac[2 * ply] = vs + 7
+                    game.clock_frac[2 * ply + 1] = vs + 7
+                i = vs + 8
+                continue
             i = vs
             seconds = 0
             while i < end and _CLS[<unsigned char>buf[i]] & C_DIGIT:
@@ -1118,9 +1176,10 @@ cdef int32_t _nag_value(const char *p, Py_ssize_t n) noexcept nogil:
 
 cdef inline Py_ssize_t _quick_san(const char *buf, Py_ssize_t pos, unsigned short cls) noexcept nogil:
     """Length of the move at ``pos`` when it has one of the shapes most moves have
-    ("e4", "Nf3", "exd5", "Nxe5", each maybe with "+" or "#") and a delimiter
-    follows it; 0 otherwise (the general reading in _movetext, which gives the
-    same answer for these, decides). ``buf[pos:pos + 6]`` must be readable.
+    ("e4", "Nf3", "exd5", "Nxe5", "Nbd7", "R1e2", "O-O", each maybe with "+"
+    or "#"; "O-O-O" without) and a delimiter follows it; 0 otherwise (the
+    general reading in _movetext, which gives the same answer for these,
+    decides). ``buf[pos:pos + 6]`` must be readable.
     """
     cdef Py_ssize_t n
     cdef unsigned short c1 = _CLS[<unsigned char>buf[pos + 1]]
@@ -1131,6 +1190,14 @@ cdef inline Py_ssize_t _quick_san(const char *buf, Py_ssize_t pos, unsigned shor
     elif (cls & (C_FILE | C_PIECE) and buf[pos + 1] == b'x' and _CLS[<unsigned char>buf[pos + 2]] & C_FILE
           and _CLS[<unsigned char>buf[pos + 3]] & C_RANK):
         n = 4
+    elif (cls & C_PIECE and c1 & (C_FILE | C_RANK) and _CLS[<unsigned char>buf[pos + 2]] & C_FILE
+          and _CLS[<unsigned char>buf[pos + 3]] & C_RANK):
+        n = 4       # the piece's file or rank given ("Nbd7", "R1e2")
+    elif buf[pos] == b'O' and buf[pos + 1] == b'-' and buf[pos + 2] == b'O':
+        if buf[pos + 3] == b'-' and buf[pos + 4] == b'O':
+            # (a check after it would put the delimiter past the six bytes: the general reading's)
+            return 5 if _CLS[<unsigned char>buf[pos + 5]] & C_DELIM else 0
+        n = 3
     else:
         return 0
     if buf[pos + n] == b'+' or buf[pos + n] == b'#':
@@ -1160,6 +1227,58 @@ cdef inline bint _set(const char **p, const char *value) noexcept nogil:
     return value != NULL
 
 
+cdef Py_ssize_t _plies_run(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
+    """Compiled only: _movetext's readings of the commonest tokens, in a loop of their own.
+
+    Before the game's result, from ``pos``: spaces, move numbers (``12.``,
+    ``12...``), moves of the shapes _quick_san reads and comments
+    _clock_comment or _lichess_comment read, each read as _movetext reads
+    it; returns the index of the first byte it does not read so (or where
+    fewer than 18 bytes are left), which _movetext then reads; -1 when
+    memory is short. A loop with few live values, which the compiler keeps
+    in registers, where _movetext's many readings make it spill them.
+    """
+    cdef char c
+    cdef unsigned short cls
+    cdef Py_ssize_t j, k, n
+    while end - pos >= 18:
+        c = buf[pos]
+        if c == b' ':
+            pos += 1
+            continue
+        cls = _CLS[<unsigned char>c]
+        if cls & C_DIGIT:
+            k = pos + 1
+            while k - pos < 17 and _is_digit(buf[k]):    # (up to 17 digits: still within the 18 bytes)
+                k += 1
+            if buf[k] != b'.':
+                return pos
+            k += 1
+            if k < end and buf[k] == b'.':
+                k += 1
+                while k < end and buf[k] == b'.':
+                    k += 1
+            if game.nmoves == 0:
+                game.first_ply = _first_ply(buf, pos, k)
+            pos = k + 1 if k < end and buf[k] == b' ' else k
+        elif c == b'{':
+            j = _clock_comment(buf, pos, end, game)
+            if j < 0:
+                j = _lichess_comment(buf, pos, end, game)
+                if j < 0:
+                    return pos
+            pos = j + 1 if j < end and buf[j] == b' ' else j
+        else:
+            n = _quick_san(buf, pos, cls)
+            if not n:
+                return pos
+            j = pos + n
+            if game.add_move(pos, j) < 0:
+                return -1
+            pos = j + 1 if buf[j] == b' ' else j
+    return pos
+
+
 cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game) noexcept nogil:
     cdef char c
     cdef unsigned short cls
@@ -1167,6 +1286,12 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
     cdef const char *lit
     cdef bint blank, ended = game.result_end != game.result_start   # the game's result is read
     while pos < end:
+        if not ended:
+            pos = _plies_run(buf, pos, end, game)
+            if pos < 0:
+                return -1
+            if pos >= end:
+                break
         c = buf[pos]
         if c == b' ':
             pos += 1
@@ -1185,8 +1310,10 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                     if ended:
                         return pos      # a move number after the result starts the next game
                     k += 1
-                    while k < end and buf[k] == b'.':
+                    if k < end and buf[k] == b'.':
                         k += 1
+                        while k < end and buf[k] == b'.':
+                            k += 1
                     if game.nmoves == 0:
                         game.first_ply = _first_ply(buf, pos, k)
                     pos = k + 1 if k < end and buf[k] == b' ' else k
@@ -1203,6 +1330,18 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
             j = pos + 1
             while j < end and not (_CLS[<unsigned char>buf[j]] & C_DELIM):
                 j += 1
+            if not ended and (cls & (C_FILE | C_PIECE) or c == b'O') and _san_ok(buf + pos, j - pos):
+                # A move of another shape ("Nbd7", "O-O", "e8=Q", "Bb5+?!"), read as the general
+                # reading below reads it: a token that starts with a letter and is SAN holds no '['
+                # (no wrapper to cut off) and is no result, move number, or annotation apart
+                # ("e.p." and "ep" are no SAN), so it is a move of its whole length.
+                if game.add_move(pos, j) < 0:
+                    return -1
+                if buf[j - 1] == b'!' or buf[j - 1] == b'?':   # a glyph in the move's token ("e4!?")
+                    if game.add_nag(_glyph_nag(buf + pos, j - pos)) < 0:
+                        return -1
+                pos = j
+                continue
             j = _unwrapped(buf, pos, j)
             if j == pos:
                 pos += _wrapper_len(buf, pos, end)      # a forum's [/pgn] after the moves
@@ -1255,7 +1394,9 @@ cdef Py_ssize_t _movetext(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game
                     return -1
             pos = j
         elif c == b'{':
-            j = _lichess_comment(buf, pos, end, game)
+            j = _clock_comment(buf, pos, end, game)
+            if j < 0:
+                j = _lichess_comment(buf, pos, end, game)
             if j >= 0:
                 pos = j + 1 if j < end and buf[j] == b' ' else j
                 continue

@@ -81,6 +81,12 @@ cdef inline void _wsep(Out *out) noexcept nogil:
     out.size += 3
 
 
+cdef inline uint64_t _has_byte(uint64_t w, uint64_t pattern) noexcept nogil:
+    """Nonzero when a byte of ``w`` equals the byte repeated in ``pattern``."""
+    w ^= pattern
+    return (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL
+
+
 cdef char _DIGIT_PAIRS[200]     # "00" "01" ... "99"
 
 
@@ -94,42 +100,45 @@ cdef void _init_digit_pairs() noexcept:
 _init_digit_pairs()
 
 
-cdef inline void _wsmall(Out *out, long long v) noexcept nogil:
-    """A non-negative integer in decimal; below 10,000 (clocks in seconds, ply counts) without a loop."""
-    cdef char *d = out.data + out.size
+cdef inline char *_psmall(char *d, long long v) noexcept nogil:
+    """A non-negative integer in decimal at ``d``; below 10,000 (clocks in seconds, ply counts) without a
+    loop. Returns the end of what it wrote."""
     cdef int hi, lo
     if v < 10:
         d[0] = <char>(48 + v)
-        out.size += 1
-    elif v < 100:
+        return d + 1
+    if v < 100:
         memcpy(d, _DIGIT_PAIRS + 2 * v, 2)
-        out.size += 2
-    elif v < 10000:
+        return d + 2
+    if v < 10000:
         hi = <int>(v // 100)
         lo = <int>(v - 100 * hi)
         if hi < 10:
             d[0] = <char>(48 + hi)
             memcpy(d + 1, _DIGIT_PAIRS + 2 * lo, 2)
-            out.size += 3
-        else:
-            memcpy(d, _DIGIT_PAIRS + 2 * hi, 2)
-            memcpy(d + 2, _DIGIT_PAIRS + 2 * lo, 2)
-            out.size += 4
-    else:
-        _wint(out, v)
+            return d + 3
+        memcpy(d, _DIGIT_PAIRS + 2 * hi, 2)
+        memcpy(d + 2, _DIGIT_PAIRS + 2 * lo, 2)
+        return d + 4
+    return _pint(d, v)
 
 
-cdef inline void _wint(Out *out, long long v) noexcept nogil:
-    """A non-negative integer in decimal, two digits at a time."""
+cdef inline void _wsmall(Out *out, long long v) noexcept nogil:
+    """``_psmall`` at the end of ``out``."""
+    out.size = _psmall(out.data + out.size, v) - out.data
+
+
+cdef char *_pint(char *d, long long v) noexcept nogil:
+    """A non-negative integer in decimal at ``d``, two digits at a time; returns the end of what it wrote."""
     cdef long long t = v
     cdef Py_ssize_t n = 1
-    cdef char *d
+    cdef char *e
     cdef int r
     while t >= 10:
         t //= 10
         n += 1
-    out.size += n
-    d = out.data + out.size
+    e = d + n
+    d = e
     while v >= 100:
         r = <int>(v % 100)
         v //= 100
@@ -143,19 +152,39 @@ cdef inline void _wint(Out *out, long long v) noexcept nogil:
     else:
         d -= 1
         d[0] = <char>(48 + v)
+    return e
+
+
+cdef inline void _wint(Out *out, long long v) noexcept nogil:
+    """A non-negative integer in decimal."""
+    out.size = _pint(out.data + out.size, v) - out.data
 
 
 cdef inline void _wmoves(Out *out, const char *buf, _Game game) noexcept nogil:
     """The game's SAN moves as written, joined by single spaces (field 20).
 
     ``out`` has room for the game's text and LINE_SLACK more (see _wshort).
+    Written through a local pointer, each move with a space after it and the
+    last space taken back: the compiler keeps the pointer in a register, where
+    it reloads ``out``'s fields after every byte stored through them.
     """
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, s, n
+    cdef Py_ssize_t nmoves = game.nmoves
+    cdef const Py_ssize_t *moves = game.moves
     cdef const char *limit = buf + game.end
-    for i in range(game.nmoves):
-        if i:
-            _wc(out, b' ')
-        _wshort(out, buf + game.moves[2 * i], game.moves[2 * i + 1] - game.moves[2 * i], limit)
+    cdef char *d = out.data + out.size
+    if nmoves == 0:
+        return
+    for i in range(nmoves):
+        s = moves[2 * i]
+        n = moves[2 * i + 1] - s
+        if n <= 8 and buf + s + 8 <= limit:
+            memcpy(d, buf + s, 8)
+        else:
+            memcpy(d, buf + s, n)
+        d[n] = b' '
+        d += n + 1
+    out.size = d - 1 - out.data
 
 
 cdef inline void _wfield(Out *out, const char *p, Py_ssize_t n, bint undots, bint plain) noexcept nogil:
@@ -169,9 +198,18 @@ cdef inline void _wfield(Out *out, const char *p, Py_ssize_t n, bint undots, bin
     cdef char c
     cdef char *d = out.data + out.size
     cdef Py_ssize_t k = 0
-    if plain and not undots:
-        _w(out, p, n)
-        return
+    if plain:
+        if not undots:
+            _w(out, p, n)
+            return
+        if n == 10 and p[4] == b'.' and p[7] == b'.':
+            # a date, YYYY.MM.DD: its eight other bytes copied at once, unless one is a dot too
+            memcpy(d, p, 4)
+            memcpy(d + 4, p + 5, 2)
+            memcpy(d + 6, p + 8, 2)
+            if not _has_byte(_load64(d), 0x2E2E2E2E2E2E2E2EULL):
+                out.size += 8
+                return
     while i < n:
         c = p[i]
         if c == b'\xe2' and i + 2 < n and p[i + 1] == b'\x94' and p[i + 2] == b'\x82':
@@ -225,7 +263,16 @@ cdef bytes _value(const char *buf, _Game game, Py_ssize_t t):
 cdef long long _seconds_of_day(const char *p, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i = 0, start
     cdef long long parts[3]
-    cdef int k
+    cdef int k, h, m, sec
+    if (n == 8 and p[2] == b':' and p[5] == b':' and _is_digit(p[0]) and _is_digit(p[1]) and _is_digit(p[3])
+            and _is_digit(p[4]) and _is_digit(p[6]) and _is_digit(p[7])):
+        # HH:MM:SS, as every UTCTime is written: the reading below gives the same
+        h = (p[0] - 48) * 10 + (p[1] - 48)
+        m = (p[3] - 48) * 10 + (p[4] - 48)
+        sec = (p[6] - 48) * 10 + (p[7] - 48)
+        if h > 23 or m > 59 or sec > 60:
+            return -1
+        return h * 3600 + m * 60 + sec
     for k in range(3):
         start = i
         parts[k] = 0
@@ -263,8 +310,8 @@ cdef inline int _cspan(const char *buf, _Game game, Py_ssize_t t, Out *scratch,
     return 0
 
 
-cdef int _write_tag(Out *out, const char *buf, _Game game, Py_ssize_t t, bint undots,
-                    Out *scratch) noexcept nogil:
+cdef inline int _write_tag(Out *out, const char *buf, _Game game, Py_ssize_t t, bint undots,
+                           Out *scratch) noexcept nogil:
     cdef const char *p
     cdef Py_ssize_t n
     if t >= 0:

@@ -126,13 +126,14 @@ def test_moves_hook_gets_the_same_start_tags_from_both():
 
 
 # The compiled scanner reads move numbers ("12.", "12...") and the commonest
-# moves ("e4", "Nf3", "exd5") without the general token reader; these sit on
+# moves ("e4", "Nf3", "exd5", "Nbd7", "O-O") without the general token reader; these sit on
 # both sides of those shortcuts, first in the movetext, mid-game, after the
 # result and at the very end of the block.
 TOKENS = ["12.", "12...", "12.e4", "1...e5", "12", "12x", "1-0", "0-1", "1/2-1/2", "0-0", "0-0-0",
           "e4", "e4+", "e4#", "e9", "i4", "Nf3", "Nf3+", "Nf9", "Pe4", "exd5", "Nxe5", "Pxe5", "xd5",
           "exd", "Kxe1#", "e4!?", "*", "**", "0.", "00.", "1.2", "e4{", "Nf3$1", "--", "Z0", "--!?", "Z0+", "---",
-          "Z0-0", "0000"]
+          "Z0-0", "0000", "O-O", "O-O+", "O-O-O", "O-O-O#", "O-O-O-O", "O-O-", "O-", "Nbd7", "R1e2", "Nbd7#",
+          "Pbd7", "Nbd9", "Nb1d2", "Kbd7!?"]
 
 
 @pytest.mark.parametrize("token", TOKENS)
@@ -154,10 +155,20 @@ SHORTCUT_WINDOWS = [
     (b"", b'[Site "https://lichess.org/abc"]\n[White "a\xe2\x94\x82b"]\n[Date "2022.06.01"]\n',
      b'[Opening "Ruy Lopez"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n'),
     (b'[Event "x"]\n\n1. e4 ', b"{ [%clk 0:03:00] } 1... Nxe5+ 2. exd5# Nf3 ", b"3. d4 *\n"),
+    # the same shortcuts with room after them (the compiled kernel reads runs of plies in a loop of
+    # its own while 18 bytes are left), moves of other shapes and a lichess eval comment
+    (b'[Event "x"]\n\n1. e4 ',
+     b"{ [%clk 0:03:00] } 1... Nbd7 2. O-O { [%eval 0.17] [%clk 1:02:59] } 2... exd5 3. e8=Q+?! ",
+     b"d4 4. c4 c5 5. Nc3 Nc6 *\n"),
+    # the tag values the line sink reads with shortcuts of its own: the date, the time of day, the
+    # opening code from the map's table (its key hashed from the ECO and Opening values)
+    (b'[Event "x"]\n', b'[UTCDate "2022.06.01"]\n[UTCTime "12:34:56"]\n[ECO "C20"]\n',
+     b'[Opening "King\'s Pawn Game"]\n\n1. e4 e5 1-0\n'),
 ]
 
 
-@pytest.mark.parametrize("head, window, tail", SHORTCUT_WINDOWS, ids=["tag lines", "moves and clocks"])
+@pytest.mark.parametrize("head, window, tail", SHORTCUT_WINDOWS,
+                         ids=["tag lines", "moves and clocks", "runs of plies", "line tag values"])
 def test_backends_agree_on_every_byte_of_the_shortcut_windows(head, window, tail):
     """Every byte of the window replaced by each of 256 values, and the block cut at each of
     those bytes: the shortcuts must decide exactly as the general readers do."""
