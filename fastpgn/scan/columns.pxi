@@ -797,6 +797,47 @@ cdef int _move_seconds(Columns *c, _Game game) noexcept nogil:
     return _list_end(&c.cols[K_MOVE_SECONDS], items, known and game.nclocks > 0)
 
 
+cdef int _uci_items(Col *items, const char *text, Py_ssize_t n) noexcept nogil:
+    """The uci list's items: the replay's UCI text ``text[:n]`` (moves a space apart) cut at its spaces.
+
+    The replay writes ASCII moves of 4 or 5 bytes: room is taken once for the
+    game, each move found by looking 4 bytes ahead and copied with _w, its end
+    offset written in place; text of another shape goes through _string,
+    token by token (what this replaces, kept for what it does not expect).
+    """
+    cdef Py_ssize_t s = 0, e
+    cdef int32_t *off
+    if items.nulls or not _ascii(text, n):
+        while s < n:
+            e = s
+            while e < n and text[e] != b' ':
+                e += 1
+            if e > s and _string(items, text + s, e - s) < 0:
+                return -1
+            s = e + 1
+        return 0
+    # at most (n + 1) // 2 moves: each takes a byte and the space after it
+    if _reserve(&items.data, n) < 0 or _reserve(&items.off, 4 * ((n + 1) // 2)) < 0:
+        return -1
+    off = <int32_t *>(items.off.data + items.off.size)
+    while s < n:
+        if text[s] == b' ':
+            s += 1
+            continue
+        e = s + 4
+        if e > n or (e < n and text[e] != b' '):
+            e = s + 1
+            while e < n and text[e] != b' ':
+                e += 1
+        _w(&items.data, text + s, e - s)
+        off[0] = <int32_t>items.data.size
+        off += 1
+        s = e + 1
+    items.n += (<char *>off - (items.off.data + items.off.size)) // 4
+    items.off.size = <char *>off - items.off.data
+    return 0
+
+
 cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
     """The per-ply columns: moves, eval_cp, eval_mate, clock (and uci when asked)."""
     cdef Py_ssize_t i, s, e, k
@@ -863,12 +904,8 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
     if _move_seconds(c, game) < 0:
         return -1
     if c.uci:
-        s = 0
-        for i in range(game.moves_len + 1):
-            if i == game.moves_len or game.moves_text[i] == b' ':
-                if i > s and _string(&c.cols[K_UCI_ITEM], game.moves_text + s, i - s) < 0:
-                    return -1
-                s = i + 1
+        if _uci_items(&c.cols[K_UCI_ITEM], game.moves_text, game.moves_len) < 0:
+            return -1
         if _list_end(&c.cols[K_UCI], &c.cols[K_UCI_ITEM], True) < 0:
             return -1
     if c.pos != NULL and _positions(c, c.pos) < 0:
