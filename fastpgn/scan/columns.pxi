@@ -155,10 +155,12 @@ cdef int _string(Col *c, const char *p, Py_ssize_t n) noexcept nogil:
 
 cdef int _span_strings(Col *c, const char *buf, const Py_ssize_t *spans, Py_ssize_t n,
                        Py_ssize_t limit) noexcept nogil:
-    """Append the ``n`` strings ``buf[spans[2i]:spans[2i+1]]`` (never null) to ``c``: room taken once."""
-    cdef Py_ssize_t i, total = 0, size
+    """Append the ``n`` strings ``buf[spans[2i]:spans[2i+1]]`` (never null) to ``c``: room taken once.
+
+    ``buf[:limit]`` may be read (a few bytes past a string's end)."""
+    cdef Py_ssize_t i, m, total = 0
     cdef int32_t *off
-    cdef char *d
+    cdef uint64_t w
     for i in range(n):
         total += spans[2 * i + 1] - spans[2 * i]
     if _reserve(&c.data, total + 8) < 0 or _reserve(&c.off, 4 * n) < 0:
@@ -166,11 +168,19 @@ cdef int _span_strings(Col *c, const char *buf, const Py_ssize_t *spans, Py_ssiz
     if c.nulls and _reserve(&c.valid, (n >> 3) + 2) < 0:
         return -1
     off = <int32_t *>(c.off.data + c.off.size)
-    d = c.data.data
-    size = c.data.size
     for i in range(n):
-        if _ascii(buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i]):
-            _w(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i])
+        m = spans[2 * i + 1] - spans[2 * i]
+        if m <= 8 and spans[2 * i] + 8 <= limit:
+            # a move's 8 bytes (it and what follows it in the game) copied whole into the 8 bytes of room
+            # past the strings, once the 8 read are ASCII
+            memcpy(&w, buf + spans[2 * i], 8)
+            if not w & 0x8080808080808080ULL:
+                memcpy(c.data.data + c.data.size, &w, 8)
+                c.data.size += m
+                off[i] = <int32_t>c.data.size
+                continue
+        if _ascii(buf + spans[2 * i], m):
+            _w(&c.data, buf + spans[2 * i], m)
         else:                       # (a token with other bytes: rare, and the room is taken again)
             if (_text_bytes(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i]) < 0
                     or _reserve(&c.data, total + 8) < 0):   # room for the rest again
@@ -801,8 +811,8 @@ cdef int _uci_items(Col *items, const char *text, Py_ssize_t n) noexcept nogil:
     """The uci list's items: the replay's UCI text ``text[:n]`` (moves a space apart) cut at its spaces.
 
     The replay writes ASCII moves of 4 or 5 bytes: room is taken once for the
-    game, each move found by looking 4 bytes ahead and copied with _w, its end
-    offset written in place; text of another shape goes through _string,
+    game, each move found by looking 4 bytes ahead and copied 8 bytes at once
+    where the text holds 8, its end offset written in place; text of another shape goes through _string,
     token by token (what this replaces, kept for what it does not expect).
     """
     cdef Py_ssize_t s = 0, e
@@ -816,8 +826,8 @@ cdef int _uci_items(Col *items, const char *text, Py_ssize_t n) noexcept nogil:
                 return -1
             s = e + 1
         return 0
-    # at most (n + 1) // 2 moves: each takes a byte and the space after it
-    if _reserve(&items.data, n) < 0 or _reserve(&items.off, 4 * ((n + 1) // 2)) < 0:
+    # at most (n + 1) // 2 moves: each takes a byte and the space after it; 8 bytes more for the copies
+    if _reserve(&items.data, n + 8) < 0 or _reserve(&items.off, 4 * ((n + 1) // 2)) < 0:
         return -1
     off = <int32_t *>(items.off.data + items.off.size)
     while s < n:
@@ -829,7 +839,11 @@ cdef int _uci_items(Col *items, const char *text, Py_ssize_t n) noexcept nogil:
             e = s + 1
             while e < n and text[e] != b' ':
                 e += 1
-        _w(&items.data, text + s, e - s)
+        if s + 8 <= n:      # the move and the bytes after it, copied whole (8 bytes of room past the moves)
+            memcpy(items.data.data + items.data.size, text + s, 8)
+            items.data.size += e - s
+        else:
+            _w(&items.data, text + s, e - s)
         off[0] = <int32_t>items.data.size
         off += 1
         s = e + 1
