@@ -396,7 +396,7 @@ cdef int _release_col(RCol *col, int kind, int width, int64_t units, object arra
 
 
 def release_text(list columns, object movetext):
-    """The PGN text of one record batch of lichess's Parquet release (see the pure twin): a buffer object.
+    """The PGN text of one record batch of lichess's Parquet release (see the pure twin): bytes.
 
     ``columns`` is a list of ``(name, kind, signed, unrated, array)`` in tag order, ``movetext`` a
     string array; each array is of a type its kind takes (``text``: string, ``int``: int8 to
@@ -410,9 +410,8 @@ def release_text(list columns, object movetext):
     cdef int64_t units
     cdef bint writable
     cdef list prefixes = []
-    cdef bytes prefix
-    cdef Out out
-    out.data, out.size, out.cap = NULL, 0, 0
+    cdef bytes prefix, text
+    cdef char *d
     try:
         if cols == NULL or views == NULL:
             raise MemoryError()
@@ -440,17 +439,19 @@ def release_text(list columns, object movetext):
             writable = _release_writable(cols, ncols, rows)
             if writable:
                 room = _release_rows(cols, ncols, &cols[ncols], rows, NULL)
-                if _reserve(&out, room + 1) == 0:
-                    written = _release_rows(cols, ncols, &cols[ncols], rows, out.data)
-                    out.size = written
         if not writable:
             return None
-        if out.data == NULL:
-            raise MemoryError()
-        return _out_bytes(&out)
+        # bytes written in place (its room measured above): the readers take bytes as they are, where a
+        # buffer object of our own was copied into bytes once more (lichess_parquet._cut_texts)
+        text = PyBytes_FromStringAndSize(NULL, room)
+        d = PyBytes_AS_STRING(text)
+        with nogil:
+            written = _release_rows(cols, ncols, &cols[ncols], rows, d)
+        if written != room:
+            raise RuntimeError(f"release_text wrote {written} bytes into room for {room}")
+        return text
     finally:
         for i in range(nviews):
             PyBuffer_Release(&views[i])
         free(views)
         free(cols)
-        free(out.data)
