@@ -171,8 +171,8 @@ cdef int _span_strings(Col *c, const char *buf, const Py_ssize_t *spans, Py_ssiz
     for i in range(n):
         m = spans[2 * i + 1] - spans[2 * i]
         if m <= 8 and spans[2 * i] + 8 <= limit:
-            # a move's 8 bytes (it and what follows it in the game) copied whole into the 8 bytes of room
-            # past the strings, once the 8 read are ASCII
+            # the move and the bytes after it in the game, 8 read at once: when all are ASCII, copied
+            # whole into the 8 bytes of room past the strings
             memcpy(&w, buf + spans[2 * i], 8)
             if not w & 0x8080808080808080ULL:
                 memcpy(c.data.data + c.data.size, &w, 8)
@@ -182,7 +182,7 @@ cdef int _span_strings(Col *c, const char *buf, const Py_ssize_t *spans, Py_ssiz
         if _ascii(buf + spans[2 * i], m):
             _w(&c.data, buf + spans[2 * i], m)
         else:                       # (a token with other bytes: rare, and the room is taken again)
-            if (_text_bytes(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i]) < 0
+            if (_text_bytes(&c.data, buf + spans[2 * i], m) < 0
                     or _reserve(&c.data, total + 8) < 0):   # room for the rest again
                 return -1
         off[i] = <int32_t>c.data.size
@@ -812,8 +812,8 @@ cdef int _uci_items(Col *items, const char *text, Py_ssize_t n) noexcept nogil:
 
     The replay writes ASCII moves of 4 or 5 bytes: room is taken once for the
     game, each move found by looking 4 bytes ahead and copied 8 bytes at once
-    where the text holds 8, its end offset written in place; text of another shape goes through _string,
-    token by token (what this replaces, kept for what it does not expect).
+    where the text holds 8, its end offset written in place. Text of another
+    shape (not ASCII) goes through _string token by token, as every move did.
     """
     cdef Py_ssize_t s = 0, e
     cdef int32_t *off
@@ -839,7 +839,7 @@ cdef int _uci_items(Col *items, const char *text, Py_ssize_t n) noexcept nogil:
             e = s + 1
             while e < n and text[e] != b' ':
                 e += 1
-        if s + 8 <= n:      # the move and the bytes after it, copied whole (8 bytes of room past the moves)
+        if e - s <= 8 and s + 8 <= n:   # the move and the bytes after it copied whole (room: 8 bytes more)
             memcpy(items.data.data + items.data.size, text + s, 8)
             items.data.size += e - s
         else:
