@@ -155,10 +155,12 @@ cdef int _string(Col *c, const char *p, Py_ssize_t n) noexcept nogil:
 
 cdef int _span_strings(Col *c, const char *buf, const Py_ssize_t *spans, Py_ssize_t n,
                        Py_ssize_t limit) noexcept nogil:
-    """Append the ``n`` strings ``buf[spans[2i]:spans[2i+1]]`` (never null) to ``c``: room taken once."""
-    cdef Py_ssize_t i, total = 0, size
+    """Append the ``n`` strings ``buf[spans[2i]:spans[2i+1]]`` (never null) to ``c``: room taken once.
+
+    ``buf[:limit]`` may be read (a few bytes past a string's end)."""
+    cdef Py_ssize_t i, m, total = 0
     cdef int32_t *off
-    cdef char *d
+    cdef uint64_t w
     for i in range(n):
         total += spans[2 * i + 1] - spans[2 * i]
     if _reserve(&c.data, total + 8) < 0 or _reserve(&c.off, 4 * n) < 0:
@@ -166,13 +168,21 @@ cdef int _span_strings(Col *c, const char *buf, const Py_ssize_t *spans, Py_ssiz
     if c.nulls and _reserve(&c.valid, (n >> 3) + 2) < 0:
         return -1
     off = <int32_t *>(c.off.data + c.off.size)
-    d = c.data.data
-    size = c.data.size
     for i in range(n):
-        if _ascii(buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i]):
-            _w(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i])
+        m = spans[2 * i + 1] - spans[2 * i]
+        if m <= 8 and spans[2 * i] + 8 <= limit:
+            # the move and the bytes after it in the game, 8 read at once: when all are ASCII, copied
+            # whole into the 8 bytes of room past the strings
+            memcpy(&w, buf + spans[2 * i], 8)
+            if not w & 0x8080808080808080ULL:
+                memcpy(c.data.data + c.data.size, &w, 8)
+                c.data.size += m
+                off[i] = <int32_t>c.data.size
+                continue
+        if _ascii(buf + spans[2 * i], m):
+            _w(&c.data, buf + spans[2 * i], m)
         else:                       # (a token with other bytes: rare, and the room is taken again)
-            if (_text_bytes(&c.data, buf + spans[2 * i], spans[2 * i + 1] - spans[2 * i]) < 0
+            if (_text_bytes(&c.data, buf + spans[2 * i], m) < 0
                     or _reserve(&c.data, total + 8) < 0):   # room for the rest again
                 return -1
         off[i] = <int32_t>c.data.size
@@ -894,6 +904,51 @@ cdef int _move_seconds(Columns *c, _Game game) noexcept nogil:
     return _list_end(&c.cols[K_MOVE_SECONDS], items, known and game.nclocks > 0)
 
 
+cdef int _uci_items(Col *items, const char *text, Py_ssize_t n) noexcept nogil:
+    """The uci list's items: the replay's UCI text ``text[:n]`` (moves a space apart) cut at its spaces.
+
+    The replay writes ASCII moves of 4 or 5 bytes: room is taken once for the
+    game, each move found by looking 4 bytes ahead and copied 8 bytes at once
+    where the text holds 8, its end offset written in place. Text of another
+    shape (not ASCII) goes through _string token by token, as every move did.
+    """
+    cdef Py_ssize_t s = 0, e
+    cdef int32_t *off
+    if items.nulls or not _ascii(text, n):
+        while s < n:
+            e = s
+            while e < n and text[e] != b' ':
+                e += 1
+            if e > s and _string(items, text + s, e - s) < 0:
+                return -1
+            s = e + 1
+        return 0
+    # at most (n + 1) // 2 moves: each takes a byte and the space after it; 8 bytes more for the copies
+    if _reserve(&items.data, n + 8) < 0 or _reserve(&items.off, 4 * ((n + 1) // 2)) < 0:
+        return -1
+    off = <int32_t *>(items.off.data + items.off.size)
+    while s < n:
+        if text[s] == b' ':
+            s += 1
+            continue
+        e = s + 4
+        if e > n or (e < n and text[e] != b' '):
+            e = s + 1
+            while e < n and text[e] != b' ':
+                e += 1
+        if e - s <= 8 and s + 8 <= n:   # the move and the bytes after it copied whole (room: 8 bytes more)
+            memcpy(items.data.data + items.data.size, text + s, 8)
+            items.data.size += e - s
+        else:
+            _w(&items.data, text + s, e - s)
+        off[0] = <int32_t>items.data.size
+        off += 1
+        s = e + 1
+    items.n += (<char *>off - (items.off.data + items.off.size)) // 4
+    items.off.size = <char *>off - items.off.data
+    return 0
+
+
 cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
     """The per-ply columns: moves, eval_cp, eval_mate, clock (and uci when asked)."""
     cdef Py_ssize_t i, s, e, k
@@ -960,12 +1015,8 @@ cdef int _plies(Columns *c, const char *buf, _Game game) noexcept nogil:
     if _move_seconds(c, game) < 0:
         return -1
     if c.uci:
-        s = 0
-        for i in range(game.moves_len + 1):
-            if i == game.moves_len or game.moves_text[i] == b' ':
-                if i > s and _string(&c.cols[K_UCI_ITEM], game.moves_text + s, i - s) < 0:
-                    return -1
-                s = i + 1
+        if _uci_items(&c.cols[K_UCI_ITEM], game.moves_text, game.moves_len) < 0:
+            return -1
         if _list_end(&c.cols[K_UCI], &c.cols[K_UCI_ITEM], True) < 0:
             return -1
     if c.pos != NULL and _positions(c, c.pos) < 0:

@@ -256,16 +256,53 @@ cdef inline bint _suspect_at(const char *p, Py_ssize_t j, Py_ssize_t e) noexcept
     return False
 
 
-cdef inline uint64_t _bytes_equal(uint64_t w, uint64_t c) noexcept nogil:
-    w ^= c
-    return (w - 0x0101010101010101ULL) & ~w & 0x8080808080808080ULL
+cdef extern from *:
+    """
+    #if defined(__SSE2__) && defined(__GNUC__)
+    #include <emmintrin.h>
+    #endif
+    /* The first index from pos of LF, CR, '*' or '-' (the bytes _suspect_at may find suspect), or the
+       first index from which fewer than sixteen bytes are left before end (read one by one then):
+       sixteen bytes at a time with SSE2, eight without. */
+    static Py_ssize_t fastpgn_suspect_run(const char *p, Py_ssize_t pos, Py_ssize_t end) {
+    #if defined(__SSE2__) && defined(__GNUC__)
+        while (end - pos >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(p + pos));
+            __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x0A)),
+                                                    _mm_cmpeq_epi8(v, _mm_set1_epi8(0x0D))),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('*')),
+                                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('-'))));
+            int mask = _mm_movemask_epi8(hit);
+            if (mask)
+                return pos + __builtin_ctz(mask);
+            pos += 16;
+        }
+    #else
+        while (end - pos >= 16) {
+            static const unsigned char stops[4] = {0x0A, 0x0D, 0x2A, 0x2D};    /* LF CR * - */
+            uint64_t w, x, hit = 0;
+            int k;
+            memcpy(&w, p + pos, 8);
+            for (k = 0; k < 4; k++) {
+                x = w ^ (0x0101010101010101ULL * stops[k]);
+                hit |= (x - 0x0101010101010101ULL) & ~x;
+            }
+            if (hit & 0x8080808080808080ULL)
+                return pos;     /* one of these eight: the caller steps through them */
+            pos += 8;
+        }
+    #endif
+        return pos;
+    }
+    """
+    Py_ssize_t fastpgn_suspect_run(const char *p, Py_ssize_t pos, Py_ssize_t end) nogil
 
 
 cdef bint _movetext_suspect(const char *p, Py_ssize_t n) noexcept nogil:
     """Whether a movetext may read as more than one game (the pure twin's _suspect, byte for byte);
-    eight bytes at a time past those that are none of LF, CR, ``*`` and ``-``."""
-    cdef Py_ssize_t e = n, i = 0, j, k
-    cdef uint64_t w
+    a run over the bytes that are none of LF, CR, ``*`` and ``-`` (fastpgn_suspect_run) between those
+    it looks at."""
+    cdef Py_ssize_t e = n, i = 0, j
     while e > 0 and (p[e - 1] == b' ' or p[e - 1] == b'\t'):
         e -= 1
     while i < e and (p[i] == b' ' or p[i] == b'\t'):
@@ -273,14 +310,13 @@ cdef bint _movetext_suspect(const char *p, Py_ssize_t n) noexcept nogil:
     if i < e and p[i] == b'[':
         return True
     j = i
-    while j + 8 <= e:
-        memcpy(&w, p + j, 8)
-        if _bytes_equal(w, 0x0A0A0A0A0A0A0A0AULL) | _bytes_equal(w, 0x0D0D0D0D0D0D0D0DULL) | \
-                _bytes_equal(w, 0x2A2A2A2A2A2A2A2AULL) | _bytes_equal(w, 0x2D2D2D2D2D2D2D2DULL):
-            for k in range(j, j + 8):
-                if _suspect_at(p, k, e):
-                    return True
-        j += 8
+    while True:
+        j = fastpgn_suspect_run(p, j, e)
+        if e - j < 16:
+            break
+        if _suspect_at(p, j, e):
+            return True
+        j += 1
     while j < e:
         if _suspect_at(p, j, e):
             return True
@@ -360,7 +396,7 @@ cdef int _release_col(RCol *col, int kind, int width, int64_t units, object arra
 
 
 def release_text(list columns, object movetext):
-    """The PGN text of one record batch of lichess's Parquet release (see the pure twin): a buffer object.
+    """The PGN text of one record batch of lichess's Parquet release (see the pure twin): bytes.
 
     ``columns`` is a list of ``(name, kind, signed, unrated, array)`` in tag order, ``movetext`` a
     string array; each array is of a type its kind takes (``text``: string, ``int``: int8 to
@@ -374,9 +410,8 @@ def release_text(list columns, object movetext):
     cdef int64_t units
     cdef bint writable
     cdef list prefixes = []
-    cdef bytes prefix
-    cdef Out out
-    out.data, out.size, out.cap = NULL, 0, 0
+    cdef bytes prefix, text
+    cdef char *d
     try:
         if cols == NULL or views == NULL:
             raise MemoryError()
@@ -404,17 +439,19 @@ def release_text(list columns, object movetext):
             writable = _release_writable(cols, ncols, rows)
             if writable:
                 room = _release_rows(cols, ncols, &cols[ncols], rows, NULL)
-                if _reserve(&out, room + 1) == 0:
-                    written = _release_rows(cols, ncols, &cols[ncols], rows, out.data)
-                    out.size = written
         if not writable:
             return None
-        if out.data == NULL:
-            raise MemoryError()
-        return _out_bytes(&out)
+        # bytes written in place (its room measured above): the readers take bytes as they are, where a
+        # buffer object of our own was copied into bytes once more (lichess_parquet._cut_texts)
+        text = PyBytes_FromStringAndSize(NULL, room)
+        d = PyBytes_AS_STRING(text)
+        with nogil:
+            written = _release_rows(cols, ncols, &cols[ncols], rows, d)
+        if written != room:
+            raise RuntimeError(f"release_text wrote {written} bytes into room for {room}")
+        return text
     finally:
         for i in range(nviews):
             PyBuffer_Release(&views[i])
         free(views)
         free(cols)
-        free(out.data)

@@ -247,3 +247,26 @@ def test_lichess_movetext_is_never_scanned_alone():
                          None, "", "1. e4 1-0 2. d4", '1. e4 *\n\n[White "x"]', " [Event", "1. e4 {*} 1-0"])
     for name in ("py", "cy"):
         assert BACKENDS[name].release_suspects(movetext) == [6, 7, 8, 9]
+
+
+# The compiled test runs sixteen bytes at a time over text of sixteen bytes and more (lichess's rows are
+# hundreds of bytes long): what marks a row is found wherever it falls against those sixteen.
+_PLAIN_ROW = "1. e4 { [%eval 0.25] [%clk 0:03:00] } 1... e5 { [%clk 0:02:59] } 2. Nf3 Nc6 3. Bb5 a6 "
+
+
+@pytest.mark.parametrize("mark", ["1-0 ", "0-1 ", "1/2-1/2 ", "* ", "\n", "\r"])
+def test_a_mark_anywhere_in_a_long_row_is_found(mark):
+    rows = [_PLAIN_ROW[:at] + mark + _PLAIN_ROW[at:] + "1-0" for at in range(0, len(_PLAIN_ROW) + 1)]
+    movetext = pa.array([_PLAIN_ROW + "1-0", _PLAIN_ROW + "O-O-O O-O 0-1"] + rows, pa.string())
+    for name in ("py", "cy"):
+        # the plain rows, castling and all, end with their result: never scanned alone
+        assert BACKENDS[name].release_suspects(movetext) == list(range(2, len(rows) + 2)), name
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.none() | st.text(st.sampled_from("10/2-* \t\r\n[e4.{}xO"), min_size=15, max_size=70),
+                max_size=8), st.integers(0, 2))
+def test_long_rows_scanned_alone_are_the_same(texts, start):
+    movetext = pa.array(["pad"] * start + texts, pa.string()).slice(start)
+    py, cy = (BACKENDS[name].release_suspects(movetext) for name in ("py", "cy"))
+    assert py == cy
