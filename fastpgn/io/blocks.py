@@ -31,7 +31,6 @@ of whole lines instead: ``line_blocks``.
 
 from __future__ import annotations
 
-import re
 
 from fastpgn.errors import InputDamageError, InputError
 
@@ -104,7 +103,17 @@ def _ends_blank_or_escapes(buf, i: int) -> bool:
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_BOM = b"\n" + _BOM
-_LONE_CR = re.compile(b"\r(?!\n)")
+_LONE_CR = None     # a CR without its LF: re.compile(b"\r(?!\n)"), made by _lone_cr on first need
+
+
+def _lone_cr():
+    """The pattern of a CR without its LF (``re`` imported only for text with CRs: not for a plain LF read)."""
+    global _LONE_CR
+    if _LONE_CR is None:
+        import re
+
+        _LONE_CR = re.compile(b"\r(?!\n)")
+    return _LONE_CR
 
 
 def _has_dialect(buf, lo: int, stop: int, hi: int) -> bool:
@@ -116,7 +125,7 @@ def _has_dialect(buf, lo: int, stop: int, hi: int) -> bool:
     ahead = min(stop + 1, hi)
     cr = buf.find(b"\r", lo, stop)
     if cr >= 0:
-        lone = _LONE_CR.search(buf, cr, ahead)
+        lone = _lone_cr().search(buf, cr, ahead)
         if lone is not None and lone.start() < stop:
             return True
     return buf.find(b"\xef", lo, stop) >= 0 and buf.find(_LINE_BOM, max(lo - 1, 0), min(stop + 2, hi)) >= 0
@@ -135,7 +144,7 @@ def _settle(buf: bytearray, lo: int, hi: int, final: bool) -> int:
     if stop <= lo or not _has_dialect(buf, lo, stop, hi):
         return max(stop, lo)
     ahead = min(stop + 1, hi)       # (with the byte after: a CR at stop - 1 may start CRLF)
-    buf[lo:stop] = _LONE_CR.sub(b"\n", bytes(buf[lo:ahead]))[:stop - lo]
+    buf[lo:stop] = _lone_cr().sub(b"\n", bytes(buf[lo:ahead]))[:stop - lo]
     at = buf.find(_LINE_BOM, max(lo - 1, 0), min(stop + 2, hi))
     while 0 <= at < stop - 1:
         buf[at + 1:at + 4] = b"\n\n\n"

@@ -291,7 +291,7 @@ def check_pgn(head: bytes, name: str) -> None:
     fastpgn.errors.InputError: notes.pgn is not PGN: it starts with b'hello world' (PGN byte 0)
     """
     head = head[:HEAD_SIZE]
-    if _whole_pgn_line_in(head):
+    if _tag_pair_line(head[:head.find(b"\n")] if b"\n" in head else head) or _whole_pgn_line_in(head):
         return
     nul = head.find(b"\0")
     if nul >= 0:
@@ -306,6 +306,33 @@ def check_pgn(head: bytes, name: str) -> None:
 
 
 _LEADING = bytes(range(1, 33))     # what may come before PGN's first token: white space, control bytes
+
+
+def _tag_pair_line(line: bytes) -> bool:
+    """Whether ``line`` (no LF) is a whole tag pair line as _whole_pgn_line_in's pattern reads one, tested
+    without ``re`` (a dump's first line: its readers then import no regular expressions).
+
+    >>> [_tag_pair_line(x) for x in (b'[Event "x"]', b' [A_1 "" ] \\r', b'[Event "x"', b'[E "a"b"]', b'[E"x"]')]
+    [True, True, False, False, False]
+    """
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    line = line.strip(b" \t")
+    if len(line) < 5 or line[:1] != b"[" or line[-1:] != b"]":
+        return False
+    name_end = 1
+    while name_end < len(line) and (line[name_end:name_end + 1].isalnum() or line[name_end] == 0x5F):
+        name_end += 1
+    quote = name_end
+    while quote < len(line) and line[quote] in b" \t":
+        quote += 1
+    if name_end == 1 or quote == name_end or line[quote:quote + 1] != b'"':
+        return False
+    close = line.find(b'"', quote + 1)
+    if close < 0 or line[close + 1:-1].strip(b" \t"):
+        return False
+    value = line[quote + 1:close]
+    return b"\r" not in value and b"\0" not in value
 
 
 def _whole_pgn_line_in(text: bytes) -> bool:

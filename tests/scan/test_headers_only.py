@@ -162,7 +162,7 @@ def test_tagless_games_split_as_in_the_full_read(scan):
 def test_reading_headers_of_a_pgn_file_imports_only_what_it_uses(tmp_path):
     """Python's start-up and imports are a good part of reading a dump's headers (docs/performance.md):
     with the compiled kernels, a plain .pgn read headers only imports no decoder, filter, openings map,
-    Parquet reader, typing, dataclasses or pathlib. (The pure kernels import more: they are slower
+    Parquet reader, regular expressions, typing, dataclasses or pathlib. (The pure kernels import more: they are slower
     by far anyway.)"""
     import subprocess
     import sys
@@ -176,7 +176,7 @@ def test_reading_headers_of_a_pgn_file_imports_only_what_it_uses(tmp_path):
     unwanted = ["bz2", "dataclasses", "datetime", "fastpgn.io.bzip2", "fastpgn.io.zstd",
                 "fastpgn.board.face", "fastpgn.filters", "fastpgn.io.lichess_parquet", "fastpgn.openings",
                 "indexed_bzip2",
-                "inspect", "isal", "pathlib", "typing", "zstandard"]
+                "inspect", "isal", "pathlib", "re", "typing", "zstandard"]
     # -S: no site-packages hook (an editable install's finder imports pathlib itself)
     done = subprocess.run([sys.executable, "-S", "-c", script, *unwanted], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
