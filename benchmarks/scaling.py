@@ -54,7 +54,7 @@ from benchmarks.contenders import _drain
 
 ROOT = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
-SUMMARY = re.compile(r"fastpgn: ([\d,]+) games written, ([\d,]+) rejected .* ([\d,.]+) MB in")
+SUMMARY = re.compile(r"fastpgn: ([\d,]+) games written, ([\d,]+) rejected .* ([\d,.]+) MB of PGN")
 
 
 def _thread_ticks(pid: int) -> dict[int, int]:
