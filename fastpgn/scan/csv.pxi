@@ -79,19 +79,8 @@ cdef int _csv_quote_from(Out *out, Py_ssize_t at) noexcept nogil:
 cdef int _csv_bytes(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
     if _reserve(out, n) < 0:
         return -1
-    _copy(out.data + out.size, p, n)
-    out.size += n
+    _w(out, p, n)       # (a short run, a move or a separator, without a memcpy call)
     return 0
-
-
-cdef inline void _copy(char *to, const char *p, Py_ssize_t n) noexcept nogil:
-    """memcpy, a short run (a move, a number, a separator) copied in place rather than by a call."""
-    cdef Py_ssize_t i
-    if n > 8:
-        memcpy(to, p, n)
-        return
-    for i in range(n):
-        to[i] = p[i]
 
 
 cdef int _csv_int(Out *out, long long v) noexcept nogil:
@@ -357,8 +346,7 @@ cdef int _csv_join(Out *out, Col *lists, Col *items, Py_ssize_t row, char sep=b'
             out.size += 1
         p = items.data.data + _off_at(items, k)
         n = _off_at(items, k + 1) - _off_at(items, k)
-        _copy(out.data + out.size, p, n)
-        out.size += n
+        _w(out, p, n)
     return _csv_quote_from(out, at)
 
 
