@@ -271,6 +271,31 @@ def release_rows(pgn: bytes):
 # -- the analyse command's tests (tests/engine) --
 
 INSTALL = "needs Debian's stockfish: apt-get install -y stockfish"
+
+
+def stockfish() -> str:
+    """Debian's stockfish, found on PATH; else the test skips (fails on CI) naming the install line."""
+    from fastpgn.engine import find_engine
+
+    path = find_engine("stockfish")
+    if path is None:
+        missing_system_package(INSTALL)
+    return path
+
+
+def one_writer(table, rows: int) -> bytes:
+    """What pyarrow writes for ``table`` in row groups of ``rows`` games, one ``ParquetWriter`` with
+    fastpgn's settings (what the converter's row groups, encoded apart and joined, must equal)."""
+    import io
+
+    from fastpgn import arrow
+
+    sink = io.BytesIO()
+    writer = arrow.parquet_writer(sink, table.schema)
+    for at in range(0, table.num_rows, rows):
+        writer.write_table(table.slice(at, rows).combine_chunks(), row_group_size=rows)
+    writer.close()
+    return sink.getvalue()
 DB = ("data", "lichess-db")
 G2013 = (*DB, "lichess_db_standard_rated_2013-01.head348.pgn.zst")      # no clocks, almost no evals
 G2021 = (*DB, "lichess_db_standard_rated_2021-10.head999.pgn.zst")      # clocks; some games with evals

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ENV, big_input, chunk_files, shared, signal_after_chunks
+from helpers import ENV, big_input, chunk_files, one_writer, shared, signal_after_chunks
 from fastpgn import arrow, csv_text
 from fastpgn.convert import tables
 from fastpgn.cli import main
@@ -139,14 +139,6 @@ def test_any_jobs_and_block_size_give_identical_chunks(tmp_path, fmt):
         assert outs[0] == outs[2]
 
 
-def one_writer(table, rows: int) -> bytes:
-    """pyarrow's own file of ``table`` in row groups of ``rows`` games, written by one ParquetWriter."""
-    sink = io.BytesIO()
-    writer = arrow.parquet_writer(sink, table.schema)
-    for at in range(0, table.num_rows, rows):
-        writer.write_table(table.slice(at, rows).combine_chunks(), row_group_size=rows)
-    writer.close()
-    return sink.getvalue()
 
 
 def test_parquet_row_groups_encoded_at_once_give_the_bytes_of_one_writer(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from helpers import decompressed, shared
+from helpers import decompressed, one_writer, shared
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pip install -e ".[test]"')
@@ -33,14 +33,6 @@ def games():
         return pa.Table.from_batches(list(reader), schema=reader.schema)
 
 
-def one_writer(table, rows: int) -> bytes:
-    """What pyarrow writes for ``table`` in row groups of ``rows`` games, one writer."""
-    sink = io.BytesIO()
-    writer = arrow.parquet_writer(sink, table.schema)
-    for at in range(0, table.num_rows, rows):
-        writer.write_table(table.slice(at, rows).combine_chunks(), row_group_size=rows)
-    writer.close()
-    return sink.getvalue()
 
 
 def joined(tmp_path, table, rows: int, threads: int = 1) -> bytes:

@@ -19,16 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from helpers import (G2013, G2021, G2023, INSTALL, ROOT, fake_engine, first_games, game_texts,
-                     missing_system_package, shared)
+from helpers import (FAKE_ENGINE, G2013, G2021, G2023, ROOT, fake_engine, first_games, game_texts, shared,
+                     stockfish as find_stockfish)
 from helpers import analyse_cli as run
 from fastpgn.engine import analysis as analyse
 from fastpgn.engine.analysis import complete_games, lichess_pgn, fen_without_counters
 from fastpgn.cli.analyse import main
-from fastpgn.engine import find_engine
 from fastpgn.reader import read_games
 
-FAKE = str(Path(__file__).resolve().parent / "fake_engine.py")
+FAKE = FAKE_ENGINE
 
 SHORT = """\
 [Event "Fool's mate"]
@@ -51,10 +50,7 @@ SHORT = """\
 
 @pytest.fixture(scope="module")
 def stockfish():
-    path = find_engine("stockfish")
-    if path is None:
-        missing_system_package(INSTALL)
-    return path
+    return find_stockfish()
 
 
 def engine_pids(log: Path) -> list[int]:

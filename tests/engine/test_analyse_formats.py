@@ -12,7 +12,7 @@ import io
 
 import pytest
 
-from helpers import G2021, G2023, INSTALL, fake_engine, first_games, shared
+from helpers import G2021, G2023, fake_engine, first_games, shared
 from helpers import analyse_cli as run
 
 pa = pytest.importorskip("pyarrow")
@@ -59,12 +59,9 @@ def test_parquet_and_csv_equal_the_schema_of_the_pgn_output(tmp_path, capsys):
 
 
 def test_stockfish_evals_give_the_same_accuracy_in_parquet(tmp_path, capsys):
-    from helpers import missing_system_package
-    from fastpgn.engine import find_engine
+    from helpers import stockfish as find_stockfish
 
-    stockfish = find_engine("stockfish")
-    if stockfish is None:
-        missing_system_package(INSTALL)
+    stockfish = find_stockfish()
     src = first_games(shared(*G2023), 3, tmp_path)
     pgn, parquet = tmp_path / "out.pgn", tmp_path / "out.parquet"
     for out, fmt in ((pgn, "pgn"), (parquet, "parquet")):

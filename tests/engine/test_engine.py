@@ -15,27 +15,20 @@ import re
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, missing_system_package
+from helpers import FAKE_ENGINE as FAKE, ROOT, stockfish
 from fastpgn.engine import uci as engine_module
 from fastpgn.board import Board
-from fastpgn.engine import (Engine, EngineError, EngineNotFoundError, EngineTimeoutError, Info, Option, Score,
-                            find_engine)
+from fastpgn.engine import (Engine, EngineError, EngineNotFoundError, EngineTimeoutError, Info, Option, Score)
 from fastpgn.errors import IllegalMoveError, PGNError
 
-FAKE = str(Path(__file__).resolve().parent / "fake_engine.py")
-INSTALL = "needs Debian's stockfish: apt-get install -y stockfish"
 
 
 @pytest.fixture(scope="module")
 def stockfish_path():
-    path = find_engine("stockfish")
-    if path is None:
-        missing_system_package(INSTALL)
-    return path
+    return stockfish()
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import G2023, INSTALL, fake_engine, first_games, missing_system_package, shared
+from helpers import G2023, fake_engine, first_games, shared, stockfish as find_stockfish
 from helpers import analyse_cli as run
-from fastpgn.engine import find_engine
 from fastpgn.reader import read_games
 
 chess = pytest.importorskip("chess")
@@ -26,10 +25,7 @@ pytest.importorskip("chess.pgn")
 
 @pytest.fixture(scope="module")
 def stockfish():
-    path = find_engine("stockfish")
-    if path is None:
-        missing_system_package(INSTALL)
-    return path
+    return find_stockfish()
 
 
 def lichess_text(cp, mate) -> str:
