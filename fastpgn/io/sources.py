@@ -291,7 +291,7 @@ def check_pgn(head: bytes, name: str) -> None:
     fastpgn.errors.InputError: notes.pgn is not PGN: it starts with b'hello world' (PGN byte 0)
     """
     head = head[:HEAD_SIZE]
-    if _tag_pair_line(head[:head.find(b"\n")] if b"\n" in head else head) or _whole_pgn_line_in(head):
+    if _tag_pair_line(head.split(b"\n", 1)[0]) or _whole_pgn_line_in(head):
         return
     nul = head.find(b"\0")
     if nul >= 0:
