@@ -37,6 +37,12 @@ class WherePlan:
     @property
     def needs_moves(self) -> bool: ...
 
+class GameSpans:
+    """A block's good games as spans_from_block read them, for records_from_spans (compiled: their spans in
+    C arrays, pure: the records); ``len()``: the games."""
+
+    def __len__(self) -> int: ...
+
 class OpeningTable:
     """An openings map as the compiled kernel reads it without the GIL (opening_table's C copy)."""
 
@@ -98,6 +104,18 @@ def headers_from_block(data: Buffer, start: int, end: int, *, base_offset: int =
 def headers_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
                        at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,
                        record: type[_G] | None = None) -> ScanResult[list[_G]] | ScanResult[list[HeadersRecord]]: ...
+# games_from_block / headers_from_block in two steps (a reader's worker threads take the first, without the GIL)
+def spans_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                     at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,
+                     headers_only: bool = False) -> ScanResult[GameSpans]: ...
+@overload
+def records_from_spans(data: Buffer, spans: GameSpans, *, first_game: int = 0,
+                       record: None = None) -> list[GameRecord] | list[HeadersRecord]: ...
+@overload
+def records_from_spans(data: Buffer, spans: GameSpans, *, first_game: int = 0, record: type[_G]) -> list[_G]: ...
+@overload
+def records_from_spans(data: Buffer, spans: GameSpans, *, first_game: int = 0, record: type[_G] | None = None
+                       ) -> list[_G] | list[GameRecord] | list[HeadersRecord]: ...
 def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
                        at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,
                        openings: Openings | None = None, uci: bool = False, positions: bool = False,

@@ -20,6 +20,8 @@ pure Python                 Cython                        owns
 (``fastpgn.board``)         ``scan/replay.pxi``            the declared start (FEN, Variant) and the
                                                           replay on the compiled board without the GIL
 ``scan/records.py``          ``scan/records.pxi``           game records and headers only, with caches;
+                                                          in two steps (spans_from_block on a worker,
+                                                          records_from_spans on the reader's thread);
                                                           GameCore and RecordFeed, under reader.Game and
                                                           reader.GameReader
 ``scan/columns.py``          ``scan/columns.pxi``           the analysis schema's columns (lists here,
@@ -53,7 +55,9 @@ from fastpgn.scan.grammar import (
 )
 from fastpgn.scan.fastpath import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
 from fastpgn.scan.lines import lines_from_block, opening_table
-from fastpgn.scan.records import GameCore, RecordFeed, games_from_block, headers_from_block
+from fastpgn.scan.records import (
+    GameCore, RecordFeed, games_from_block, headers_from_block, records_from_spans, spans_from_block,
+)
 from fastpgn.scan.release import release_suspects, release_text
 from fastpgn.scan import columns as _columns_py
 from fastpgn.scan import csv as _csv_py
@@ -80,7 +84,7 @@ def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_s
 
 __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
-    "GameCore", "RecordFeed", "ScanResult",
+    "GameCore", "RecordFeed", "ScanResult", "records_from_spans", "spans_from_block",
     "SPEED_LIMITS", "SPEEDS", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
     "release_suspects", "release_text", "speed_bit", "utf8_error", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other

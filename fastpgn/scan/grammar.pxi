@@ -601,6 +601,17 @@ cdef inline Py_ssize_t _eval_end(const char *buf, Py_ssize_t vs, Py_ssize_t ve) 
 
 # ---------------------------------------------------------------- one game
 
+cdef struct _GameArrays:
+    # A _Game's own arrays and their room, kept aside while it points at spans it does not own
+    # (records_from_spans: a GameSpans' game lent to it).
+    Py_ssize_t *tags
+    Py_ssize_t *moves
+    Py_ssize_t *evals
+    long long *clock_secs
+    Py_ssize_t *clock_frac
+    Py_ssize_t cap_tags, cap_moves
+
+
 cdef class _Game:
     """Reusable per-game scratch: spans into the block, grown on demand."""
     cdef Py_ssize_t start, end
@@ -646,6 +657,18 @@ cdef class _Game:
         free(self.clock_secs)
         free(self.clock_frac)
         free(self.nags)
+
+    cdef void keep(self, _GameArrays *own) noexcept nogil:
+        """Its own arrays into ``own``, before it is pointed at arrays it does not own (GameSpans.lend)."""
+        own.tags, own.moves, own.evals = self.tags, self.moves, self.evals
+        own.clock_secs, own.clock_frac = self.clock_secs, self.clock_frac
+        own.cap_tags, own.cap_moves = self.cap_tags, self.cap_moves
+
+    cdef void unlend(self, _GameArrays *own) noexcept nogil:
+        """Its own arrays back from ``own`` (what ``keep`` put there): it owns, and frees, what it points at."""
+        self.tags, self.moves, self.evals = own.tags, own.moves, own.evals
+        self.clock_secs, self.clock_frac = own.clock_secs, own.clock_frac
+        self.cap_tags, self.cap_moves = own.cap_tags, own.cap_moves
 
     cdef void reset(self, Py_ssize_t start) noexcept nogil:
         self.start = start

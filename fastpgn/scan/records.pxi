@@ -433,6 +433,31 @@ cdef dict _headers(const char *buf, _Game game, Out *scratch, const char *stop):
     return headers
 
 
+cdef object _record_of(const char *buf, Py_ssize_t end, _Game game, long long base_offset, long long number,
+                       bint headers_only, object cls, Out *scratch):
+    """The record of a good game read into ``game`` (a tuple, or an instance of ``cls``): what
+    games_from_block, headers_from_block and records_from_spans hand out for it."""
+    cdef object record
+    cdef dict headers = _headers(buf, game, scratch, buf + end)
+    cdef object result = _token(_result_at(buf, game), _result_len(game),
+                                buf + end if game.result_lit == NULL else game.result_lit + game.result_lit_len)
+    if cls is not None:
+        if headers_only:   # (the per-ply lists: None, made when asked for: reader.Game)
+            return _game_record(cls, base_offset + game.start, number, headers, None, None, None, result, -1,
+                                b"")     # (headers only: the text is not kept, a copy would double the cost)
+        return _game_record(cls, base_offset + game.start, number, headers, _ply_moves(buf, buf + end, game),
+                            _ply_evals(buf, buf + end, game), _ply_clocks(buf, game), result, game.first_ply,
+                            PyBytes_FromStringAndSize(buf + game.start, game.end - game.start))
+    if headers_only:
+        record = (base_offset + game.start, number, headers, result, game.start, game.end)
+    else:
+        record = (base_offset + game.start, number, headers, _ply_moves(buf, buf + end, game),
+                  _ply_evals(buf, buf + end, game), _ply_clocks(buf, game), result, game.first_ply,
+                  game.start, game.end)
+    _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
+    return record
+
+
 cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                              long long first_game, bint at_stream_start, bint stop_on_error, _WherePlan plan,
                              bint headers_only, object cls):
@@ -441,8 +466,6 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
     cdef list out = [], rejects = []
     cdef long long number = first_game, filtered = 0
     cdef Py_ssize_t pos
-    cdef object record, result
-    cdef dict headers
     cdef Out scratch
     cdef Where *where = NULL if plan is None else &plan.c
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
@@ -462,30 +485,231 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
             if game.filtered:
                 filtered += 1
                 continue
-            headers = _headers(buf, game, &scratch, buf + end)
-            result = _token(_result_at(buf, game), _result_len(game),
-                            buf + end if game.result_lit == NULL else game.result_lit + game.result_lit_len)
-            if cls is not None:
-                if headers_only:   # (the per-ply lists: None, made when asked for: reader.Game)
-                    record = _game_record(cls, base_offset + game.start, number, headers, None, None, None, result, -1,
-                                          b"")     # (headers only: the text is not kept, a copy would double the cost)
-                else:
-                    record = _game_record(cls, base_offset + game.start, number, headers,
-                                          _ply_moves(buf, buf + end, game), _ply_evals(buf, buf + end, game),
-                                          _ply_clocks(buf, game), result, game.first_ply,
-                                          PyBytes_FromStringAndSize(buf + game.start, game.end - game.start))
-            else:
-                if headers_only:
-                    record = (base_offset + game.start, number, headers, result, game.start, game.end)
-                else:
-                    record = (base_offset + game.start, number, headers, _ply_moves(buf, buf + end, game),
-                              _ply_evals(buf, buf + end, game), _ply_clocks(buf, game), result, game.first_ply,
-                              game.start, game.end)
-                _untrack(record)  # (what the collector's first pass would do: nothing in it is tracked)
-            out.append(record)
+            out.append(_record_of(buf, end, game, base_offset, number, headers_only, cls, &scratch))
         return out, number - first_game, rejects, filtered
     finally:
         free(scratch.data)
+
+
+# ---------------------------------------------------------------- records in two steps: spans, then objects
+
+# A reader on worker threads (read_games / read_headers with jobs above 1) cannot make a game's Python
+# objects there: they need the GIL, which the threads would only contend for. So its games are read in
+# two steps: spans_from_block scans a block without the GIL into a _GameSpans (each good game's _Game
+# spans, copied out), and records_from_spans makes the records from them on the reader's thread, with
+# _record_of, as games_from_block makes them: the same objects, whichever way they were read.
+
+cdef struct _Span:
+    # One good game of a _GameSpans: its _Game fields, its tags and plies at tag_at and ply_at in the pools.
+    Py_ssize_t start, end, ntags, nmoves, tag_at, ply_at, result_start, result_end, result_lit_len
+    const char *result_lit
+    long long number, first_ply
+    bint plain_values
+
+
+cdef struct _SpanPools:
+    # A _GameSpans' arrays and their room (in games, tags, plies); kept for the next block when it is freed.
+    _Span *games
+    Py_ssize_t cap_games
+    Py_ssize_t *tags                                        # 4 per tag
+    Py_ssize_t cap_tags
+    Py_ssize_t *moves
+    Py_ssize_t *evals
+    Py_ssize_t *clock_frac                                  # 2 per ply each
+    long long *clock_secs
+    Py_ssize_t cap_plies
+
+
+cdef void _free_pools(_SpanPools *p) noexcept nogil:
+    free(p.games)
+    free(p.tags)
+    free(p.moves)
+    free(p.evals)
+    free(p.clock_frac)
+    free(p.clock_secs)
+    memset(p, 0, sizeof(_SpanPools))
+
+
+cdef int _pools_room(_SpanPools *p, Py_ssize_t games, Py_ssize_t tags, Py_ssize_t plies) noexcept nogil:
+    """Room in ``p`` for at least so many games, tags and plies (what is in it kept); -1 when memory is short."""
+    cdef Py_ssize_t cap
+    if games > p.cap_games:
+        cap = 2 * p.cap_games if 2 * p.cap_games > games else games
+        if not _grow(<void **>&p.games, cap * sizeof(_Span)):
+            return -1
+        p.cap_games = cap
+    if tags > p.cap_tags:
+        cap = 2 * p.cap_tags if 2 * p.cap_tags > tags else tags
+        if not _grow(<void **>&p.tags, 4 * cap * sizeof(Py_ssize_t)):
+            return -1
+        p.cap_tags = cap
+    if plies > p.cap_plies:
+        cap = 2 * p.cap_plies if 2 * p.cap_plies > plies else plies
+        if not (_grow(<void **>&p.moves, 2 * cap * sizeof(Py_ssize_t))
+                and _grow(<void **>&p.evals, 2 * cap * sizeof(Py_ssize_t))
+                and _grow(<void **>&p.clock_frac, 2 * cap * sizeof(Py_ssize_t))
+                and _grow(<void **>&p.clock_secs, cap * sizeof(long long))):
+            return -1
+        p.cap_plies = cap
+    return 0
+
+
+# The pools of freed _GameSpans, for the next blocks' (a reader's workers and its own thread take and give
+# them with the GIL held): no fresh pages to fault in, no copies as they grow, block after block.
+cdef enum:
+    SPARE_POOLS = 8
+cdef _SpanPools _spare_pools[SPARE_POOLS]
+cdef int _spare_count = 0
+
+
+cdef class _GameSpans:
+    """A block's good games as spans_from_block read them (without the GIL): what records_from_spans
+    makes records of, from the same block. Opaque; ``len()`` is the number of games."""
+
+    cdef _SpanPools p
+    cdef Py_ssize_t n, ntags, nplies
+    cdef bint headers_only
+    cdef long long base_offset
+    cdef Py_ssize_t end         # the end of the block's bytes as the scan read them
+
+    def __cinit__(self):
+        global _spare_count
+        if _spare_count:
+            _spare_count -= 1
+            self.p = _spare_pools[_spare_count]
+
+    def __dealloc__(self):
+        global _spare_count
+        if _spare_count < SPARE_POOLS:
+            _spare_pools[_spare_count] = self.p
+            _spare_count += 1
+        else:
+            _free_pools(&self.p)
+
+    def __len__(self):
+        return self.n
+
+    cdef int add(self, _Game game, long long number) noexcept nogil:
+        """``game`` (good, read by _scan_game) kept as its spans; -1 when memory is short."""
+        cdef _Span *s
+        cdef Py_ssize_t plies = 0 if self.headers_only else game.nmoves
+        if _pools_room(&self.p, self.n + 1, self.ntags + game.ntags, self.nplies + plies) < 0:
+            return -1
+        s = &self.p.games[self.n]
+        s.start, s.end, s.ntags, s.nmoves = game.start, game.end, game.ntags, plies
+        s.tag_at, s.ply_at = self.ntags, self.nplies
+        s.result_start, s.result_end = game.result_start, game.result_end
+        s.result_lit, s.result_lit_len = game.result_lit, game.result_lit_len
+        s.number, s.first_ply, s.plain_values = number, game.first_ply, game.plain_values
+        memcpy(self.p.tags + 4 * self.ntags, game.tags, 4 * game.ntags * sizeof(Py_ssize_t))
+        if plies:
+            memcpy(self.p.moves + 2 * self.nplies, game.moves, 2 * plies * sizeof(Py_ssize_t))
+            memcpy(self.p.evals + 2 * self.nplies, game.evals, 2 * plies * sizeof(Py_ssize_t))
+            memcpy(self.p.clock_frac + 2 * self.nplies, game.clock_frac, 2 * plies * sizeof(Py_ssize_t))
+            memcpy(self.p.clock_secs + self.nplies, game.clock_secs, plies * sizeof(long long))
+        self.ntags += game.ntags
+        self.nplies += plies
+        self.n += 1
+        return 0
+
+    cdef void lend(self, Py_ssize_t i, _Game game) noexcept nogil:
+        """Point ``game`` at game ``i``'s spans, as _scan_game left them for what _record_of reads (which
+        only reads them): its own arrays must be put back (``_Game.unlend``) before it is used otherwise."""
+        cdef _Span *s = &self.p.games[i]
+        game.reset(s.start)
+        game.end, game.ntags, game.nmoves = s.end, s.ntags, s.nmoves
+        game.cap_tags, game.cap_moves = s.ntags, s.nmoves
+        game.result_start, game.result_end = s.result_start, s.result_end
+        game.result_lit, game.result_lit_len = s.result_lit, s.result_lit_len
+        game.first_ply, game.plain_values = s.first_ply, s.plain_values
+        game.tags = self.p.tags + 4 * s.tag_at
+        game.moves = self.p.moves + 2 * s.ply_at
+        game.evals = self.p.evals + 2 * s.ply_at
+        game.clock_frac = self.p.clock_frac + 2 * s.ply_at
+        game.clock_secs = self.p.clock_secs + s.ply_at
+
+
+def spans_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long base_offset=0,
+                     long long first_game=0, bint at_stream_start=True, bint stop_on_error=False, object where=None,
+                     bint headers_only=False):
+    """games_from_block (headers_from_block with ``headers_only``) in two steps, the first: the block
+    scanned without the GIL, its good games kept as spans (see the pure twin)."""
+    cdef Py_buffer view
+    cdef _WherePlan plan = where_plan(where)
+    cdef Where *w = NULL if plan is None else &plan.c
+    cdef _Game game = _Game()
+    cdef _GameSpans spans = _GameSpans()
+    cdef Bads bads
+    cdef long long number = first_game, filtered = 0
+    cdef Py_ssize_t pos
+    cdef bint memory_short = False
+    cdef const char *buf
+    bads.items, bads.n, bads.cap = NULL, 0, 0
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        if end > view.len:
+            end = view.len
+        buf = <const char *>view.buf
+        spans.headers_only, spans.base_offset, spans.end = headers_only, base_offset, end
+        with nogil:
+            pos = _first(buf, start, end, at_stream_start)
+            while _scan_game(buf, pos, end, game, w, headers_only):
+                number += 1
+                pos = game.end
+                if game.out_of_memory:
+                    memory_short = True
+                    break
+                if game.bad:
+                    if _add_bad(&bads, game, number) < 0:
+                        memory_short = True
+                        break
+                    if stop_on_error:
+                        break
+                    continue
+                if game.filtered:
+                    filtered += 1
+                    continue
+                if spans.add(game, number) < 0:
+                    memory_short = True
+                    break
+        if memory_short:
+            raise MemoryError()
+        return ScanResult(spans, number - first_game, _rejects(buf, &bads, base_offset, None), filtered)
+    finally:
+        free(bads.items)
+        PyBuffer_Release(&view)
+
+
+def records_from_spans(object data, object spans, *, long long first_game=0, object record=None):
+    """The second step: the records of ``spans``'s games (spans_from_block's output for ``data``, the same
+    bytes), numbered ``first_game`` on from the scan's numbers: equal to what games_from_block (or
+    headers_from_block) gives for the same block (see the pure twin)."""
+    cdef Py_buffer view
+    cdef _Game game = _Game()
+    cdef list out = []
+    cdef Py_ssize_t i
+    cdef Out scratch
+    cdef object cls = _record_class(record)
+    cdef _GameSpans kept
+    if not isinstance(spans, _GameSpans):
+        raise TypeError(f"spans must be what spans_from_block gave, not {type(spans).__name__}")
+    kept = <_GameSpans>spans
+    scratch.data, scratch.size, scratch.cap = NULL, 0, 0
+    cdef _GameArrays own
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    game.keep(&own)
+    try:
+        if view.len < kept.end:
+            raise ValueError("records_from_spans: data is shorter than the block its spans were read from")
+        for i in range(kept.n):
+            kept.lend(i, game)
+            out.append(_record_of(<const char *>view.buf, kept.end, game, kept.base_offset,
+                                  first_game + kept.p.games[i].number, kept.headers_only, cls, &scratch))
+        return out
+    finally:
+        game.unlend(&own)
+        free(scratch.data)
+        PyBuffer_Release(&view)
 
 
 def headers_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long base_offset=0,

@@ -212,10 +212,65 @@ def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start,
             game.start,
             game.end,
         ))
-    if record is not None:
-        if headers:
-            out = [record(offset, number, tags, None, None, None, result, -1, b"")
-                   for offset, number, tags, result, _, _ in out]
-        else:
-            out = [record(*fields, buf[s:e]) for *fields, s, e in out]
-    return ScanResult(out, number - first_game, rejects, filtered)
+    return ScanResult(_as_records(out, buf, headers, record), number - first_game, rejects, filtered)
+
+
+def _as_records(out: list, buf, headers: bool, record) -> list:
+    """The record tuples ``out`` of ``buf``'s games as instances of ``record`` (None: as they are)."""
+    if record is None:
+        return out
+    if headers:
+        return [record(offset, number, tags, None, None, None, result, -1, b"")
+                for offset, number, tags, result, _, _ in out]
+    return [record(*fields, buf[s:e]) for *fields, s, e in out]
+
+
+# ---------------------------------------------------------------- records in two steps: spans, then objects
+
+class _GameSpans:
+    """A block's good games as spans_from_block read them: what records_from_spans makes records of, from
+    the same block. Opaque; ``len()`` is the number of games. (The compiled twin keeps each game's spans,
+    read without the GIL, and makes the objects in the second step; here the first step reads the records
+    and the second numbers them: the same records either way.)"""
+
+    __slots__ = ("_records", "_headers", "_end")
+
+    def __init__(self, records: list, headers: bool, end: int) -> None:
+        self._records = records
+        self._headers = headers
+        self._end = end
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+
+def spans_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
+                     where=None, headers_only=False):
+    """games_from_block (headers_from_block with ``headers_only``) in two steps, the first: the block read
+    into a _GameSpans (its good games), with the counts and rejects games_from_block gives.
+
+    A reader on worker threads takes this step there (the compiled kernel
+    takes it without the GIL) and the second, ``records_from_spans``, on
+    its own thread: the records are the same as games_from_block's.
+    """
+    buf = _as_bytes(data)
+    end = min(end, len(buf))
+    records, read, rejects, filtered = _games_from_block(buf, start, end, base_offset, first_game, at_stream_start,
+                                                         stop_on_error, where, headers_only)
+    return ScanResult(_GameSpans(records, headers_only, end), read, rejects, filtered)
+
+
+def records_from_spans(data, spans, *, first_game=0, record=None):
+    """The second step: the records of ``spans``'s games (spans_from_block's output for ``data``, the same
+    bytes), ``first_game`` added to the numbers the scan gave: equal to what games_from_block (or
+    headers_from_block) gives for the same block, instances of ``record`` when given."""
+    record = _record_class(record)
+    if not isinstance(spans, _GameSpans):
+        raise TypeError(f"spans must be what spans_from_block gave, not {type(spans).__name__}")
+    buf = _as_bytes(data)
+    if len(buf) < spans._end:
+        raise ValueError("records_from_spans: data is shorter than the block its spans were read from")
+    out = spans._records
+    if first_game:
+        out = [(offset, number + first_game, *rest) for offset, number, *rest in out]
+    return _as_records(out, buf, spans._headers, record)

@@ -39,8 +39,16 @@ def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False
         assert texts == (lines[0].decode("utf-8", "replace").split("\n")[:-1],) + lines[1:]
         # headers only: the movetext skipped (the compiled kernel runs over it sixteen bytes at a time)
         headers = mod.headers_from_block(data, start, end, **options)
-        results.append((lines, typed(mod.games_from_block(data, start, end, **options)), texts,
-                        headers))
+        games = typed(mod.games_from_block(data, start, end, **options))
+        # in two steps (read_headers on worker threads): the spans numbered from 0, the records renumbered
+        for headers_only, one_step in ((False, games), (True, headers)):
+            spans, read, rejects, filtered = mod.spans_from_block(data, start, end, headers_only=headers_only,
+                                                                  **dict(options, first_game=0))
+            records = mod.records_from_spans(data, spans, first_game=first)
+            rejects = [(reason, at, number + first, s, e) for reason, at, number, s, e in rejects]
+            two_steps = (records, read, rejects, filtered)
+            assert (typed(two_steps) if not headers_only else two_steps) == tuple(one_step)
+        results.append((lines, games, texts, headers))
     return results
 
 

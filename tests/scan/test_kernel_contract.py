@@ -25,7 +25,8 @@ from fastpgn.scan.contract import ScanResult
 
 BACKENDS = dict(_backend.available("scan._scan"))
 STUB = ROOT / "fastpgn" / "scan" / "_kernel.pyi"
-ENTRY_POINTS = ("lines_from_block", "games_from_block", "headers_from_block", "columns_from_block", "csv_from_block")
+ENTRY_POINTS = ("lines_from_block", "games_from_block", "headers_from_block", "spans_from_block", "columns_from_block",
+                "csv_from_block")
 OPENINGS = openings.load()
 
 
@@ -125,6 +126,14 @@ def rows(output) -> int:
     return len(output)
 
 
+def _answer(name: str, data: bytes, **options):
+    """The pure kernel's entry point ``name`` on ``data``; spans_from_block's spans as the records they make."""
+    result = getattr(_scan_py, name)(data, 0, len(data), **options)
+    if name == "spans_from_block":
+        return result._replace(output=_scan_py.records_from_spans(data, result.output))
+    return result
+
+
 @contextlib.contextmanager
 def byte_walk_only():
     """Turn the pure twin's fast paths off where the grammar chooses them: every game through _scan_game."""
@@ -146,11 +155,11 @@ def test_the_grammar_alone_chooses_the_pure_twins_path(monkeypatch):
     calls = []
     exact = _fastpath_py._scan_game
     kinds = [(name, plan) for name in ENTRY_POINTS for plan in (None, where)]
-    fast = {kind: getattr(_scan_py, kind[0])(data, 0, len(data), where=kind[1]) for kind in kinds}
+    fast = {kind: _answer(kind[0], data, where=kind[1]) for kind in kinds}
     monkeypatch.setattr(_fastpath_py, "_scan_game", lambda *a: calls.append(a[1]) or exact(*a))
     with byte_walk_only():
         for kind in kinds:
             calls.clear()
-            walked = getattr(_scan_py, kind[0])(data, 0, len(data), where=kind[1])
+            walked = _answer(kind[0], data, where=kind[1])
             assert walked == fast[kind], kind
             assert len(calls) == walked.games_read + 1, kind    # (and the call that finds the end)
