@@ -1,12 +1,12 @@
-"""The readers' ``jobs=``: read_arrow at one worker thread and at several, in interleaved rounds.
+"""The readers' ``jobs=``: read_arrow and read_headers at one worker thread and at several, in interleaved rounds.
 
     python -m benchmarks.reader_jobs [DUMP.pgn.zst] [--release FOLDER] [--jobs 1,2] [--rounds 5] [--json]
 
 Each case is a whole process (``python -c``), timed with ``perf_counter``
 around it, run once per round in turn; the table shows medians, MB/s of
 the decompressed PGN (the release: of the PGN text it is read as), and the
-ratio to ``jobs=1`` measured in the same rounds. Cases: ``read_arrow`` of
-the dump, and with ``--release`` (a folder ``benchmarks.lichess_release``
+ratio to ``jobs=1`` measured in the same rounds. Cases: ``read_arrow`` and
+``read_headers`` of the dump, and with ``--release`` (a folder ``benchmarks.lichess_release``
 wrote from the same dump) ``read_arrow(uci=True)`` of the release; the Rust
 binding's ``parse_games(movetext, num_threads=2)`` over the release's
 movetext joins them where ``rust-pgn-reader-python-binding`` is installed.
@@ -31,6 +31,8 @@ DUMP = ROOT / "bench-data" / "lichess-100MB-seed0.pgn.zst"
 ARROW = ("import fastpgn, sys\n"
          "batches = fastpgn.read_arrow(sys.argv[1], jobs=int(sys.argv[2]), uci=sys.argv[3] == 'uci')\n"
          "print(sum(b.num_rows for b in batches))\n")
+HEADERS = ("import fastpgn, sys\n"
+           "print(sum(1 for _ in fastpgn.read_headers(sys.argv[1], jobs=int(sys.argv[2]))))\n")
 RUST = ("import sys, pyarrow.dataset as ds, rust_pgn_reader_python_binding as r\n"
         "movetext = ds.dataset(sys.argv[1], format='parquet', partitioning='hive').to_table(columns=['movetext'])"
         ".column('movetext')\n"
@@ -40,6 +42,7 @@ RUST = ("import sys, pyarrow.dataset as ds, rust_pgn_reader_python_binding as r\
 
 def _cases(dump: Path, release: Path | None, jobs: list[int]) -> dict[str, list[str]]:
     chosen = {f"read_arrow dump jobs={j}": ["-c", ARROW, str(dump), str(j), "-"] for j in jobs}
+    chosen.update({f"read_headers dump jobs={j}": ["-c", HEADERS, str(dump), str(j)] for j in jobs})
     if release is not None:
         chosen.update({f"read_arrow(uci) release jobs={j}": ["-c", ARROW, str(release), str(j), "uci"] for j in jobs})
         try:
@@ -95,11 +98,13 @@ def main(argv=None) -> int:
     print(f"{'case':45} {'median s':>9} {'MB/s':>8} {'ratio':>7}")
     for name, m in medians.items():
         kind = "release" if "release" in name else "dump"
-        base = medians.get(f"read_arrow dump jobs={args.jobs.split(',')[0]}") if kind == "dump" else \
+        reader = name.split(" ")[0]
+        base = medians.get(f"{reader} dump jobs={args.jobs.split(',')[0]}") if kind == "dump" else \
             medians.get("rust parse_games(num_threads=2) release")
         ratio = f"{base / m:6.2f}x" if base else ""
         print(f"{name:45} {m:9.3f} {sizes[kind] / m / 1e6:8.1f} {ratio:>7}")
-    print("ratio: the dump's rows to its first jobs=; the release's to the Rust binding (higher is faster)")
+    print("ratio: the dump's rows to the same reader's first jobs=; the release's to the Rust binding (higher is "
+          "faster)")
     return 0
 
 

@@ -377,8 +377,8 @@ def test_the_feed_reads_a_list_held_elsewhere_without_changing_it():
 
 
 def test_every_reader_runs_the_one_block_loop(monkeypatch):
-    """read_games, read_headers, read_lines and the column readers scan their blocks through
-    _RecordReader._scanned (one per-block loop), and agree on the counts it keeps."""
+    """read_games, read_headers (in one step or, on worker threads, two), read_lines and the column readers
+    scan their blocks through _RecordReader._scanned (one per-block loop), and agree on the counts it keeps."""
     pytest.importorskip("pyarrow")
     from fastpgn.arrow import ColumnReader, read_arrow
 
@@ -396,7 +396,8 @@ def test_every_reader_runs_the_one_block_loop(monkeypatch):
     options = {"errors": "skip", "where": where, "block_size": 64}
     readers = [
         ("games_from_block", lambda: read_games(data, **options)),
-        ("headers_from_block", lambda: read_headers(data, **options)),
+        ("headers_from_block", lambda: read_headers(data, jobs=1, **options)),
+        ("spans_from_block", lambda: read_headers(data, jobs=2, **options)),    # (the records made after it)
         ("lines_from_block", lambda: read_lines(data, **options)),
         ("columns_from_block", lambda: ColumnReader(data, **options)),
         ("columns_from_block", lambda: ColumnReader(data, lists=True, **options)),

@@ -25,7 +25,6 @@ pq = pytest.importorskip("pyarrow.parquet")
 import fastpgn  # noqa: E402
 from fastpgn import _parallel  # noqa: E402
 from fastpgn.errors import InputError, NotUTF8Warning, PGNError  # noqa: E402
-from fastpgn.reader import GameReader  # noqa: E402
 
 JOBS = (1, 2, 3)
 #: Small blocks: many of them in the workers' hands at once.
@@ -115,14 +114,24 @@ def test_every_reader_gives_the_same_at_any_jobs(path):
 
 @needs_corpus
 @pytest.mark.parametrize("jobs", JOBS[1:])
-def test_games_on_worker_threads_are_numbered_as_on_one(monkeypatch, jobs):
-    """read_games scans on the calling thread (its kernel holds the GIL), but the readers' one loop can
-    hand its blocks to workers: forced to, the games keep their numbers, offsets and rejects."""
+def test_headers_on_worker_threads_are_read_there_and_numbered_as_on_one(monkeypatch, jobs):
+    """read_headers at jobs above 1 scans its blocks on the workers (the spans, without the GIL) and makes
+    the games on the calling thread: numbers past the first block's, offsets, filtered games and a rejected
+    game as on one thread; whole games are read on the calling thread (making them is most of the work)."""
     path = DATA / "lichess-db" / DUMPS[2]
-    one = _games(fastpgn.read_games(path, block_size=BLOCK, errors="skip", jobs=1))
-    monkeypatch.setattr(GameReader, "_threads_scan", True)
-    assert _games(fastpgn.read_games(path, block_size=BLOCK, errors="skip", jobs=jobs)) == one
+    where = {"min_elo": 1800}
+    one = _games(fastpgn.read_headers(path, block_size=BLOCK, errors="skip", jobs=1, where=where))
+    threads = []
+    scan = fastpgn.scan.kernel.spans_from_block
+    monkeypatch.setattr(fastpgn.scan.kernel, "spans_from_block",
+                        lambda *a, **k: threads.append(threading.current_thread().name) or scan(*a, **k))
+    assert _games(fastpgn.read_headers(path, block_size=BLOCK, errors="skip", jobs=jobs, where=where)) == one
     assert one[0][-1][0] > 1000 and one[1][1]    # (numbers past the first block's, and a rejected game)
+    assert one[1][0][2] > 0                      # (and games the filter dropped)
+    assert len(threads) > 10 and all(name.startswith("fastpgn-worker") for name in threads)
+    threads.clear()
+    assert _games(fastpgn.read_games(path, block_size=BLOCK, errors="skip", jobs=jobs))[0]
+    assert threads == []
 
 
 @needs_corpus
