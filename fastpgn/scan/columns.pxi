@@ -356,6 +356,46 @@ cdef int _columns_start(Columns *c, bint uci) noexcept nogil:
     return 0
 
 
+# Each column's offsets and data in the last block, in bytes, and that block's length: a block's buffers
+# start with that room, scaled to its length, so they are not copied as they grow (a doubling buffer
+# copies as much again as it ends with). Room only: every write still makes its own (_reserve). Read and
+# written with the GIL held (a reader's worker threads share them).
+cdef Py_ssize_t _last_room[NCOLS][2]
+cdef Py_ssize_t _last_length = 0
+
+
+cdef int _columns_room(Columns *c, Py_ssize_t length) noexcept nogil:
+    """Room in ``c``'s buffers for a block of ``length`` bytes, as the last block's took; -1 when memory is
+    short."""
+    cdef int k, j
+    cdef Out *out
+    cdef Py_ssize_t want
+    cdef char *grown
+    if _last_length <= 0 or length <= 0:
+        return 0
+    for k in range(NCOLS):
+        for j in range(2):
+            out = &c.cols[k].off if j == 0 else &c.cols[k].data
+            # an eighth more than the last block's share, so a block a little richer is not copied either
+            want = <Py_ssize_t>(<double>_last_room[k][j] * length / _last_length * 1.125)
+            if want > out.cap and want > 4096:
+                grown = <char *>realloc(out.data, want)
+                if grown == NULL:
+                    return -1
+                out.data, out.cap = grown, want
+    return 0
+
+
+cdef void _columns_note_room(Columns *c, Py_ssize_t length) noexcept nogil:
+    """What ``c``'s buffers hold, for the next block's _columns_room."""
+    global _last_length
+    cdef int k
+    for k in range(NCOLS):
+        _last_room[k][0] = c.cols[k].off.size
+        _last_room[k][1] = c.cols[k].data.size
+    _last_length = length
+
+
 cdef void _columns_free(Columns *c) noexcept nogil:
     cdef int i
     for i in range(NCOLS):
@@ -1510,7 +1550,7 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
     uci.data, uci.size, uci.cap = NULL, 0, 0
     try:
-        if _columns_start(c, uci_hook is not None and uci_column) < 0:
+        if _columns_start(c, uci_hook is not None and uci_column) < 0 or _columns_room(c, end - start) < 0:
             raise MemoryError()
         if positions or fens:
             c.pos = &plies
@@ -1541,6 +1581,7 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
                 raise MemoryError()
         if game.out_of_memory:
             raise MemoryError()
+        _columns_note_room(c, end - start)
         return (_columns_dict(c, buf, openings) if csv_columns is None else _csv_text(c, buf, openings, csv_columns),
                 number - first_game, _rejects(buf, &bads, base_offset, hook_reasons), filtered)
     finally:
