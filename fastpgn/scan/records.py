@@ -119,10 +119,16 @@ class RecordFeed:
 
 
 def _record_class(record):
-    """games_from_block's ``record``, checked: None, or a subclass of GameCore."""
-    if record is not None and not (isinstance(record, type) and issubclass(record, GameCore)):
+    """games_from_block's ``record``, checked: None, or a subclass of GameCore (this twin's, or the compiled
+    kernel's: this one only calls it, so reader.Game serves whichever kernel is live)."""
+    if record is not None and not (isinstance(record, type) and (issubclass(record, GameCore)
+                                                                 or _is_compiled_game_core(record))):
         raise TypeError(f"record must be None or a subclass of GameCore, not {record!r}")
     return record
+
+
+def _is_compiled_game_core(record: type) -> bool:
+    return any(base.__name__ == "GameCore" and base.__module__ == "fastpgn.scan._scan_cy" for base in record.__mro__)
 
 
 def games_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,

@@ -191,22 +191,12 @@ def _fields(game):
             game.first_ply)
 
 
-def _game_class(scan):
-    """reader.Game for ``scan``'s kernel: Game itself on the live kernel; on the other (a plain ``pytest``
-    runs both in one process) Game's methods over that kernel's GameCore."""
-    from fastpgn.reader import Game
-
-    if issubclass(Game, scan.GameCore):
-        return Game
-    return type("Game", (scan.GameCore,), {k: v for k, v in vars(Game).items() if k not in ("__dict__", "__weakref__")})
-
-
 def test_the_kernel_makes_the_games_the_tuples_describe(scan, corpus_data):
     """``record=Game``: each game is the Game the record tuple describes (what the reader made of the
     tuples before), read in full or headers only, with a filter, and with rejected games between."""
     from fastpgn import filters
+    from fastpgn.reader import Game
 
-    Game = _game_class(scan)
     bad = b'[White "X"]\n\n1. e4 { open *\n\n[White "Y]\n\n1. d4 *\n\n'
     plan = scan.where_plan(filters.Where(min_elo=1900).spec())   # (the tested kernel's plan)
     for name, data in sorted(corpus_data.items())[:6]:
