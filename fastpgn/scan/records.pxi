@@ -557,7 +557,7 @@ cdef int _pools_room(_SpanPools *p, Py_ssize_t games, Py_ssize_t tags, Py_ssize_
 # The pools of freed _GameSpans, for the next blocks' (a reader's workers and its own thread take and give
 # them with the GIL held): no fresh pages to fault in, no copies as they grow, block after block.
 cdef enum:
-    SPARE_POOLS = 8
+    SPARE_POOLS = 4      # (a reader at jobs=2 has at most four blocks in hand)
 cdef _SpanPools _spare_pools[SPARE_POOLS]
 cdef int _spare_count = 0
 
