@@ -258,11 +258,17 @@ def _inputs(inputs) -> list[_Input]:
     return sorted(found.values(), key=lambda i: (-i.size, i.key))
 
 
-def _options_record(where, uci: bool, openings, positions: bool = False, fens: bool = False) -> dict:
-    # (positions and fens only when asked: the record of a dataset written before them still matches)
+def _options_record(where, uci: bool, openings, positions: bool = False, fens: bool = False,
+                    encoding: str | None = None) -> dict:
+    # (positions, fens and encoding only when asked: the record of a dataset written before them still matches;
+    # the encoding as the codec it names: "Windows-1252" is "cp1252", "UTF-8" none)
+    from fastpgn.io.sources import _codec_name
+
+    encoding = _codec_name(encoding)
     return {"uci": bool(uci), "where": None if where is None else repr(where),
             "openings": None if openings is None else os.fspath(openings),
-            **({"positions": True} if positions else {}), **({"fens": True} if fens else {})}
+            **({"positions": True} if positions else {}), **({"fens": True} if fens else {}),
+            **({"encoding": encoding} if encoding else {})}
 
 
 def _read_record(folder: Path) -> dict | None:
@@ -479,9 +485,13 @@ def _report_arrow_schema():
     return pa.schema([pa.field(name, kinds[kind]) for name, kind in REPORT_FIELDS])
 
 
-def _reader_options(where, uci: bool, openings, positions: bool = False, fens: bool = False) -> dict:
+def _reader_options(where, uci: bool, openings, positions: bool = False, fens: bool = False,
+                    encoding: str | None = None) -> dict:
+    from fastpgn.io.sources import _codec_name
+
+    _codec_name(encoding)   # an unknown encoding: the caller's error, on the driver, before any task
     return {"where": where, "uci": bool(uci), "openings": None if openings is None else os.fspath(openings),
-            "positions": bool(positions), "fens": bool(fens)}
+            "positions": bool(positions), "fens": bool(fens), "encoding": encoding}
 
 
 def _one_task_each(spark, count: int):
@@ -497,20 +507,21 @@ def _explain_task_failure(exc: Exception) -> Exception:
 
 
 def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None, positions: bool = False,
-             fens: bool = False):
+             fens: bool = False, encoding: str | None = None):
     """Dump files as a DataFrame of ``schema(uci, positions, fens)``, one Spark task per file, fastpgn's kernel in
     the tasks.
 
     ``inputs``: paths (a folder: its files) the executors can open. Bad games
     are left out; damage (a truncated or corrupt file) fails the query, naming
-    the file and its PGN byte. The executors need fastpgn; ``convert`` writes
-    the same rows to a Parquet dataset instead.
+    the file and its PGN byte. ``encoding`` names the files' text encoding
+    (``"cp1252"``; default UTF-8: docs/encoding.md). The executors need
+    fastpgn; ``convert`` writes the same rows to a Parquet dataset instead.
 
     >>> read_pgn(spark, ["2024-01.pgn.zst", "2024-02.pgn.zst"]).groupBy("speed").count().show()   # doctest: +SKIP
     """
     _require_pyspark()
     jobs = _inputs(inputs)
-    options = _reader_options(where, uci, openings, positions, fens)
+    options = _reader_options(where, uci, openings, positions, fens, encoding)
     target = _task_arrow_schema(uci, positions, fens)
 
     def run(batches):
@@ -526,7 +537,8 @@ def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None, pos
 
 
 def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=None, overwrite: bool = False,
-            rows_per_file: int = ROWS_PER_FILE, positions: bool = False, fens: bool = False) -> list[FileReport]:
+            rows_per_file: int = ROWS_PER_FILE, positions: bool = False, fens: bool = False,
+            encoding: str | None = None) -> list[FileReport]:
     """Convert dump files to a Parquet dataset of ``schema(uci, positions, fens)``: one Spark task per file.
 
     ``inputs``: paths (a folder: its files) that the driver and the executors
@@ -536,9 +548,11 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
     staging folder and published with one rename, so an input's output is
     there whole or not at all; ``input=NAME/_fastpgn.json`` records its counts
     and ``_rejected.pgn`` its bad games. A rerun skips the inputs already
-    complete (``overwrite=True`` converts them again); a damaged input keeps the
+    complete (``overwrite=True`` converts them again; one converted with other
+    options, ``encoding`` among them, is refused without it); a damaged input keeps the
     games before the damage, is reported with its byte offset, and is
-    converted again by a rerun. Returns one ``FileReport`` per input.
+    converted again by a rerun. ``encoding`` names the inputs' text encoding
+    (default UTF-8: docs/encoding.md). Returns one ``FileReport`` per input.
 
     >>> reports = convert(spark, ["2024-01.pgn.zst", "2024-02.pgn.zst"], "games/")  # doctest: +SKIP
     >>> spark.read.parquet("games/").where("year = 2024").count()                   # doctest: +SKIP
@@ -549,9 +563,10 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
     if not isinstance(rows_per_file, int) or rows_per_file < 1:
         raise ValueError(f"rows_per_file must be a whole number, at least 1, not {rows_per_file!r}")
     jobs = _inputs(inputs)
+    options = _reader_options(where, uci, openings, positions, fens, encoding)
     out = Path(output)
     _check_dataset_folder(out)
-    record_options = _options_record(where, uci, openings, positions, fens)
+    record_options = _options_record(where, uci, openings, positions, fens, encoding)
     lock = _RunLock(out / LOCK)
     lock.acquire()
     try:
@@ -568,8 +583,7 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
         if todo:
             report_type = ", ".join(f"{n} {k}" for n, k in REPORT_FIELDS)    # DDL: every pyspark takes it
             frame = _one_task_each(spark, len(todo)).mapInArrow(
-                _task(todo, str(out.resolve()), _reader_options(where, uci, openings, positions, fens), record_options,
-                      rows_per_file),
+                _task(todo, str(out.resolve()), options, record_options, rows_per_file),
                 report_type)
             try:
                 rows = frame.collect()

@@ -457,3 +457,46 @@ def test_month_folders_are_the_converters(spark, tmp_path):
     frame = pd.read_parquet(tmp_path / "out")
     assert sorted(zip(frame["game_id"], frame["input"], frame["year"].astype(int), frame["month"].astype(int))) == \
         expected
+
+
+def test_an_input_in_cp1252_is_read_as_its_characters(spark, tmp_path):
+    """A real dump written in cp1252: ``encoding="cp1252"`` (``--encoding`` on the command) gives the rows
+    the converter gives for the UTF-8 original (offsets count the UTF-8 text, so they are equal too); without
+    it, its accented names are read as U+FFFD; a rerun with another encoding converts it again."""
+    from fastpgn import spark as fs
+
+    original = corpus(FILES[0])
+    text = fastpgn.io.sources.open_source(str(original))
+    try:
+        utf8 = b"".join(text.chunks())
+    finally:
+        text.close()
+    accented = {ch for ch in utf8.decode("utf-8") if ord(ch) > 127}
+    assert accented, "nothing beyond ASCII: the test would hold nothing"
+    latin = tmp_path / "in" / "cp1252.pgn"
+    latin.parent.mkdir()
+    latin.write_bytes(utf8.decode("utf-8").encode("cp1252"))
+    expected = converter_parquet(original, tmp_path / "expected")
+
+    out = tmp_path / "dataset"
+    err = io.StringIO()
+    with redirect_stderr(err):
+        code = cli_main(["spark", str(latin), "-o", str(out), "--master", "local[2]", "--encoding", "cp1252"])
+    assert code == 0, err.getvalue()
+    assert published(out, latin.name).equals(expected)
+    openings = set(expected.column("opening").to_pylist())     # (lichess's opening names hold the accents)
+    assert any(ch in name for name in openings for ch in accented)
+    rows = fs.read_pgn(spark, [str(latin)], encoding="Windows-1252").select("opening").collect()
+    assert {r.opening for r in rows} == openings
+
+    plain = fs.convert(spark, [latin], tmp_path / "plain")[0]   # UTF-8 assumed: the accents become U+FFFD
+    names = set(published(tmp_path / "plain", latin.name).column("opening").to_pylist())
+    assert plain.status == "converted" and any("\ufffd" in n for n in names)
+    assert not any(ch in n for n in names for ch in accented)
+    with pytest.raises(ValueError, match="other options"):      # another encoding: not the complete run's
+        fs.convert(spark, [latin], tmp_path / "plain", encoding="cp1252")
+    assert fs.convert(spark, [latin], tmp_path / "plain", encoding="cp1252", overwrite=True)[0].status == "converted"
+    assert published(tmp_path / "plain", latin.name).equals(expected)
+    assert fs.convert(spark, [latin], tmp_path / "plain", encoding="Windows-1252")[0].status == "skipped"
+    with pytest.raises(ValueError, match="unknown encoding"):
+        fs.read_pgn(spark, [str(latin)], encoding="no-such-codec")

@@ -12,7 +12,7 @@ import argparse
 import sys
 import time
 
-from fastpgn.cli._common import guarded, parse_args, plural
+from fastpgn.cli._common import add_encoding_argument, guarded, parse_args, plural
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 
 DESCRIPTION = """\
@@ -65,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fens", action="store_true", help="add the fens column: the FEN after each ply")
     p.add_argument("--openings-map", metavar="FILE",
                    help="openings map in the original format (every executor must read FILE)")
+    add_encoding_argument(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no summary lines")
     add_filter_arguments(p)
     return p
@@ -137,7 +138,7 @@ def _run(argv) -> int:
             reports = fs.convert(spark, args.inputs, args.output_dir, where=args.where, uci=args.uci,
                                  openings=args.openings_map, overwrite=args.overwrite,
                                  rows_per_file=args.rows_per_file or fs.ROWS_PER_FILE, positions=args.positions,
-                                 fens=args.fens)
+                                 fens=args.fens, encoding=args.encoding)
         except (OutputError, ValueError) as exc:
             _say(str(exc))
             return 2
