@@ -497,8 +497,9 @@ class _RecordReader:
             blocks.close()
 
     # Whether worker threads scan this reader's blocks with jobs above 1: its kernel releases the GIL as it
-    # scans. (A GameReader's records are Python objects, made with the GIL: its workers read spans, without
-    # it, and the records are made from them on the reader's thread.)
+    # scans. (A GameReader's records are Python objects, made with the GIL: read headers only, its workers
+    # read spans without it and the records are made from them on the reader's thread; whole games are read
+    # on the reader's thread: GameReader._read.)
     _threads_scan = True
 
     def _blocks(self) -> Generator[Block, None, None]:
