@@ -52,23 +52,24 @@ def jobs_for(jobs) -> int:
 _END = object()
 
 
-def ordered(items, work, jobs: int, skip=None):
+def ordered(items, work, jobs: int, skip=None, ahead: bool = True):
     """``(item, work(item))`` for each item of ``items``, in order, ``work`` run on ``jobs`` worker threads
-    and ``items`` read on a thread of its own (``read_ahead``); an item ``skip(item)`` is true for comes as
-    ``(item, None)``, in its place.
+    and ``items`` read on a thread of its own (``read_ahead``; with ``ahead`` false, on the calling thread as
+    results are taken: where making an item is cheap, as reading a plain file, a thread of its own only
+    costs its share of the GIL); an item ``skip(item)`` is true for comes as ``(item, None)``, in its place.
 
     At most ``2 * jobs`` items are in the workers' hands or waiting to be
     handed back, and ``AHEAD`` more are read. An exception of ``items``
     comes after the results of every item before it; one of ``work`` at
     its item's turn. Closing the generator cancels the items not begun and
-    waits for those begun.
+    waits for those begun, and closes ``items``.
     """
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     depth = 2 * jobs
     pending: deque = deque()
-    source = read_ahead(items, AHEAD)
+    source = read_ahead(items, AHEAD) if ahead else items
     pool = ThreadPoolExecutor(jobs, thread_name_prefix="fastpgn-worker")
     try:
         more = True

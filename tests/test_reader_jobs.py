@@ -249,33 +249,40 @@ def test_breaking_out_early_leaves_no_thread(tmp_path, read):
     assert not _threads()
 
 
-def test_at_most_a_bounded_number_of_blocks_are_read_ahead():
+@pytest.mark.parametrize("ahead", [True, False])
+def test_at_most_a_bounded_number_of_blocks_are_read_ahead(ahead):
     """``ordered``: a consumer that holds the first result has at most 2 * jobs + AHEAD items taken from
-    the input (and one in the making)."""
+    the input (and one in the making); with ``ahead`` false the items are taken on the calling thread, at
+    most 2 * jobs of them."""
     taken = []
+    where = set()
 
     def items():
         for i in range(1000):
             taken.append(i)
+            where.add(threading.current_thread().name)
             yield i
 
     for jobs in (1, 2, 4):
         taken.clear()
-        results = _parallel.ordered(items(), lambda i: i * i, jobs)
+        where.clear()
+        results = _parallel.ordered(items(), lambda i: i * i, jobs, ahead=ahead)
         assert next(results) == (0, 0)
         threading.Event().wait(0.2)      # time for the threads to run ahead as far as they may
-        assert len(taken) <= 2 * jobs + _parallel.AHEAD + 2
+        assert len(taken) <= (2 * jobs + _parallel.AHEAD + 2 if ahead else 2 * jobs)
         assert list(results) == [(i, i * i) for i in range(1, 1000)]
+        assert (where == {threading.current_thread().name}) is not ahead
 
 
-def test_an_error_of_the_input_comes_after_the_results_before_it():
+@pytest.mark.parametrize("ahead", [True, False])
+def test_an_error_of_the_input_comes_after_the_results_before_it(ahead):
     def items():
         yield from range(10)
         raise InputError("broken at 10", 10)
 
     out = []
     with pytest.raises(InputError, match="broken at 10"):
-        for item, result in _parallel.ordered(items(), lambda i: -i, 3):
+        for item, result in _parallel.ordered(items(), lambda i: -i, 3, ahead=ahead):
             out.append(result)
     assert out == [-i for i in range(10)]
 

@@ -508,6 +508,10 @@ class ParquetSource(Source):
     def _peek(self, n: int) -> bytes:
         return b""          # PGN text, never compressed: nothing to look at
 
+    @property
+    def read_as_is(self) -> bool:
+        return False        # (its PGN text is written from the rows as it is read)
+
     def readinto(self, view) -> int:
         n = self._stream.readinto(view)
         self.offset += n

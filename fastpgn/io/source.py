@@ -98,6 +98,12 @@ class Source:
         head = self._peek(4)
         self.kind = detect(head)
 
+    @property
+    def read_as_is(self) -> bool:
+        """The input is PGN read as it is (not decompressed, transcoded or made from Parquet rows): a block
+        costs a read and a cut, so no thread of its own pays for reading it (fastpgn._parallel.ordered)."""
+        return self.kind == "pgn" and self.encoding is None
+
     def head(self, size: int = HEAD_SIZE) -> bytes:
         """The first ``size`` decompressed bytes (fewer at the end, or where the input is damaged).
 
