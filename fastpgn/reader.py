@@ -674,39 +674,32 @@ class GameReader(_RecordFeed, _RecordReader):
         return _RecordReader._scanned(self, scan, record=Game)
 
 
-class LineReader(_RecordReader):
-    """Iterate 22-field lines (str, without the newline); see ``read_lines``."""
+class LineReader(_RecordFeed, _RecordReader):
+    """Iterate 22-field lines (str, without the newline); see ``read_lines``.
+
+    ``games_read == games_yielded + len(rejected) + games_filtered``.
+    """
 
     def __init__(self, source, errors, block_size, openings_map, where=None, encoding: str | None = None,
                  jobs: int | None = None) -> None:
         self.where, self._plan = _where(where)
-        self.games_filtered = 0   # games_read == games_yielded + len(rejected) + games_filtered
-        self._lines: Iterator[str] = iter(())   # the lines of the block in hand
-        super().__init__(source, errors, block_size, encoding, jobs)
+        self.games_filtered = 0
         self.openings = _scan.kernel.opening_table(openings_map)
+        _RecordReader.__init__(self, source, errors, block_size, encoding, jobs)
 
-    def __next__(self):
-        # A block's lines come as one list (see _read), and are handed out from its iterator:
-        # no generator frame to resume per line.
-        line = next(self._lines, None)
-        while line is None:
-            self._lines = iter(super().__next__())   # the next block's lines; StopIteration at the end
-            line = next(self._lines, None)
-        return line
+    # __next__ is the kernel's RecordFeed's: it hands out the lines of the lists this returns (a block's),
+    # with no Python frame per line.
+    def _next_list(self) -> list[str]:
+        """The next block's lines; StopIteration at the end."""
+        return _RecordReader.__next__(self)
 
     def close(self) -> None:
-        self._lines = iter(())
-        super().close()
+        self._drop()
+        _RecordReader.close(self)
 
     def _read(self) -> Iterator[list[str]]:
         # text: the kernel hands the lines over as str, decoded line by line
-        scanned = _RecordReader._scanned(self, _scan.kernel.lines_from_block, openings=self.openings, text=True)
-        try:
-            for lines in scanned:
-                self.games_yielded += len(lines)
-                yield lines
-        finally:
-            scanned.close()     # the source with it, now
+        return _RecordReader._scanned(self, _scan.kernel.lines_from_block, openings=self.openings, text=True)
 
 
 def read_games(source, *, errors: str = "raise", block_size: int = 1 << 20, headers_only: bool = False,

@@ -287,10 +287,11 @@ cdef extern from "Python.h":
 
 
 cdef class RecordFeed:
-    """The reader's ``__next__``, in C: fastpgn.reader.GameReader is this, with the rest of a reader.
+    """The reader's ``__next__``, in C: fastpgn.reader.GameReader (and LineReader) is this, with the rest
+    of a reader.
 
     Hands out the items of the lists ``self._next_list()`` returns (a
-    block's games; StopIteration at the end), one a call, counting them in
+    block's games, or lines; StopIteration at the end), one a call, counting them in
     ``games_yielded``: a Python ``__next__`` cost more than the kernel's
     making of the game. A list no one else holds (GameReader hands its
     lists over) gives up each item as it is handed out, so a game lives as

@@ -89,11 +89,11 @@ class GameCore:
 
 
 class RecordFeed:
-    """The reader's ``__next__``: fastpgn.reader.GameReader is this, with the rest of a reader (pure twin of
-    the compiled RecordFeed, which is there to spare a Python frame per game).
+    """The reader's ``__next__``: fastpgn.reader.GameReader (and LineReader) is this, with the rest of a
+    reader (pure twin of the compiled RecordFeed, which is there to spare a Python frame per game or line).
 
     Hands out the items of the lists ``self._next_list()`` returns (a
-    block's games; StopIteration at the end), one a call, counting them in
+    block's games, or lines; StopIteration at the end), one a call, counting them in
     ``games_yielded``. The lists are read, never changed.
     """
 
