@@ -453,6 +453,7 @@ class _RecordReader:
         threads = self.jobs > 1 and self._threads_scan
         if threads:
             from fastpgn._parallel import ordered
+            from fastpgn.io.ahead import chained
 
             # The source opened here, with its first block: a reader that reads plain PGN itself does so on
             # this thread as the workers want blocks (a read and a cut a block); any other input (to
@@ -460,7 +461,7 @@ class _RecordReader:
             blocks = _RecordReader._blocks(self)
             first = next(blocks, None)
             ahead = not (self._reads_plain_itself and self._source is not None and self._source.read_as_is)
-            results = ordered(_then_rest(first, blocks), work, self.jobs, skip=_is_truncated, ahead=ahead)
+            results = ordered(chained(first, blocks), work, self.jobs, skip=_is_truncated, ahead=ahead)
         else:
             results = _RecordReader._inline(self, work)
         try:
@@ -581,16 +582,6 @@ class _RecordReader:
             raise block.damage
 
 
-def _then_rest(first, rest: Generator) -> Generator:
-    """``first`` (None: nothing), then the items of ``rest``, which is closed with this generator."""
-    try:
-        if first is not None:
-            yield first
-            yield from rest
-    finally:
-        rest.close()
-
-
 def _one_block(source, block_size: int) -> bool:
     """Whether ``source`` is known to hold one block at most: bytes, or a file (not a folder) that short."""
     if isinstance(source, (bytes, bytearray)):
@@ -663,9 +654,8 @@ class GameReader(_RecordFeed, _RecordReader):
         if self.jobs > 1 and self._threads_scan:
             # Two steps: the workers read each block's games as spans (without the GIL), the records are
             # made from them here, with the GIL, in input order: the same records as in one step. (Whole
-            # games keep one step: making their objects is most of the work and needs the GIL, so this
-            # thread would be the bottleneck, and the hand-over between the cores made a read of whole
-            # games slower on two cores: 0.25 against 0.21 s for 100 MB; headers: 0.09 against 0.11 s.)
+            # games keep one step: making their objects is most of the work and needs the GIL, so threads
+            # gave them nothing on two cores: docs/performance.md, "2026-11-28, late night".)
             def records(spans, data, base: int) -> list[Game]:
                 return kernel.records_from_spans(data, spans, first_game=base, record=Game)
 

@@ -1,9 +1,23 @@
 """Items made on a thread of their own, a bounded number ahead of their reader: the readers' blocks
-(``fastpgn._parallel``) and the Parquet release's batches (``fastpgn.io.lichess_parquet``)."""
+(``fastpgn._parallel``) and the Parquet release's batches (``fastpgn.io.lichess_parquet``); and an
+iterator's first item, taken early, put back in front of the rest (``chained``)."""
 
 from __future__ import annotations
 
 END = object()      # (what the thread hands over after the last item)
+
+
+def chained(first, rest):
+    """``first`` (None: nothing, ``rest`` was empty), then the items of ``rest``, which is closed with this
+    generator (if it can be)."""
+    try:
+        if first is not None:
+            yield first
+            yield from rest
+    finally:
+        close = getattr(rest, "close", None)
+        if close is not None:
+            close()
 
 
 def read_ahead(items, depth: int = 2, name: str = "fastpgn-read"):

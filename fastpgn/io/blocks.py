@@ -31,7 +31,6 @@ of whole lines instead: ``line_blocks``.
 
 from __future__ import annotations
 
-
 from fastpgn.errors import InputDamageError, InputError
 
 TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)

@@ -50,7 +50,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from fastpgn.io.ahead import read_ahead
+from fastpgn.io.ahead import chained, read_ahead
 from fastpgn.io.blocks import (BLOCK_SIZE, Block, _ChunkFiller, _cut_before_unfinished_tags, find_cut, has_moves,
                                 lf_text)
 from fastpgn.errors import SEVERAL_GAMES_MARK, InputDamageError, InputError
@@ -405,17 +405,6 @@ def _good_rows(batch, error: BaseException) -> tuple[int, BaseException]:
     return good, error
 
 
-def _chained(first, rest: Iterator) -> Iterator:
-    try:
-        if first is not None:
-            yield first
-            yield from rest
-    finally:
-        close = getattr(rest, "close", None)
-        if close is not None:
-            close()
-
-
 def _text_blocks(texts: Iterator, block_size: int) -> Iterator[Block]:
     """``cut_blocks`` over the stream of ``texts`` (whole games each; their dialects settled one text at a
     time, as they hold whole lines): the same blocks, game for game, views of each text.
@@ -501,7 +490,7 @@ class ParquetSource(Source):
         self.located = _Located()
         blocks = pgn_blocks(path, rows, self.located)
         first = next(blocks, None)      # (a generator that raised has closed itself)
-        chunks = _chained(first, blocks)
+        chunks = chained(first, blocks)
         self._stream = _Stream(chunks)
         super().__init__(self._stream, os.fspath(path), None, None, True, threads)
 
@@ -533,7 +522,7 @@ class ParquetSource(Source):
         filler = self._stream._filler
         first = head + bytes(filler._piece) if head else None   # (the texts head() took, whole)
         filler._piece = memoryview(b"")
-        return _text_blocks(_chained(first, self._stream._chunks) if first else self._stream._chunks, block_size)
+        return _text_blocks(chained(first, self._stream._chunks) if first else self._stream._chunks, block_size)
 
     def describe_game(self, game: int | None) -> str | None:
         """The Parquet file and row game number ``game`` was built from (``file F, row R``)."""

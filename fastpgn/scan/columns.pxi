@@ -370,7 +370,6 @@ cdef int _columns_room(Columns *c, Py_ssize_t length) noexcept nogil:
     cdef int k, j
     cdef Out *out
     cdef Py_ssize_t want
-    cdef char *grown
     if _last_length <= 0 or length <= 0:
         return 0
     for k in range(NCOLS):
@@ -379,10 +378,9 @@ cdef int _columns_room(Columns *c, Py_ssize_t length) noexcept nogil:
             # an eighth more than the last block's share, so a block a little richer is not copied either
             want = <Py_ssize_t>(<double>_last_room[k][j] * length / _last_length * 1.125)
             if want > out.cap and want > 4096:
-                grown = <char *>realloc(out.data, want)
-                if grown == NULL:
+                if not _grow(<void **>&out.data, want):
                     return -1
-                out.data, out.cap = grown, want
+                out.cap = want
     return 0
 
 
