@@ -65,7 +65,9 @@ def game(rng: random.Random, number: int, eco: str, name: str, moves: list[str])
     parts = []
     for ply, san in enumerate(moves):
         side = ply % 2
-        clocks[side] = max(0, clocks[side] - rng.randint(0, max(1, base // 40)) + inc)
+        spent = rng.randint(0, max(1, base // 40))
+        if ply >= 2:    # each side's first move shows the base, as lichess's dumps: its clock is not running yet
+            clocks[side] = max(0, clocks[side] - spent + inc)
         ev += rng.gauss(0, 0.4)
         mark = ""
         if with_evals and rng.random() < 0.08:
