@@ -1,12 +1,13 @@
-"""The readers' ``jobs=``: read_arrow and read_headers at one worker thread and at several, in interleaved rounds.
+"""The readers' ``jobs=``: read_arrow, read_games and read_headers at one worker thread and at several.
 
     python -m benchmarks.reader_jobs [DUMP.pgn.zst] [--release FOLDER] [--jobs 1,2] [--rounds 5] [--json]
 
 Each case is a whole process (``python -c``), timed with ``perf_counter``
 around it, run once per round in turn; the table shows medians, MB/s of
-the decompressed PGN (the release: of the PGN text it is read as), and the
-ratio to ``jobs=1`` measured in the same rounds. Cases: ``read_arrow`` and
-``read_headers`` of the dump, and with ``--release`` (a folder ``benchmarks.lichess_release``
+the decompressed PGN (the release: of the PGN text it is read as), the median CPU
+seconds of the process (user + system, every thread), and the
+ratio to ``jobs=1`` measured in the same rounds. Cases: ``read_arrow``,
+``read_games`` and ``read_headers`` of the dump, and with ``--release`` (a folder ``benchmarks.lichess_release``
 wrote from the same dump) ``read_arrow(uci=True)`` of the release; the Rust
 binding's ``parse_games(movetext, num_threads=2)`` over the release's
 movetext joins them where ``rust-pgn-reader-python-binding`` is installed.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -31,6 +33,8 @@ DUMP = ROOT / "bench-data" / "lichess-100MB-seed0.pgn.zst"
 ARROW = ("import fastpgn, sys\n"
          "batches = fastpgn.read_arrow(sys.argv[1], jobs=int(sys.argv[2]), uci=sys.argv[3] == 'uci')\n"
          "print(sum(b.num_rows for b in batches))\n")
+GAMES = ("import fastpgn, sys\n"
+         "print(sum(1 for _ in fastpgn.read_games(sys.argv[1], jobs=int(sys.argv[2]))))\n")
 HEADERS = ("import fastpgn, sys\n"
            "print(sum(1 for _ in fastpgn.read_headers(sys.argv[1], jobs=int(sys.argv[2]))))\n")
 RUST = ("import sys, pyarrow.dataset as ds, rust_pgn_reader_python_binding as r\n"
@@ -42,6 +46,7 @@ RUST = ("import sys, pyarrow.dataset as ds, rust_pgn_reader_python_binding as r\
 
 def _cases(dump: Path, release: Path | None, jobs: list[int]) -> dict[str, list[str]]:
     chosen = {f"read_arrow dump jobs={j}": ["-c", ARROW, str(dump), str(j), "-"] for j in jobs}
+    chosen.update({f"read_games dump jobs={j}": ["-c", GAMES, str(dump), str(j)] for j in jobs})
     chosen.update({f"read_headers dump jobs={j}": ["-c", HEADERS, str(dump), str(j)] for j in jobs})
     if release is not None:
         chosen.update({f"read_arrow(uci) release jobs={j}": ["-c", ARROW, str(release), str(j), "uci"] for j in jobs})
@@ -54,14 +59,18 @@ def _cases(dump: Path, release: Path | None, jobs: list[int]) -> dict[str, list[
     return chosen
 
 
-def _run(args: list[str]) -> tuple[float, str]:
+def _run(args: list[str]) -> tuple[float, float, str]:
+    """Wall and CPU seconds (user + system, every thread) of one whole process, and what it printed."""
     env = dict(os.environ, FASTPGN_IMPLEMENTATION="cython", PYTHONPATH=str(ROOT))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
         raise SystemExit(f"failed: {' '.join(args[2:])}\n{done.stderr}")
-    return wall, done.stdout.strip()
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout.strip()
 
 
 def _pgn_bytes(source: Path) -> int:
@@ -87,22 +96,26 @@ def main(argv=None) -> int:
     cases = _cases(dump, release, [int(j) for j in args.jobs.split(",")])
     sizes = {"dump": _pgn_bytes(dump), "release": _pgn_bytes(release) if release else 0}
     times: dict[str, list[float]] = {name: [] for name in cases}
+    cpus: dict[str, list[float]] = {name: [] for name in cases}
     for r in range(args.rounds):
         names = list(cases) if r % 2 == 0 else list(reversed(cases))
         for name in names:
-            times[name].append(_run(cases[name])[0])
+            wall, cpu, _ = _run(cases[name])
+            times[name].append(wall)
+            cpus[name].append(cpu)
     medians = {name: statistics.median(t) for name, t in times.items()}
+    cpu_medians = {name: statistics.median(t) for name, t in cpus.items()}
     if args.json:
-        print(json.dumps(medians, indent=2))
+        print(json.dumps({"wall": medians, "cpu": cpu_medians}, indent=2))
         return 0
-    print(f"{'case':45} {'median s':>9} {'MB/s':>8} {'ratio':>7}")
+    print(f"{'case':45} {'median s':>9} {'CPU s':>7} {'MB/s':>8} {'ratio':>7}")
     for name, m in medians.items():
         kind = "release" if "release" in name else "dump"
         reader = name.split(" ")[0]
         base = medians.get(f"{reader} dump jobs={args.jobs.split(',')[0]}") if kind == "dump" else \
             medians.get("rust parse_games(num_threads=2) release")
         ratio = f"{base / m:6.2f}x" if base else ""
-        print(f"{name:45} {m:9.3f} {sizes[kind] / m / 1e6:8.1f} {ratio:>7}")
+        print(f"{name:45} {m:9.3f} {cpu_medians[name]:7.3f} {sizes[kind] / m / 1e6:8.1f} {ratio:>7}")
     print("ratio: the dump's rows to the same reader's first jobs=; the release's to the Rust binding (higher is "
           "faster)")
     return 0

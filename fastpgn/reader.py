@@ -504,9 +504,8 @@ class _RecordReader:
             blocks.close()
 
     # Whether worker threads scan this reader's blocks with jobs above 1: its kernel releases the GIL as it
-    # scans. (A GameReader's records are Python objects, made with the GIL: read headers only, its workers
-    # read spans without it and the records are made from them on the reader's thread; whole games are read
-    # on the reader's thread: GameReader._read.)
+    # scans. (A GameReader's records are Python objects, made with the GIL: its workers read spans without
+    # it and the records are made from them on the reader's thread: GameReader._read.)
     _threads_scan = True
 
     # Whether a plain PGN input (Source.read_as_is) is read on the reader's own thread at jobs above 1 rather
@@ -628,14 +627,13 @@ class GameReader(_RecordFeed, _RecordReader):
     def __init__(self, source, errors, block_size, headers_only: bool = False, where=None,
                  encoding: str | None = None, jobs: int | None = None) -> None:
         self.headers_only = headers_only
-        # Threads for headers only, and not for an input of one block (no thread would pay: their start-up
-        # would); whole games are read on the calling thread (see _read).
-        self._threads_scan = headers_only and not _one_block(source, block_size)
+        # Threads, but not for an input of one block (no thread would pay: their start-up would).
+        self._threads_scan = not _one_block(source, block_size)
         self.where, self._plan = _where(where)
         self.games_filtered = 0
         _RecordReader.__init__(self, source, errors, block_size, encoding, jobs)
 
-    _reads_plain_itself = True     # (headers only: the reads on threads)
+    _reads_plain_itself = True
 
     # __next__ is the kernel's RecordFeed's: it hands out the games of the lists this returns,
     # with no Python frame per game.
@@ -653,9 +651,9 @@ class GameReader(_RecordFeed, _RecordReader):
         kernel = _scan.kernel
         if self.jobs > 1 and self._threads_scan:
             # Two steps: the workers read each block's games as spans (without the GIL), the records are
-            # made from them here, with the GIL, in input order: the same records as in one step. (Whole
-            # games keep one step: making their objects is most of the work and needs the GIL, so threads
-            # gave them nothing on two cores: docs/performance.md, "2026-11-28, late night".)
+            # made from them here, with the GIL, in input order: the same records as in one step. Making
+            # a game's objects is the larger step (0.11 of 0.19 s per 100 MB), so this thread bounds a read
+            # of whole games; the workers take the rest off it (docs/performance.md).
             def records(spans, data, base: int) -> list[Game]:
                 return kernel.records_from_spans(data, spans, first_game=base, record=Game)
 
@@ -745,11 +743,10 @@ def read_games(source, *, errors: str = "raise", block_size: int = 1 << 20, head
     ([['e4']], 2, 1)
 
     ``jobs`` is the readers' number of worker threads (docs/api.md, "Every
-    core"; checked: None or at least 1). With ``headers_only`` (or
-    ``read_headers``) the workers scan the blocks without the GIL and the
-    games are made from what they read on the calling thread, in input
-    order; whole games are read on the calling thread whatever it says
-    (making a game's Python objects is most of the work, and needs the GIL).
+    core"; checked: None or at least 1): they scan the blocks without the
+    GIL, and the games are made from what they read on the calling thread,
+    in input order (making a game's Python objects needs the GIL, so that
+    thread bounds the read).
     """
     return GameReader(source, errors, block_size, headers_only, where, encoding, jobs)
 

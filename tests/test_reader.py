@@ -395,7 +395,8 @@ def test_every_reader_runs_the_one_block_loop(monkeypatch):
     where = {"min_elo": 1450, "elo_of": "white"}
     options = {"errors": "skip", "where": where, "block_size": 64}
     readers = [
-        ("games_from_block", lambda: read_games(data, **options)),
+        ("games_from_block", lambda: read_games(data, jobs=1, **options)),
+        ("spans_from_block", lambda: read_games(data, jobs=2, **options)),     # (the records made after it)
         ("headers_from_block", lambda: read_headers(data, jobs=1, **options)),
         ("spans_from_block", lambda: read_headers(data, jobs=2, **options)),    # (the records made after it)
         ("lines_from_block", lambda: read_lines(data, **options)),

@@ -114,24 +114,31 @@ def test_every_reader_gives_the_same_at_any_jobs(path):
 
 @needs_corpus
 @pytest.mark.parametrize("jobs", JOBS[1:])
-def test_headers_on_worker_threads_are_read_there_and_numbered_as_on_one(monkeypatch, jobs):
-    """read_headers at jobs above 1 scans its blocks on the workers (the spans, without the GIL) and makes
-    the games on the calling thread: numbers past the first block's, offsets, filtered games and a rejected
-    game as on one thread; whole games are read on the calling thread (making them is most of the work)."""
+@pytest.mark.parametrize("headers_only", [True, False], ids=["headers", "whole games"])
+def test_games_on_worker_threads_are_read_there_and_numbered_as_on_one(monkeypatch, jobs, headers_only):
+    """read_games (and read_headers) at jobs above 1 scans its blocks on the workers (the spans, without the
+    GIL) and makes the games on the calling thread: numbers past the first block's, offsets, moves, evals,
+    clocks, filtered games and a rejected game as on one thread."""
     path = DATA / "lichess-db" / DUMPS[2]
     where = {"min_elo": 1800}
-    one = _games(fastpgn.read_headers(path, block_size=BLOCK, errors="skip", jobs=1, where=where))
-    threads = []
-    scan = fastpgn.scan.kernel.spans_from_block
+
+    def read(jobs):
+        return _games(fastpgn.read_games(path, block_size=BLOCK, errors="skip", jobs=jobs, where=where,
+                                         headers_only=headers_only))
+
+    one = read(1)
+    threads, made = [], []
+    scan, make = fastpgn.scan.kernel.spans_from_block, fastpgn.scan.kernel.records_from_spans
     monkeypatch.setattr(fastpgn.scan.kernel, "spans_from_block",
                         lambda *a, **k: threads.append(threading.current_thread().name) or scan(*a, **k))
-    assert _games(fastpgn.read_headers(path, block_size=BLOCK, errors="skip", jobs=jobs, where=where)) == one
+    monkeypatch.setattr(fastpgn.scan.kernel, "records_from_spans",
+                        lambda *a, **k: made.append(threading.current_thread().name) or make(*a, **k))
+    assert read(jobs) == one
     assert one[0][-1][0] > 1000 and one[1][1]    # (numbers past the first block's, and a rejected game)
     assert one[1][0][2] > 0                      # (and games the filter dropped)
+    assert headers_only or any(game[3] and any(game[5]) for game in one[0])    # (moves and clocks)
     assert len(threads) > 10 and all(name.startswith("fastpgn-worker") for name in threads)
-    threads.clear()
-    assert _games(fastpgn.read_games(path, block_size=BLOCK, errors="skip", jobs=jobs))[0]
-    assert threads == []
+    assert len(made) == len(threads) and set(made) == {threading.current_thread().name}
 
 
 @needs_corpus
