@@ -311,3 +311,24 @@ def test_the_default_is_the_converters_every_core_where_threads_pay():
     else:
         assert reader.jobs == 1
     assert fastpgn.read_lines(b"1. e4 *", jobs=5).jobs == 5
+
+
+@needs_corpus
+@pytest.mark.parametrize("headers_only", [True, False], ids=["headers", "whole games"])
+def test_games_use_at_most_four_workers_whatever_jobs(monkeypatch, headers_only):
+    """The calling thread makes the games, so more workers than keep up with it would only hold blocks in
+    memory: at jobs=8 the games come from four worker threads, the same games as on one."""
+    path = DATA / "lichess-db" / DUMPS[2]
+    threads = []
+    scan = fastpgn.scan.kernel.spans_from_block
+    monkeypatch.setattr(fastpgn.scan.kernel, "spans_from_block",
+                        lambda *a, **k: threads.append(threading.current_thread().name) or scan(*a, **k))
+
+    def read(jobs):
+        return _games(fastpgn.read_games(path, block_size=BLOCK // 4, errors="skip", jobs=jobs,
+                                         headers_only=headers_only))
+
+    one = read(1)
+    assert not threads
+    assert read(8) == one
+    assert len(threads) > 100 and 1 < len(set(threads)) <= 4, set(threads)
