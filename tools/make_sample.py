@@ -65,7 +65,7 @@ def game(rng: random.Random, number: int, eco: str, name: str, moves: list[str])
     parts = []
     for ply, san in enumerate(moves):
         side = ply % 2
-        spent = rng.randint(0, max(1, base // 40))
+        spent = rng.randint(0, max(1, base // 40))      # (drawn on every ply: the games' other values stay put)
         if ply >= 2:    # each side's first move shows the base, as lichess's dumps: its clock is not running yet
             clocks[side] = max(0, clocks[side] - spent + inc)
         ev += rng.gauss(0, 0.4)

@@ -494,7 +494,7 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
 
 # ---------------------------------------------------------------- records in two steps: spans, then objects
 
-# A reader on worker threads (read_headers with jobs above 1) cannot make a game's Python
+# A reader on worker threads (read_games and read_headers with jobs above 1) cannot make a game's Python
 # objects there: they need the GIL, which the threads would only contend for. So its games are read in
 # two steps: spans_from_block scans a block without the GIL into a _GameSpans (each good game's _Game
 # spans, copied out), and records_from_spans makes the records from them on the reader's thread, with
