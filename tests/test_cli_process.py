@@ -19,6 +19,15 @@ def test_openblas_is_kept_to_one_thread_unless_the_user_chose(monkeypatch):
     assert os.environ["OPENBLAS_NUM_THREADS"] == "8"
 
 
+def test_pyarrows_allocator_keeps_freed_pages_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv("MIMALLOC_PURGE_DELAY", raising=False)
+    _process.settle()
+    assert os.environ["MIMALLOC_PURGE_DELAY"] == "-1"
+    monkeypatch.setenv("MIMALLOC_PURGE_DELAY", "100")
+    _process.settle()
+    assert os.environ["MIMALLOC_PURGE_DELAY"] == "100"
+
+
 def test_a_users_malloc_setting_is_left_alone(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("mallopt called although the user set glibc's malloc")

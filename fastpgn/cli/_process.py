@@ -19,6 +19,10 @@ def settle() -> None:
     # pyarrow imports numpy, whose OpenBLAS starts a thread per core that spins on start (0.1 s of CPU a
     # run); no command does linear algebra
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # pyarrow's allocator (mimalloc) returns freed pages to the kernel after 10 ms, and the next row group
+    # faults them in again, zeroed: a Parquet conversion kept them 3% faster and with 3% less CPU (12 paired
+    # runs, docs/performance.md). Read by mimalloc when pyarrow is first loaded, after this.
+    os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
     _keep_freed_memory()
 
 
