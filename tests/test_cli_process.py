@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
 import subprocess
 import sys
+
+import pytest
 
 from fastpgn.cli import _process
 
@@ -28,6 +31,23 @@ def test_pyarrows_allocator_keeps_freed_pages_unless_the_user_chose(monkeypatch)
     assert os.environ["MIMALLOC_PURGE_DELAY"] == "100"
 
 
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the heap is set with glibc's mallopt only")
+def test_pyarrows_buffers_come_from_the_kept_heap_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    for name in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES"):
+        monkeypatch.delenv(name, raising=False)
+    _process.settle()
+    assert os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "system"
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
+    _process.settle()
+    assert os.environ["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc"
+    # a user who set glibc's heap themselves keeps pyarrow's own allocator too: the heap may not keep buffers
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL")
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "0")
+    _process.settle()
+    assert "ARROW_DEFAULT_MEMORY_POOL" not in os.environ
+
+
 def test_a_users_malloc_setting_is_left_alone(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("mallopt called although the user set glibc's malloc")
@@ -48,3 +68,17 @@ def test_a_command_runs_with_them(tmp_path):
                            "-o", str(tmp_path / "out")], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len(list((tmp_path / "out").glob("*.csv.gz"))) == 1
+
+
+def test_a_parquet_conversion_runs_with_them(tmp_path):
+    """pyarrow, loaded after the settings, writes the chunk with the allocator they chose; it reads back whole."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    pgn = tmp_path / "g.pgn"
+    pgn.write_text('[Event "x"]\n[Site "https://lichess.org/abcdefgh"]\n\n1. e4 { [%clk 0:03:00] } e5 *\n' * 3)
+    env = {k: v for k, v in os.environ.items() if k not in ("ARROW_DEFAULT_MEMORY_POOL", "MIMALLOC_PURGE_DELAY")}
+    done = subprocess.run([sys.executable, "-m", "fastpgn", str(pgn), "10", "--format", "parquet", "-q",
+                           "-o", str(tmp_path / "out")], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    (chunk,) = (tmp_path / "out").glob("*.parquet")
+    table = pq.read_table(chunk)
+    assert table.num_rows == 3 and table.column("moves").to_pylist() == [["e4", "e5"]] * 3
