@@ -70,8 +70,20 @@ def test_a_command_runs_with_them(tmp_path):
     assert len(list((tmp_path / "out").glob("*.csv.gz"))) == 1
 
 
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the heap is set with glibc's mallopt only")
+def test_pyarrow_loaded_after_them_uses_the_system_pool():
+    pytest.importorskip("pyarrow")
+    chosen = ("ARROW_DEFAULT_MEMORY_POOL", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
+    env = {k: v for k, v in os.environ.items() if k not in chosen}
+    code = ("from fastpgn.cli import _process; _process.settle(); import pyarrow; "
+            "print(pyarrow.default_memory_pool().backend_name)")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "system"
+
+
 def test_a_parquet_conversion_runs_with_them(tmp_path):
-    """pyarrow, loaded after the settings, writes the chunk with the allocator they chose; it reads back whole."""
+    """The Parquet converter, whose pyarrow is loaded after the settings, writes a chunk that reads back whole."""
     pq = pytest.importorskip("pyarrow.parquet")
     pgn = tmp_path / "g.pgn"
     pgn.write_text('[Event "x"]\n[Site "https://lichess.org/abcdefgh"]\n\n1. e4 { [%clk 0:03:00] } e5 *\n' * 3)
