@@ -294,6 +294,19 @@ def test_rerun_after_a_killed_job_completes_without_duplicates(spark, tmp_path):
     assert counts["n"] == counts["distinct"] == 6 * 999
 
 
+def test_the_command_says_no_python_warnings(spark, tmp_path):
+    """`python -m fastpgn spark` in a process of its own, as a user runs it: its summary, and no Python
+    warning (pandas 3, which PySpark 4 warns about at each session's start, is kept out by the extras)."""
+    out = tmp_path / "out"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run([sys.executable, "-m", "fastpgn", "spark", str(corpus(FILES[0])), "-o", str(out),
+                           "--master", "local[1]"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "999 games written" in done.stderr
+    warned = [line for line in done.stderr.splitlines() if "Warning:" in line]
+    assert warned == [], warned
+
+
 # ---------------------------------------------------------------- read_pgn, the CLI, the example
 
 def test_read_pgn_gives_the_dataset_rows(spark, inputs, dataset):
