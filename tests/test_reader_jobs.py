@@ -137,6 +137,9 @@ def test_games_on_worker_threads_are_read_there_and_numbered_as_on_one(monkeypat
     assert one[0][-1][0] > 1000 and one[1][1]    # (numbers past the first block's, and a rejected game)
     assert one[1][0][2] > 0                      # (and games the filter dropped)
     assert headers_only or any(game[3] and any(game[5]) for game in one[0])    # (moves and clocks)
+    # games with evals and games without, so spans that copy no evals for the latter are held to them
+    assert headers_only or (any(any(game[4]) for game in one[0])
+                            and any(game[3] and not any(game[4]) for game in one[0]))
     assert len(threads) > 10 and all(name.startswith("fastpgn-worker") for name in threads)
     assert len(made) == len(threads) and set(made) == {threading.current_thread().name}
 

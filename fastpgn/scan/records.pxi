@@ -225,7 +225,7 @@ cdef list _ply_evals(const char *buf, const char *stop, _Game game):
     cdef list evals = PyList_New(game.nmoves)
     cdef PyObject *none = <PyObject *>None
     for i in range(game.nmoves):
-        if game.evals[2 * i] < 0:
+        if game.nevals == 0 or game.evals[2 * i] < 0:      # (no eval in the game: its spans hold none)
             _incref(none)
             _list_set(evals, i, none)
         else:
@@ -240,7 +240,7 @@ cdef list _ply_clocks(const char *buf, _Game game):
     cdef list clocks = PyList_New(game.nmoves)
     cdef PyObject *none = <PyObject *>None
     for i in range(game.nmoves):
-        if game.clock_secs[i] < 0:
+        if game.nclocks == 0 or game.clock_secs[i] < 0:    # (no clock in the game: its spans hold none)
             _incref(none)
             _list_set(clocks, i, none)
         else:
@@ -503,6 +503,7 @@ cdef tuple _games_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, 
 cdef struct _Span:
     # One good game of a _GameSpans: its _Game fields, its tags and plies at tag_at and ply_at in the pools.
     Py_ssize_t start, end, ntags, nmoves, tag_at, ply_at, result_start, result_end, result_lit_len
+    Py_ssize_t nevals, nclocks                              # 0: the plies' evals (clocks) were not copied
     const char *result_lit
     long long number, first_ply
     bint plain_values
@@ -602,12 +603,16 @@ cdef class _GameSpans:
         s.result_start, s.result_end = game.result_start, game.result_end
         s.result_lit, s.result_lit_len = game.result_lit, game.result_lit_len
         s.number, s.first_ply, s.plain_values = number, game.first_ply, game.plain_values
+        s.nevals, s.nclocks = game.nevals, game.nclocks
         memcpy(self.p.tags + 4 * self.ntags, game.tags, 4 * game.ntags * sizeof(Py_ssize_t))
         if plies:
             memcpy(self.p.moves + 2 * self.nplies, game.moves, 2 * plies * sizeof(Py_ssize_t))
-            memcpy(self.p.evals + 2 * self.nplies, game.evals, 2 * plies * sizeof(Py_ssize_t))
-            memcpy(self.p.clock_frac + 2 * self.nplies, game.clock_frac, 2 * plies * sizeof(Py_ssize_t))
-            memcpy(self.p.clock_secs + self.nplies, game.clock_secs, plies * sizeof(long long))
+            # Most games have no evals, many no clocks: nothing to copy (_ply_evals, _ply_clocks read none)
+            if game.nevals:
+                memcpy(self.p.evals + 2 * self.nplies, game.evals, 2 * plies * sizeof(Py_ssize_t))
+            if game.nclocks:
+                memcpy(self.p.clock_frac + 2 * self.nplies, game.clock_frac, 2 * plies * sizeof(Py_ssize_t))
+                memcpy(self.p.clock_secs + self.nplies, game.clock_secs, plies * sizeof(long long))
         self.ntags += game.ntags
         self.nplies += plies
         self.n += 1
@@ -623,6 +628,7 @@ cdef class _GameSpans:
         game.result_start, game.result_end = s.result_start, s.result_end
         game.result_lit, game.result_lit_len = s.result_lit, s.result_lit_len
         game.first_ply, game.plain_values = s.first_ply, s.plain_values
+        game.nevals, game.nclocks = s.nevals, s.nclocks
         game.tags = self.p.tags + 4 * s.tag_at
         game.moves = self.p.moves + 2 * s.ply_at
         game.evals = self.p.evals + 2 * s.ply_at
