@@ -30,14 +30,15 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.compare import commit
+from fastpgn.convert.tables import ROW_GROUP_ROWS     # the converter's row groups
+
 ROOT = Path(__file__).resolve().parent.parent
-ROW_GROUP_ROWS = 16_384     # the converter's (fastpgn.convert.tables)
 
 
 def _cpu(fn) -> tuple[float, int]:
@@ -136,13 +137,8 @@ def run(args) -> dict:
     return {"date": datetime.date.today().isoformat(), "input": args.input.name, "pgn_bytes": pgn_bytes,
             "games": table.num_rows, "row_group_rows": ROW_GROUP_ROWS, "backend": _scan.BACKEND,
             "pyarrow": pa.__version__, "rounds": args.rounds, "python": platform.python_version(),
-            "machine": f"{os.cpu_count()} cores, {platform.machine()}", "commit": _commit(),
+            "machine": f"{os.cpu_count()} cores, {platform.machine()}", "commit": commit(),
             "load_average_1min": os.getloadavg()[0], "rows": rows}
-
-
-def _commit() -> str:
-    r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return r.stdout.strip() or "?"
 
 
 def table(rep: dict) -> str:

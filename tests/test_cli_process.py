@@ -13,22 +13,16 @@ import pytest
 from fastpgn.cli import _process
 
 
-def test_openblas_is_kept_to_one_thread_unless_the_user_chose(monkeypatch):
-    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+# OpenBLAS kept to one thread; pyarrow's mimalloc (where it is kept) keeping its freed pages
+@pytest.mark.parametrize(("name", "ours", "users"), [("OPENBLAS_NUM_THREADS", "1", "8"),
+                                                     ("MIMALLOC_PURGE_DELAY", "-1", "100")])
+def test_each_setting_is_made_unless_the_user_chose(monkeypatch, name, ours, users):
+    monkeypatch.delenv(name, raising=False)
     _process.settle()
-    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "8")
+    assert os.environ[name] == ours
+    monkeypatch.setenv(name, users)
     _process.settle()
-    assert os.environ["OPENBLAS_NUM_THREADS"] == "8"
-
-
-def test_pyarrows_allocator_keeps_freed_pages_unless_the_user_chose(monkeypatch):
-    monkeypatch.delenv("MIMALLOC_PURGE_DELAY", raising=False)
-    _process.settle()
-    assert os.environ["MIMALLOC_PURGE_DELAY"] == "-1"
-    monkeypatch.setenv("MIMALLOC_PURGE_DELAY", "100")
-    _process.settle()
-    assert os.environ["MIMALLOC_PURGE_DELAY"] == "100"
+    assert os.environ[name] == users
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the heap is set with glibc's mallopt only")
