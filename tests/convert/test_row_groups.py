@@ -21,7 +21,7 @@ pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pi
 duckdb = pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
 
 from fastpgn import arrow  # noqa: E402
-from fastpgn.convert import row_groups  # noqa: E402
+from fastpgn.convert import row_groups, thrift  # noqa: E402
 from fastpgn.convert.row_groups import JoinedParquetFile, JoinError, encode_row_group  # noqa: E402
 
 DUMP = "lichess_db_standard_rated_2022-06.head2499.pgn.zst"
@@ -77,9 +77,9 @@ def test_the_footer_codec_writes_back_what_it_read(games):
     data = one_writer(games, 1000)
     size = struct.unpack("<I", data[-8:-4])[0]
     footer = data[-8 - size:-8]
-    fields = row_groups._read_struct(footer)[0]
+    fields = thrift.read_struct(footer)[0]
     out = bytearray()
-    row_groups._write_struct(out, fields)
+    thrift.write_struct(out, fields)
     assert bytes(out) == footer
     assert [f[0] for f in fields][:4] == [1, 2, 3, 4]    # version, schema, num_rows, row_groups
 
