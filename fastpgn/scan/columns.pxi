@@ -213,6 +213,10 @@ cdef inline int _null(Col *c, int width) noexcept nogil:
         return -1
     memset(c.data.data + c.data.size, 0, width)
     c.data.size += width
+    if c.nulls and c.n & 7:     # the bitmap's last byte is there, and its bits past c.n are zeros (_bit)
+        c.nulls += 1
+        c.n += 1
+        return 0
     return _item_slow(c, False)
 
 
