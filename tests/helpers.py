@@ -296,9 +296,31 @@ def one_writer(table, rows: int) -> bytes:
         writer.write_table(table.slice(at, rows).combine_chunks(), row_group_size=rows)
     writer.close()
     return sink.getvalue()
+def converter_writer(table, rows: int) -> bytes:
+    """What the converter writes for ``table`` in row groups of ``rows`` games, on one thread: each row group
+    encoded by ``list_chunks.encode_row_group`` (pyarrow's columns and fastpgn's number lists), then joined."""
+    import io
+
+    from fastpgn import arrow
+    from fastpgn.convert.list_chunks import encode_row_group
+    from fastpgn.convert.row_groups import join_footer
+
+    out = io.BytesIO()
+    out.write(b"PAR1")
+    groups = []
+    for at in range(0, table.num_rows, rows):
+        group = encode_row_group(table.slice(at, rows).combine_chunks(), table.schema, arrow.parquet_writer)
+        groups.append((group, out.tell()))
+        out.write(group.body)
+    footer = join_footer(groups)
+    out.write(footer + len(footer).to_bytes(4, "little") + b"PAR1")
+    return out.getvalue()
+
+
 DB = ("data", "lichess-db")
 G2013 = (*DB, "lichess_db_standard_rated_2013-01.head348.pgn.zst")      # no clocks, almost no evals
 G2021 = (*DB, "lichess_db_standard_rated_2021-10.head999.pgn.zst")      # clocks; some games with evals
+G2022 = (*DB, "lichess_db_standard_rated_2022-06.head2499.pgn.zst")     # clocks; evals, mates
 G2023 = (*DB, "lichess_db_standard_rated_2023-02.head15.pgn.zst")       # clocks, no evals
 
 

@@ -131,6 +131,20 @@ def test_spark_reads_the_values_pyarrow_reads(spark, inputs, dataset):
                                                            "nags"))))
 
 
+def test_spark_reads_the_lists_the_converter_writes_itself(spark, inputs, tmp_path):
+    """moves, clock, judgement, eval_cp, ...: the kernel's own pages (the converter's Parquet;
+    fastpgn.convert.list_chunks), read by Spark as pyarrow reads them, and the schema Spark's."""
+    from fastpgn import spark as fs
+
+    lists = ("moves", "clock", "move_seconds", "win_percent", "judgement", "eval_cp", "eval_mate")
+    expected = converter_parquet(inputs[0][0], tmp_path / "parquet").sort_by("offset")
+    assert all(expected.column(c).null_count < expected.num_rows for c in lists)
+    frame = spark.read.parquet(str(tmp_path / "parquet"))
+    assert frame.schema == fs.schema()
+    rows = frame.select("offset", *lists).orderBy("offset").collect()
+    assert [tuple(r) for r in rows] == list(zip(*(expected.column(c).to_pylist() for c in ("offset", *lists))))
+
+
 # ---------------------------------------------------------------- read_lines
 
 def _float32(text: str) -> float:

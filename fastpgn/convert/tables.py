@@ -29,7 +29,8 @@ from pathlib import Path
 from fastpgn import schema
 from fastpgn import scan as _scan
 from fastpgn.convert.chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, OutputError, compress
-from fastpgn.convert.row_groups import JoinedParquetFile, encode_row_group
+from fastpgn.convert.list_chunks import encode_row_group
+from fastpgn.convert.row_groups import JoinedParquetFile
 from fastpgn.errors import rejected_games
 
 ROW_GROUP_ROWS = 16_384

@@ -20,6 +20,9 @@ inlines across them), each beside its pure twin (see fastpgn.scan._scan_py's tab
 * scan/release.pxi: not a sink but the grammar's input: a record batch of
   lichess's Parquet release written as PGN text, straight from its Arrow
   buffers.
+* scan/pages.pxi: a per-ply number list (clock, move_seconds, ...) as one
+  Parquet data page (levels, dictionary indices) and its dictionary, without
+  the GIL, for the converter's Parquet (fastpgn.convert.list_chunks).
 
 Everything works on a ``const char*`` over the block with ``memchr``
 skipping. A game a filter refuses, and every game read headers only, has its
@@ -31,7 +34,7 @@ str (``text=True``), decoded from UTF-8 in C.
 """
 
 from libc.stdlib cimport calloc, malloc, realloc, free
-from libc.string cimport memchr, memcmp, memcpy, strlen
+from libc.string cimport memchr, memcmp, memcpy, memset, strlen
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_New
 from cpython.dict cimport PyDict_GetItem, PyDict_Check
@@ -39,7 +42,7 @@ from cpython.ref cimport PyObject
 from cpython.list cimport PyList_New
 from cpython.long cimport PyLong_FromLongLong
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
-from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t
 from fastpgn.board._board_cy cimport FEN_ROOM, Plies, play_from, play_plies, spans_board, uci_spans, validate_spans
 from fastpgn.scan.contract import ScanResult   # what every entry point returns (defined once, in Python)
 
@@ -92,3 +95,4 @@ include "records.pxi"
 include "columns.pxi"
 include "csv.pxi"
 include "release.pxi"
+include "pages.pxi"
