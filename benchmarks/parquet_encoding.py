@@ -6,8 +6,9 @@ measures that share alone, in one process, over the games of a dump read
 once into memory with ``read_arrow`` (the analysis schema):
 
 - ``columns``: each column of the schema encoded alone, as the converter
-  encodes a chunk (``encode_row_group`` with ``parquet_writer``'s settings,
-  one row group of 16,384 games at a time), and the whole table so;
+  encodes a chunk (``list_chunks.encode_row_group`` with ``parquet_writer``'s
+  settings, one row group of 16,384 games at a time: pyarrow's encoding, or
+  the kernel's for the per-ply number lists), and the whole table so;
 - ``writers``: the whole table written by pyarrow with fastpgn's settings,
   by polars (``write_parquet``, zstd, no statistics, the same row groups)
   and by DuckDB on one thread (``COPY ... (FORMAT parquet, COMPRESSION
@@ -48,14 +49,24 @@ def _cpu(fn) -> tuple[float, int]:
 
 
 def _encode_groups(table) -> int:
-    """``table`` encoded as the converter encodes a chunk's row groups; the bytes written."""
-    from fastpgn.arrow import parquet_writer
-    from fastpgn.convert.row_groups import encode_row_group
+    """``table`` encoded as the converter encodes a chunk's row groups; the bytes written.
 
+    A table of one of the per-ply number lists the kernel writes (``list_chunks.own_columns``) is that
+    column's chunks as the kernel and zstd make them; any other, pyarrow's row groups."""
+    import pyarrow as pa
+
+    from fastpgn.arrow import parquet_writer
+    from fastpgn.convert.list_chunks import column_chunk, encode_row_group, own_columns
+
+    own = table.num_columns == 1 and own_columns(table.schema)
+    codec = pa.Codec("zstd")
     size = 0
     for offset in range(0, table.num_rows, ROW_GROUP_ROWS):
         part = table.slice(offset, ROW_GROUP_ROWS).combine_chunks()
-        size += len(encode_row_group(part, table.schema, parquet_writer).body)
+        if own:
+            size += len(column_chunk(own[0], part.column(0).combine_chunks(), codec)[0])
+        else:
+            size += len(encode_row_group(part, table.schema, parquet_writer).body)
     return size
 
 
