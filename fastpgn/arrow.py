@@ -283,7 +283,8 @@ def _leaf_paths(field) -> list[str]:
 
 def parquet_writer(where, arrow_schema):
     """A ``pyarrow.parquet.ParquetWriter`` with the settings of every Parquet file fastpgn writes (the
-    converter's chunks, ``to_parquet``, ``fastpgn.spark.convert``).
+    converter's chunks, ``to_parquet``, ``fastpgn.spark.convert``): pyarrow encodes every column with
+    them but the per-ply lists, which fastpgn's kernel writes (``fastpgn.convert.list_chunks``).
 
     zstd; dictionary pages for every column but ``game_id`` and ``offset``
     (the writer falls back to plain pages where a dictionary grows past its
@@ -310,8 +311,9 @@ def parquet_writer(where, arrow_schema):
 def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     """Write the games of ``source`` to one Parquet file at ``path`` (a path or a binary file object).
 
-    Takes ``read_arrow``'s options (``jobs`` too). zstd compression, dictionary pages where
-    they pay (docs/schema.md), one row group per batch. A path is written in full or not at all: on an error
+    Takes ``read_arrow``'s options (``jobs`` too). One row group per batch, encoded as the
+    converter encodes its chunks (zstd, dictionary pages where they pay, the per-ply lists by
+    fastpgn's kernel: docs/schema.md). A path is written in full or not at all: on an error
     the unfinished file is removed. Returns the finished reader, for its
     counts (``games_read``, ``games_yielded``, ``rejected``, ...).
 
@@ -322,12 +324,14 @@ def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     >>> pq.read_table(out).column("white").to_pylist()
     ['Ann']
     """
+    from fastpgn.convert.list_chunks import ParquetFileWriter
+
     reader = read_arrow(source, **read_arrow_options)
     is_path = isinstance(path, (str, os.PathLike))
     writer = None
     try:
         with reader:
-            writer = parquet_writer(path, reader.schema)
+            writer = ParquetFileWriter(path, reader.schema, parquet_writer)
             for batch in reader:
                 writer.write_batch(batch)
         writer.close()

@@ -302,7 +302,7 @@ class _Partition:
     """One month's files: the open writer, rows in its file, files so far, batches waiting for a row group."""
 
     def __init__(self) -> None:
-        self.writer: Any = None     # a pyarrow.parquet.ParquetWriter while a file is open
+        self.writer: Any = None     # a list_chunks.ParquetFileWriter while a file is open
         self.path = Path()
         self.rows = 0
         self.files = 0
@@ -336,6 +336,7 @@ class _Partitions:
         import pyarrow as pa
 
         from fastpgn.arrow import parquet_writer
+        from fastpgn.convert.list_chunks import ParquetFileWriter
 
         table = pa.Table.from_batches(part.pending, schema=self.schema)
         while size:
@@ -343,7 +344,7 @@ class _Partitions:
                 self._close(part)
                 part.path = self.root / folder / f"part-{part.files:05d}.parquet"
                 part.path.parent.mkdir(parents=True, exist_ok=True)
-                part.writer = parquet_writer(part.path, self.schema)    # the converter's settings
+                part.writer = ParquetFileWriter(part.path, self.schema, parquet_writer)    # as the converter writes
                 part.files += 1
                 part.rows = 0
                 self.files.append(part.path)

@@ -118,7 +118,7 @@ def test_schema_is_fastpgn_schema(spark, dataset):
 
 
 def test_spark_reads_the_values_pyarrow_reads(spark, inputs, dataset):
-    """Every page encoding of fastpgn's Parquet (dictionary, plain, byte-stream-split clocks) read by Spark."""
+    """Every page encoding of fastpgn's Parquet (dictionary and plain, pyarrow's and the kernel's) read by Spark."""
     from fastpgn import spark as fs
 
     name = inputs[0][0].name

@@ -21,7 +21,9 @@ orders and ``ARROW:schema``, from pyarrow's file of the whole schema with no
 rows). What comes out is what ``row_groups.JoinedParquetFile`` joins: a
 reader sees the same schema and the same values as if pyarrow had written
 every column (tests/convert/test_list_chunks.py reads them back with
-pyarrow, DuckDB, polars and Spark).
+pyarrow, DuckDB, polars and Spark). The converter encodes its row groups on
+its encoder threads; :class:`ParquetFileWriter` writes a file a row group at
+a time for ``to_parquet`` and ``fastpgn.spark.convert``.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ import threading
 
 from fastpgn.convert import thrift
 from fastpgn.convert.row_groups import (
-    CC_META, FILE_ROW_GROUPS, MAGIC, RG_COLUMNS, RG_TOTAL_COMPRESSED, EncodedRowGroup, JoinError, moved_column,
+    CC_META, FILE_ROW_GROUPS, MAGIC, RG_COLUMNS, RG_TOTAL_COMPRESSED, EncodedRowGroup, JoinedParquetFile, JoinError,
+    moved_column,
 )
 from fastpgn.convert.row_groups import encode_row_group as pyarrow_row_group
 
@@ -199,3 +202,34 @@ def encode_row_group(table, arrow_schema, make_writer) -> EncodedRowGroup:
     out.footer = footer
     out.rows = theirs.rows
     return out
+
+
+class ParquetFileWriter:
+    """One Parquet file as the converter writes its chunks, with the face of pyarrow's ``ParquetWriter``
+    that ``to_parquet`` and ``fastpgn.spark.convert`` use (``write_table``, ``write_batch``, ``close``):
+    each row group encoded by :func:`encode_row_group` on the calling thread, then joined
+    (``row_groups.JoinedParquetFile``). ``where``: a path or a binary file object (left open).
+    """
+
+    def __init__(self, where, arrow_schema, make_writer) -> None:
+        self.schema = arrow_schema
+        self._make_writer = make_writer
+        empty = bytearray()
+        thrift.write_struct(empty, _template(arrow_schema, make_writer))    # a file of no games: pyarrow's
+        self._file = JoinedParquetFile(where, bytes(empty))
+
+    def write_table(self, table, row_group_size: int | None = None) -> None:
+        """``table``'s rows as row groups of ``row_group_size`` rows (one row group without it)."""
+        size = row_group_size or max(table.num_rows, 1)
+        for at in range(0, table.num_rows, size):
+            part = table.slice(at, size).combine_chunks()
+            self._file.append(encode_row_group(part, self.schema, self._make_writer))
+
+    def write_batch(self, batch) -> None:
+        """One record batch as one row group."""
+        import pyarrow as pa
+
+        self.write_table(pa.Table.from_batches([batch], schema=self.schema))
+
+    def close(self) -> None:
+        self._file.close()

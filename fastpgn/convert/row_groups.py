@@ -152,15 +152,21 @@ def _index(fields: list, fid: int) -> int:
 
 
 class JoinedParquetFile:
-    """A Parquet file written from row groups encoded apart, appended in order."""
+    """A Parquet file written from row groups encoded apart, appended in order.
 
-    def __init__(self, path: os.PathLike | str) -> None:
-        self.path = path
-        self._file = open(path, "wb")
+    ``where``: a path (the file is created, and closed at the end) or a binary file object (written from
+    where it stands, and left open). ``empty_footer``: the footer of a file of no row groups (pyarrow's for
+    the schema), written when none was appended; without it such a file is an error.
+    """
+
+    def __init__(self, where, empty_footer: bytes | None = None) -> None:
+        self.path = where
+        self._owned = isinstance(where, (str, os.PathLike))
+        self._file = open(where, "wb") if self._owned else where
         self._file.write(MAGIC)
         self._at = len(MAGIC)
         self._groups: list[tuple[EncodedRowGroup, int]] = []
-        self._empty_footer: bytes | None = None
+        self._empty_footer = empty_footer
 
     def append(self, group: EncodedRowGroup) -> None:
         self._file.write(group.body)
@@ -169,19 +175,27 @@ class JoinedParquetFile:
         group.body = memoryview(b"")    # written: the footer is all that is kept
 
     def close(self) -> None:
-        """The footer written and the file closed (not synced)."""
-        if not self._groups:
+        """The footer written and the file closed (not synced; a file object is flushed, not closed)."""
+        if self._groups:
+            footer = join_footer(self._groups)
+        elif self._empty_footer is not None:
+            footer = self._empty_footer
+        else:
             raise JoinError("a Parquet file of no row groups")
-        footer = join_footer(self._groups)
         self._file.write(footer)
         self._file.write(struct.pack("<I", len(footer)))
         self._file.write(MAGIC)
-        self._file.close()
+        if self._owned:
+            self._file.close()
+        else:
+            self._file.flush()
 
     def fileno(self) -> int:
         return self._file.fileno()
 
     def discard(self) -> None:
+        if not self._owned:
+            return
         try:
             self._file.close()
         except OSError:

@@ -192,3 +192,29 @@ def test_both_kernels_refuse_what_they_cannot_write_alike():
 
     py, cy = answers(Broken())
     assert py == cy and py[0] == "ValueError" and "offsets" in py[1]
+
+
+# ---------------------------------------------------------------- every Parquet file fastpgn writes
+
+def test_to_parquet_writes_the_converters_encoding(tmp_path):
+    """to_parquet's file is the converter's encoding of its batches (one row group each), and a file object
+    given to it is left open."""
+    dump = decompressed(shared(*G2022))
+    with arrow.read_arrow(dump, batch_size=700) as reader:
+        table = pa.Table.from_batches(list(reader), schema=reader.schema)
+    out = io.BytesIO()
+    arrow.to_parquet(dump, out, batch_size=700)
+    assert not out.closed
+    assert out.getvalue() == converter_writer(table, 700)
+    assert_read_alike(tmp_path, out.getvalue(), one_writer(table, 700), ("game_id", *LISTS))
+
+
+def test_a_file_of_no_games_is_pyarrows_empty_file(tmp_path):
+    path = tmp_path / "none.parquet"
+    reader = arrow.to_parquet(b"", path)
+    assert reader.games_yielded == 0
+    theirs = io.BytesIO()
+    arrow.parquet_writer(theirs, reader.schema).close()
+    assert path.read_bytes() == theirs.getvalue()
+    assert pq.ParquetFile(path).metadata.num_rows == 0
+    assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}')").fetchall() == [(0,)]
