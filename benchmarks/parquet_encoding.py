@@ -56,7 +56,7 @@ def _encode_groups(table) -> int:
     import pyarrow as pa
 
     from fastpgn.arrow import parquet_writer
-    from fastpgn.convert.list_chunks import column_chunk, encode_row_group, own_columns
+    from fastpgn.parquet.list_chunks import column_chunk, encode_row_group, own_columns
 
     own = table.num_columns == 1 and own_columns(table.schema)
     codec = pa.Codec("zstd")

@@ -284,7 +284,7 @@ def _leaf_paths(field) -> list[str]:
 def parquet_writer(where, arrow_schema):
     """A ``pyarrow.parquet.ParquetWriter`` with the settings of every Parquet file fastpgn writes (the
     converter's chunks, ``to_parquet``, ``fastpgn.spark.convert``): pyarrow encodes every column with
-    them but the per-ply lists, which fastpgn's kernel writes (``fastpgn.convert.list_chunks``).
+    them but the per-ply lists, which fastpgn's kernel writes (``fastpgn.parquet.list_chunks``).
 
     zstd; dictionary pages for every column but ``game_id`` and ``offset``
     (the writer falls back to plain pages where a dictionary grows past its
@@ -324,7 +324,7 @@ def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     >>> pq.read_table(out).column("white").to_pylist()
     ['Ann']
     """
-    from fastpgn.convert.list_chunks import ParquetFileWriter
+    from fastpgn.parquet.list_chunks import ParquetFileWriter
 
     reader = read_arrow(source, **read_arrow_options)
     is_path = isinstance(path, (str, os.PathLike))

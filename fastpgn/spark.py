@@ -336,7 +336,7 @@ class _Partitions:
         import pyarrow as pa
 
         from fastpgn.arrow import parquet_writer
-        from fastpgn.convert.list_chunks import ParquetFileWriter
+        from fastpgn.parquet.list_chunks import ParquetFileWriter
 
         table = pa.Table.from_batches(part.pending, schema=self.schema)
         while size:

@@ -302,8 +302,8 @@ def converter_writer(table, rows: int) -> bytes:
     import io
 
     from fastpgn import arrow
-    from fastpgn.convert.list_chunks import encode_row_group
-    from fastpgn.convert.row_groups import join_footer
+    from fastpgn.parquet.list_chunks import encode_row_group
+    from fastpgn.parquet.row_groups import join_footer
 
     out = io.BytesIO()
     out.write(b"PAR1")

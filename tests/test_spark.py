@@ -133,7 +133,7 @@ def test_spark_reads_the_values_pyarrow_reads(spark, inputs, dataset):
 
 def test_spark_reads_the_lists_the_converter_writes_itself(spark, inputs, tmp_path):
     """moves, clock, judgement, eval_cp, ...: the kernel's own pages (the converter's Parquet;
-    fastpgn.convert.list_chunks), read by Spark as pyarrow reads them, and the schema Spark's."""
+    fastpgn.parquet.list_chunks), read by Spark as pyarrow reads them, and the schema Spark's."""
     from fastpgn import spark as fs
 
     lists = ("moves", "clock", "move_seconds", "win_percent", "judgement", "eval_cp", "eval_mate")

@@ -29,8 +29,8 @@ from pathlib import Path
 from fastpgn import schema
 from fastpgn import scan as _scan
 from fastpgn.convert.chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, OutputError, compress
-from fastpgn.convert.list_chunks import encode_row_group
-from fastpgn.convert.row_groups import JoinedParquetFile
+from fastpgn.parquet.list_chunks import encode_row_group
+from fastpgn.parquet.row_groups import JoinedParquetFile
 from fastpgn.errors import rejected_games
 
 ROW_GROUP_ROWS = 16_384
@@ -190,7 +190,7 @@ class ParquetChunkFile(ChunkFile):
 
     The row groups are encoded by the run's :class:`RowGroupEncoders`,
     several at once, and joined into one file in order
-    (``fastpgn.convert.row_groups``): the bytes one ``ParquetWriter``
+    (``fastpgn.parquet.row_groups``): the bytes one ``ParquetWriter``
     would write, whatever the threads.
     """
 

@@ -22,7 +22,7 @@ inlines across them), each beside its pure twin (see fastpgn.scan._scan_py's tab
   buffers.
 * scan/pages.pxi: a per-ply number list (clock, move_seconds, ...) as one
   Parquet data page (levels, dictionary indices) and its dictionary, without
-  the GIL, for the converter's Parquet (fastpgn.convert.list_chunks).
+  the GIL, for the converter's Parquet (fastpgn.parquet.list_chunks).
 
 Everything works on a ``const char*`` over the block with ``memchr``
 skipping. A game a filter refuses, and every game read headers only, has its

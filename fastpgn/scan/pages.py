@@ -6,7 +6,7 @@ Not a sink but the column sink's output made ready for a Parquet file:
 ``eval_mate``, ``moves``, ``judgement``) and gives the uncompressed body of
 one version-1 data page holding all of it, and its dictionary, as the
 Parquet format defines them
-(``fastpgn.convert.list_chunks`` adds the page headers, the compression and
+(``fastpgn.parquet.list_chunks`` adds the page headers, the compression and
 the column chunk's metadata):
 
 - the list's levels (an optional list of optional items: repetition level
@@ -21,7 +21,7 @@ the column chunk's metadata):
   dictionary would pass ``DICTIONARY_BYTES`` (pyarrow's own limit).
 
 Both twins write the same bytes, and pyarrow, DuckDB, polars and Spark read
-them as the array (tests/convert/test_list_chunks.py).
+them as the array (tests/parquet/test_list_chunks.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The per-ply lists' column chunks fastpgn writes itself (``fastpgn.convert.list_chunks``).
+"""The per-ply lists' column chunks fastpgn writes itself (``fastpgn.parquet.list_chunks``).
 
 The converter's Parquet has its per-ply lists of numbers and strings
 (``moves``, ``clock``, ``judgement``, ...) written by the kernel

@@ -16,9 +16,9 @@ A Parquet file is ``PAR1``, the row groups' column chunks, the footer (the
 first row group's footer with every row group's entry, each moved by where
 its bytes landed, the row count summed and the row groups numbered: the
 very bytes pyarrow writes for the same row groups in one ``ParquetWriter``
-(``tests/convert/test_row_groups.py`` holds this byte for byte).
+(``tests/parquet/test_row_groups.py`` holds this byte for byte).
 
-The footers are read and written with ``fastpgn.convert.thrift``, which
+The footers are read and written with ``fastpgn.parquet.thrift``, which
 keeps every field as it was read, in order; the join rewrites only the
 positions named below, so a footer field pyarrow adds later passes through
 unchanged. A file with what this join cannot move
@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import struct
 
-from fastpgn.convert.thrift import ThriftError, field, read_struct, write_struct
+from fastpgn.parquet.thrift import ThriftError, field, read_struct, write_struct
 from fastpgn.errors import PGNError
 
 MAGIC = b"PAR1"

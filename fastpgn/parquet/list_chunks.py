@@ -20,7 +20,7 @@ order, and gives the footer the whole schema (its Parquet schema, column
 orders and ``ARROW:schema``, from pyarrow's file of the whole schema with no
 rows). What comes out is what ``row_groups.JoinedParquetFile`` joins: a
 reader sees the same schema and the same values as if pyarrow had written
-every column (tests/convert/test_list_chunks.py reads them back with
+every column (tests/parquet/test_list_chunks.py reads them back with
 pyarrow, DuckDB, polars and Spark). The converter encodes its row groups on
 its encoder threads; :class:`ParquetFileWriter` writes a file a row group at
 a time for ``to_parquet`` and ``fastpgn.spark.convert``.
@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import threading
 
-from fastpgn.convert import thrift
-from fastpgn.convert.row_groups import (
+from fastpgn.parquet import thrift
+from fastpgn.parquet.row_groups import (
     CC_META, FILE_ROW_GROUPS, MAGIC, RG_COLUMNS, RG_TOTAL_COMPRESSED, EncodedRowGroup, JoinedParquetFile, JoinError,
     moved_column,
 )
-from fastpgn.convert.row_groups import encode_row_group as pyarrow_row_group
+from fastpgn.parquet.row_groups import encode_row_group as pyarrow_row_group
 
 # parquet.thrift's numbers
 _PAGE_DATA, _PAGE_DICTIONARY = 0, 2

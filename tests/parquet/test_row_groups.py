@@ -1,4 +1,4 @@
-"""Parquet row groups encoded apart and joined into one file (``fastpgn.convert.row_groups``).
+"""Parquet row groups encoded apart and joined into one file (``fastpgn.parquet.row_groups``).
 
 The join must give the very bytes of one ``pyarrow.parquet.ParquetWriter``
 writing the same row groups one after the other (pyarrow itself is the
@@ -21,8 +21,8 @@ pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pi
 duckdb = pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
 
 from fastpgn import arrow  # noqa: E402
-from fastpgn.convert import row_groups, thrift  # noqa: E402
-from fastpgn.convert.row_groups import JoinedParquetFile, JoinError, encode_row_group  # noqa: E402
+from fastpgn.parquet import row_groups, thrift  # noqa: E402
+from fastpgn.parquet.row_groups import JoinedParquetFile, JoinError, encode_row_group  # noqa: E402
 
 DUMP = "lichess_db_standard_rated_2022-06.head2499.pgn.zst"
 

@@ -5,8 +5,8 @@ its schema, as a list of ``[field_id, type, value]`` in the order read (a
 list or set as ``(element_type, items)``, a map as ``(key_type, value_type,
 pairs)``, a structure as its own such list), and :func:`write_struct`
 writes such a list back, byte for byte what was read
-(tests/convert/test_row_groups.py). ``fastpgn.convert.row_groups`` moves
-the positions in pyarrow's footers with it; ``fastpgn.convert.list_chunks``
+(tests/parquet/test_row_groups.py). ``fastpgn.parquet.row_groups`` moves
+the positions in pyarrow's footers with it; ``fastpgn.parquet.list_chunks``
 writes the page headers and column metadata of the pages the kernel makes.
 """
 
