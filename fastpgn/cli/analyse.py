@@ -846,7 +846,7 @@ class _TableOut:
         self.games = 0
         self.chunks = 0
         self.header = True              # CSV: the row of names not yet written
-        self.writer: Any = None         # --format parquet, one file: pyarrow's ParquetWriter
+        self.writer: Any = None         # --format parquet, one file: a parquet.list_chunks.ParquetFileWriter
         self.stream: Any = None         # the file (or stdout) written; None for a folder
         self.openings = _columns_py.default_openings()
         self.folder = output if fmt == "parquet" and output is not None and _is_folder(output) else None
@@ -908,21 +908,28 @@ class _TableOut:
             self.header = False
             self.stream.flush()
             return
-        from fastpgn.arrow import parquet_writer, record_batch
+        from fastpgn.arrow import record_batch
 
         batch = record_batch(columns)
         if self.folder is not None:
             path = os.path.join(self.folder, f"{self.stem}.part_{self.chunks:06d}.parquet")
             temporary = os.path.join(self.folder, f".{self.stem}.part_{self.chunks:06d}.parquet.tmp")
-            writer = parquet_writer(temporary, self.arrow_schema)
+            writer = self._parquet_file(temporary)
             writer.write_batch(batch)
             writer.close()
             os.replace(temporary, path)
         else:
             if self.writer is None:
-                self.writer = parquet_writer(self.stream, self.arrow_schema)
+                self.writer = self._parquet_file(self.stream)
             self.writer.write_batch(batch)
         self.chunks += 1
+
+    def _parquet_file(self, where):
+        """A Parquet file as every Parquet file of fastpgn is written (the converter's encoding)."""
+        from fastpgn.arrow import parquet_writer
+        from fastpgn.parquet.list_chunks import ParquetFileWriter
+
+        return ParquetFileWriter(where, self.arrow_schema, parquet_writer)
 
     def close(self) -> None:
         """Write the games still pending (the finished games of an interrupted run too) and close the file."""
@@ -933,9 +940,7 @@ class _TableOut:
 
                 write_csv({name: [] for name in self.names}, self.stream)
             elif self.format == "parquet" and self.folder is None and self.writer is None:
-                from fastpgn.arrow import parquet_writer
-
-                self.writer = parquet_writer(self.stream, self.arrow_schema)     # no games: the schema alone
+                self.writer = self._parquet_file(self.stream)     # no games: the schema alone
             if self.writer is not None:
                 self.writer.close()
         finally:

@@ -23,7 +23,7 @@ reader sees the same schema and the same values as if pyarrow had written
 every column (tests/parquet/test_list_chunks.py reads them back with
 pyarrow, DuckDB, polars and Spark). The converter encodes its row groups on
 its encoder threads; :class:`ParquetFileWriter` writes a file a row group at
-a time for ``to_parquet`` and ``fastpgn.spark.convert``.
+a time for ``to_parquet``, ``fastpgn.spark.convert`` and ``analyse --format parquet``.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def encode_row_group(table, arrow_schema, make_writer) -> EncodedRowGroup:
 
 class ParquetFileWriter:
     """One Parquet file as the converter writes its chunks, with the face of pyarrow's ``ParquetWriter``
-    that ``to_parquet`` and ``fastpgn.spark.convert`` use (``write_table``, ``write_batch``, ``close``):
+    that ``to_parquet``, ``fastpgn.spark.convert`` and ``analyse`` use (``write_table``, ``write_batch``, ``close``):
     each row group encoded by :func:`encode_row_group` on the calling thread, then joined
     (``row_groups.JoinedParquetFile``). ``where``: a path or a binary file object (left open).
     """
