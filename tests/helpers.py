@@ -298,22 +298,16 @@ def one_writer(table, rows: int) -> bytes:
     return sink.getvalue()
 def converter_writer(table, rows: int) -> bytes:
     """What the converter writes for ``table`` in row groups of ``rows`` games, on one thread: each row group
-    encoded by ``list_chunks.encode_row_group`` (pyarrow's columns and fastpgn's number lists), then joined."""
+    encoded by ``list_chunks.encode_row_group`` (pyarrow's columns and fastpgn's list pages), then joined."""
     import io
 
     from fastpgn import arrow
-    from fastpgn.parquet.list_chunks import encode_row_group
-    from fastpgn.parquet.row_groups import join_footer
+    from fastpgn.parquet.list_chunks import ParquetFileWriter
 
     out = io.BytesIO()
-    out.write(b"PAR1")
-    groups = []
-    for at in range(0, table.num_rows, rows):
-        group = encode_row_group(table.slice(at, rows).combine_chunks(), table.schema, arrow.parquet_writer)
-        groups.append((group, out.tell()))
-        out.write(group.body)
-    footer = join_footer(groups)
-    out.write(footer + len(footer).to_bytes(4, "little") + b"PAR1")
+    writer = ParquetFileWriter(out, table.schema, arrow.parquet_writer)
+    writer.write_table(table, row_group_size=rows)
+    writer.close()
     return out.getvalue()
 
 

@@ -113,7 +113,7 @@ cdef inline uint32_t _string_key(const char *p, Py_ssize_t n, Py_ssize_t room, u
 
 cdef struct _Dict:
     uint32_t *keys      # a number's word, or a string's hash
-    int32_t *starts     # strings: the entry's item (its bytes are the items'),
+    int32_t *starts     # strings: where the entry's bytes start in the items' data,
     int32_t *lengths    # its length
     uint64_t *heads     # and its first 8 bytes (_string_key)
     int32_t *slots      # the entry's index + 1 (0: free)
@@ -124,10 +124,10 @@ cdef struct _Dict:
     bint strings
 
 
-cdef inline uint32_t _slot_of_key(_Dict *d, uint32_t key) noexcept nogil:
+cdef inline uint32_t _slot_of_key(uint32_t key, uint32_t shift) noexcept nogil:
     """Fibonacci hashing: the top bits of the product, which every bit of the key moves (a float's low
     bits are zeros for whole numbers of seconds)."""
-    return (key * <uint32_t>2654435761u) >> d.shift
+    return (key * <uint32_t>2654435761u) >> shift
 
 
 cdef int _dict_grow(_Dict *d) noexcept nogil:
@@ -161,7 +161,7 @@ cdef int _dict_grow(_Dict *d) noexcept nogil:
     while (<uint32_t>1 << (32 - d.shift)) < cap:
         d.shift -= 1
     for i in range(d.n):
-        s = _slot_of_key(d, keys[i])
+        s = _slot_of_key(keys[i], d.shift)
         while slots[s]:
             s = (s + 1) & (cap - 1)
         slots[s] = <int32_t>(i + 1)
@@ -217,7 +217,7 @@ cdef int _dict_indices(_Page *p, const _Items *it, Py_ssize_t lo, Py_ssize_t hi)
             length = it.ends[j + 1] - a
             text = it.data + a
             w = _string_key(text, length, it.room - a, &head)
-        s = (w * <uint32_t>2654435761u) >> shift
+        s = _slot_of_key(w, shift)
         slot = slots[s]
         while slot:
             e = slot - 1
@@ -347,15 +347,9 @@ cdef int _page_indices(_Page *p, const _Items *it, Out *body, Out *plain) noexce
     """The bit width, the indices bit-packed in runs, and the dictionary's values; -1: out of memory."""
     cdef uint32_t width = 1, e
     cdef Py_ssize_t run, k, groups
-    cdef Py_ssize_t room = 1
     while (<uint32_t>1 << width) < p.d.n:
         width += 1
-    run = 0
-    while run < p.nitems:           # the room the loop below writes: a run's header (1 byte) and groups
-        k = min(p.nitems - run, 8 * _PAGE_RUN_GROUPS)
-        room += 1 + (k + 7) // 8 * width
-        run += k
-    if _reserve(body, room) < 0 or _reserve(plain, p.d.plain) < 0:
+    if _reserve(body, 1) < 0:
         return -1
     _wc(body, <char>width)
     if it.size:
