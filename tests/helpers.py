@@ -57,8 +57,9 @@ def missing_system_package(install: str):
 def decompressed(path: Path) -> bytes:
     """The bytes of a corpus file, a ``.zst`` or ``.bz2`` one decompressed."""
     raw = path.read_bytes()
-    if path.suffix == ".zst":
-        return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+    if path.suffix == ".zst":   # every frame: lichess's dumps are many (pzstd), a decompressobj stops after one
+        with zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True) as reader:
+            return reader.read()
     if path.suffix == ".bz2":
         import bz2
 

@@ -16,8 +16,7 @@ import re
 import chess
 import chess.pgn
 import pytest
-import zstandard
-from helpers import backend_params, shared
+from helpers import backend_params, decompressed, shared
 
 
 _COMMENT = re.compile(r"\{[^}]*\}")
@@ -34,10 +33,7 @@ def board(request):
 
 
 def _text(path):
-    raw = path.read_bytes()
-    if path.name.endswith(".zst"):
-        raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
-    return raw.decode("utf-8-sig")
+    return decompressed(path).decode("utf-8-sig")
 
 
 def _outcome(outcome):
