@@ -269,6 +269,8 @@ def _fast_movetext(m: bytes):
     tail or any other mix goes through _fast_tokens. The last token must be
     the result, and may be the only one.
     """
+    if b"--+" in m or b"+--" in m:
+        return None     # ChessBase's forfeit results, not a null move with check: the byte walk reads them
     toks = m.split(b" ")
     result = toks.pop()
     count = len(toks)

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from helpers import CASES, reference_cuts, shared
@@ -376,6 +376,7 @@ def _all_outputs(mod, data: bytes):
 
 @settings(max_examples=int(os.environ.get("DIALECT_EXAMPLES", "300")), deadline=None)
 @given(parts=st.lists(DIALECT_TOKENS, max_size=40), head=st.booleans())
+@example(parts=[b"--+", b"1-0"], head=True)     # a forfeit result the pure fast path once took for a move
 def test_both_kernels_read_mixed_dialects_alike(parts, head):
     from fastpgn import _backend
 
