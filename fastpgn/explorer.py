@@ -26,6 +26,8 @@ import os
 import threading
 from typing import Any, Callable
 
+from fastpgn._duckdb_files import literal, parquet_files, sql_files
+from fastpgn._duckdb_files import sql_string as _quote
 from fastpgn.filters import where_sql
 
 __all__ = ["RATING_BANDS", "SPEEDS", "Tree", "build_tree", "lookup", "start_key"]
@@ -64,22 +66,6 @@ def start_key(fen: str | None = None) -> int:
     from fastpgn import position_key
 
     return position_key(fen) if fen else position_key("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1")
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _parquet_files(dataset: str) -> list[str]:
-    """The Parquet files of a dataset: a file, or every ``*.parquet`` under a folder (month folders too)."""
-    if os.path.isdir(dataset):
-        found: list[str] = []
-        for folder, dirs, names in os.walk(dataset):
-            dirs.sort()
-            found.extend(os.path.join(folder, n) for n in sorted(names)
-                         if n.endswith(".parquet") and not n.startswith((".", "_")))
-        return found
-    return [dataset]
 
 
 def require_duckdb():
@@ -154,7 +140,7 @@ def build_tree(dataset: str, output: str, *, max_plies: int = DEFAULT_MAX_PLIES,
     if max_plies < 1:
         raise ValueError(f"max_plies must be at least 1, not {max_plies}")
     started = time.perf_counter()
-    files = _parquet_files(dataset)
+    files = parquet_files(dataset)
     if not files:
         raise InputError(f"{dataset}: no Parquet files")
     for path in files:
@@ -166,7 +152,7 @@ def build_tree(dataset: str, output: str, *, max_plies: int = DEFAULT_MAX_PLIES,
         temp_directory = output + ".tmp"
     con = connect(memory_limit, temp_directory, threads)
     try:
-        source = "read_parquet([" + ", ".join(_quote(f) for f in files) + "], union_by_name = true)"
+        source = f"read_parquet({sql_files(files)}, union_by_name = true)"
         try:
             names = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
         except Exception as exc:  # noqa: BLE001 - DuckDB's error for a file that is not Parquet
@@ -226,7 +212,7 @@ def build_tree(dataset: str, output: str, *, max_plies: int = DEFAULT_MAX_PLIES,
         if folder:
             os.makedirs(folder, exist_ok=True)
         _with_progress(con, sql, progress)
-        rows = int(con.execute(f"SELECT count(*) FROM read_parquet({_quote(output)})").fetchone()[0])
+        rows = int(con.execute(f"SELECT count(*) FROM read_parquet({_quote(literal(output))})").fetchone()[0])
     finally:
         con.close()
         if own_temp and temp_directory is not None and os.path.isdir(temp_directory):
@@ -263,7 +249,7 @@ def lookup(tree: str, fen_or_board, *, speeds=None, ratings=None, con=None) -> d
     if own:
         con = duckdb.connect(":memory:")
     try:
-        source = f"read_parquet({_quote(tree)})"
+        source = f"read_parquet({_quote(literal(tree))})"
         try:
             names = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
         except duckdb.Error as exc:

@@ -52,14 +52,18 @@ def position_key(fen_or_board) -> int:
     raise TypeError(f"position_key takes a FEN or a board, not {type(fen_or_board).__name__}")
 
 
-def _parquet_files(dataset) -> str:
-    """The read_parquet argument for a Parquet file or a folder of them (any depth, as the converter writes)."""
+def _parquet_files(dataset) -> list[str]:
+    """The read_parquet argument for a Parquet file or a folder of them (any depth, as the converter writes):
+    the files as literal DuckDB patterns, so that a name holding ``[``, ``*`` or ``?`` reads that file alone."""
+    from fastpgn._duckdb_files import literal, parquet_files
+
     path = os.fspath(dataset)
-    if os.path.isdir(path):
-        return os.path.join(path, "**", "*.parquet")
     if not os.path.exists(path):
         raise FileNotFoundError(f"no Parquet file or folder at {path}")
-    return path
+    files = parquet_files(path)
+    if not files:
+        raise FileNotFoundError(f"no Parquet files in {path}")
+    return [literal(f) for f in files]
 
 
 def games_reaching(dataset, fen, *, columns=(), limit: int | None = None, pandas: bool = False):

@@ -89,9 +89,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _is_parquet(path: str) -> bool:
-    """Whether DATASET is Parquet: a folder holding .parquet files, or a file starting with PAR1."""
+    """Whether DATASET is Parquet: a folder holding .parquet files (those the tree reads), or a file starting
+    with PAR1."""
     if os.path.isdir(path):
-        return any(name.endswith(".parquet") for _, _, names in os.walk(path) for name in names)
+        from fastpgn._duckdb_files import parquet_files
+
+        return bool(parquet_files(path))
     with open(path, "rb") as fh:
         return fh.read(4) == b"PAR1"
 

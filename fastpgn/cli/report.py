@@ -26,8 +26,11 @@ See docs/report.md.
 exit status:
   0    the page is written (a filter that keeps no game: the page says so,
        and a line on stderr too)
-  2    usage error; an input that is missing, empty, not Parquet nor PGN, or
-       damaged; a page that cannot be written; duckdb or plotly missing
+  1    the page is written, but an input is damaged (truncated or corrupt):
+       the page holds its whole games before the damage, under a banner
+       that says where it is, and a line on stderr says so too
+  2    usage error; an input that is missing, empty, not Parquet nor PGN; a
+       page that cannot be written; duckdb, plotly or pyarrow missing
   130  interrupted (Ctrl-C)
 """
 
@@ -77,8 +80,12 @@ def _run(args) -> int:
             raise
         print(f"fastpgn report: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
+    for source in result.damaged:
+        # (said even with -q, as the converter says damage: the exit status alone does not say which input)
+        print(f"fastpgn report: {source.name}: {source.damage}; the page holds its "
+              f"{plural(source.rows, 'whole game')} before the damage", file=sys.stderr)
     if result.games == 0:
         print(f"fastpgn report: {result.notes[-1]}; {args.output} says so", file=sys.stderr)
     elif not args.quiet:
         print(f"fastpgn report: {plural(result.games, 'game')} in {os.path.abspath(args.output)}", file=sys.stderr)
-    return 0
+    return 1 if result.damaged else 0

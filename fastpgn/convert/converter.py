@@ -75,7 +75,7 @@ from fastpgn.convert.tables import FORMATS, chunk_format  # noqa: F401 (with Lin
 from fastpgn.convert.tables import ParquetFormat, RowGroupEncoders, encoder_limit
 from fastpgn.convert.limit import GameLimit
 from fastpgn.convert.rejects import RejectsFile
-from fastpgn.convert.resume import STATE_VERSION, ResumeState, Tally
+from fastpgn.convert.resume import STATE_VERSION, ResumeState, Tally, damage_note, done_name, state_name
 from fastpgn.convert.schedule import OrderedScheduler, ReadAheadThread, start_encoders, start_workers
 from fastpgn.errors import InputError, PGNError, Rejected
 from fastpgn.io.sources import (BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn, cut_blocks, has_moves, not_utf8,
@@ -319,9 +319,9 @@ class Converter:
             self.folder = Path(opts.output_dir)
         else:
             self.folder = Path.cwd() if stdin else Path(opts.input).resolve().parent
-        self.state_path = self.folder / f".{name}.fastpgn-state.json"
+        self.state_path = self.folder / state_name(name)
         # A finished run's record, hidden (Spark and globs pass over dot files): --resume then has nothing to do.
-        self.done_path = self.folder / f".{name}.fastpgn-done.json"
+        self.done_path = self.folder / done_name(name)
         self.rejects_path = self.folder / f"_{name}.rejected.pgn"
         self.summary = Summary(backend=_scan.BACKEND, workers=self.jobs)
         from fastpgn import filters
@@ -508,7 +508,11 @@ class Converter:
             # Finished: the state gives way to a hidden record, so --resume knows there is nothing to do.
             done.save(self.done_path, fingerprint)
             self.state_path.unlink(missing_ok=True)
-        # else the state stays: once the input is whole again (a download finished), --resume goes on.
+        elif not self.to_stdout:
+            # The state stays: once the input is whole again (a download finished), --resume goes on. Beside it,
+            # the damage and this run's totals, for the folder's readers (the report's counts and banner).
+            checkpoint = ResumeState.load(fingerprint, self.state_path) or ResumeState()
+            checkpoint.save(self.state_path, fingerprint, damage_note(str(damage), done))
         return self._summarise(done, start_time, source=source, outputs=chunks.finished, damage=damage)
 
     def _start_encoders(self) -> Executor | None:

@@ -7,6 +7,9 @@ already in chunks, and the counts up to there. A finished run saves its
 totals (``complete``) in a hidden record instead (``.<input>.fastpgn-done.json``).
 The file is ``{"options": {...}, "progress": {...}}``; its field names are
 kept as they are, so a state written by an earlier version still resumes.
+A run that ends at damage keeps its state (``--resume`` goes on once the
+input is whole) with a ``"damage"`` object beside: the damage's message and
+the run's totals, for the folder's readers (``run_record``, the report).
 """
 
 from __future__ import annotations
@@ -72,11 +75,13 @@ class ResumeState:
                 return cls(**{k: v for k, v in saved["progress"].items() if k in known})
         return None
 
-    def save(self, path: Path, fingerprint: dict) -> None:
-        """Write the state to ``path`` whole or not at all (a ``.tmp`` renamed)."""
+    def save(self, path: Path, fingerprint: dict, damage: dict | None = None) -> None:
+        """Write the state to ``path`` whole or not at all (a ``.tmp`` renamed); ``damage``: the note of a run
+        that ended at damage (``damage_note``)."""
+        record = {"options": fingerprint, "progress": self.progress(), **({"damage": damage} if damage else {})}
         tmp = path.with_name(path.name + ".tmp")
         try:
-            tmp.write_text(json.dumps({"options": fingerprint, "progress": self.progress()}, indent=1), "utf-8")
+            tmp.write_text(json.dumps(record, indent=1), "utf-8")
             os.replace(tmp, path)
         except BaseException:
             tmp.unlink(missing_ok=True)     # a full disk: no half-written state left beside the chunks
@@ -109,3 +114,68 @@ class ResumeState:
         # The boundary is inside this block: resume at it and skip the games already written.
         return cls(chunk=chunk, block_offset=start, skip_lines=lines_done, games_written=games_written,
                    **dataclasses.asdict(before))
+
+
+def state_name(prefix: str) -> str:
+    """The name of the resume state of the input whose chunks are ``PREFIX.part_NNNNNN...``."""
+    return f".{prefix}.fastpgn-state.json"
+
+
+def done_name(prefix: str) -> str:
+    """The name of the record of a finished run on that input."""
+    return f".{prefix}.fastpgn-done.json"
+
+
+def damage_note(message: str, totals: ResumeState) -> dict:
+    """The ``damage`` object of a run that ended at damage: what the damage is, and what the run counted."""
+    return {"message": message, "games_read": totals.games_read, "games_written": totals.games_written,
+            "games_rejected": totals.games_rejected, "games_filtered": totals.games_filtered}
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What an output folder records of one input's conversion.
+
+    ``state``: ``finished`` (the done record's totals), ``damaged`` (the run
+    ended at damage: its message and totals) or ``unfinished`` (a state
+    without damage: interrupted, or running; no totals, since a checkpoint's
+    counts stop at a block's start and its chunks at a chunk boundary).
+    """
+
+    state: str
+    games_read: int | None = None
+    games_written: int | None = None
+    games_rejected: int | None = None
+    games_filtered: int | None = None
+    damage: str | None = None
+
+
+def run_record(folder: Path, prefix: str) -> RunRecord | None:
+    """The record in ``folder`` of the conversion of the input whose chunks are ``PREFIX.part_*``; None when
+    there is none (or it cannot be read).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> done = ResumeState(chunk=1, games_read=12, games_written=10, games_rejected=2, complete=True)
+    >>> done.save(folder / done_name("x.pgn"), {})
+    >>> run_record(folder, "x.pgn")
+    RunRecord(state='finished', games_read=12, games_written=10, games_rejected=2, games_filtered=0, damage=None)
+    >>> run_record(folder, "y.pgn") is None
+    True
+    """
+    try:
+        done = folder / done_name(prefix)
+        if done.is_file():
+            p = json.loads(done.read_text("utf-8"))["progress"]
+            return RunRecord("finished", int(p["games_read"]), int(p["games_written"]), int(p["games_rejected"]),
+                             int(p.get("games_filtered", 0)))
+        state = folder / state_name(prefix)
+        if state.is_file():
+            d = json.loads(state.read_text("utf-8")).get("damage")
+            if not d:
+                return RunRecord("unfinished")
+            return RunRecord("damaged", int(d["games_read"]), int(d["games_written"]), int(d["games_rejected"]),
+                             int(d["games_filtered"]), str(d["message"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return None

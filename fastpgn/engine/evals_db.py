@@ -23,14 +23,13 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterable
 
+from fastpgn._duckdb_files import literal, parquet_files, sql_files
+from fastpgn._duckdb_files import sql_string as _quote
+
 __all__ = ["EvalsDB", "IndexSummary", "build_index", "default_index_path", "game_keys", "lichess_eval"]
 
 DEFAULT_MEMORY = "2GB"
 INDEX_SUFFIX = ".fastpgn-index.parquet"
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def lichess_eval(cp: int | None, mate: int | None) -> str | None:
@@ -87,11 +86,10 @@ def _kind(source: str) -> str:
 def _best_sql(source: str, kind: str) -> str:
     """SQL giving one row per FEN: its deepest eval's (then most nodes') first pv: fen, depth, knodes, cp, mate."""
     if kind == "parquet":
-        files = (os.path.join(source, "**", "*.parquet") if os.path.isdir(source) else source)
         return f"""
             SELECT fen, max_by(struct_pack(depth := depth, knodes := knodes, cp := cp, mate := mate),
                                struct_pack(depth := depth, knodes := knodes, first := -file_row_number)) AS e
-            FROM read_parquet({_quote(files)}, file_row_number = true)
+            FROM read_parquet({sql_files(parquet_files(source))}, file_row_number = true)
             WHERE fen IS NOT NULL AND (cp IS NOT NULL OR mate IS NOT NULL)
             GROUP BY fen"""
     columns = ("{'fen': 'VARCHAR', 'evals': 'STRUCT(pvs STRUCT(cp BIGINT, mate BIGINT, line VARCHAR)[], "
@@ -101,7 +99,7 @@ def _best_sql(source: str, kind: str) -> str:
                                        mate := e.pvs[1].mate),
                            struct_pack(depth := e.depth, knodes := e.knodes, first := -i)) AS e
         FROM (SELECT fen, unnest(evals) AS e, unnest(generate_series(1, len(evals))) AS i
-              FROM read_json({_quote(source)}, columns = {columns}, format = 'newline_delimited'))
+              FROM read_json({_quote(literal(source))}, columns = {columns}, format = 'newline_delimited'))
         WHERE fen IS NOT NULL AND (e.pvs[1].cp IS NOT NULL OR e.pvs[1].mate IS NOT NULL)
         GROUP BY fen"""
 
@@ -172,10 +170,11 @@ def build_index(source: str, index: str | None = None, *, memory_limit: str = DE
             COPY (SELECT zobrist, e.depth AS depth, e.knodes AS knodes, e.cp AS cp, e.mate AS mate
                   FROM (SELECT zobrist, max_by(struct_pack(depth, knodes, cp, mate),
                                                struct_pack(depth, knodes, cp, mate)) AS e
-                        FROM read_parquet({_quote(staging)}) GROUP BY zobrist)
+                        FROM read_parquet({_quote(literal(staging))}) GROUP BY zobrist)
                   ORDER BY zobrist)
             TO {_quote(index + '.partial')} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)""")
-        positions = int(con.execute(f"SELECT count(*) FROM read_parquet({_quote(index + '.partial')})").fetchone()[0])
+        written = _quote(literal(index + ".partial"))
+        positions = int(con.execute(f"SELECT count(*) FROM read_parquet({written})").fetchone()[0])
         os.replace(index + ".partial", index)
     finally:
         con.close()
@@ -215,7 +214,7 @@ class EvalsDB:
 
         self.index = index
         self.con = connect(memory_limit, temp_directory)
-        self.con.execute(f"CREATE VIEW evals AS SELECT * FROM read_parquet({_quote(index)})")
+        self.con.execute(f"CREATE VIEW evals AS SELECT * FROM read_parquet({_quote(literal(index))})")
 
     @classmethod
     def open(cls, source: str, index: str | None = None, *, memory_limit: str = DEFAULT_MEMORY,

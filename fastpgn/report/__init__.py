@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import datetime
 import glob
-import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import fastpgn
+from fastpgn._duckdb_files import literal, parquet_files, sql_files
 from fastpgn.errors import InputError
 from fastpgn.filters import Where, as_where, where_sql
 from fastpgn.report import queries
@@ -39,6 +40,42 @@ class ReportError(InputError):
 
 
 @dataclass
+class Source:
+    """One input's games in the report, and what its conversion counted (None where no record says).
+
+    ``state``: ``finished``, ``damaged`` (the conversion ended at damage:
+    ``damage`` says where; the Parquet holds the whole games before it),
+    ``unfinished`` (interrupted: no totals) or ``no record`` (Parquet
+    without the converter's record of its run). ``rows``: the games in its
+    Parquet; ``games``: those in the report (the filters passed).
+    """
+
+    name: str
+    where: str                      # the folder of its Parquet, or "converted on the way"
+    files: list[str]
+    state: str
+    converted: bool = False         # converted on the way, with the report's filters
+    read: int | None = None
+    written: int | None = None
+    rejected: int | None = None
+    filtered: int | None = None     # by the conversion's filters
+    damage: str | None = None
+    rows: int = 0
+    games: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "where": self.where, "state": self.state, "games": self.games,
+                "games_read": self.read, "games_rejected": self.rejected,
+                "games_filtered": self.filtered_out(), "damage": self.damage}
+
+    def filtered_out(self) -> int | None:
+        """Left out by the conversion's filters and by the report's (None where the conversion's are unknown)."""
+        if self.filtered is None:
+            return None
+        return self.filtered + (0 if self.converted else self.rows - self.games)
+
+
+@dataclass
 class Report:
     """What ``build`` found: the page's tables, the counts around them, and where the page is."""
 
@@ -51,29 +88,35 @@ class Report:
     games_rejected: int | None = None       # by the conversion, where known
     games_filtered: int | None = None
     notes: list[str] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+
+    @property
+    def damaged(self) -> list[Source]:
+        """The inputs that are damaged: the page holds their whole games before the damage."""
+        return [s for s in self.sources if s.state == "damaged"]
 
     def as_dict(self) -> dict[str, Any]:
         """The page's data, JSON-ready: what the page embeds in its ``fastpgn-report-data`` script tag."""
         return {"fastpgn": fastpgn.__version__, "inputs": self.inputs, "filters": self.filters,
                 "games": self.games, "games_read": self.games_read, "games_rejected": self.games_rejected,
-                "games_filtered": self.games_filtered, "notes": self.notes, "tables": self.tables}
+                "games_filtered": self.games_filtered, "notes": self.notes,
+                "sources": [s.as_dict() for s in self.sources], "tables": self.tables}
 
 
 def _is_fastpgn_parquet(path: str, con) -> bool:
     try:
-        names = {row[0] for row in con.execute("SELECT name FROM parquet_schema(?)", [path]).fetchall()}
+        names = {row[0] for row in con.execute("SELECT name FROM parquet_schema(?)", [literal(path)]).fetchall()}
     except Exception as exc:  # noqa: BLE001 - duckdb's own error classes; the message is one line
         raise ReportError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
     return NEEDED_COLUMNS <= names
 
 
 class _Inputs:
-    """The inputs sorted into fastpgn's Parquet files and the inputs to convert, with the counts of earlier runs."""
+    """The inputs sorted into fastpgn's Parquet (each input given, with its files) and the inputs to convert."""
 
     def __init__(self, names: list[str], con) -> None:
-        self.parquet: list[str] = []
+        self.parquet: list[tuple[str, list[str]]] = []
         self.convert: list[str] = []
-        self.done_files: list[str] = []
         for name in names:
             if name != "-" and glob.has_magic(name) and not os.path.lexists(name):
                 matches = sorted(glob.glob(name, recursive=True))
@@ -92,11 +135,10 @@ class _Inputs:
         if not os.path.exists(name):
             raise ReportError(f"{name}: no such file or folder")
         if os.path.isdir(name):
-            files = sorted(str(p) for p in Path(name).rglob("*.parquet") if not p.name.startswith("."))
+            files = parquet_files(name)
             if files:
                 if _is_fastpgn_parquet(files[0], con):
-                    self.parquet.extend(files)
-                    self.done_files.extend(sorted(str(p) for p in Path(name).rglob(".*.fastpgn-done.json")))
+                    self.parquet.append((name, files))
                 else:
                     self.convert.append(name)        # lichess's Parquet release, read as PGN by the converter
                 return
@@ -106,52 +148,95 @@ class _Inputs:
                                   "with --format parquet first, or name the dump")
             self.convert.extend(pgn)
         elif name.endswith(".parquet") and _is_fastpgn_parquet(name, con):
-            self.parquet.append(name)
+            self.parquet.append((name, [name]))
         else:
             self.convert.append(name)
 
 
-def _earlier_counts(done_files: list[str]) -> tuple[int, int, int] | None:
-    """Games read, rejected and filtered out by the conversions that wrote the Parquet (their done files)."""
-    if not done_files:
-        return None
-    read = rejected = filtered = 0
-    for path in done_files:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                progress = json.load(fh)["progress"]
-            read += int(progress["games_read"])
-            rejected += int(progress["games_rejected"])
-            filtered += int(progress.get("games_filtered", 0))
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-    return read, rejected, filtered
+# The converter's chunk names: NAME.part_NNNNNN.parquet, in the output folder or its year=/month= folders.
+_CHUNK = re.compile(r"(.+)\.part_\d+\.parquet")
 
 
-def _convert(inputs: list[str], folder: str, where: Where | None, jobs: int | None, step) -> tuple[int, int, int]:
-    """Convert each input to Parquet under ``folder``; the games read, rejected and filtered out."""
+def _output_folder(chunk: str) -> str:
+    folder = os.path.dirname(chunk)
+    if (os.path.basename(folder).startswith("month=")
+            and os.path.basename(os.path.dirname(folder)).startswith("year=")):
+        return os.path.dirname(os.path.dirname(folder))
+    return folder
+
+
+def _sources_of(name: str, files: list[str]) -> list[Source]:
+    """The Parquet files of one input given, by the conversion that wrote them, with its record's counts."""
+    from fastpgn.convert.resume import run_record
+
+    groups: dict[tuple[str, str] | None, list[str]] = {}
+    for path in files:
+        chunk = _CHUNK.fullmatch(os.path.basename(path))
+        groups.setdefault(None if chunk is None else (_output_folder(path), chunk.group(1)), []).append(path)
+    sources = []
+    for key, mine in groups.items():
+        if key is None:
+            sources.append(Source(name, os.path.dirname(mine[0]) or ".", mine, "no record"))
+            continue
+        folder, prefix = key
+        record = run_record(Path(folder or "."), prefix)
+        if record is None:
+            sources.append(Source(prefix, folder or ".", mine, "no record"))
+        else:
+            sources.append(Source(prefix, folder or ".", mine, record.state, read=record.games_read,
+                                  written=record.games_written, rejected=record.games_rejected,
+                                  filtered=record.games_filtered, damage=record.damage))
+    return sources
+
+
+def _convert(inputs: list[str], folder: str, where: Where | None, jobs: int | None, step) -> list[Source]:
+    """Convert each input to Parquet under ``folder``: a Source for each, with the converter's counts."""
     from fastpgn.convert.converter import Converter, Options, OutputError
     from fastpgn.errors import PGNError
 
-    read = rejected = filtered = 0
+    sources = []
     for i, name in enumerate(inputs):
         step(f"converting {os.path.basename(name)}")
-        opts = Options(input=name, chunk_size=1_000_000, output_dir=os.path.join(folder, str(i)), format="parquet",
-                       jobs=jobs or 0, errors="skip", where=where)
+        out = os.path.join(folder, str(i))
+        opts = Options(input=name, chunk_size=1_000_000, output_dir=out, format="parquet", jobs=jobs or 0,
+                       errors="skip", where=where)
         try:
             summary = Converter(opts).run()
         except (OutputError, InputError) as exc:
             raise ReportError(str(exc) if name in str(exc) else f"{name}: {exc}") from None
         except PGNError as exc:
             raise ReportError(f"{name}: {exc}") from None
-        if summary.damage:
-            raise ReportError(f"{name}: {summary.damage}")
-        if summary.games_read == 0:
+        if summary.games_read == 0 and not summary.damage:
             raise ReportError(f"{name}: no PGN games found (empty or not PGN)")
-        read += summary.games_read
-        rejected += summary.games_rejected
-        filtered += summary.games_filtered
-    return read, rejected, filtered
+        # (a damaged input keeps its whole games: the page shows them under a banner, as the converter does)
+        sources.append(Source(name, "converted on the way", parquet_files(out) if os.path.isdir(out) else [],
+                              "damaged" if summary.damage else "finished", converted=True,
+                              read=summary.games_read, written=summary.games_written,
+                              rejected=summary.games_rejected, filtered=summary.games_filtered,
+                              damage=summary.damage))
+    return sources
+
+
+def _count_sources(con, sources: list[Source], condition: str, notes: list[str]) -> None:
+    """Each source's rows and games in the report; counts a record gives that its Parquet does not bear out
+    are dropped (a chunk removed or added since), with a note."""
+    for s in sources:
+        if not s.files:
+            continue
+        s.rows = _count(con, _read(s.files))
+        s.games = s.rows if s.converted else _count(con, f"{_read(s.files)} WHERE {condition}")
+        if s.written is not None and s.written != s.rows:
+            notes.append(f"the record of {s.name} counts {s.written:,} games written where its Parquet holds "
+                         f"{s.rows:,}: its read and rejected games are not known")
+            s.read = s.rejected = s.filtered = s.written = None
+        if s.state == "unfinished":
+            notes.append(f"the conversion of {s.name} did not finish (interrupted, or still running): the page "
+                         f"holds the {s.rows:,} games of its complete chunks, and its read and rejected games are "
+                         "not known (python -m fastpgn ... --resume finishes it)")
+
+
+def _total(values: list[int | None]) -> int | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
 
 
 def _table(con, sql: str, params: list | None = None) -> dict[str, list]:
@@ -206,10 +291,7 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
     >>> r.games, r.tables["by_speed"]["rows"]                                     # doctest: +SKIP
     (1183, [['blitz', 1183, 100.0]])
     """
-    try:
-        import duckdb
-    except ImportError:
-        raise ImportError('fastpgn report needs duckdb and plotly: pip install "fastpgn[report]"') from None
+    duckdb = _require()
     from fastpgn.report import page
 
     if filters:
@@ -231,46 +313,45 @@ def build(dataset, path, *, where=None, memory_limit: str = "2GB", temp_dir: str
         found = _Inputs(names, con)
         steps = len(found.convert) + len(queries.QUERIES) + 2
         step, close = (progress, close) if progress is not None else _progress_bar(steps, quiet)
-        counts = None
-        converted: list[str] = []
+        sources = [s for name, files in found.parquet for s in _sources_of(name, files)]
+        converted: list[Source] = []
         if found.convert:
-            counts = _convert(found.convert, os.path.join(work, "parquet"), where, jobs, step)
-            converted = sorted(str(p) for p in Path(work, "parquet").rglob("*.parquet"))
+            converted = _convert(found.convert, os.path.join(work, "parquet"), where, jobs, step)
+        sources += converted
         condition = where_sql(where)
         step("reading the Parquet")
+        notes: list[str] = []
+        _count_sources(con, sources, condition, notes)
+        if not any(s.rows or s.read or s.damage for s in sources):
+            raise ReportError(f"{', '.join(names)}: no games in the Parquet (an empty dataset)")
         # The Parquet inputs are filtered here; the converted ones were filtered on the way in.
         parts = []
-        given = 0
-        if found.parquet:
-            given_sql = _read(found.parquet)
-            given = _count(con, given_sql)
-            parts.append(f"SELECT * FROM {given_sql} WHERE {condition}")
-        if converted:
-            parts.append(f"SELECT * FROM {_read(converted)}")
+        given = [f for s in sources if not s.converted for f in s.files]
+        if given:
+            parts.append(f"SELECT * FROM {_read(given)} WHERE {condition}")
+        made = [f for s in converted for f in s.files]
+        if made:
+            parts.append(f"SELECT * FROM {_read(made)}")
         games = 0
         if parts:       # none: every game of the converted inputs was filtered out or rejected
             con.execute("CREATE TEMP VIEW games AS " + " UNION ALL BY NAME ".join(f"({p})" for p in parts))
             games = _count(con, "games")
-        converted_games = _count(con, _read(converted)) if converted else 0
-        conv_read, conv_rejected, conv_filtered = counts or (0, 0, 0)
-        if given + conv_read == 0:
-            raise ReportError(f"{', '.join(names)}: no games in the Parquet (an empty dataset)")
-        earlier = _earlier_counts(found.done_files) if found.parquet else (0, 0, 0)
-        filtered = (given - (games - converted_games)) + conv_filtered
-        read: int | None = None
-        rejected: int | None = None
-        if earlier is not None:
-            read, rejected = earlier[0] + conv_read, earlier[1] + conv_rejected
-            filtered += earlier[2]
+        filtered_out = [s.filtered_out() for s in sources]
         report = Report(path=os.fspath(path), tables={}, inputs=names,
-                        filters=where.as_dict() if where else {}, games=games, games_read=read,
-                        games_rejected=rejected, games_filtered=filtered)
-        if found.parquet and earlier is None:
+                        filters=where.as_dict() if where else {}, games=games,
+                        games_read=_total([s.read for s in sources]),
+                        games_rejected=_total([s.rejected for s in sources]),
+                        # (the report's own filters are counted even where a conversion's are not known)
+                        games_filtered=sum(f if f is not None else s.rows - s.games
+                                           for f, s in zip(filtered_out, sources)),
+                        notes=notes, sources=sources)
+        if any(s.state == "no record" for s in sources):
             report.notes.append("rejected games unknown: the Parquet was not written by the converter "
                                 "(or its record of the run is gone)")
         if games == 0:
-            report.notes.append("no game passes the filters" if filtered else "no game could be read: every game "
-                                "was rejected (bad PGN)")
+            report.notes.append("no game passes the filters" if report.games_filtered
+                                else "no whole game before the damage" if report.damaged and not report.games_rejected
+                                else "no game could be read: every game was rejected (bad PGN)")
         else:
             for name, query in queries.QUERIES.items():
                 step(query.title.format(period="day or month"))
@@ -300,11 +381,30 @@ def _days(iso: str) -> int:
     return datetime.date.fromisoformat(iso).toordinal()
 
 
+REPORT_EXTRA = 'pip install "fastpgn[report]"'
+
+
+def _require():
+    """The duckdb module, once plotly and pyarrow are known to import too: else an ImportError naming what is
+    missing and the extra that installs it (checked before any input is read or converted)."""
+    import importlib
+
+    modules = {}
+    missing = []
+    for name in ("duckdb", "plotly", "pyarrow"):
+        try:
+            modules[name] = importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise ImportError(f"fastpgn report needs {' and '.join(missing)}, which "
+                          f"{'is' if len(missing) == 1 else 'are'} not installed: {REPORT_EXTRA}")
+    return modules["duckdb"]
+
+
 def _read(paths: list[str]) -> str:
-    """DuckDB's reader of these Parquet files (their columns by name; year=/month= folders add none)."""
-    listed = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
-    return f"read_parquet([{listed}], union_by_name = true, hive_partitioning = false)"
+    """DuckDB's reader of exactly these Parquet files (their columns by name; year=/month= folders add none)."""
+    return f"read_parquet({sql_files(paths)}, union_by_name = true, hive_partitioning = false)"
 
 
-
-__all__ = ["Report", "ReportError", "build"]
+__all__ = ["Report", "ReportError", "Source", "build"]

@@ -3,7 +3,13 @@
 Plotly's JavaScript is written into the page once (no CDN: the page opens
 offline), each chart is a Plotly figure beside a table of its numbers, and
 all the numbers are in the page once more as JSON (the script tag
-``fastpgn-report-data``) for programs and tests.
+``fastpgn-report-data``) for programs and tests. The figures are JSON too
+(``fastpgn-report-figures``), drawn by one script at the end of the page:
+by then every table beside a chart is laid out, so each chart is drawn at
+the width its box has (drawn earlier, a chart took the whole row and lay
+over its table until the window was resized). JSON inside a ``<script>``
+element is written with ``<``, ``>`` and ``&`` escaped (``script_json``),
+so that no tag value can end the element or open an HTML comment in it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ import fastpgn
 from fastpgn.report.queries import CLOCK_BANDS, SPEED_ORDER
 
 RESULT_WORDS = {"1-0": "White won", "1/2-1/2": "Draw", "0-1": "Black won", "*": "Unfinished"}
+# The range of White's score the Openings chart's colour scale spans.
+SCORE_COLOURS = (30.0, 70.0)
 JUDGEMENTS = (("inaccuracy_pct", "Inaccuracies"), ("mistake_pct", "Mistakes"), ("blunder_pct", "Blunders"))
 # Human words for the tables' column names.
 HEADINGS = {
@@ -35,10 +43,23 @@ body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1200px; pa
 h1 { margin-bottom: 0.2em; } .meta { color: #555; font-size: 0.9em; }
 section { border-top: 1px solid #ddd; padding-top: 0.5em; margin-top: 1.5em; }
 .pair { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
-.plot { flex: 3 1 640px; min-height: 420px; } .numbers { flex: 1 1 300px; max-height: 440px; overflow: auto; }
+.plot { flex: 3 1 640px; min-height: 420px; min-width: 0; overflow: hidden; }
+.numbers { flex: 1 1 300px; max-height: 440px; overflow: auto; }
 table { border-collapse: collapse; font-size: 0.85em; } td, th { padding: 2px 8px; border-bottom: 1px solid #eee; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; } th { text-align: left; background: #f6f6f6; }
 .note { background: #fff6d5; padding: 0.6em 1em; border-left: 4px solid #e0b400; }
+.damage { background: #fde2e1; padding: 0.6em 1em; border-left: 4px solid #c62828; font-weight: 600; }
+"""
+# Plotly's options for every chart: no logo, and redrawn to its box's width when the window is resized.
+CONFIG = {"displaylogo": False, "responsive": True}
+# Draws every figure of the page once the page is laid out (the script is the page's last).
+DRAW = """
+(function () {
+  var figures = JSON.parse(document.getElementById("fastpgn-report-figures").textContent);
+  Object.keys(figures).forEach(function (id) {
+    Plotly.newPlot(id, figures[id].data, figures[id].layout, %s);
+  });
+})();
 """
 
 
@@ -138,12 +159,22 @@ def _openings(t):
     rows = list(reversed(t["rows"]))
     fig = _figure("The 20 most played openings, and how White scored in them", "games", "",
                   height=max(420, 28 * len(rows) + 120), margin={"l": 360, "t": 60, "r": 20, "b": 60})
-    _bar(fig, [r[1] for r in rows], [r[0] for r in rows], orientation="h",
+    import plotly.graph_objects as go
+    from plotly.colors import sample_colorscale
+
+    # Each bar's colour is picked here: plotly.js warns ("Invalid color specifier") for each bar whose marker
+    # colour is a number on a colour scale, and the colour bar comes from a trace of no points.
+    low, high = SCORE_COLOURS
+    colours = sample_colorscale("RdBu", [min(1.0, max(0.0, ((r[2] if r[2] is not None else 50) - low) /
+                                                       (high - low))) for r in rows])
+    _bar(fig, [r[1] for r in rows], [r[0] for r in rows], orientation="h", showlegend=False,
          customdata=[[r[2], r[3], r[4]] for r in rows],
          hovertemplate="%{y}: %{x:,} games; White scored %{customdata[0]}% (won %{customdata[1]}%, "
                        "drew %{customdata[2]}%)<extra></extra>",
-         marker={"color": [r[2] for r in rows], "colorscale": "RdBu", "cmin": 30, "cmax": 70,
-                 "colorbar": {"title": "White's score %"}})
+         marker={"color": colours})
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
+                             marker={"colorscale": "RdBu", "cmin": low, "cmax": high, "showscale": True,
+                                     "colorbar": {"title": {"text": "White's score %"}}}))
     return fig
 
 
@@ -220,13 +251,13 @@ def _html_table(name: str, t: dict[str, list]) -> str:
     return f'<table data-table="{name}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _known(n: int | None) -> str:
+    return "not known" if n is None else f"{n:,}"
+
+
 def _summary(report) -> str:
     t = report.tables.get("summary")
     s = dict(zip(t["columns"], t["rows"][0])) if t else {}
-
-    def known(n: int | None) -> str:
-        return "not known" if n is None else f"{n:,}"
-
     lines = [("games in the report", f"{report.games:,}")]
     if s:
         lines += [("first and last day", f"{s['first_day'] or '?'} to {s['last_day'] or '?'}"),
@@ -235,10 +266,60 @@ def _summary(report) -> str:
                   ("games with clocks ([%clk])", f"{s['with_clocks']:,} ({s['clocks_pct']}%)"),
                   ("games with accuracy (evals on every move)", f"{s['with_accuracy']:,}"),
                   ("White's score", f"{s['white_score_pct']}%")]
-    lines += [("games read", known(report.games_read)), ("games rejected (bad PGN)", known(report.games_rejected)),
-              ("games filtered out", known(report.games_filtered))]
+    lines += [("games read", _known(report.games_read)),
+              ("games rejected (bad PGN)", _known(report.games_rejected)),
+              ("games filtered out", _known(report.games_filtered))]
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in lines)
     return f'<table data-table="summary-page">{rows}</table>'
+
+
+# The words of each input's state in the table of inputs.
+STATES = {"finished": "whole", "damaged": "damaged", "unfinished": "conversion not finished",
+          "no record": "no record of its conversion"}
+
+
+def _inputs(report) -> str:
+    """Each input's games: in the report, read, rejected and filtered out, and whether it is whole."""
+    head = "".join(f"<th>{h}</th>" for h in ("input", "Parquet", "state", "games in the report", "games read",
+                                            "games rejected (bad PGN)", "games filtered out"))
+    body = "".join(
+        "<tr>" + f"<td>{html.escape(s.name)}</td><td>{html.escape(s.where)}</td>"
+        f"<td>{html.escape(STATES.get(s.state, s.state))}</td>"
+        + "".join(f'<td class="n">{_known(n)}</td>' for n in (s.games, s.read, s.rejected, s.filtered_out()))
+        + "</tr>" for s in report.sources)
+    return (f'<table data-table="inputs"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+
+
+def _banners(report) -> list[str]:
+    """A banner over the page for each damaged input: what and where the damage is, what the page holds."""
+    out = []
+    for s in report.damaged:
+        rejected = f", {s.rejected:,} rejected" if s.rejected else ""
+        out.append(f'<p class="damage" role="alert">{html.escape(s.name)} is damaged: {html.escape(s.damage or "")}. '
+                   f"The page holds its {s.rows:,} whole game{'' if s.rows == 1 else 's'} before the damage "
+                   f"({_known(s.read)} read{rejected}).</p>")
+    return out
+
+
+def script_json(value: Any) -> str:
+    """JSON text safe inside a ``<script>`` element: ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\u`` escapes.
+
+    A tag value can then neither end the element (``</script>``) nor open an
+    HTML comment in it (``<!--<script>``, after which ``</script>`` does not
+    end it), and the text is the same JSON to a parser.
+
+    >>> print(script_json({"opening": "</script><!--<script>"}))
+    {"opening": "\\u003c/script\\u003e\\u003c!--\\u003cscript\\u003e"}
+    """
+    return _script_safe(json.dumps(value, ensure_ascii=True))
+
+
+def _script_safe(text: str) -> str:
+    # (these characters stand only inside strings in JSON text, where the escapes mean the same)
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                         ("\u2029", "\\u2029")):
+        text = text.replace(char, escape)
+    return text
 
 
 def render(report, plotly_js: str | None = None) -> str:
@@ -246,9 +327,10 @@ def render(report, plotly_js: str | None = None) -> str:
     import plotly.io as pio
     from plotly.offline import get_plotlyjs
 
-    sections = []
+    sections = _banners(report)
     for note in report.notes:
         sections.append(f'<p class="note">{html.escape(note[0].upper() + note[1:])}.</p>')
+    figures: list[str] = []
     if report.games:
         for name, (heading, draw, empty) in CHARTS.items():
             t = report.tables[name]
@@ -256,13 +338,13 @@ def render(report, plotly_js: str | None = None) -> str:
                 sections.append(f'<section id="{name}"><h2>{html.escape(heading)}</h2>'
                                 f'<p class="note">No chart: {html.escape(empty or "no games")}.</p></section>')
                 continue
-            chart = pio.to_html(draw(t), full_html=False, include_plotlyjs=False, div_id=f"chart-{name}",
-                                config={"displaylogo": False, "responsive": True})
+            # (the figure's JSON as plotly writes it, keyed by its div: the script at the end draws it)
+            figures.append(f'"chart-{name}": {pio.to_json(draw(t), pretty=False)}')
             sections.append(f'<section id="{name}"><h2>{html.escape(heading)}</h2><div class="pair">'
-                            f'<div class="plot">{chart}</div><div class="numbers">{_html_table(name, t)}</div>'
+                            f'<div class="plot"><div id="chart-{name}" class="chart" style="height:100%; '
+                            f'width:100%;"></div></div><div class="numbers">{_html_table(name, t)}</div>'
                             "</div></section>")
     filters = ", ".join(f"{k}={v}" for k, v in report.filters.items()) or "none"
-    data = json.dumps(report.as_dict(), ensure_ascii=True).replace("</", "<\\/")
     made = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -276,9 +358,12 @@ def render(report, plotly_js: str | None = None) -> str:
 <p class="meta">Made by fastpgn {html.escape(fastpgn.__version__)} on {made}.
 Inputs: {html.escape(', '.join(report.inputs))}. Filters: {html.escape(filters)}.
 Hover over a chart for its numbers; each table beside a chart holds them all.</p>
-<section id="summary"><h2>Summary</h2>{_summary(report)}</section>
+<section id="summary"><h2>Summary</h2>{_summary(report)}
+<h3>Inputs</h3>{_inputs(report)}</section>
 {''.join(sections)}
-<script type="application/json" id="fastpgn-report-data">{data}</script>
+<script type="application/json" id="fastpgn-report-data">{script_json(report.as_dict())}</script>
+<script type="application/json" id="fastpgn-report-figures">{_script_safe("{" + ", ".join(figures) + "}")}</script>
+<script type="text/javascript">{DRAW % json.dumps(CONFIG)}</script>
 </body></html>
 """
 
@@ -301,4 +386,4 @@ def write(report) -> None:
         raise
 
 
-__all__ = ["CHARTS", "render", "write"]
+__all__ = ["CHARTS", "render", "script_json", "write"]

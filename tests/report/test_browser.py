@@ -109,13 +109,9 @@ class Chromium:
                 self.proc.wait()
 
 
-@pytest.fixture(scope="module")
-def shown(tmp_path_factory):
-    """The sample's report opened in Chromium, offline: the browser, and the page's events after loading."""
-    folder = tmp_path_factory.mktemp("browser")
-    page = folder / "report.html"
-    build(os.path.relpath(ROOT / "data" / "sample.pgn.zst"), page, jobs=1)     # the page names it so
-    browser = Chromium(folder / "profile")
+def _opened(page: Path, profile: Path):
+    """``page`` opened in a fresh Chromium, offline, once every chart is drawn: the browser (close it)."""
+    browser = Chromium(profile)
     try:
         for domain in ("Page", "Runtime", "Log", "Network"):
             browser.send(f"{domain}.enable")
@@ -132,6 +128,22 @@ def shown(tmp_path_factory):
             if drawn == len(CHARTS):
                 break
             time.sleep(0.2)
+    except BaseException:
+        browser.close()
+        raise
+    return browser
+
+
+@pytest.fixture(scope="module")
+def shown(tmp_path_factory):
+    """The sample's report opened in Chromium, offline: the browser, and the page's events after loading."""
+    folder = tmp_path_factory.mktemp("browser")
+    page = folder / "report.html"
+    build(os.path.relpath(ROOT / "data" / "sample.pgn.zst"), page, jobs=1)     # the page names it so
+    browser = _opened(page, folder / "profile")
+    try:
+        # Measured at once: a screenshot beyond the viewport resizes the window, and plotly redraws to fit.
+        browser.first_layout = _layout(browser)
         yield browser, page
     finally:
         browser.close()
@@ -161,17 +173,50 @@ def test_every_chart_is_drawn_and_not_blank(shown):
         assert white < 0.97 * picture.width * picture.height, box["id"]
 
 
-def test_no_console_error_and_nothing_fetched(shown):
+def _complaints(browser) -> list[dict]:
+    """The page's errors and warnings: exceptions, console.error/warn/assert/trace, the browser's own log."""
+    return [e["params"] for e in browser.events if e.get("method") == "Runtime.exceptionThrown"
+            or (e.get("method") == "Runtime.consoleAPICalled"
+                and e["params"]["type"] in ("error", "assert", "warning", "trace"))     # plotly.js warns by trace
+            or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] in ("error", "warning"))]
+
+
+def test_no_console_error_nor_warning_and_nothing_fetched(shown):
     browser, page = shown
-    errors = [e for e in browser.events if e.get("method") == "Runtime.exceptionThrown"
-              or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
-              or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
-    assert errors == []
+    assert _complaints(browser) == []
     asked = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
     assert page.as_uri() in asked
     assert [u for u in asked if not u.startswith(("file:", "data:", "blob:"))] == []
     failed = [e["params"] for e in browser.events if e.get("method") == "Network.loadingFailed"]
     assert failed == []
+
+
+def _layout(browser) -> list[dict]:
+    """Each chart's boxes (its drawing, its box, its table of numbers) and the window's width, in pixels."""
+    return browser.send("Runtime.evaluate", returnByValue=True, expression="""
+        Array.from(document.querySelectorAll('.pair')).map(p => {
+            const box = e => { const r = e.getBoundingClientRect();
+                               return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; };
+            return {chart: box(p.querySelector('.js-plotly-plot .main-svg')), plot: box(p.querySelector('.plot')),
+                    table: box(p.querySelector('.numbers table')), numbers: box(p.querySelector('.numbers')),
+                    id: p.querySelector('.js-plotly-plot').id, width: document.documentElement.clientWidth};
+        })""")["result"]["value"]
+
+
+def test_each_table_is_beside_its_chart_on_first_load(shown):
+    """As the page first opens (no resize): each chart within its box, its table of numbers beside it, on screen."""
+    browser, _ = shown
+    pairs = browser.first_layout
+    assert len(pairs) == len(CHARTS)
+    for pair in pairs:
+        chart, table, numbers = pair["chart"], pair["table"], pair["numbers"]
+        apart = (chart["right"] <= numbers["left"] or numbers["right"] <= chart["left"]
+                 or chart["bottom"] <= numbers["top"] or numbers["bottom"] <= chart["top"])
+        assert apart, pair                              # the chart does not lie over its table
+        assert chart["right"] <= pair["plot"]["right"] + 1, pair      # nor outgrows its box
+        # beside it at this width (1280 pixels), and on screen
+        assert numbers["left"] >= chart["right"] and numbers["right"] <= pair["width"], pair
+        assert table["right"] > table["left"] and table["bottom"] > table["top"], pair
 
 
 def test_the_page_says_what_it_shows(shown):
@@ -188,12 +233,66 @@ def test_the_page_says_what_it_shows(shown):
             expression="Array.from(document.querySelectorAll('.gtitle')).map(t => t.textContent)")["result"]["value"])
 
 
-@pytest.mark.skipif(not os.environ.get("FASTPGN_REPORT_SCREENSHOT"), reason="makes docs/report.png on request")
-def test_make_the_docs_screenshot(shown):
-    """FASTPGN_REPORT_SCREENSHOT=1: write docs/report.png, the top of the sample's report (docs/report.md)."""
-    import base64
+def test_the_docs_screenshot_tool_draws_the_page(tmp_path):
+    """tools/report_screenshot.py (which makes docs/report.png) photographs a drawn page, offline."""
+    import sys
 
-    browser, _ = shown
-    shot = browser.send("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                        clip={"x": 0, "y": 0, "width": 1280, "height": 2300, "scale": 0.75})
-    (ROOT / "docs" / "report.png").write_bytes(base64.b64decode(shot["data"]))
+    if not (shutil.which("chromium") or shutil.which("chromium-browser")):
+        missing_system_package(INSTALL)
+    shot = tmp_path / "report.png"
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "report_screenshot.py"), "-o", str(shot)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    picture = Image.open(shot).convert("RGB")
+    assert picture.size == Image.open(ROOT / "docs" / "report.png").size
+    # the charts' colours are on it (a page photographed before plotly drew is text, grey on white)
+    vivid = sum(n for n, (r, g, b) in picture.getcolors(maxcolors=1 << 22) or [] if max(r, g, b) - min(r, g, b) > 60)
+    assert vivid > 0.03 * picture.width * picture.height
+
+
+# An Opening tag that would end a script element, or open an HTML comment in it after which the element's own
+# end tag no longer ends it; with an ampersand, and the line separators JavaScript once refused in a string.
+HOSTILE = "</script><!--<script> & \u2028\u2029 x < y > z"
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """The sample's report with HOSTILE as the Opening of its first 300 games (the most played), in Chromium."""
+    from helpers import decompressed
+
+    folder = tmp_path_factory.mktemp("hostile")
+    pgn = decompressed(ROOT / "data" / "sample.pgn.zst").decode()
+    tags = re.escape('[Opening "')
+    pgn = re.sub(tags + r'[^"\n]*"\]', lambda m: f'[Opening "{HOSTILE}"]', pgn, count=300)
+    (folder / "hostile.pgn").write_text(pgn, encoding="utf-8")
+    page = folder / "report.html"
+    build(folder / "hostile.pgn", page, jobs=1, quiet=True)
+    browser = _opened(page, folder / "profile")
+    try:
+        yield browser, page
+    finally:
+        browser.close()
+
+
+def _value(browser, expression: str):
+    """What ``expression`` gives in the page (an exception it throws fails the test, with its text)."""
+    answer = browser.send("Runtime.evaluate", returnByValue=True, expression=expression)
+    assert "exceptionDetails" not in answer, answer["exceptionDetails"]
+    return answer["result"]["value"]
+
+
+def test_a_tag_holding_script_tags_leaves_the_data_and_charts_whole(hostile):
+    browser, _ = hostile
+    data = _value(browser, "JSON.parse(document.getElementById('fastpgn-report-data').textContent)")
+    openings = data["tables"]["openings"]
+    assert openings["rows"][0][0] == HOSTILE and openings["rows"][0][1] == 300
+    assert data["games"] == 3000
+    drawn = browser.send("Runtime.evaluate", returnByValue=True, expression=(
+        "Array.from(document.querySelectorAll('.plot .js-plotly-plot')).filter(d => d.querySelector('.main-svg'))"
+        ".map(d => d.id)"))["result"]["value"]
+    assert sorted(drawn) == sorted(f"chart-{name}" for name in CHARTS)
+    # the value shows as text, in the table beside the chart and on the chart's axis
+    cell = browser.send("Runtime.evaluate", returnByValue=True, expression=(
+        "document.querySelector('table[data-table=openings] tbody tr td').textContent"))["result"]["value"]
+    assert cell == HOSTILE
+    assert _complaints(browser) == []

@@ -446,3 +446,81 @@ def test_a_page_that_cannot_be_written_is_one_line(parquet_dir, tmp_path, capsys
     assert main([str(parquet_dir), "-o", str(tmp_path / "taken"), "-q"]) == 2
     assert f"cannot write {tmp_path / 'taken'}" in _one_line(capsys)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]      # no temporary page left behind
+
+
+def _cut_sample(folder: Path) -> tuple[Path, int]:
+    """The sample's first 60,000 bytes (a download cut short), and the games its readable part starts."""
+    import io
+
+    import zstandard
+
+    cut = folder / "cut.pgn.zst"
+    cut.write_bytes(SAMPLE.read_bytes()[:60_000])
+    text = bytearray()
+    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(cut.read_bytes()), read_across_frames=True)
+    try:
+        while block := reader.read(65_536):
+            text += block
+    except zstandard.ZstdError:
+        pass                                    # the cut: everything before it was read
+    return cut, text.count(b"[Event ")
+
+
+def test_a_truncated_dump_gets_a_page_of_its_whole_games_under_a_banner(tmp_path, capsys):
+    """Damage: the page holds the whole games before it, a banner says where it is, and the exit status is 1."""
+    cut, started = _cut_sample(tmp_path)
+    out = tmp_path / "r.html"
+    assert main([str(cut), "-o", str(out), "-j", "1"]) == 1
+    err = capsys.readouterr().err
+    assert f"fastpgn report: {cut}: truncated zst data in {cut} (PGN byte " in err and "Traceback" not in err
+    assert f"the page holds its {started - 1} whole games before the damage" in err
+    data = page_data(out)
+    # the last game begun is cut: read, and rejected (kept in the converter's rejects)
+    assert (data["games"], data["games_read"], data["games_rejected"]) == (started - 1, started, 1)
+    assert [s["state"] for s in data["sources"]] == ["damaged"] and "truncated zst data" in data["sources"][0]["damage"]
+    banner = re.search(r'<p class="damage" role="alert">(.*?)</p>', out.read_text()).group(1)
+    assert "cut.pgn.zst is damaged: truncated zst data" in banner and f"holds its {started - 1:,} whole games" in banner
+
+
+def test_the_summary_counts_every_input_damaged_ones_too(parquet_dir, tmp_path, capsys):
+    """A whole conversion and one that ended at damage: read and rejected are the sums over both records."""
+    from fastpgn.cli import main as convert
+
+    cut, started = _cut_sample(tmp_path)
+    assert convert([str(cut), "1000", "--format", "parquet", "-o", str(tmp_path / "cut"), "-q", "-j", "1"]) == 1
+    out = tmp_path / "r.html"
+    assert main([str(parquet_dir), str(tmp_path / "cut"), "-o", str(out), "-q"]) == 1
+    assert "cut.pgn.zst: truncated zst data" in capsys.readouterr().err
+    data = page_data(out)
+    assert (data["games"], data["games_read"], data["games_rejected"], data["games_filtered"]) == \
+           (3000 + started - 1, 3000 + started, 1, 0)
+    assert sorted((s["name"], s["state"], s["games"]) for s in data["sources"]) == \
+           [("cut.pgn.zst", "damaged", started - 1), ("sample.pgn.zst", "finished", 3000)]
+    text = out.read_text()
+    assert f"<th>games read</th><td>{3000 + started:,}</td>" in text
+    assert "<th>games rejected (bad PGN)</th><td>1</td>" in text
+
+
+def test_an_unfinished_conversion_says_its_counts_are_not_known(parquet_dir, tmp_path):
+    """A folder whose run did not finish (its state, no record of the end): the page says so, invents nothing."""
+    import shutil
+
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(parquet_dir, unfinished)
+    done = next(unfinished.glob(".*.fastpgn-done.json"))
+    done.rename(unfinished / done.name.replace("-done.json", "-state.json"))
+    report = build(unfinished, tmp_path / "r.html", quiet=True)
+    assert report.games == 3000 and report.games_read is None and report.games_rejected is None
+    assert any("did not finish" in n for n in report.notes)
+    assert "<th>games read</th><td>not known</td>" in (tmp_path / "r.html").read_text()
+
+
+@pytest.mark.parametrize("missing", ["plotly", "duckdb"])
+def test_a_missing_extra_names_what_to_install(missing, parquet_dir, tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, missing, None)         # (import then raises ImportError, as when absent)
+    assert main([str(parquet_dir), "-o", str(tmp_path / "r.html")]) == 2
+    line = _one_line(capsys)
+    assert f"needs {missing}, which is not installed" in line and 'pip install "fastpgn[report]"' in line
+    assert not (tmp_path / "r.html").exists()
