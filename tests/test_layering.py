@@ -6,6 +6,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import fastpgn
 
 # Every module of the package but the command line's and ``python -m fastpgn``'s.
@@ -26,7 +28,18 @@ def test_the_library_never_imports_the_command_line():
 def test_every_command_is_in_the_cli_package():
     from fastpgn import cli
 
-    assert all(module.startswith("fastpgn.cli.") for module in cli.SUBCOMMANDS.values())
-    for module in cli.SUBCOMMANDS.values():
+    assert all(target.startswith("fastpgn.cli.") for target in cli.SUBCOMMANDS.values())
+    for target in cli.SUBCOMMANDS.values():
+        module, _, function = target.partition(":")
         __import__(module)
-        assert callable(sys.modules[module].main)
+        assert callable(getattr(sys.modules[module], function or "main"))
+
+
+def test_the_old_import_paths_are_gone():
+    # Their aliases were removed; a program on an old path gets ImportError, not another module.
+    import importlib
+
+    for old in ("fastpgn.sources", "fastpgn.lichess_parquet", "fastpgn.pipeline", "fastpgn.analyse",
+                "fastpgn.formats"):
+        with pytest.raises(ImportError):
+            importlib.import_module(old)

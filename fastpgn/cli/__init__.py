@@ -52,7 +52,7 @@ SUBCOMMANDS = {
     "spark": "fastpgn.cli.spark",
     "report": "fastpgn.cli.report",
     "explorer": "fastpgn.cli.explorer",
-    "explorer-lookup": "fastpgn.cli.explorer_lookup",
+    "explorer-lookup": "fastpgn.cli.explorer:lookup_main",
 }
 
 EXAMPLES = """\
@@ -569,8 +569,8 @@ def main(argv=None) -> int:
         print(unknown, file=sys.stderr)
         return 2
     if argv and argv[0] in SUBCOMMANDS:
-        module = importlib.import_module(SUBCOMMANDS[argv[0]])
-        return module.main(argv[1:])
+        module_name, _, function = SUBCOMMANDS[argv[0]].partition(":")
+        return getattr(importlib.import_module(module_name), function or "main")(argv[1:])
     if argv and argv[0] == "openings":
         return guarded(lambda: openings_main(argv[1:]))
     return guarded(lambda: convert_main(argv))

@@ -71,7 +71,7 @@ from fastpgn import scan as _scan
 from fastpgn.convert.chunks import (GZIP_LEVEL, GZIP_LIBRARY, SUFFIX, ZSTD_LEVEL, BlockResult, ChunkFiles, ChunkFormat,
                                     OutputError,
                                     ChunkWriter, LinesFormat, StreamOutput, compress, decompress)  # noqa: F401
-from fastpgn.convert.tables import FORMATS, chunk_format  # noqa: F401 (with LinesFormat: fastpgn.pipeline's names)
+from fastpgn.convert.tables import FORMATS, chunk_format  # noqa: F401 (the converter's public names)
 from fastpgn.convert.tables import ParquetFormat, RowGroupEncoders, encoder_limit
 from fastpgn.convert.limit import GameLimit
 from fastpgn.convert.rejects import RejectsFile
