@@ -339,7 +339,11 @@ def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
             return reader
         name = os.fspath(path)
         with _writing(name), output.staged(name) as where:
-            _write_parquet(reader, where, name)
+            if where == name:       # a device (/dev/null), written directly
+                with output.open_named(name, "wb") as stream:
+                    _write_parquet(reader, stream, name)
+            else:
+                _write_parquet(reader, where, name)
     return reader
 
 

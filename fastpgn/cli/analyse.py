@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from fastpgn.engine.analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
 from fastpgn.cli._common import add_encoding_argument, add_jobs_option, not_utf8_note, parse_args
@@ -206,6 +206,35 @@ class _Failed(Exception):
         self.code = code
 
 
+class _OutputFile:
+    """``-o OUTPUT`` (pgn, lines), written a game at a time: a write that fails (a full disk) is one line."""
+
+    def __init__(self, file: IO, name: str) -> None:
+        self.file = file
+        self.name = name
+        self.failed = False
+
+    def write(self, text: str) -> None:
+        self._do(self.file.write, text)
+
+    def flush(self) -> None:
+        self._do(self.file.flush)
+
+    def close(self) -> None:
+        try:
+            self.file.close()
+        except OSError:
+            if not self.failed:     # (once said, the unsent rest of a failed write is not said again)
+                raise
+
+    def _do(self, call, *args) -> None:
+        try:
+            call(*args)
+        except OSError as exc:
+            self.failed = True
+            raise _Failed(f"cannot write {self.name}: {exc.strerror or exc}", 2) from None
+
+
 class _Progress:
     """A tqdm line on a terminal: positions, positions/s, games."""
 
@@ -244,7 +273,7 @@ class _Run:
         self.engines: list[Engine] = []     # the engines started (with --evals-db: as they are needed)
         self.slots: list = []               # one per -j: an Engine, or with --evals-db a _LazyEngine
         self.evals_db: EvalsDB | None = None     # --evals-db: the database
-        self.out: TextIO | _TableOut | None = None
+        self.out: TextIO | _OutputFile | _TableOut | None = None
         self.stop = threading.Event()
         self.workers: list[threading.Thread] = []
         self.feeder: threading.Thread | None = None
@@ -404,7 +433,8 @@ class _Run:
         folder = os.path.dirname(self.args.output)
         if folder:
             os.makedirs(folder, exist_ok=True)
-        return _output.open_named(self.args.output, "a" if resumed else "w", encoding="utf-8", newline="\n")
+        return _OutputFile(_output.open_named(self.args.output, "a" if resumed else "w", encoding="utf-8",
+                                              newline="\n"), self.args.output)
 
     # -- the run -------------------------------------------------------------------
     def run(self) -> int:
