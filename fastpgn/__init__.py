@@ -15,6 +15,7 @@ from fastpgn.errors import (
     IllegalMoveError,
     InputError,
     InvalidFENError,
+    OutputError,
     PGNError,
     PGNSyntaxError,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "IllegalMoveError",
     "InputError",
     "InvalidFENError",
+    "OutputError",
     "PGNError",
     "PGNSyntaxError",
     "__version__",

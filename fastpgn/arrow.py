@@ -12,6 +12,7 @@ which reads the same column dicts through ``ColumnReader``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from typing import Iterator
@@ -19,7 +20,7 @@ from typing import Iterator
 from fastpgn import openings as _openings, schema
 from fastpgn.scan import columns as _columns_py
 from fastpgn import scan as _scan
-from fastpgn.errors import PGNError
+from fastpgn.errors import OutputError, PGNError
 from fastpgn.io.sources import BLOCK_SIZE
 from fastpgn.reader import _RecordReader
 
@@ -313,9 +314,14 @@ def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
 
     Takes ``read_arrow``'s options (``jobs`` too). One row group per batch, encoded as the
     converter encodes its chunks (zstd, dictionary pages where they pay, the per-ply lists by
-    fastpgn's kernel: docs/schema.md). A path is written in full or not at all: on an error
-    the unfinished file is removed. Returns the finished reader, for its
-    counts (``games_read``, ``games_yielded``, ``rejected``, ...).
+    fastpgn's kernel: docs/schema.md). A path is written in full or not at all: the file is
+    made in a hidden folder of its own beside ``path`` and renamed onto it once whole, so on an
+    error (a full disk, damaged input) nothing is left behind and a file already at ``path``
+    stays as it was. A symbolic link at ``path`` is never written through: the finished file
+    replaces the link (``fastpgn.io.output.staged``). A failed write raises
+    ``fastpgn.OutputError`` in one line naming the file (``cannot write games.parquet: No space
+    left on device``); the input's own errors are raised as the readers raise them. Returns the
+    finished reader, for its counts (``games_read``, ``games_yielded``, ``rejected``, ...).
 
     >>> import io, pyarrow.parquet as pq
     >>> out = io.BytesIO()
@@ -324,27 +330,44 @@ def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     >>> pq.read_table(out).column("white").to_pylist()
     ['Ann']
     """
-    from fastpgn.parquet.list_chunks import ParquetFileWriter
+    from fastpgn.io import output
 
     reader = read_arrow(source, **read_arrow_options)
-    is_path = isinstance(path, (str, os.PathLike))
-    writer = None
-    try:
-        with reader:
-            writer = ParquetFileWriter(path, reader.schema, parquet_writer)
-            for batch in reader:
-                writer.write_batch(batch)
-        writer.close()
-    except BaseException:
-        if writer is not None:
-            writer.close()
-            if is_path:
-                try:
-                    os.remove(path)
-                except OSError:
-                    pass
-        raise
+    with reader:
+        if not isinstance(path, (str, os.PathLike)):
+            _write_parquet(reader, path, str(getattr(path, "name", "the Parquet output")))
+            return reader
+        name = os.fspath(path)
+        with _writing(name), output.staged(name) as where:
+            if where == name:       # a device (/dev/null), written directly
+                with output.open_named(name, "wb") as stream:
+                    _write_parquet(reader, stream, name)
+            else:
+                _write_parquet(reader, where, name)
     return reader
+
+
+def _write_parquet(reader, where, name: str) -> None:
+    """``reader``'s batches as one Parquet file at ``where`` (a path or a file object); a failed write is an
+    ``OutputError`` naming ``name``."""
+    from fastpgn.parquet.list_chunks import ParquetFileWriter
+
+    with _writing(name):
+        writer = ParquetFileWriter(where, reader.schema, parquet_writer)
+    for batch in reader:
+        with _writing(name):
+            writer.write_batch(batch)
+    with _writing(name):
+        writer.close()
+
+
+@contextlib.contextmanager
+def _writing(name: str) -> Iterator[None]:
+    """An ``OSError`` of the output (a full disk, a folder that cannot be written) as one line naming it."""
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
 
 
 __all__ = ["ArrowReader", "ColumnReader", "parquet_writer", "read_arrow", "record_batch", "to_parquet"]

@@ -86,6 +86,11 @@ class InputDamageError(InputError):
     iterable that raised. Every whole game before it was read; its offset is where the damage is."""
 
 
+class OutputError(PGNError):
+    """The output cannot be written: a folder that cannot be made or written to, a full disk, a chunk that
+    cannot be made, or a symbolic link where fastpgn writes a file (``fastpgn.io.output``)."""
+
+
 class NotUTF8Warning(UnicodeWarning):
     """Input read as UTF-8 holds bytes that are not: they were read as U+FFFD (name its encoding to avoid it)."""
 

@@ -127,15 +127,22 @@ def build_tree(dataset: str, output: str, *, max_plies: int = DEFAULT_MAX_PLIES,
     others are counted as filtered out. Games without positions (a variant
     the board does not play, a move it refused) are counted apart. Returns
     a ``Tree`` with the counts: read = used + filtered out + without positions.
+    ``output`` is written whole or not at all, in a private folder beside it
+    (where DuckDB also spills, unless ``temp_directory`` says elsewhere) and
+    renamed onto it (``fastpgn.io.output.staged``: a link at ``output`` is
+    replaced by the tree, never written through).
 
     >>> tree = build_tree("games/", "tree.parquet", max_plies=16)       # doctest: +SKIP
     >>> fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
     >>> lookup("tree.parquet", fen)["moves"][0]["san"]                  # doctest: +SKIP
     'e5'
     """
+    import shutil
+    import tempfile
     import time
 
     from fastpgn.errors import InputError
+    from fastpgn.io.output import staged
 
     if max_plies < 1:
         raise ValueError(f"max_plies must be at least 1, not {max_plies}")
@@ -147,10 +154,27 @@ def build_tree(dataset: str, output: str, *, max_plies: int = DEFAULT_MAX_PLIES,
         if not os.path.exists(path):
             raise InputError(f"{path}: no such file")
     condition = where_sql(where)
-    own_temp = temp_directory is None
-    if own_temp:
-        temp_directory = output + ".tmp"
-    con = connect(memory_limit, temp_directory, threads)
+    with staged(output) as written:
+        spill = temp_directory
+        if spill is None:
+            # (the private folder the tree is written in: no one else can plant a link where DuckDB spills)
+            spill = (os.path.join(os.path.dirname(written), "duckdb") if written != os.fspath(output)
+                     else tempfile.mkdtemp(prefix="fastpgn-explorer-"))
+        try:
+            con = connect(memory_limit, spill, threads)
+            rows, read, used, passed = _aggregate(con, files, dataset, written, condition, max_plies, by_speed,
+                                                  by_rating, progress)
+        finally:
+            if temp_directory is None and os.path.isdir(spill):
+                shutil.rmtree(spill, ignore_errors=True)
+    return Tree(output, rows, read, used, read - passed, passed - used, time.perf_counter() - started)
+
+
+def _aggregate(con, files, dataset, written, condition, max_plies, by_speed, by_rating, progress):
+    """build_tree's queries on ``con`` (closed at the end): the tree written to ``written``; its rows, and the
+    games read, used and passing the filter."""
+    from fastpgn.errors import InputError
+
     try:
         source = f"read_parquet({sql_files(files)}, union_by_name = true)"
         try:
@@ -207,19 +231,12 @@ def build_tree(dataset: str, output: str, *, max_plies: int = DEFAULT_MAX_PLIES,
               WHERE san IS NOT NULL
               GROUP BY ALL
               ORDER BY zobrist, games DESC, uci
-            ) TO {_quote(output)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 65536)"""
-        folder = os.path.dirname(output)
-        if folder:
-            os.makedirs(folder, exist_ok=True)
+            ) TO {_quote(written)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 65536)"""
         _with_progress(con, sql, progress)
-        rows = int(con.execute(f"SELECT count(*) FROM read_parquet({_quote(literal(output))})").fetchone()[0])
+        rows = int(con.execute(f"SELECT count(*) FROM read_parquet({_quote(literal(written))})").fetchone()[0])
     finally:
         con.close()
-        if own_temp and temp_directory is not None and os.path.isdir(temp_directory):
-            import shutil
-
-            shutil.rmtree(temp_directory, ignore_errors=True)
-    return Tree(output, rows, read, used, read - passed, passed - used, time.perf_counter() - started)
+    return rows, read, used, passed
 
 
 def _key_of(fen_or_board) -> int:

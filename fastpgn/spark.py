@@ -28,6 +28,7 @@ from typing import Any, Iterable, NamedTuple
 
 from fastpgn import schema as _schema
 from fastpgn.arrow import ColumnReader     # (pyarrow is imported on first use, not here)
+from fastpgn.io import output as _output
 
 SPARK_EXTRA = 'pip install "fastpgn[spark]"'
 
@@ -273,7 +274,8 @@ def _options_record(where, uci: bool, openings, positions: bool = False, fens: b
 
 def _read_record(folder: Path) -> dict | None:
     try:
-        return json.loads((folder / RECORD).read_text(encoding="utf-8"))
+        text = _output.read_own(folder / RECORD)    # (a link at the name is no record: OutputError is a ValueError)
+        return None if text is None else json.loads(text.decode("utf-8"))
     except (OSError, ValueError):
         return None
 
@@ -342,8 +344,7 @@ class _Partitions:
         while size:
             if part.writer is None or part.rows >= self.rows_per_file:
                 self._close(part)
-                part.path = self.root / folder / f"part-{part.files:05d}.parquet"
-                part.path.parent.mkdir(parents=True, exist_ok=True)
+                part.path = _output.folders(self.root, folder) / f"part-{part.files:05d}.parquet"
                 part.writer = ParquetFileWriter(part.path, self.schema, parquet_writer)    # as the converter writes
                 part.files += 1
                 part.rows = 0
@@ -375,7 +376,7 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
     """One input, in a task: converted into a staging folder, then published with one rename."""
     import fastpgn
     from fastpgn.convert.rejects import RejectsFile
-    from fastpgn.errors import InputError
+    from fastpgn.errors import InputError, OutputError, PGNError
 
     start = time.perf_counter()
     out = Path(output)
@@ -385,7 +386,9 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
               "games_rejected": 0, "games_filtered": 0, "pgn_bytes": 0, "seconds": 0.0, "files": 0,
               "message": None, "damage_offset": None, "backend": fastpgn.BACKEND, "peak_rss_mb": None}
     try:
-        staging.mkdir(parents=True)
+        # (the staging folder checked to be no link, as the driver checked it; this input's own one is new)
+        _output.folders(out, STAGING)
+        staging.mkdir()
         from fastpgn.arrow import record_batch
         from fastpgn.io.sources import BLOCK_SIZE
 
@@ -428,13 +431,14 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
                   **{k: report[k] for k in ("status", "games_read", "games_written", "games_rejected",
                                             "games_filtered", "pgn_bytes", "message", "damage_offset",
                                             "backend", "seconds", "peak_rss_mb")}}
-        (staging / RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        with _output.create(staging / RECORD) as f:
+            f.write((json.dumps(record, indent=1) + "\n").encode("utf-8"))
         _fsync(staging / RECORD)
         _publish(staging, final)
-    except (InputError, OSError) as exc:
+    except (InputError, OutputError, OSError) as exc:
         # Unusable (missing, not PGN, unreadable from the start) or unwritable: nothing is published.
         shutil.rmtree(staging, ignore_errors=True)
-        text = str(exc) if isinstance(exc, InputError) else f"cannot write {output}: {exc.strerror or exc}"
+        text = str(exc) if isinstance(exc, PGNError) else f"cannot write {output}: {exc.strerror or exc}"
         report.update(status="failed", message=text if job.path in text else f"{job.path}: {text}",
                       seconds=time.perf_counter() - start)
     except BaseException:
@@ -599,8 +603,11 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
 
 
 def _check_dataset_folder(out: Path) -> None:
-    """Make ``out``; refuse one that holds anything but a dataset's folders (a plain converter's chunks)."""
+    """Make ``out``; refuse one that holds anything but a dataset's folders (a plain converter's chunks), or
+    a link at a name ``convert`` writes (the lock, the staging folder, an input's folder)."""
     out.mkdir(parents=True, exist_ok=True)
+    _output.refuse_links([out / LOCK, out / STAGING] + sorted(p for p in out.iterdir()
+                                                             if p.name.startswith("input=")))
     strangers = sorted(p.name for p in out.iterdir() if p.name[0] not in "._" and not
                        (p.is_dir() and p.name.startswith("input=")))
     if strangers:

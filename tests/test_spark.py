@@ -527,3 +527,50 @@ def test_an_input_in_cp1252_is_read_as_its_characters(spark, tmp_path):
     assert fs.convert(spark, [latin], tmp_path / "plain", encoding="Windows-1252")[0].status == "skipped"
     with pytest.raises(ValueError, match="unknown encoding"):
         fs.read_pgn(spark, [str(latin)], encoding="no-such-codec")
+
+
+# ---------------------------------------------------------------- links in the dataset folder
+
+@pytest.mark.parametrize("name", [".spark-dataset.fastpgn-lock", "_staging", "input={input}"])
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_convert_never_writes_through_a_link_in_the_dataset_folder(spark, tmp_path, monkeypatch, name, when):
+    """A link planted at a name convert writes, to a victim file or folder: refused in one line (or, planted
+    inside a task's run, the input fails naming it), the victim untouched."""
+    from fastpgn import spark as fs
+    from fastpgn.errors import OutputError
+
+    src = corpus(FILES[0])
+    name = name.format(input=src.name)
+    victim = tmp_path / "victim"
+    if name.endswith("-lock"):
+        victim.write_bytes(b"the victim's own bytes\n")
+    else:
+        victim.mkdir()
+    out = tmp_path / "dataset"
+    out.mkdir()
+    if when == "before":
+        os.symlink(victim, out / name)
+    else:
+        check = fs._check_dataset_folder
+
+        def check_then_plant(folder):
+            check(folder)
+            os.symlink(victim, folder / name)
+
+        monkeypatch.setattr(fs, "_check_dataset_folder", check_then_plant)
+    try:
+        reports = fs.convert(spark, [src], out)
+    except OutputError as exc:
+        assert "symbolic link" in str(exc) and str(out / name) in str(exc) and "\n" not in str(exc)
+    else:
+        assert when == "during" and not name.endswith("-lock")
+        [report] = reports
+        if name == "_staging":
+            assert report.status == "failed" and "symbolic link" in report.message
+        else:       # the input's folder: the rename of the finished one replaced the link
+            assert report.status == "converted" and not (out / name).is_symlink()
+    assert (out / name).is_symlink() or when == "during"
+    if name.endswith("-lock"):
+        assert victim.read_bytes() == b"the victim's own bytes\n"
+    else:
+        assert list(victim.iterdir()) == []

@@ -22,13 +22,14 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from fastpgn.engine.analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
 from fastpgn.cli._common import add_encoding_argument, add_jobs_option, not_utf8_note, parse_args
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.engine import Engine, EngineError
-from fastpgn.errors import InputDamageError, InputError, PGNError
+from fastpgn.errors import InputDamageError, InputError, OutputError, PGNError
+from fastpgn.io import output as _output
 
 if TYPE_CHECKING:
     from fastpgn.engine.evals_db import EvalsDB
@@ -205,6 +206,35 @@ class _Failed(Exception):
         self.code = code
 
 
+class _OutputFile:
+    """``-o OUTPUT`` (pgn, lines), written a game at a time: a write that fails (a full disk) is one line."""
+
+    def __init__(self, file: IO, name: str) -> None:
+        self.file = file
+        self.name = name
+        self.failed = False
+
+    def write(self, text: str) -> None:
+        self._do(self.file.write, text)
+
+    def flush(self) -> None:
+        self._do(self.file.flush)
+
+    def close(self) -> None:
+        try:
+            self.file.close()
+        except OSError:
+            if not self.failed:     # (once said, the unsent rest of a failed write is not said again)
+                raise
+
+    def _do(self, call, *args) -> None:
+        try:
+            call(*args)
+        except OSError as exc:
+            self.failed = True
+            raise _Failed(f"cannot write {self.name}: {exc.strerror or exc}", 2) from None
+
+
 class _Progress:
     """A tqdm line on a terminal: positions, positions/s, games."""
 
@@ -243,7 +273,7 @@ class _Run:
         self.engines: list[Engine] = []     # the engines started (with --evals-db: as they are needed)
         self.slots: list = []               # one per -j: an Engine, or with --evals-db a _LazyEngine
         self.evals_db: EvalsDB | None = None     # --evals-db: the database
-        self.out: TextIO | _TableOut | None = None
+        self.out: TextIO | _OutputFile | _TableOut | None = None
         self.stop = threading.Event()
         self.workers: list[threading.Thread] = []
         self.feeder: threading.Thread | None = None
@@ -282,6 +312,7 @@ class _Run:
             if args.output is not None and _is_folder(args.output):
                 if args.format == "csv":
                     raise _Failed(f"--format csv writes one file, not a folder: {args.output}", 2)
+                self._refuse_links(args.output)
                 chunks = _chunk_files(args.output)
                 if chunks and not args.overwrite:
                     raise _Failed(f"{args.output} holds {_plural(len(chunks), 'Parquet chunk')}: --overwrite "
@@ -291,6 +322,10 @@ class _Run:
             if args.resume:
                 raise _Failed("--resume needs -o OUTPUT", 2)
             return 0
+        try:
+            _output.named(args.output)     # (a link there is refused: never written through)
+        except OutputError as exc:
+            raise _Failed(f"{exc}", 2) from None
         if args.input != "-" and os.path.exists(args.output) and os.path.samefile(args.input, args.output):
             raise _Failed(f"{args.output} is INPUT: write somewhere else", 2)
         if not os.path.exists(args.output) or os.path.getsize(args.output) == 0 or args.overwrite:
@@ -313,9 +348,19 @@ class _Run:
 
                     self.resume_headers = next(iter(read_games(data[last:end]))).headers
         if end < size:
-            with open(args.output, "r+b") as out:
+            with _output.open_named(args.output, "r+b") as out:
                 out.truncate(end)     # a game cut short by the interruption: written again
         return count
+
+    def _refuse_links(self, folder: str) -> None:
+        """``-o FOLDER/``: a link at a name of this input's chunks (or their ``.tmp``) is refused before the run."""
+        stem = _stem(self.args.input)
+        if os.path.isdir(folder):
+            try:
+                _output.refuse_links(os.path.join(folder, name) for name in sorted(os.listdir(folder))
+                                    if name.startswith((f"{stem}.part_", f".{stem}.part_")))
+            except OutputError as exc:
+                raise _Failed(f"{exc}", 2) from None
 
     @staticmethod
     def _check_input(path: str, encoding: str | None = None) -> None:
@@ -388,7 +433,8 @@ class _Run:
         folder = os.path.dirname(self.args.output)
         if folder:
             os.makedirs(folder, exist_ok=True)
-        return open(self.args.output, "a" if resumed else "w", encoding="utf-8", newline="\n")
+        return _OutputFile(_output.open_named(self.args.output, "a" if resumed else "w", encoding="utf-8",
+                                              newline="\n"), self.args.output)
 
     # -- the run -------------------------------------------------------------------
     def run(self) -> int:
@@ -403,6 +449,8 @@ class _Run:
                 self.out = self._open_output(resumed)
             except OSError as exc:
                 raise _Failed(f"cannot write {args.output}: {exc.strerror or exc}", 2) from None
+            except OutputError as exc:
+                raise _Failed(f"{exc}", 2) from None
             except EngineError as exc:
                 raise _Failed(f"{exc}", 2) from None
             if not args.quiet and sys.stderr.isatty():
@@ -819,7 +867,7 @@ def _stem(path: str) -> str:
     """The chunks' name: INPUT's file name without its compression and .pgn suffixes."""
     if path == "-":
         return "stdin"
-    name = os.path.basename(path)
+    name = _output.visible_name(path)      # (never a dot file: readers of the folder pass over those)
     for suffix in (".zst", ".zstd", ".gz", ".bz2", ".xz"):
         name = name.removesuffix(suffix)
     return name.removesuffix(".pgn") or "games"
@@ -863,7 +911,7 @@ class _TableOut:
             folder = os.path.dirname(output)
             if folder:
                 os.makedirs(folder, exist_ok=True)
-            self.stream = open(output, "wb")
+            self.stream = _output.open_named(output, "wb")
         if fmt == "parquet":
             from fastpgn import scan as _scan
 
@@ -914,7 +962,10 @@ class _TableOut:
         if self.folder is not None:
             path = os.path.join(self.folder, f"{self.stem}.part_{self.chunks:06d}.parquet")
             temporary = os.path.join(self.folder, f".{self.stem}.part_{self.chunks:06d}.parquet.tmp")
-            writer = self._parquet_file(temporary)
+            try:
+                writer = self._parquet_file(temporary)    # (made as fastpgn.io.output.create makes a file)
+            except OutputError as exc:      # a link planted at the .tmp name since the run began
+                raise _Failed(f"{exc}", 2) from None
             writer.write_batch(batch)
             writer.close()
             os.replace(temporary, path)

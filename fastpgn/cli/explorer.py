@@ -17,7 +17,8 @@ import time
 
 from fastpgn.cli._common import Parser, guarded, parse_args, plural
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
-from fastpgn.errors import InputError, PGNError
+from fastpgn.errors import InputError, OutputError, PGNError
+from fastpgn.io import output
 
 __all__ = ["lookup_main", "main"]
 
@@ -156,7 +157,6 @@ def _run(args) -> int:
         return 2
     code = 0
     converted = None
-    partial = args.output + ".partial"      # the tree appears whole, by a rename, or not at all
     try:
         dataset = args.dataset
         if not parquet:
@@ -166,12 +166,16 @@ def _run(args) -> int:
             dataset, where = os.path.join(temp, "games"), None
         bar = _Bar("explorer") if show else None
         try:
-            tree = explorer.build_tree(dataset, partial, max_plies=args.depth, where=where,
+            # (the tree appears whole, by a rename, or not at all: explorer.build_tree)
+            tree = explorer.build_tree(dataset, args.output, max_plies=args.depth, where=where,
                                        by_speed=args.by_speed, by_rating=args.by_rating,
                                        memory_limit=args.memory_limit, temp_directory=os.path.join(temp, "duckdb"),
                                        threads=args.jobs, progress=bar)
         except (InputError, ValueError, ImportError) as exc:
             _say(f"{exc}")
+            return 2
+        except OSError as exc:
+            _say(f"cannot write {args.output}: {exc.strerror or exc}")
             return 2
         except Exception as exc:
             import duckdb
@@ -183,13 +187,10 @@ def _run(args) -> int:
         finally:
             if bar is not None:
                 bar.close()
-        os.replace(partial, args.output)
     except KeyboardInterrupt:
         return 130
     finally:
         shutil.rmtree(temp, ignore_errors=True)
-        if os.path.exists(partial):
-            os.remove(partial)
     if not args.quiet:
         if converted is not None:
             s = converted
@@ -213,7 +214,7 @@ def _convert(args, folder: str, show: bool):
     Bad games are skipped and counted; their text and reasons are kept beside TREE
     (``TREE.rejected.pgn``, the converter's rejected-games file). Damage keeps the games before it (exit 1).
     """
-    from fastpgn.convert import Converter, Options, OutputError
+    from fastpgn.convert import Converter, Options
 
     opts = Options(input=args.dataset, chunk_size=100_000, output_dir=folder, format="parquet", uci=True,
                    validate=True, positions=True, where=args.where, jobs=args.jobs or 0)
@@ -240,7 +241,13 @@ def _convert(args, folder: str, show: bool):
             progress.close()
     if summary.games_rejected and converter is not None and os.path.exists(converter.rejects_path):
         kept = args.output + ".rejected.pgn"
-        shutil.move(converter.rejects_path, kept)
+        try:
+            # (a name fastpgn makes beside TREE: never written through a link there)
+            with open(converter.rejects_path, "rb") as src, output.create(kept) as dst:
+                shutil.copyfileobj(src, dst)
+        except (OSError, OutputError) as exc:
+            _say(f"cannot write {kept}: {exc.strerror or exc}" if isinstance(exc, OSError) else f"{exc}")
+            return None, 2
         _say(f"{summary.games_rejected:,} rejected games, each with its reason: {kept}")
     if summary.games_read == 0 and not summary.damage:
         _say(f"{args.dataset}: no PGN games found (empty or not PGN)")

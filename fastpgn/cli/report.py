@@ -8,6 +8,7 @@ import sys
 
 from fastpgn.cli._common import add_jobs_option, guarded, parse_args, plural
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
+from fastpgn.errors import OutputError
 from fastpgn.report import ReportError, build
 
 EPILOG = """\
@@ -69,7 +70,7 @@ def _run(args) -> int:
     except ImportError as exc:
         print(f"fastpgn report: {exc}", file=sys.stderr)
         return 2
-    except ReportError as exc:
+    except (ReportError, OutputError) as exc:
         print(f"fastpgn report: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

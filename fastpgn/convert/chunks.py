@@ -22,7 +22,8 @@ from types import ModuleType
 from typing import Iterator, NamedTuple
 
 from fastpgn import scan as _scan
-from fastpgn.errors import PGNError, Rejected, rejected_games
+from fastpgn.errors import OutputError, Rejected, rejected_games  # noqa: F401 (OutputError's home was here)
+from fastpgn.io import output as _output
 
 _gzip: ModuleType
 try:
@@ -40,10 +41,6 @@ except ImportError:  # pragma: no cover - exercised where isal is absent
 
 ZSTD_LEVEL = 3
 SUFFIX = {"gz": ".cri.gz", "zst": ".cri.zst", "none": ".cri"}
-
-
-class OutputError(PGNError):
-    """The output folder cannot be written (permissions, full disk), or a chunk cannot be made."""
 
 
 def compress(data: bytes, kind: str) -> bytes:
@@ -89,7 +86,7 @@ class ChunkFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file = open(path, "wb")
+        self._file = _output.create(path)     # (a link planted at the .tmp name is refused, never written)
 
     def write(self, payload) -> None:
         self._file.write(payload)

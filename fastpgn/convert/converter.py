@@ -78,6 +78,7 @@ from fastpgn.convert.rejects import RejectsFile
 from fastpgn.convert.resume import STATE_VERSION, ResumeState, Tally, damage_note, done_name, state_name
 from fastpgn.convert.schedule import OrderedScheduler, ReadAheadThread, start_encoders, start_workers
 from fastpgn.errors import InputError, PGNError, Rejected
+from fastpgn.io import output as _output
 from fastpgn.io.sources import (BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn, cut_blocks, has_moves, not_utf8,
                              open_source)
 
@@ -161,7 +162,9 @@ class _RunLock:
 
     ``flock`` is released by the kernel when the holder dies (kill -9
     included), so a file left behind never blocks a later run; the holder
-    writes its pid in it for the message, and removes it when done.
+    writes its pid in it for the message, and removes it when done. The
+    file is opened as ``fastpgn.io.output.open_own`` opens one: a link
+    planted at its name is refused, never truncated through.
     """
 
     def __init__(self, path: Path) -> None:
@@ -175,7 +178,7 @@ class _RunLock:
             return
         while True:
             try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                fd = _output.open_own(self.path, os.O_RDWR | os.O_CREAT)
             except OSError as exc:
                 raise OutputError(f"cannot write to {self.path.parent}: {exc.strerror or exc}") from None
             try:
@@ -186,7 +189,7 @@ class _RunLock:
                 raise OutputError(f"{self.path.parent} is in use by another fastpgn run (pid {pid}) "
                                   f"writing {self.path.name[1:-len('.fastpgn-lock')]}") from None
             try:
-                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+                same = os.lstat(self.path).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:
                 same = False
             if same:
@@ -309,7 +312,8 @@ class Converter:
             self.jobs = workers_for(opts.jobs)
         # stdin, or a pipe such as <(zstdcat dump.pgn.zst): no folder of its own to write beside.
         stdin = opts.input == "-" or _is_stream(opts.input)
-        name = "stdin" if stdin else Path(opts.input).name
+        # (".", "..", "dir/" and ".hidden.pgn" name visible files: readers of the folder pass over dot files)
+        name = "stdin" if stdin else _output.visible_name(opts.input)
         self.prefix = name
         if self.to_stdout:
             # No chunks: only rejected games are written, into the current folder (the input's may be read-only,
@@ -350,7 +354,7 @@ class Converter:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             probe = self.folder / f".{self.prefix}.fastpgn-probe"
-            probe.write_bytes(b"")
+            _output.create(probe).close()
             probe.unlink()
         except OSError as exc:
             why = ("it is a file, and -o names the folder of the output" if isinstance(exc, FileExistsError)
@@ -363,12 +367,13 @@ class Converter:
         removes them."""
         for old, new in ((self.folder / f"{self.prefix}.fastpgn-state.json", self.state_path),
                          (self.folder / f"{self.prefix}.rejected.pgn", self.rejects_path)):
-            if old.is_file() and not new.exists():
+            if old.is_file() and not old.is_symlink() and not os.path.lexists(new):
                 os.replace(old, new)
 
     def _owned(self) -> list[Path]:
         """This input's files in the output folder: chunks (and .tmp, in month folders too), resume state,
-        rejected games."""
+        rejected games; and, when this run writes month folders, those that are links (never looked into:
+        see _claim_output)."""
         names = {self.state_path.name, self.state_path.name + ".tmp", self.rejects_path.name,
                  self.done_path.name, self.done_path.name + ".tmp"}
         parts = (f"{self.prefix}.part_", f".{self.prefix}.part_")     # chunks, and the hidden unfinished one
@@ -378,18 +383,29 @@ class Converter:
             return []
         owned = [self.folder / n for n in entries if n in names or n.startswith(parts)]
         # --partition month: year=YYYY/month=MM/NAME.part_NNNNNN.parquet
-        for year in entries:
-            if year.startswith("year=") and (self.folder / year).is_dir():
-                for month in sorted(os.listdir(self.folder / year)):
-                    if month.startswith("month=") and (self.folder / year / month).is_dir():
-                        folder = self.folder / year / month
-                        owned += [folder / n for n in sorted(os.listdir(folder)) if n.startswith(parts)]
+        writes_months = self.opts.partition == "month"
+        for year in sorted(n for n in entries if n.startswith("year=")):
+            months = self.folder / year
+            if months.is_symlink():
+                owned += [months] if writes_months else []
+                continue
+            if not months.is_dir():
+                continue
+            for month in sorted(n for n in os.listdir(months) if n.startswith("month=")):
+                folder = months / month
+                if folder.is_symlink():
+                    owned += [folder] if writes_months else []
+                elif folder.is_dir():
+                    owned += [folder / n for n in sorted(os.listdir(folder)) if n.startswith(parts)]
         return owned
 
     def _claim_output(self) -> None:
         """Refuse to mix this run's chunks with another run's: --resume continues one, --overwrite replaces it."""
         opts = self.opts
         owned = self._owned()
+        # A link at a name this run writes was not made by fastpgn (it makes none): refused whatever the
+        # options, before anything is written or removed (a shared folder's other users may have planted it).
+        _output.refuse_links(owned)
         if not owned:
             return
         if opts.overwrite:

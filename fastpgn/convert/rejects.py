@@ -13,28 +13,34 @@ run cuts the file back to that size and appends after it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import IO
 
 from fastpgn.errors import Rejected
+from fastpgn.io import output as _output
 
 
 class RejectsFile:
-    """``path``, opened at the first rejected game; ``keep`` bytes of an interrupted run's file kept (0: none)."""
+    """``path``, opened at the first rejected game; ``keep`` bytes of an interrupted run's file kept (0: none).
+
+    Never through a link at ``path`` (``fastpgn.io.output``): a link there is refused.
+    """
 
     def __init__(self, path: Path, keep: int = 0) -> None:
         self.path = path
-        self._file = None
+        self._file: IO[bytes] | None = None
         if keep:
-            with open(path, "ab") as f:
-                f.truncate(keep)
-            self._file = open(path, "ab")
+            fd = _output.open_own(path, os.O_WRONLY | os.O_APPEND)
+            os.ftruncate(fd, keep)
+            self._file = os.fdopen(fd, "ab")
         else:
             path.unlink(missing_ok=True)   # a file appears with the first rejected game
 
     def add(self, game: Rejected) -> None:
         """Write ``game`` (numbered in the whole input) after its ``%`` line."""
         if self._file is None:
-            self._file = open(self.path, "ab")
+            self._file = _output.create(self.path)
         self._file.write(f"% fastpgn rejected game {game.number} at PGN byte {game.error_offset}: "
                          f"{game.reason}\n".encode() + game.text.rstrip(b"\r\n") + b"\n\n")
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from fastpgn.errors import InputError
+from fastpgn.io import output as _output
 
 STATE_VERSION = 1
 
@@ -66,8 +66,9 @@ class ResumeState:
         InputError when it was saved by a run of other options (``fingerprint``) or input.
         """
         for path in paths:
-            if path.exists():
-                saved = json.loads(path.read_text("utf-8"))
+            text = _output.read_own(path)       # (never through a link at its name)
+            if text is not None:
+                saved = json.loads(text.decode("utf-8"))
                 if saved.get("options") != fingerprint:
                     raise InputError(f"the run in {path.parent} was made with other options or from another "
                                      "input; run with --overwrite instead of --resume to start over")
@@ -76,16 +77,10 @@ class ResumeState:
         return None
 
     def save(self, path: Path, fingerprint: dict, damage: dict | None = None) -> None:
-        """Write the state to ``path`` whole or not at all (a ``.tmp`` renamed); ``damage``: the note of a run
-        that ended at damage (``damage_note``)."""
+        """Write the state to ``path`` whole or not at all (a ``.tmp`` renamed; a full disk leaves no half of it);
+        ``damage``: the note of a run that ended at damage (``damage_note``)."""
         record = {"options": fingerprint, "progress": self.progress(), **({"damage": damage} if damage else {})}
-        tmp = path.with_name(path.name + ".tmp")
-        try:
-            tmp.write_text(json.dumps(record, indent=1), "utf-8")
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)     # a full disk: no half-written state left beside the chunks
-            raise
+        _output.replace(path, json.dumps(record, indent=1).encode())
 
     def progress(self) -> dict:
         """The ``progress`` object of the file, its fields in the order earlier versions wrote them."""

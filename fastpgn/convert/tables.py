@@ -28,10 +28,11 @@ from pathlib import Path
 
 from fastpgn import schema
 from fastpgn import scan as _scan
-from fastpgn.convert.chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, OutputError, compress
+from fastpgn.convert.chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, compress
+from fastpgn.io import output as _output
 from fastpgn.parquet.list_chunks import encode_row_group
 from fastpgn.parquet.row_groups import JoinedParquetFile
-from fastpgn.errors import rejected_games
+from fastpgn.errors import OutputError, rejected_games
 
 ROW_GROUP_ROWS = 16_384
 FORMATS = ("lines", "parquet", "csv", "pgn")
@@ -266,8 +267,7 @@ class MonthPartitionedChunkFile(ChunkFile):
     def _chunk(self, folder: str) -> ParquetChunkFile:
         chunk = self._files.get(folder)
         if chunk is None:
-            where = self.path.parent / folder
-            where.mkdir(parents=True, exist_ok=True)
+            where = _output.folders(self.path.parent, folder)     # (a link at year=/month= refused)
             chunk = self._files[folder] = ParquetChunkFile(where / self.path.name, self._schema,
                                                                 self._encoders)
         return chunk

@@ -32,6 +32,7 @@ import struct
 
 from fastpgn.parquet.thrift import ThriftError, field, read_struct, write_struct
 from fastpgn.errors import PGNError
+from fastpgn.io import output as _output
 
 MAGIC = b"PAR1"
 
@@ -154,15 +155,16 @@ def _index(fields: list, fid: int) -> int:
 class JoinedParquetFile:
     """A Parquet file written from row groups encoded apart, appended in order.
 
-    ``where``: a path (the file is created, and closed at the end) or a binary file object (written from
-    where it stands, and left open). ``empty_footer``: the footer of a file of no row groups (pyarrow's for
+    ``where``: a path, a name fastpgn makes (the file is created as ``fastpgn.io.output.create`` creates
+    one, never through a link, and closed at the end), or a binary file object (written from where it
+    stands, and left open). ``empty_footer``: the footer of a file of no row groups (pyarrow's for
     the schema), written when none was appended; without it such a file is an error.
     """
 
     def __init__(self, where, empty_footer: bytes | None = None) -> None:
         self.path = where
         self._owned = isinstance(where, (str, os.PathLike))
-        self._file = open(where, "wb") if self._owned else where
+        self._file = _output.create(where) if self._owned else where
         self._file.write(MAGIC)
         self._at = len(MAGIC)
         self._groups: list[tuple[EncodedRowGroup, int]] = []

@@ -18,7 +18,6 @@ import datetime
 import html
 import json
 import os
-import tempfile
 from typing import Any
 
 import fastpgn
@@ -369,21 +368,13 @@ Hover over a chart for its numbers; each table beside a chart holds them all.</p
 
 
 def write(report) -> None:
-    """Write ``report``'s page to ``report.path``, whole or not at all (a temporary file renamed)."""
+    """Write ``report``'s page to ``report.path``, whole or not at all (``fastpgn.io.output.staged``: written
+    beside it and renamed; a link at the path is replaced, never written through)."""
+    from fastpgn.io import output
+
     text = render(report)
-    folder = os.path.dirname(os.path.abspath(report.path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".fastpgn-report-", suffix=".html", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)           # as open() would make it (mkstemp makes it private)
-        os.replace(tmp, report.path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with output.staged(report.path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 __all__ = ["CHARTS", "render", "script_json", "write"]

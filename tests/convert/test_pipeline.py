@@ -765,18 +765,36 @@ def test_a_failed_rename_or_state_write_leaves_no_temporary_file(tmp_path, dump,
 
         monkeypatch.setattr(pipeline.os, "replace", failing_replace)
     else:
-        write_text = Path.write_text
+        from fastpgn.io import output
+
+        create = output.create
         states = []
 
-        def full_disk_write_text(self, data, *args, **kw):
-            if self.name.endswith("-state.json.tmp"):
-                states.append(data)
-            if len(states) == 2 and self.name.endswith("-state.json.tmp"):     # the first chunk's checkpoint
-                write_text(self, data[:10], *args, **kw)
-                raise OSError(28, "No space left on device")
-            return write_text(self, data, *args, **kw)
+        class FullDisk:
+            """The state's .tmp on a disk that fills up after its first 10 bytes."""
 
-        monkeypatch.setattr(Path, "write_text", full_disk_write_text)
+            def __init__(self, file) -> None:
+                self.file = file
+
+            def write(self, data):
+                self.file.write(data[:10])
+                raise OSError(28, "No space left on device")
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc) -> None:
+                self.file.close()
+
+        def full_disk_create(path):
+            file = create(path)
+            if str(path).endswith("-state.json.tmp"):
+                states.append(path)
+                if len(states) == 2:        # the first chunk's checkpoint
+                    return FullDisk(file)
+            return file
+
+        monkeypatch.setattr(output, "create", full_disk_create)
     with pytest.raises(OSError):
         run(tmp_path, dump, 700, jobs=2, block_size=300_000)
     out = tmp_path / "out-j2-700-300000"
