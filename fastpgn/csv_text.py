@@ -142,7 +142,12 @@ def to_csv(source, path, **options):
 
     reader = ColumnReader(source, lists=True, **options)
     is_path = isinstance(path, (str, os.PathLike))
-    stream = open(path, "wb") if is_path else path
+    if is_path:
+        from fastpgn.io.output import open_named
+
+        stream = open_named(path, "wb")     # a symbolic link at the path is refused, never written through
+    else:
+        stream = path
     try:
         with reader:
             header = True

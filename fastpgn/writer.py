@@ -38,13 +38,15 @@ def write_pgn(games: Iterable[Game], path: str | os.PathLike | IO[bytes]) -> int
         count = _write_all(games, sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return count
-    if str(name).endswith(".gz"):
-        import gzip
+    from fastpgn.io.output import open_named
 
-        with gzip.open(name, "wb") as f:
-            return _write_all(games, f)
-    with open(name, "wb") as f:
-        return _write_all(games, f)
+    with open_named(name, "wb") as raw:     # a symbolic link at the path is refused, never written through
+        if str(name).endswith(".gz"):
+            import gzip
+
+            with gzip.GzipFile(fileobj=raw, mode="wb") as f:
+                return _write_all(games, f)
+        return _write_all(games, raw)
 
 
 def _write_all(games: Iterable[Game], out: Any) -> int:

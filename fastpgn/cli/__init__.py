@@ -21,7 +21,6 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
 
 import fastpgn
 from fastpgn.cli import _process
@@ -213,7 +212,15 @@ def openings_main(argv) -> int:
         return 2
     text = "\n".join(lines) + "\n"
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        from fastpgn.errors import OutputError
+        from fastpgn.io.output import open_named
+
+        try:
+            with open_named(args.output, "w", encoding="utf-8") as out:
+                out.write(text)
+        except (OutputError, OSError) as exc:
+            print(f"fastpgn openings: {exc}", file=sys.stderr)
+            return 2
     else:
         sys.stdout.write(text)
     return 0

@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Callable, Iterator, TextIO
 
-from fastpgn.errors import InputError, PGNError, Rejected
+from fastpgn.errors import InputError, OutputError, PGNError, Rejected
 
 EXIT_RULE = """\
 exit status:
@@ -118,6 +118,8 @@ class Output:
             raise
         except OSError as exc:
             raise self._error(exc) from None
+        except OutputError as exc:     # a symbolic link at OUT
+            raise Unusable(str(exc)) from None
 
     def _open(self) -> TextIO:
         if self.path is None:
@@ -125,7 +127,9 @@ class Output:
         folder = os.path.dirname(self.path)
         if folder:
             make_folder(folder, f"cannot write {self.path}")
-        return open(self.path, "w", encoding="utf-8", newline="\n")
+        from fastpgn.io.output import open_named
+
+        return open_named(self.path, "w", encoding="utf-8", newline="\n")
 
     def _error(self, exc: OSError) -> Unusable:
         name = self.path if self.path is not None else "stdout"
@@ -144,6 +148,8 @@ class Output:
             raise
         except OSError as exc:
             raise self._error(exc) from None
+        except OutputError as exc:     # a symbolic link at OUT
+            raise Unusable(str(exc)) from None
 
 
 def make_folder(path: str, failure: str | None = None) -> None:

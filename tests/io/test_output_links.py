@@ -321,3 +321,40 @@ def test_doctests():
     import doctest
 
     assert doctest.testmod(output, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+# -- the other writers: write_pgn, to_csv, a command's -o, openings -o ---------------------------------
+
+@pytest.mark.parametrize("suffix", [".pgn", ".pgn.gz"])
+def test_write_pgn_refuses_a_link_at_its_path(tmp_path, victim, suffix):
+    import fastpgn
+
+    link = plant(tmp_path / f"out{suffix}", victim)
+    with pytest.raises(OutputError, match="symbolic link"):
+        fastpgn.write_pgn(fastpgn.read_games(first_games(SRC, 3, tmp_path)), link)
+    assert victim.read_bytes() == VICTIM and link.is_symlink()
+
+
+def test_to_csv_refuses_a_link_at_its_path(tmp_path, victim):
+    from fastpgn.csv_text import to_csv
+
+    link = plant(tmp_path / "games.csv", victim)
+    with pytest.raises(OutputError, match="symbolic link"):
+        to_csv(first_games(SRC, 3, tmp_path), link)
+    assert victim.read_bytes() == VICTIM and link.is_symlink()
+
+
+def test_a_command_refuses_a_link_at_its_output(tmp_path, victim, capsys):
+    """The text commands' ``-o`` (crypt's here; lichess-text and icn write through the same ``Output``)."""
+    link = plant(tmp_path / "games.crypt", victim)
+    code, err = convert(["crypt", "encode", first_games(SRC, 3, tmp_path), "--headers", "-o", link], capsys)
+    assert_safe(code, err, link, victim)
+    assert code == 2
+
+
+def test_openings_refuses_a_link_at_its_output(tmp_path, victim, capsys):
+    tsv = shared("data", "openings")
+    link = plant(tmp_path / "openings.tsv", victim)
+    code, err = convert(["openings", tsv, "-o", link], capsys)
+    assert_safe(code, err, link, victim)
+    assert code == 2
