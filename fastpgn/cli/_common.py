@@ -14,7 +14,7 @@ import argparse
 import io
 import os
 import sys
-from typing import Callable, Iterator, TextIO
+from typing import Callable, Iterator, TextIO, cast
 
 from fastpgn.errors import InputError, OutputError, PGNError, Rejected
 
@@ -129,7 +129,7 @@ class Output:
             make_folder(folder, f"cannot write {self.path}")
         from fastpgn.io.output import open_named
 
-        return open_named(self.path, "w", encoding="utf-8", newline="\n")
+        return cast(TextIO, open_named(self.path, "w", encoding="utf-8", newline="\n"))
 
     def _error(self, exc: OSError) -> Unusable:
         name = self.path if self.path is not None else "stdout"
