@@ -118,7 +118,7 @@ def test_validate_keeps_the_games_that_replay_and_rejects_the_rest(tmp_path):
     pgn.write_bytes(b"\n".join(games))
     out = tmp_path / "out"
     assert main([str(pgn), "10", "-o", str(out), "-q", "--format", "pgn", "--validate"]) == 0
-    assert _chunks_text(out).encode() == games[0] + b"\n" + games[4] + b"\n"
+    assert _chunks_text(out).encode() == games[0] + b"\n" + games[4] + b"\r\n"     # (each game's own line end)
     rejected = (out / "_games.pgn.rejected.pgn").read_bytes()
     assert b'[White "b"]' in rejected and b'[White "c"]' in rejected and b'[White "d"]' in rejected
     # without --validate only the game the grammar cannot read is rejected
