@@ -229,7 +229,9 @@ class Game(_GameCore):
         variations and the layout are the input's, from the game's first byte
         to the end of its last line (its line end kept: ``\n``, or ``\r\n`` in
         a CRLF file; one added where the input ended without it); the blank
-        lines after it are not. Bytes that are not UTF-8 come back as surrogate
+        lines after it are not. A game of tags alone gets its result (the
+        Result tag, else ``*``) as movetext, so that other readers do not
+        take the next game's tags for its own. Bytes that are not UTF-8 come back as surrogate
         escapes, so ``to_pgn().encode("utf-8", "surrogateescape")`` is the
         input's bytes (``to_pgn_bytes()`` gives them directly). A game made by
         hand (``Game(offset, number, headers, moves, ...)``, no text read) is
@@ -257,7 +259,7 @@ class Game(_GameCore):
             fen, chess960 = self._start()
             pgn = moves_to_pgn(self.moves, self.headers, fen=fen, chess960=chess960, result=self.result)
             return pgn.encode("utf-8", "surrogateescape")
-        return game_text(text)
+        return game_text(text, self.result)
 
     def to_python_chess(self):
         """The game as python-chess's ``chess.pgn.Game`` (``pip install chess``).

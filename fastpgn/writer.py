@@ -3,7 +3,8 @@
 A game from a reader is written byte for byte as its input held it (tags,
 comments, NAGs, variations, layout; ``Game.to_pgn_bytes``); a game made by
 hand as ``fastpgn.game_to_pgn`` writes it. Games are separated by one blank
-line, so the file reads back as the same games, in any PGN reader.
+line (in the line end of the game before it), so the file reads back as the
+same games, in any PGN reader.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 from typing import IO, Any, Iterable
 
 from fastpgn.reader import Game
+from fastpgn.scan.contract import line_end
 
 
 def write_pgn(games: Iterable[Game], path: str | os.PathLike | IO[bytes]) -> int:
@@ -51,11 +53,13 @@ def write_pgn(games: Iterable[Game], path: str | os.PathLike | IO[bytes]) -> int
 
 def _write_all(games: Iterable[Game], out: Any) -> int:
     count = 0
+    blank = b""
     for game in games:
         if not isinstance(game, Game):
             raise TypeError(f"write_pgn writes fastpgn.Game objects, not {type(game).__name__}")
         text = game.to_pgn_bytes()
-        out.write(text if count == 0 else b"\n" + text)
+        out.write(blank + text)
+        blank = line_end(text)      # (the blank line after a game in its own line end: CRLF stays CRLF)
         count += 1
     return count
 

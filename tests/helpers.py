@@ -158,6 +158,30 @@ def reference_cuts(data: bytes, block_size: int) -> list[tuple[int, bytes]]:
         base = q
 
 
+def blocks_as_cut(found: list, want: list) -> list[tuple[int, bytes]]:
+    """The cutter's blocks as ``(offset, bytes)``, a cut-short last game (split off as damage) joined back to
+    the block it came from, as reference_cuts leaves it; asserts that the damage is the rule's: the input
+    ends inside that game's tags, or inside its movetext (a comment or variation open, or its last line cut
+    before a result)."""
+    from fastpgn.scan import kernel
+
+    got = [(b.offset, bytes(b.data)) for b in found]
+    damaged = [b for b in found if b.damage is not None]
+    assert damaged in ([], found[-1:])
+    if damaged:
+        cut_off, reason = got[-1][1], str(damaged[0].damage)
+        if "the tags" in reason:
+            assert cut_off.lstrip(b" \t")[:1] == b"[", reason
+        else:
+            _, inside = kernel.last_game(cut_off, 0, len(cut_off), at_stream_start=got[-1][0] == 0)
+            assert inside and f" {inside} of its last game" in reason, reason
+            assert inside != "movetext" or not cut_off.rstrip(b" \t").endswith(b"\n")
+        if len(got) > len(want):
+            (offset, last), (_, cut_off) = got[-2], got.pop()
+            got[-1] = (offset, last + cut_off)
+    return got
+
+
 # -- the converter's output ------------------------------------------------------------------------
 
 def chunk_files(folder: Path) -> list[Path]:

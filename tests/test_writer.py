@@ -78,8 +78,34 @@ def test_to_pgn_keeps_comments_nags_variations_and_the_line_ends():
             b'(1... c5 $1 {Sicilian} (1... e6)) 2. Nf3 ; rest of line\r\n*\r\n\r\n\r\n[Event "b"]\r\n\r\n1. d4 *')
     first, second = read_games(data)
     assert first.to_pgn_bytes() == data[:data.index(b"\r\n\r\n\r\n") + 2]
-    assert second.to_pgn_bytes() == b'[Event "b"]\r\n\r\n1. d4 *\n'     # a line end where the input had none
+    assert second.to_pgn_bytes() == b'[Event "b"]\r\n\r\n1. d4 *\r\n'   # a line end (its own) where the input had none
     assert first.moves == ["e4", "e5?!", "Nf3"] and first.evals == ["0.3", None, None]
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n"])
+def test_a_game_of_tags_alone_is_written_with_its_result_so_readers_keep_it_apart(end):
+    # python-chess reads tags with no movetext and the next game as one game (the later tags win): the
+    # result written as movetext keeps them two, and every line (the blank ones between games too) ends alike.
+    texts = game_texts(shared(*LICHESS))[:3]
+    alone = texts[1][:texts[1].index("\n\n") + 1]          # the tags of a real game, no movetext
+    data = (texts[0] + alone + "\n" + texts[2]).replace("\n", end).encode()
+    games = list(read_games(data))
+    assert [g.moves == [] for g in games] == [False, True, False]
+    result = games[1].headers["Result"]
+    assert games[1].to_pgn() == (alone + "\n" + result + "\n").replace("\n", end)
+    out = io.BytesIO()
+    assert write_pgn(games, out) == 3
+    written = out.getvalue().decode()
+    assert "\n" not in written.replace(end, "")
+    stream, back = io.StringIO(written), []
+    while (game := chess_pgn.read_game(stream)) is not None:
+        back.append((dict(game.headers), str(game.mainline_moves())))
+    assert [headers for headers, _ in back] == [dict(chess_pgn.read_headers(io.StringIO(t)))
+                                                for t in (texts[0], alone, texts[2])]
+    assert [bool(moves) for _, moves in back] == [True, False, True]
+    assert [g.to_pgn() for g in read_games(written.encode())] == [g.to_pgn() for g in games]
+    hand = Game(0, 1, {"White": "A", "Result": "1-0"}, [], [], [], "")
+    assert hand.to_pgn().rstrip().endswith("1-0")     # (a game made by hand: game_to_pgn writes the result)
 
 
 def test_bytes_that_are_not_utf8_come_back_unchanged():

@@ -1633,8 +1633,13 @@ def _can_claim_fifty(b: BoardCore) -> bool:
 
 # -- replay entry points -----------------------------------------------------------------------
 
-def _new_board(fen: str | None, chess960: bool) -> BoardCore:
-    b = BoardCore(None, chess960)
+@overload
+def _new_board(fen: str | None, chess960: bool) -> BoardCore: ...
+@overload
+def _new_board(fen: str | None, chess960: bool, cls: type[_B]) -> _B: ...
+def _new_board(fen: str | None, chess960: bool, cls: type[BoardCore] = BoardCore) -> BoardCore:
+    # ``cls``: fastpgn.board's Board where the board is handed out (replay); else a private core.
+    b = cls(None, chess960)
     if fen is not None:
         _set_fen(b, fen, b.chess960, True)    # a game's FEN: castling rights without a rook dropped
     return b
@@ -1736,7 +1741,7 @@ def replay(sans: str, fen: str | None = None, chess960: bool = False) -> Board:
     >>> replay("f3 e5 g4 Qh4#").outcome().result()
     '0-1'
     """
-    b = _board_class()(fen, chess960)
+    b = _new_board(fen, chess960, _board_class())
     info = [0, 0, 0, 0]
     for tok in _split(sans):
         mv = _resolve_san(b, tok, info)

@@ -550,7 +550,7 @@ class Converter:
         shared = self.workers
         pool = shared.pool if shared is not None else self._pool(table)
         # Buffers of blocks already delivered come back to the cutter and hold later blocks.
-        blocks = cut_blocks(source.readinto, opts.block_size, start, head, [], moves_seen)
+        blocks = cut_blocks(source.readinto, opts.block_size, start, head, [], moves_seen, source.whole_games)
         # (a filtered run with --limit keeps each block's bytes: GameLimit.cut reads them again)
         scheduler = OrderedScheduler(pool, blocks, shared.depth if shared is not None else 2 * self.jobs + 1,
                                      keep_bytes=self.where is not None and opts.limit is not None,

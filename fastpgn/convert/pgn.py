@@ -4,9 +4,9 @@ An extract (pgn-extract's job): the converter's filters, ``--limit``,
 ``--validate``, several inputs, ``-o -``, chunks, ``--resume`` and the
 rejected-games file work as for every format; each kept game is its input
 bytes (``fastpgn.reader.game_text``: from its first byte to the end of its
-last line), followed by one blank line. A block's games are one gzip
-member, zstd frame or plain run of bytes, as for the lines; a chunk is
-``NAME.part_NNNNNN.pgn.gz``.
+last line), followed by one blank line in the game's own line end. A
+block's games are one gzip member, zstd frame or plain run of bytes, as for
+the lines; a chunk is ``NAME.part_NNNNNN.pgn.gz``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from fastpgn import scan as _scan
 from fastpgn.convert.chunks import BlockResult, ChunkFormat, compress, decompress
 from fastpgn.errors import rejected_games
-from fastpgn.scan.contract import game_text
+from fastpgn.scan.contract import game_text, line_end
 
 SUFFIX = {"gz": ".pgn.gz", "zst": ".pgn.zst", "none": ".pgn"}
 
@@ -54,7 +54,8 @@ class PgnFormat(ChunkFormat):
             illegal = {number for _, _, number, _, _ in rejects}
             games = [g for g in games if g[1] not in illegal]
         view = memoryview(data)
-        texts = [game_text(bytes(view[g[-2]:g[-1]])) + b"\n" for g in games]
+        texts = [game_text(bytes(view[g[-2]:g[-1]]), g[2].get("Result", "*")) for g in games]
+        texts = [t + line_end(t) for t in texts]    # the blank line after a game in its own line end
         rejected = rejected_games(rejects, data, offset)
         payload = PgnPayload(compress(b"".join(texts), self.compression), [len(t) for t in texts])
         return BlockResult(payload, len(texts), read, rejected, filtered)

@@ -13,9 +13,11 @@ released block's buffer holds a later one, so a run allocates a handful of
 buffers whatever the input size. A stream already in memory (``bytes``) is
 cut in place (``cut_buffer``): its blocks are views of it, the same blocks.
 
-Damage: a stream that ends in an ``InputError`` (or inside the tags of its
-last game) yields every whole game before it, then the cut-short game as a
-block marked ``truncated``, the error on it (``Block.damage``).
+Damage: a stream that ends in an ``InputError``, or inside its last game
+(inside its tags; or inside its movetext: its last line cut before a
+result, or a comment or variation not closed) yields every whole game
+before it, then the cut-short game as a block marked ``truncated``, the
+error on it (``Block.damage``).
 
 Dialects: the scanner reads LF text (CRLF too). The cutter rewrites, in
 place and byte for byte (offsets stay the input's), the two line-start
@@ -260,7 +262,8 @@ def _cut_before_unfinished_tags(buf, end: int, moves_seen: bool, start: int = 0)
             if lo == start:
                 break
             continue
-        if not _line_starts_tag(buf, lo, hi) or _moves_after_tags(bytes(buf[lo:hi])):
+        cut_at_bracket = hi == end and bytes(buf[lo:hi]).strip(b" \t") == b"["     # (a tag cut after its '[')
+        if not (_line_starts_tag(buf, lo, hi) or cut_at_bracket) or _moves_after_tags(bytes(buf[lo:hi])):
             break                       # (moves on the tag line: the game it holds has moves)
         if first < 0:
             first = lo
@@ -276,13 +279,60 @@ def _cut_before_unfinished_tags(buf, end: int, moves_seen: bool, start: int = 0)
     return -1
 
 
+# What the input ends inside, as the kernel's last_game says: why its last game is damage.
+_ENDS_INSIDE = {"movetext": "the input ends inside the movetext of its last game, before its result",
+                "comment": "the input ends inside a comment of its last game",
+                "variation": "the input ends inside a variation of its last game"}
+
+
+def _cut_inside_movetext(buf, end: int, start: int = 0, at_stream_start: bool = True) -> tuple[int, str]:
+    """Where the last game of ``buf[start:end]`` starts, and why it is damage, if the input ends inside its
+    movetext; else ``(-1, "")``.
+
+    PGN ends a game's movetext with its result (``1-0``, ``0-1``,
+    ``1/2-1/2``, ``*``): a last game with moves and no result whose last
+    line is cut (no line end after it), or whose text ends inside a comment
+    or a variation, is a game the input cut short (a download interrupted,
+    ``head -c``), as a compressed stream cut short is. A game with no result
+    whose last line is whole is a game written so (python-chess reads it).
+    A lichess game's movetext is one line that ends with its result, so a
+    dump cut anywhere in it is found. The games are those the scanner reads
+    (the kernel's ``last_game``); a last game of tags alone is
+    _cut_before_unfinished_tags's. ``at_stream_start``: ``buf[start]`` is
+    the stream's first byte.
+    """
+    from fastpgn import scan as _scan
+
+    lo = max(_last_cut(buf, end), start)
+    game, inside = _scan.kernel.last_game(bytes(buf[lo:end]), 0, end - lo,
+                                          at_stream_start=at_stream_start and lo == start)
+    if inside == "movetext":
+        tail = bytes(buf[lo + game:end]).rstrip(b" \t")
+        if tail.endswith(b"\n") or not has_moves(buf, end, lo + game):
+            return -1, ""           # (its last line whole: a game written without a result)
+    if not inside:
+        return -1, ""
+    return lo + game, _ENDS_INSIDE[inside]
+
+
+def _end_damage(buf, end: int, moves_seen: bool, start: int = 0, at_stream_start: bool = True) -> tuple[int, str]:
+    """Where the input's last game starts, and why it is damage, if the input (``buf[start:end]`` its last
+    bytes) ends inside that game: inside its tags (_cut_before_unfinished_tags) or its movetext
+    (_cut_inside_movetext); else ``(-1, "")``."""
+    cut = _cut_before_unfinished_tags(buf, end, moves_seen, start)
+    if cut >= 0:
+        return cut, "the input ends inside the tags of its last game, before any moves"
+    return _cut_inside_movetext(buf, end, start, at_stream_start)
+
+
 # Past the next block's target, the cutter reads this much at a time, so the
 # bytes after a cut, copied into the next block's buffer, stay few.
 _STEP = 64 << 10
 
 
 def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: bytes = b"",
-               pool: list | None = None, moves_seen: bool | None = None) -> Iterator[Block]:
+               pool: list | None = None, moves_seen: bool | None = None,
+               whole_games: bool = False) -> Iterator[Block]:
     """Cut a decompressed stream (that begins at absolute ``start``) into game-aligned blocks.
 
     ``readinto(view)`` fills a writable view and returns the byte count, 0
@@ -292,7 +342,10 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
     ``Block.release()`` lets its buffer come back through ``pool`` (a list)
     instead of a new one being allocated. ``moves_seen`` says whether the
     stream had movetext before ``start`` (it decides whether a last game of
-    tags alone is damage: see ``_cut_before_unfinished_tags``).
+    tags alone is damage: see ``_cut_before_unfinished_tags``). A stream
+    that ends inside its last game's tags or movetext is damage
+    (``_end_damage``), unless ``whole_games`` says it cannot end inside a
+    game (lichess's Parquet release: a row is one game).
     """
     if moves_seen is None:
         moves_seen = start > 0
@@ -353,12 +406,12 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
         filled += got
     _settle(buf, settled, filled, True)     # (after damage: the bytes read so far)
     if damage is None:
-        cut = _cut_before_unfinished_tags(buf, filled, moves_seen)
+        cut, reason = (-1, "") if whole_games else _end_damage(buf, filled, moves_seen, 0, base == 0)
         if cut < 0:
             if filled:
                 yield Block(view[:filled].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
             return
-        damage = InputDamageError("the input ends inside the tags of its last game, before any moves", base + filled)
+        damage = InputDamageError(reason, base + filled)
         if cut > 0:
             yield Block(view[:cut].toreadonly(), base, base == 0)
         yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
@@ -380,7 +433,7 @@ def cut_buffer(data: bytes, block_size: int = BLOCK_SIZE) -> Iterator[Block]:
 
     The cuts are cut_blocks's: the first game boundary at or after each next
     multiple of ``block_size``, and at the end the last game cut short inside
-    its tags as damage.
+    its tags or its movetext as damage.
     """
     data = lf_text(data)
     view = memoryview(data)
@@ -395,12 +448,12 @@ def cut_buffer(data: bytes, block_size: int = BLOCK_SIZE) -> Iterator[Block]:
         moves_seen = moves_seen or has_moves(data, q, base)
         yield Block(view[base:q], base, base == 0)
         base = q
-    cut = _cut_before_unfinished_tags(data, n, moves_seen, base)
+    cut, reason = _end_damage(data, n, moves_seen, base, base == 0)
     if cut < 0:
         if n > base:
             yield Block(view[base:n], base, base == 0)
         return
-    damage = InputDamageError("the input ends inside the tags of its last game, before any moves", n)
+    damage = InputDamageError(reason, n)
     if cut > base:
         yield Block(view[base:cut], base, base == 0)
     yield Block(view[cut:n], cut, cut == 0, damage, truncated=True)

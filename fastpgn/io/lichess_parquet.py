@@ -51,9 +51,8 @@ from pathlib import Path
 from typing import Iterator
 
 from fastpgn.io.ahead import chained, read_ahead
-from fastpgn.io.blocks import (BLOCK_SIZE, Block, _ChunkFiller, _cut_before_unfinished_tags, find_cut, has_moves,
-                                lf_text)
-from fastpgn.errors import SEVERAL_GAMES_MARK, InputDamageError, InputError
+from fastpgn.io.blocks import BLOCK_SIZE, Block, _ChunkFiller, find_cut, lf_text
+from fastpgn.errors import SEVERAL_GAMES_MARK, InputError
 from fastpgn.io.source import READ_SIZE, Source
 
 __all__ = ["MOVETEXT", "ParquetSource", "TAG_ORDER", "open_parquet", "parquet_files",
@@ -410,9 +409,10 @@ def _text_blocks(texts: Iterator, block_size: int) -> Iterator[Block]:
     time, as they hold whole lines): the same blocks, game for game, views of each text.
 
     Cuts fall at the first game boundary at or after each multiple of
-    ``block_size`` of a text, and at its end; the last text's last game,
-    cut short inside its tags, is damage as the cutter finds it. An error
-    of ``texts`` is raised after the blocks of every text before it.
+    ``block_size`` of a text, and at its end. A row is one game, whole
+    whatever its movetext (``cut_blocks(whole_games=True)``): no last game
+    is taken for one the input cut short. An error of ``texts`` is raised
+    after the blocks of every text before it.
     """
     try:
         yield from _cut_texts(texts, block_size)
@@ -424,14 +424,7 @@ def _text_blocks(texts: Iterator, block_size: int) -> Iterator[Block]:
 
 def _cut_texts(texts: Iterator, block_size: int) -> Iterator[Block]:
     base = 0
-    moves_seen = False
-    text = next(texts, None)
-    while text is not None:
-        error = None
-        try:
-            following = next(texts, None)
-        except InputError as exc:     # (damage: raised once the text before it is handed out)
-            following, error = None, exc
+    for text in texts:      # (damage: raised by the next text, once the blocks of the one before are out)
         data = lf_text(bytes(text))
         view = memoryview(data)
         n = len(data)
@@ -441,23 +434,11 @@ def _cut_texts(texts: Iterator, block_size: int) -> Iterator[Block]:
             q = find_cut(data, max(target, at + 1), n) if target < n else -1
             if q < 0:
                 break
-            moves_seen = moves_seen or has_moves(data, q, at)
             yield Block(view[at:q], base + at, base + at == 0)
             at = q
-        cut = -1 if following is not None or error is not None else _cut_before_unfinished_tags(data, n, moves_seen, at)
-        if cut < 0:
-            moves_seen = moves_seen or has_moves(data, n, at)
-            if n > at:
-                yield Block(view[at:n], base + at, base + at == 0)
-        else:
-            damage = InputDamageError("the input ends inside the tags of its last game, before any moves", base + n)
-            if cut > at:
-                yield Block(view[at:cut], base + at, base + at == 0)
-            yield Block(view[cut:n], base + cut, base + cut == 0, damage, truncated=True)
-        if error is not None:
-            raise error
+        if n > at:
+            yield Block(view[at:n], base + at, base + at == 0)
         base += n
-        text = following
 
 
 class _Stream(io.RawIOBase):
@@ -493,6 +474,9 @@ class ParquetSource(Source):
         chunks = chained(first, blocks)
         self._stream = _Stream(chunks)
         super().__init__(self._stream, os.fspath(path), None, None, True, threads)
+
+    # A row is one game: the text never ends inside a game (cut_blocks's whole_games).
+    whole_games = True
 
     def _peek(self, n: int) -> bytes:
         return b""          # PGN text, never compressed: nothing to look at

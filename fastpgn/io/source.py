@@ -79,6 +79,10 @@ if TYPE_CHECKING:
 class Source:
     """A decompressed byte stream with its name, kind and progress in the raw input."""
 
+    # Whether the stream cannot end inside a game, so that no last game is damage (cut_blocks's
+    # whole_games): true of lichess's Parquet release (a row is one game), never of PGN text.
+    whole_games = False
+
     def __init__(self, raw: _RawInput, name: str, size: int | None, path: str | None,
                  close_raw: bool, threads: int = 1, encoding: str | None = None) -> None:
         self.name = name
@@ -136,7 +140,7 @@ class Source:
         """
         if self.kind == "pgn" and self.in_memory is not None and self.encoding is None:
             return cut_buffer(self.in_memory, block_size)
-        return cut_blocks(self.readinto, block_size, head=head, pool=pool)
+        return cut_blocks(self.readinto, block_size, head=head, pool=pool, whole_games=self.whole_games)
 
     def _peek(self, n: int) -> bytes:
         # An error here is the input's (a generator that raises, a file that cannot be read): it is

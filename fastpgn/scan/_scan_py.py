@@ -54,7 +54,7 @@ game_number, start, end)``.
 
 from fastpgn.scan.grammar import (
     ELO_BLACK, ELO_BOTH, ELO_EITHER, ELO_WHITE, LINE_TAGS, RELEASES_GIL, REPLAYS_WITHOUT_GIL, SEP, SPEED_LIMITS,
-    SPEEDS, _scan_game, speed_bit, utf8_error, where_plan,
+    SPEEDS, _scan_game, last_game, speed_bit, utf8_error, where_plan,
 )
 from fastpgn.scan.fastpath import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
 from fastpgn.scan.lines import lines_from_block, opening_table
@@ -90,7 +90,7 @@ __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
     "GameCore", "RecordFeed", "ScanResult", "records_from_spans", "spans_from_block",
     "SPEED_LIMITS", "SPEEDS", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
-    "release_suspects", "release_text", "speed_bit", "utf8_error", "where_plan", "DICTIONARY_BYTES", "DICTIONARY_LIMIT", "list_page",
+    "last_game", "release_suspects", "release_text", "speed_bit", "utf8_error", "where_plan", "DICTIONARY_BYTES", "DICTIONARY_LIMIT", "list_page",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other
     "_CLOCKS", "_SAN", "_fast_game", "_fast_headers", "_fast_where", "_scan_game",
 ]

@@ -44,19 +44,56 @@ else:
 __all__ = ["Reject", "ScanResult"]
 
 
-def game_text(text: bytes) -> bytes:
+def game_text(text: bytes, result: str = "*") -> bytes:
     r"""A game's text as the kernel cut it (``data[start:end]``: its first byte to the next game's) without
-    the blank lines after it: to the end of its last line, that line's end kept (``\n`` added where the
-    input ended without one). What ``Game.to_pgn`` and ``--format pgn`` give.
+    the blank lines after it: to the end of its last line, that line's end kept (the game's own, ``\n`` or
+    ``\r\n``, added where the input ended without one). What ``Game.to_pgn`` and ``--format pgn`` give.
+
+    A game of tags alone (no movetext) gets its result as movetext:
+    ``result`` (the Result tag's value; ``*`` unless it is a result), so
+    that python-chess and other readers do not take the next game's tags
+    for its own.
 
     >>> game_text(b'[White "A"]\r\n\r\n1. e4 *\r\n\r\n'), game_text(b"1. d4 *")
     (b'[White "A"]\r\n\r\n1. e4 *\r\n', b'1. d4 *\n')
+    >>> game_text(b'[Result "1-0"]\n\n', "1-0")
+    b'[Result "1-0"]\n\n1-0\n'
     """
     body = text.rstrip(b" \t\r\n")
     if not body:
         return b""
+    end = line_end(body)
+    if _tags_alone(body):
+        token = result.encode() if result in _RESULTS else b"*"
+        return body + end + end + token + end
     tail = text[len(body):]
     nl = tail.find(b"\n")
     if nl < 0:
-        return body + b"\n"
+        return body + end
     return body + tail[:nl + 1]
+
+
+def line_end(text: bytes) -> bytes:
+    r"""The line end a game's text uses: ``\r\n`` when its first line ends so, else ``\n`` (what the blank
+    line after it, written by ``write_pgn`` and ``--format pgn``, is).
+
+    >>> line_end(b'[White "A"]\r\n\r\n1. e4 *\r\n'), line_end(b"1. d4 *")
+    (b'\r\n', b'\n')
+    """
+    nl = text.find(b"\n")
+    return b"\r\n" if nl > 0 and text[nl - 1] == 13 else b"\n"
+
+
+_RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+
+
+def _tags_alone(body: bytes) -> bool:
+    """Whether a game's text (its blank lines after it stripped) is tag lines (and escape lines) only."""
+    last = body[body.rfind(b"\n") + 1:].strip()
+    if not (last[:1] == b"[" and last[-1:] == b"]" or last[:1] == b"%"):
+        return False        # (the common case, a game whose last line is movetext, ends here)
+    for line in body.split(b"\n"):
+        line = line.strip().lstrip(b"\xef\xbb\xbf")
+        if line and line[:1] != b"%" and not (line[:1] == b"[" and line[-1:] == b"]"):
+            return False
+    return True

@@ -1941,6 +1941,44 @@ cdef Py_ssize_t _first(const char *buf, Py_ssize_t start, Py_ssize_t end, bint a
     return start
 
 
+# -- the last game of an input: what its text ends inside (fastpgn.io.blocks: a plain input cut short) --
+
+def last_game(object data, Py_ssize_t start, Py_ssize_t end, *, bint at_stream_start=True):
+    """Where the last game of ``data[start:end]`` starts, and what the text ends inside (see the pure twin)."""
+    cdef Py_buffer view
+    cdef _Game game = _Game()
+    cdef Py_ssize_t pos, last = -1
+    cdef int bad = 0
+    cdef bint result = False, memory_short = False
+    cdef const char *buf
+    PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    try:
+        if start < 0 or start > view.len:
+            raise ValueError(f"start {start} is outside the data ({view.len} bytes)")
+        if end > view.len:
+            end = view.len
+        buf = <const char *>view.buf
+        with nogil:
+            pos = _first(buf, start, end, at_stream_start)
+            while _scan_game(buf, pos, end, game, NULL, True):
+                if game.out_of_memory:
+                    memory_short = True
+                    break
+                last, bad, result = game.start, game.bad, game.result_end != game.result_start
+                pos = game.end
+    finally:
+        PyBuffer_Release(&view)
+    if memory_short:
+        raise MemoryError()
+    if last < 0:
+        return -1, ""
+    if bad == BAD_COMMENT:
+        return last, "comment"
+    if bad == BAD_VARIATION:
+        return last, "variation"
+    return last, "" if result or bad else "movetext"
+
+
 # -- UTF-8 validity: where the first byte that is not UTF-8 is (the readers count such games) --
 
 cdef Py_ssize_t _utf8_error(const unsigned char *p, Py_ssize_t start, Py_ssize_t n) noexcept nogil:

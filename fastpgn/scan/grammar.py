@@ -1010,6 +1010,46 @@ def _as_bytes(buf) -> bytes:
     return buf if type(buf) is bytes else bytes(buf)
 
 
+# -- the last game of an input: what its text ends inside (fastpgn.io.blocks: a plain input cut short) --
+
+def last_game(data, start: int, end: int, *, at_stream_start: bool = True) -> tuple[int, str]:
+    """Where the last game of ``data[start:end]`` starts, and what the text ends inside.
+
+    The games are those the scanner reads (tags read, movetext skipped as
+    headers_from_block skips it). The second item is ``"comment"`` or
+    ``"variation"`` when the text ends inside an unterminated one,
+    ``"movetext"`` when no result (``1-0``, ``0-1``, ``1/2-1/2``, ``*``, or
+    one written with other dashes) ends the game, and ``""`` when one does,
+    or when a stray ``}`` or a NUL rejects the game anyway. ``(-1, "")``
+    when only blank lines remain. (A game of tags alone is ``"movetext"``
+    too: whether it is one is the caller's to tell.)
+
+    >>> last_game(b"1. e4 *\\n\\n[Event \\"b\\"]\\n\\n1. d4 d5\\n", 0, 33), last_game(b"1. e4 1-0 {end}", 0, 15)
+    ((9, 'movetext'), (0, ''))
+    >>> last_game(b"1. e4 { [%clk 0:0", 0, 17), last_game(b"1. e4 e5 1-0 2. d4", 0, 18)
+    ((0, 'comment'), (13, 'movetext'))
+    """
+    buf = _as_bytes(data)
+    if start < 0 or start > len(buf):
+        raise ValueError(f"start {start} is outside the data ({len(buf)} bytes)")
+    end = min(end, len(buf))
+    pos = _first(buf, start, end, at_stream_start)
+    last = None
+    while True:
+        game = _scan_game(buf, pos, end, None, True)
+        if game is None:
+            break
+        last = game
+        pos = game.end
+    if last is None:
+        return -1, ""
+    if last.bad == "unterminated comment":
+        return last.start, "comment"
+    if last.bad == "unterminated variation":
+        return last.start, "variation"
+    return last.start, "" if last.result or last.bad else "movetext"
+
+
 # -- UTF-8 validity: where the first byte that is not UTF-8 is (the readers count such games) --
 
 def utf8_error(data, start: int = 0) -> int:

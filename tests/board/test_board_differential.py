@@ -15,6 +15,7 @@ from helpers import kernel_params
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fastpgn import read_games
 from fastpgn.errors import PGNError
 
 KERNELS = {p.id: p.values[0] for p in kernel_params("board._board")}
@@ -158,6 +159,29 @@ def test_unmutated_games_replay_and_round_trip(game):
     for _ in range(final_py.ply):
         assert final_py.pop().uci() == final_cy.pop().uci()
     assert final_py.fen() == final_cy.fen() == PY.Board(fen, chess960).fen()
+
+
+# A game's FEN may grant a right no rook (or no king on its first rank) can use: python-chess plays the
+# game with that right dropped, and so does every replay entry of both kernels; Board(fen) refuses it.
+@pytest.mark.parametrize("fen, sans, after", [
+    ("4k3/8/8/8/8/8/8/4K3 w K - 0 1", "Kd2", "4k3/8/8/8/8/8/3K4/8 b - - 1 1"),
+    ("r3k3/8/8/8/8/8/8/4K3 b Qq - 0 1", "O-O-O", "2kr4/8/8/8/8/8/8/4K3 w - - 1 2"),
+    ("4k3/8/8/8/8/8/3K4/R7 w Q - 0 1", "Kc1", "4k3/8/8/8/8/8/8/R1K5 b - - 1 1"),
+])
+def test_a_games_fen_with_a_right_it_cannot_use_drops_it_alike(fen, sans, after):
+    import chess
+
+    oracle = chess.Board(fen)
+    oracle.push_san(sans)
+    assert oracle.fen() == after
+    for kernel in (PY, CY):
+        assert kernel.replay(sans, fen).fen() == after
+        assert kernel.replay_fens(sans, fen) == [after]
+        assert kernel.canonical_san(sans, fen) == sans
+    py, cy = both(lambda k: answer(k.Board, fen))
+    assert py == cy and py[:2] == ("error", "InvalidFENError")
+    game = next(read_games(f'[SetUp "1"]\n[FEN "{fen}"]\n\n1. {sans} *\n'.encode()))
+    assert game.board().fen() == after          # (the backend FASTPGN_IMPLEMENTATION names)
 
 
 def mutated_fen(fen, data, alphabet="pnbrqkPNBRQK12345678/ -wbKQkqHAhaeE36x0"):

@@ -83,6 +83,23 @@ def test_the_same_extract_for_any_jobs_and_to_stdout(tmp_path):
     assert proc.stdout.decode() == _chunks_text(one)
 
 
+def test_a_crlf_input_stays_crlf_and_a_game_of_tags_alone_gets_its_result(tmp_path):
+    # The blank line after each game in the game's own line end; a game of tags alone written with its
+    # result as movetext, so python-chess reads it as a game apart, not as the tags of the next one.
+    texts = game_texts(shared("data", "lichess-db", DUMP))[:6]
+    alone = texts[2][:texts[2].index("\n\n") + 1]
+    src = tmp_path / "crlf.pgn"
+    src.write_bytes("".join(texts[:3] + [alone + "\n"] + texts[3:]).replace("\n", "\r\n").encode())
+    proc = subprocess.run([sys.executable, "-m", "fastpgn", str(src), "--format", "pgn", "-o", "-"], env=ENV,
+                          capture_output=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    result = chess_pgn.read_headers(io.StringIO(alone))["Result"]
+    wanted = texts[:3] + [alone + "\n" + result + "\n\n"] + texts[3:]
+    assert proc.stdout == "".join(wanted).replace("\n", "\r\n").encode()
+    back = _python_chess(proc.stdout.decode())
+    assert len(back) == 7 and back[3] == str(chess_pgn.read_game(io.StringIO(alone)))
+
+
 def test_limit_and_many_inputs(tmp_path):
     old, new = shared("data", "lichess-db", OLD), shared("data", "lichess-db", DUMP)
     out = tmp_path / "out"
@@ -101,7 +118,7 @@ def test_validate_keeps_the_games_that_replay_and_rejects_the_rest(tmp_path):
     pgn.write_bytes(b"\n".join(games))
     out = tmp_path / "out"
     assert main([str(pgn), "10", "-o", str(out), "-q", "--format", "pgn", "--validate"]) == 0
-    assert _chunks_text(out).encode() == games[0] + b"\n" + games[4] + b"\n"
+    assert _chunks_text(out).encode() == games[0] + b"\n" + games[4] + b"\r\n"     # (each game's own line end)
     rejected = (out / "_games.pgn.rejected.pgn").read_bytes()
     assert b'[White "b"]' in rejected and b'[White "c"]' in rejected and b'[White "d"]' in rejected
     # without --validate only the game the grammar cannot read is rejected

@@ -211,7 +211,7 @@ def test_truncated_input_exits_1_whatever_decoded_and_says_so_once(tmp_path, dum
 
 def test_python_errors_name_the_file(tmp_path):
     path = tmp_path / "bad.pgn"
-    path.write_bytes(b'[Event "a"]\n\n1. e4 { never closed\n')
+    path.write_bytes(b'[Event "a"]\n\n1. e4 { never closed\n\n[Event "b"]\n\n1. d4 *\n')
     with pytest.raises(PGNSyntaxError, match=f"^{path}: unterminated comment \\(PGN byte 19, game 1\\)$"):
         list(read_games(path))
     with pytest.raises(PGNSyntaxError, match=r"^unterminated comment \(PGN byte 19, game 1\)$"):
@@ -219,6 +219,10 @@ def test_python_errors_name_the_file(tmp_path):
     cut = tmp_path / "cut.pgn"
     cut.write_bytes(b'[Event "a"]\n\n1. e4 *\n\n[Event "b"]\n[Site "x')
     with pytest.raises(InputDamageError, match=f"^{cut}: the input ends inside the tags of its last game"):
+        list(read_games(cut))
+    cut.write_bytes(b'[Event "a"]\n\n1. e4 { never closed\n')     # (the comment open at the end: cut short)
+    with pytest.raises(InputDamageError, match=f"^{cut}: the input ends inside a comment of its last game "
+                                               r"\(PGN byte 34\)$"):
         list(read_games(cut))
 
 

@@ -48,7 +48,9 @@ def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False
             rejects = [(reason, at, number + first, s, e) for reason, at, number, s, e in rejects]
             two_steps = (records, read, rejects, filtered)
             assert (typed(two_steps) if not headers_only else two_steps) == tuple(one_step)
-        results.append((lines, games, texts, headers))
+        # what the text ends inside (the cutter asks it of an input's last game: damage or not)
+        last = mod.last_game(data, start, end, at_stream_start=start == 0)
+        results.append((lines, games, texts, headers, last))
     return results
 
 
