@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import CASES, DATA, MUTATION, NOISE, corpus_files, decompressed, mutated, real_game
+from helpers import CASES, MUTATION, NOISE, corpus_files, decompressed, mutated, real_game, shared
 from fastpgn import _backend, filters
 from fastpgn.scan import columns as _columns_py
 
@@ -277,7 +277,7 @@ def test_analysis_columns_agree_on_real_games_with_other_evals(seed):
     """The corpus's lichess games with evals, each eval replaced at random: real move counts, clocks and time
     controls, with evals that cross every threshold."""
     if not _EVAL_GAMES:
-        data = decompressed(DATA / "lichess-db" / "lichess_db_standard_rated_2022-06.head2499.pgn.zst")
+        data = decompressed(shared("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst"))
         _EVAL_GAMES.append(b"".join(g for g in (b"[" + g + b"\n\n" for g in data.split(b"\n\n[")) if b"%eval" in g))
     rng = random.Random(seed)
     choices = [b"0.0", b"0.15", b"-0.3", b"1.2", b"-2.5", b"4.0", b"-7.5", b"10.5", b"-12.0", b"55.0", b"#3", b"#-2",
