@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 
 import pytest
 
-from helpers import ENV, ROOT
+from helpers import ROOT, child_pytest
 
 #: The names of tests/helpers.py that lead into the shared folder without skipping.
 DIRECT = frozenset({"DATA", "SHARED", "CONFORMANCE", "corpus_files"})
@@ -61,12 +59,6 @@ def direct_readers() -> list[str]:
     return found
 
 
-def _child_env(shared) -> dict:
-    env = {k: v for k, v in ENV.items() if not k.startswith(("PYTEST_", "HYPOTHESIS"))}
-    env["FASTPGN_SHARED"] = str(shared)
-    return env
-
-
 def _summary(out: str) -> str:
     lines = [line for line in out.splitlines() if line.strip()]
     return lines[-1] if lines else ""
@@ -89,15 +81,12 @@ def test_the_selection_finds_the_tests_that_read_the_folder_directly():
 def test_without_the_corpus_the_suite_collects_and_its_readers_skip(tmp_path):
     empty = tmp_path / "no-corpus"
     empty.mkdir()
-    env = _child_env(empty)
-    collect = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "tests"], cwd=ROOT, env=env,
-                             capture_output=True, text=True)
+    collect = child_pytest("--collect-only", "-q", "tests", FASTPGN_SHARED=str(empty))
     assert collect.returncode == 0, collect.stdout[-4000:] + collect.stderr[-4000:]
     assert re.search(r"\d+ tests? collected", _summary(collect.stdout)), collect.stdout[-2000:]
     assert "error" not in _summary(collect.stdout)
     readers = direct_readers()
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", *readers], cwd=ROOT, env=env,
-                         capture_output=True, text=True)
+    run = child_pytest("-q", "-rs", *readers, FASTPGN_SHARED=str(empty))
     summary = _summary(run.stdout)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     assert "failed" not in summary and "error" not in summary, summary
