@@ -155,10 +155,11 @@ def _from_buffers(pa, kind, spec):
     """An array from the compiled column sink's ``(length, null_count, buffers, children)``, without a copy."""
     length, nulls, buffers, children = spec
     wrapped = [None if b is None else pa.py_buffer(b) for b in buffers]
-    if pa.types.is_map(kind):
+    if pa.types.is_list(kind) and pa.types.is_struct(kind.value_type):     # the tags: offsets, names, values
         offsets = pa.Array.from_buffers(pa.int32(), length + 1, [None, wrapped[1]])
-        return pa.MapArray.from_arrays(offsets, _from_buffers(pa, kind.key_type, children[0]),
-                                       _from_buffers(pa, kind.item_type, children[1]))
+        pairs = pa.StructArray.from_arrays([_from_buffers(pa, f.type, child) for f, child in zip(kind.value_type, children)],
+                                           fields=list(kind.value_type))
+        return pa.ListArray.from_arrays(offsets, pairs, type=kind)
     kids = [_from_buffers(pa, kind.value_type, children[0])] if pa.types.is_list(kind) else None
     return pa.Array.from_buffers(kind, length, wrapped, null_count=nulls, children=kids)
 
@@ -276,9 +277,9 @@ def _leaf_paths(field) -> list[str]:
         while pa.types.is_list(kind):       # (nags: a list of lists)
             path += ".list.element"
             kind = kind.value_type
+        if pa.types.is_struct(kind):        # (tags: a list of name and value pairs)
+            return [f"{path}.{f.name}" for f in kind]
         return [path]
-    if pa.types.is_map(field.type):
-        return [f"{field.name}.key_value.key", f"{field.name}.key_value.value"]
     return [field.name]
 
 
@@ -296,14 +297,14 @@ def parquet_writer(where, arrow_schema):
     (numbers, dates, times, the mate flag): readers skip row groups by them (a range of dates,
     of ratings), while no reader prunes by the min/max of a row group's names, events or
     openings (thousands of games span the alphabet) nor by those of the per-ply lists and the
-    tags map, and their string comparisons cost 8% of the writing (the lists) and 6% more
+    tags, and their string comparisons cost 8% of the writing (the lists) and 6% more
     (the text columns; docs/schema.md).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     scalars = [f.name for f in arrow_schema
-               if not (pa.types.is_list(f.type) or pa.types.is_map(f.type) or pa.types.is_string(f.type))]
+               if not (pa.types.is_list(f.type) or pa.types.is_string(f.type))]
     dictionaries = [path for f in arrow_schema if f.name not in _PLAIN_COLUMNS for path in _leaf_paths(f)]
     return pq.ParquetWriter(where, arrow_schema, compression="zstd", use_dictionary=dictionaries,
                             write_statistics=scalars)

@@ -98,10 +98,10 @@ def column_text(name: str, values: list) -> list:
         return _timestamps(values)
     if kind == "float32":              # (as a list's entries: 100, not 100.0)
         return list(map(number_text, values))
+    if kind.startswith("list<struct<"):     # the tags: name and value pairs
+        return _maps(values)
     if kind.startswith("list<"):
         return _lists(values, kind, ";" if name == "fens" else " ")
-    if kind.startswith("map<"):
-        return _maps(values)
     return values
 
 

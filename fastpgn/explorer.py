@@ -38,7 +38,7 @@ SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondenc
 DEFAULT_MAX_PLIES = 20
 DEFAULT_MEMORY = "2GB"
 
-# The analysis schema's columns for the tags the filters test (the others are in the ``tags`` map).
+# The analysis schema's columns for the tags the filters test (the others are in the ``tags`` pairs).
 class Tree:
     """What ``build_tree`` did: the games it read, used, filtered out and could not use (no positions)."""
 

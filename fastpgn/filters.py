@@ -285,7 +285,7 @@ def plan(where):
 # ---------------------------------------------------------------- the same filter over the analysis columns
 
 # A tag as the analysis columns keep it (docs/schema.md): the string columns hold the tag's text, the
-# ratings their number; every other tag is in the ``tags`` map. The tags made into dates, times and
+# ratings their number; every other tag is in the ``tags`` pairs. The tags made into dates, times and
 # numbers (UTCDate, UTCTime, the rating differences) keep no text a test could match.
 TAG_COLUMNS = {
     "Event": "event", "Site": "site", "White": "white", "Black": "black", "WhiteTitle": "white_title",
@@ -365,7 +365,7 @@ def where_sql(where) -> str:
                              "not as text; use the matching filter flag (or a PGN input)")
         column = TAG_COLUMNS.get(name)
         tests.append(f"{column} = {_sql_text(value)}" if column else
-                     f"map_extract_value(tags, {_sql_text(name)}) = {_sql_text(value)}")
+                     f"list_contains(tags, {{'key': {_sql_text(name)}, 'value': {_sql_text(value)}}})")
     return " AND ".join(tests)
 
 

@@ -80,7 +80,8 @@ COLUMNS = (
     Column("black_mistakes", "int16", "Black's moves judged Mistake"),
     Column("black_blunders", "int16", "Black's moves judged Blunder"),
     Column("offset", "int64", "the game's first byte in the decompressed input"),
-    Column("tags", "map<string, string>", "every other tag, in file order"),
+    # (a list of pairs, not a map: Hugging Face datasets and other readers take no Arrow map)
+    Column("tags", "list<struct<key: string, value: string>>", "every other tag, in file order"),
 )
 #: Only with ``uci=True``: the moves replayed and written in UCI.
 UCI_COLUMN = Column("uci", "list<string>", "the moves in UCI (e2e4), replayed on fastpgn's board")
@@ -153,13 +154,21 @@ def require_pyarrow(what: str = "Arrow output"):
     return pyarrow
 
 
+def struct_fields(spec: str) -> list[tuple[str, str]]:
+    """The ``(name, type text)`` fields of a ``struct<...>`` type text (fields of scalar types).
+
+    >>> struct_fields("struct<key: string, value: string>")
+    [('key', 'string'), ('value', 'string')]
+    """
+    return [tuple(part.split(": ")) for part in spec[7:-1].split(", ")]     # type: ignore[misc]
+
+
 def arrow_type(pa, spec: str):
     """The pyarrow type a Column's ``type`` text names."""
     if spec.startswith("list<"):
         return pa.list_(arrow_type(pa, spec[5:-1]))
-    if spec.startswith("map<"):
-        key, value = spec[4:-1].split(", ")
-        return pa.map_(arrow_type(pa, key), arrow_type(pa, value))
+    if spec.startswith("struct<"):
+        return pa.struct([(name, arrow_type(pa, kind)) for name, kind in struct_fields(spec)])
     if spec == "timestamp[s, tz=UTC]":
         return pa.timestamp("s", tz="UTC")
     return {"string": pa.string(), "date32": pa.date32(), "bool": pa.bool_(), "int8": pa.int8(),

@@ -63,9 +63,10 @@ def spark_type(spec: str):
     T = _require_pyspark()
     if spec.startswith("list<"):
         return T.ArrayType(spark_type(spec[5:-1]), containsNull=True)
-    if spec.startswith("map<"):
-        key, value = spec[4:-1].split(", ")
-        return T.MapType(spark_type(key), spark_type(value), valueContainsNull=True)
+    if spec.startswith("struct<"):
+        from fastpgn.schema import struct_fields
+
+        return T.StructType([T.StructField(name, spark_type(kind), True) for name, kind in struct_fields(spec)])
     # Spark has one timestamp type: microseconds, an instant shown in the session's time zone.
     return {"string": T.StringType(), "date32": T.DateType(), "bool": T.BooleanType(), "int8": T.ByteType(),
             "int16": T.ShortType(), "int32": T.IntegerType(), "int64": T.LongType(), "float32": T.FloatType(),

@@ -28,8 +28,9 @@ CONFORMANCE = SHARED / "conformance"
 CASES = Path(__file__).resolve().parent / "cases"
 #: A scripted UCI engine (``--mode ok|die|hang|...``) for the engine and analysis tests.
 FAKE_ENGINE = str(Path(__file__).resolve().parent / "engine" / "fake_engine.py")
-#: The environment of a ``python -m fastpgn`` child process: the checkout's package first.
-ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+#: The environment of a ``python -m fastpgn`` child process: the checkout's package first, then what this
+#: process was given (a pyarrow of another version under test: tests/test_pyarrow_floor.py).
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p))
 
 
 # -- the shared corpus and system packages ---------------------------------------------------------
@@ -52,6 +53,17 @@ def missing_system_package(install: str):
     if os.environ.get("CI"):
         pytest.fail(f"{install} (the test command installs it; CI must not skip these tests)")
     pytest.skip(install)
+
+
+def child_pytest(*args: str, pythonpath: tuple[str, ...] = (), **env: str) -> subprocess.CompletedProcess:
+    """``python -m pytest ARGS`` in a child process at the checkout's root, as the README runs it, with
+    ``env`` set and ``pythonpath`` before the environment's packages (none of this run's pytest or
+    Hypothesis settings, nor its xdist worker's)."""
+    child = {k: v for k, v in ENV.items() if not k.startswith(("PYTEST_", "HYPOTHESIS"))}
+    child["PYTHONPATH"] = os.pathsep.join([str(ROOT), *pythonpath])
+    child.update(env)
+    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=child, capture_output=True,
+                          text=True)
 
 
 def decompressed(path: Path) -> bytes:

@@ -467,3 +467,24 @@ def test_where_sql_refuses_a_tag_kept_without_text_and_quotes_values():
     con.execute("CREATE TABLE games AS SELECT * FROM (VALUES ('King''s Gambit'), ('x'' OR ''1''=''1')) t(opening)")
     sql = where_sql({"tags": ["Opening=King's Gambit"]})
     assert con.execute(f"SELECT opening FROM games WHERE {sql}").fetchall() == [("King's Gambit",)]
+
+
+def test_where_sql_finds_a_tag_among_the_tags_pairs_of_fastpgns_parquet(tmp_path):
+    """A tag with no column of its own (Round, Annotator) is one of the ``tags`` pairs: DuckDB finds the games
+    whose pairs hold it, value for value, as the kernel's ``--tag`` keeps them from the PGN."""
+    duckdb = pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
+    pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
+    from fastpgn import arrow
+    from fastpgn.filters import where_sql
+
+    pgn = (b'[White "a"]\n[Round "1"]\n\n1. e4 *\n\n[White "b"]\n[Round "2"]\n[Annotator "O\'Neil"]\n\n1. d4 *\n\n'
+           b'[White "c"]\n[Annotator "1"]\n\n1. c4 *\n\n')
+    path = tmp_path / "games.parquet"
+    arrow.to_parquet(pgn, path)
+    for tag, kept in (("Round=1", ["a"]), ("Round=2", ["b"]), ("Annotator=O'Neil", ["b"]), ("Round=3", []),
+                      ("Annotator=1", ["c"])):
+        sql = where_sql({"tags": [tag]})
+        got = [w for (w,) in duckdb.sql(f"SELECT white FROM read_parquet('{path}') WHERE {sql} ORDER BY white")
+               .fetchall()]
+        assert got == kept, tag
+        assert [g.headers["White"] for g in read_games(pgn, where={"tags": [tag]})] == kept, tag

@@ -39,7 +39,7 @@ def test_pages_dictionary_encoded_where_values_repeat_plain_where_unique(tmp_pat
     columns = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i)
                for i in range(meta.num_columns)}
     assert set(columns) == {p for f in schema.arrow_schema() for p in arrow._leaf_paths(f)}
-    for name in ("moves.list.element", "clock.list.element", "white", "event", "tags.key_value.key"):
+    for name in ("moves.list.element", "clock.list.element", "white", "event", "tags.list.element.key"):
         assert "RLE_DICTIONARY" in columns[name].encodings, name
     for name in ("game_id", "offset"):
         assert "RLE_DICTIONARY" not in columns[name].encodings, name

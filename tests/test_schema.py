@@ -86,7 +86,7 @@ GOLDEN = [
     ("white_inaccuracies", "int16"), ("white_mistakes", "int16"), ("white_blunders", "int16"),
     ("black_inaccuracies", "int16"), ("black_mistakes", "int16"), ("black_blunders", "int16"),
     ("offset", "int64"),
-    ("tags", "map<string, string>"),
+    ("tags", "list<item: struct<key: string, value: string>>"),
 ]
 
 
@@ -123,7 +123,7 @@ def test_ratings_dates_and_time_controls():
     assert (r["white_elo"], r["black_elo"], r["white_rating_diff"], r["black_rating_diff"]) == (2479, None, 11, -12)
     assert (r["base_seconds"], r["increment_seconds"], r["speed"]) == (600, 5, "rapid")
     # Date and Round are no column of their own: they stay in tags, in file order.
-    assert r["tags"] == [("Date", "2024.01.01"), ("Round", "-")]
+    assert r["tags"] == [{"key": "Date", "value": "2024.01.01"}, {"key": "Round", "value": "-"}]
     bare = row({"Date": "????.??.??", "WhiteElo": "40000", "TimeControl": "-"})
     assert (bare["game_id"], bare["site"], bare["utc"], bare["date"], bare["white_elo"]) == (None,) * 5
     assert (bare["base_seconds"], bare["increment_seconds"], bare["speed"]) == (None, None, "correspondence")
@@ -160,9 +160,10 @@ def test_strings_are_unescaped_and_null_when_absent():
 
 def test_duplicate_tags_keep_the_last_value_at_the_first_place():
     r = row({"Round": "1", "Annotator": "x"}, "*")
-    assert r["tags"] == [("Round", "1"), ("Annotator", "x")]
+    assert r["tags"] == [{"key": "Round", "value": "1"}, {"key": "Annotator", "value": "x"}]
     data = b'[Round "1"]\n[Annotator "x"]\n[Round "2"]\n\n*\n'
-    assert next(arrow.read_arrow(data)).to_pylist()[0]["tags"] == [("Round", "2"), ("Annotator", "x")]
+    assert next(arrow.read_arrow(data)).to_pylist()[0]["tags"] == [{"key": "Round", "value": "2"},
+                                                                   {"key": "Annotator", "value": "x"}]
 
 
 # ------------------------------------------------------------ the 22-field line, typed
@@ -257,7 +258,7 @@ def test_offsets_and_tags_are_the_records():
     games = list(read_games(path))
     assert table.column("offset").to_pylist() == [g.offset for g in games]
     assert table.column("tags").to_pylist() == [
-        [(k, v) for k, v in g.headers.items() if k not in schema.SOURCE_TAGS] for g in games]
+        [{"key": k, "value": v} for k, v in g.headers.items() if k not in schema.SOURCE_TAGS] for g in games]
     assert table.column("clock").to_pylist() == [
         None if all(c is None for c in g.clocks) else [None if c is None else f32(c) for c in g.clocks] for g in games]
 
@@ -442,7 +443,7 @@ PARQUET_FILES = (SAMPLE, ("lichess-other", "broadcast-study_2025-02_eval-and-clk
 
 
 def normal(name: str, value):
-    """One value as every reader can be compared: UTC seconds, map as pairs, clock as float32."""
+    """One value as every reader can be compared: UTC seconds, tags as pairs, clock as float32."""
     if value is None:
         return None
     if name == "utc":
@@ -503,11 +504,11 @@ def csv_value(kind: str, text: str):
         return None
     if kind == "list<list<int16>>":     # nags: plies apart by spaces, a ply's NAGs by ';'
         return [[csv_value("int16", x) for x in p.split(";")] if p else [] for p in text.split(" ")]
+    if kind.startswith("list<struct<"):     # tags: a JSON object
+        return list(json.loads(text).items())
     if kind.startswith("list<"):
         item = kind[5:-1]
         return [csv_value(item, t) for t in text.split(" ")]
-    if kind.startswith("map<"):
-        return list(json.loads(text).items())
     if kind == "bool":
         return {"true": True, "false": False}[text]
     if kind.startswith("int"):

@@ -104,7 +104,8 @@ def test_schema_is_fastpgn_schema(spark, dataset):
              "float32": T.FloatType(), "timestamp[s, tz=UTC]": T.TimestampType(),
              "list<string>": T.ArrayType(T.StringType()), "list<int16>": T.ArrayType(T.ShortType()),
              "list<int8>": T.ArrayType(T.ByteType()), "list<float32>": T.ArrayType(T.FloatType()),
-             "map<string, string>": T.MapType(T.StringType(), T.StringType()),
+             "list<struct<key: string, value: string>>": T.ArrayType(T.StructType(
+                 [T.StructField("key", T.StringType()), T.StructField("value", T.StringType())])),
              "list<list<int16>>": T.ArrayType(T.ArrayType(T.ShortType()))}
     for uci in (False, True):
         got = fs.schema(uci)
@@ -336,8 +337,9 @@ def test_read_pgn_gives_the_dataset_rows(spark, inputs, dataset):
     utc = [None if v is None else int(v.timestamp()) for v in table.column("utc").to_pylist()]
     expected = list(zip(table.column("offset").to_pylist(), utc, table.column("eval_cp").to_pylist(),
                         table.column("clock").to_pylist(),
-                        [dict(m) for m in table.column("tags").to_pylist()]))
-    assert sorted((r["offset"], r["utc"], r["eval_cp"], r["clock"], r["tags"]) for r in got) == expected
+                        [[(p["key"], p["value"]) for p in m] for m in table.column("tags").to_pylist()]))
+    assert sorted((r["offset"], r["utc"], r["eval_cp"], r["clock"], [tuple(p) for p in r["tags"]])
+                  for r in got) == expected
 
 
 

@@ -66,7 +66,8 @@ def own_columns(arrow_schema) -> list[str]:
 
 def _template(arrow_schema, make_writer) -> list:
     """The footer pyarrow writes for ``arrow_schema`` and no rows (its schema fields are taken from it)."""
-    key = (arrow_schema, make_writer)
+    # by its IPC bytes: a schema with metadata hashes only from pyarrow 22 on (before, a dict in a tuple)
+    key = (arrow_schema.serialize().to_pybytes(), make_writer)
     footer = _templates.get(key)
     if footer is None:
         import pyarrow as pa

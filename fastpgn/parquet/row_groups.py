@@ -22,7 +22,9 @@ The footers are read and written with ``fastpgn.parquet.thrift``, which
 keeps every field as it was read, in order; the join rewrites only the
 positions named below, so a footer field pyarrow adds later passes through
 unchanged. A file with what this join cannot move
-(page indexes or bloom filters, which sit after the row groups) is refused.
+(page indexes or bloom filters, which sit after the row groups, or the copy
+of each column chunk's metadata after its pages that pyarrow 17 and older
+write: hence fastpgn's floor of pyarrow 18) is refused.
 """
 
 from __future__ import annotations
@@ -77,6 +79,10 @@ class EncodedRowGroup:
         if groups is None or len(groups[2][1]) != 1:
             raise JoinError("a row group is encoded as a file of exactly one row group")
         group = groups[2][1][0]
+        if any(field(column, CC_FILE_OFFSET)[2] for column in field(group, RG_COLUMNS)[2][1]
+               if field(column, CC_FILE_OFFSET) is not None):
+            raise JoinError("this pyarrow copies each column chunk's metadata after its pages, which the join "
+                            "cannot move: fastpgn needs pyarrow 18 or later")
         offset = field(group, RG_FILE_OFFSET)
         total = field(group, RG_TOTAL_COMPRESSED)
         if offset is None or total is None or offset[2] != len(MAGIC) or len(MAGIC) + total[2] != start:

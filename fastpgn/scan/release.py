@@ -84,7 +84,10 @@ def release_text(columns, movetext):
             text = pc.fill_null(text, scalar("?"))
         piece = pc.binary_join_element_wise(scalar(f'[{name} "'), text, scalar('"]\n'), scalar(""))
         pieces.append(pc.fill_null(piece, scalar("")))   # null: the tag left out
-    movetext = pc.if_else(pc.equal(pc.binary_length(movetext), 0), None, movetext).fill_null("*")
+    # (an array of nulls, not a null scalar: before pyarrow 23, if_else of a scalar and a sliced string array
+    # gives offsets out of bounds)
+    movetext = pc.if_else(pc.equal(pc.binary_length(movetext), 0), pa.nulls(len(movetext), pa.string()),
+                          movetext).fill_null("*")
     joined = pc.binary_join_element_wise(*pieces, scalar("\n"), movetext, scalar("\n\n"), scalar(""))
     if joined.type != pa.string():
         joined = joined.cast(pa.string())

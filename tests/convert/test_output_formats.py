@@ -71,6 +71,26 @@ def _same_rows(table, expected) -> None:
         assert table.column(name).to_pylist() == expected.column(name).to_pylist(), name
 
 
+def test_hugging_face_datasets_loads_a_parquet_chunk_with_its_tags(tmp_path, monkeypatch):
+    """``datasets.load_dataset("parquet", ...)`` offline, as a user loads a converted month: every row, every
+    column, the tags as name and value pairs (an Arrow map has no datasets type: it refused the file)."""
+    datasets = pytest.importorskip("datasets", reason='datasets is not installed: pip install -e ".[test]"')
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    src = shared("data", "lichess-db", "lichess_db_standard_rated_2021-10.head999.pgn.zst")
+    convert(src, tmp_path / "out", "parquet", chunk=700)
+    chunk = chunk_files(tmp_path / "out")[0]
+    expected = pq.read_table(chunk)
+    loaded = datasets.load_dataset("parquet", data_files=str(chunk), split="train",
+                                   cache_dir=str(tmp_path / "hf-cache"))
+    assert loaded.num_rows == expected.num_rows == 700
+    assert loaded.column_names == expected.column_names
+    tags = loaded["tags"]
+    assert tags[0] and all(set(p) == {"key", "value"} for game in tags for p in game)
+    assert tags == expected.column("tags").to_pylist()
+    assert loaded["game_id"] == expected.column("game_id").to_pylist()
+
+
 @pytest.mark.parametrize("name", FILES)
 def test_parquet_chunks_hold_the_schema_game_for_game(tmp_path, name):
     src = shared("data", "lichess-db", name)

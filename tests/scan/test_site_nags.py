@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from helpers import DATA, decompressed
+from helpers import decompressed, shared
 from fastpgn import _backend
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
@@ -51,10 +51,7 @@ def oracle(data: bytes) -> list:
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("parts", ANNOTATED, ids=lambda p: p[1])
 def test_nags_and_site_of_real_games_are_python_chess_s(parts, kernel):
-    path = DATA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"the shared corpus is absent here ({path})")
-    data = decompressed(path)
+    data = decompressed(shared("data", *parts))
     cols = columns(kernel, data)
     expected = oracle(data)
     assert len(expected) == len(cols["site"])
@@ -74,8 +71,7 @@ def test_nags_and_site_of_real_games_are_python_chess_s(parts, kernel):
 
 def test_the_annotated_export_keeps_nags_of_variations_out():
     """The 2017 export writes NAGs inside variations too: those are not the main line's."""
-    data = decompressed(DATA / "lichess-other" / "annotated-export_2017-09_variations-nags.pgn") if DATA.exists() \
-        else pytest.skip("the shared corpus is absent here")
+    data = decompressed(shared("data", "lichess-other", "annotated-export_2017-09_variations-nags.pgn"))
     assert b"(" in data and b"$" in data
     for kernel in KERNELS:
         cols = columns(kernel, data)
