@@ -113,7 +113,7 @@ LINE_TYPES = (
     ("black_elo_diff", "smallint"), ("black_title", "string"), ("moves", "array<string>"),
     ("evals", "array<string>"), ("clocks", "array<float>"),
 )
-_CHUNK_GLOB = "*.{cri,cri.gz,cri.zst}"
+_CHUNK_SUFFIXES = (".cri", ".cri.gz", ".cri.zst")
 
 
 def _line_field(name: str, kind: str, f: str) -> str:
@@ -138,13 +138,27 @@ def _line_field(name: str, kind: str, f: str) -> str:
 
 
 def _chunk_paths(paths) -> list[str]:
-    """Files as given; a local folder as the converter's chunk files in it (not its rejects or records)."""
+    """Files as given; a local folder as the converter's chunk files in it (not its rejects or records).
+
+    A local folder is listed here, file by file, rather than handed to Spark
+    as a glob: Spark looks for a streaming sink's metadata under a single path
+    it is given, and on a glob that look logs a Java FileNotFoundException of
+    some 90 lines, though the read goes on well.
+    """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    found = []
+    found: list[str] = []
     for path in paths:
         text = os.fspath(path)
-        found.append(os.path.join(text, _CHUNK_GLOB) if "://" not in text and os.path.isdir(text) else text)
+        if "://" in text or not os.path.isdir(text):
+            found.append(text)
+            continue
+        chunks = sorted(os.path.join(text, name) for name in os.listdir(text)
+                        if name.endswith(_CHUNK_SUFFIXES) and not name.startswith((".", "_")))
+        if not chunks:
+            raise ValueError(f"{text}: no chunk files in this folder (names ending "
+                             f"{', '.join(_CHUNK_SUFFIXES)})")
+        found.extend(chunks)
     if not found:
         raise ValueError("read_lines needs at least one path")
     return found

@@ -63,10 +63,10 @@ def converter_parquet(path: Path, folder: Path):
 
 
 def published(dataset: Path, name: str):
-    """An input's rows in the dataset, in the input's order (by ``offset``), read as plain Parquet files."""
+    """An input's rows in the dataset, in the input's order (by ``byte_offset``), read as plain Parquet files."""
     files = sorted((dataset / f"input={name}").rglob("*.parquet"))
     # ParquetFile, not read_table: some pyarrow versions add the path's year=/month= as columns
-    return pa.concat_tables(pq.ParquetFile(p).read() for p in files).sort_by("offset")
+    return pa.concat_tables(pq.ParquetFile(p).read() for p in files).sort_by("byte_offset")
 
 
 @pytest.fixture(scope="module")
@@ -126,9 +126,9 @@ def test_spark_reads_the_values_pyarrow_reads(spark, inputs, dataset):
     table = published(dataset[0], name)
     assert any(any(v is not None for v in c) for c in table.column("clock").to_pylist() if c)
     rows = (fs.read_dataset(spark, dataset[0]).where(f"input = '{name}'")
-            .select("offset", "game_id", "site", "moves", "clock", "eval_cp", "nags").orderBy("offset").collect())
+            .select("byte_offset", "game_id", "site", "moves", "clock", "eval_cp", "nags").orderBy("byte_offset").collect())
     assert [tuple(r) for r in rows] == list(zip(*(table.column(c).to_pylist()
-                                                 for c in ("offset", "game_id", "site", "moves", "clock", "eval_cp",
+                                                 for c in ("byte_offset", "game_id", "site", "moves", "clock", "eval_cp",
                                                            "nags"))))
 
 
@@ -138,12 +138,12 @@ def test_spark_reads_the_lists_the_converter_writes_itself(spark, inputs, tmp_pa
     from fastpgn import spark as fs
 
     lists = ("moves", "clock", "move_seconds", "win_percent", "judgement", "eval_cp", "eval_mate")
-    expected = converter_parquet(inputs[0][0], tmp_path / "parquet").sort_by("offset")
+    expected = converter_parquet(inputs[0][0], tmp_path / "parquet").sort_by("byte_offset")
     assert all(expected.column(c).null_count < expected.num_rows for c in lists)
     frame = spark.read.parquet(str(tmp_path / "parquet"))
     assert frame.schema == fs.schema()
-    rows = frame.select("offset", *lists).orderBy("offset").collect()
-    assert [tuple(r) for r in rows] == list(zip(*(expected.column(c).to_pylist() for c in ("offset", *lists))))
+    rows = frame.select("byte_offset", *lists).orderBy("byte_offset").collect()
+    assert [tuple(r) for r in rows] == list(zip(*(expected.column(c).to_pylist() for c in ("byte_offset", *lists))))
 
 
 # ---------------------------------------------------------------- read_lines
@@ -203,6 +203,30 @@ def test_read_lines_rows_equal_fastpgn_lines(spark, tmp_path):
     got = sorted((tuple(r) for r in rows), key=repr)
     assert len(got) == len(expected)
     assert got == sorted(expected, key=repr)
+
+
+def test_read_lines_of_a_folder_prints_no_java_exception(tmp_path):
+    """Spark's stderr of a good read_lines call on a folder holds no Java exception (it held ~90 lines of one)."""
+    from helpers import ENV
+
+    out = tmp_path / "out"
+    assert cli_main([str(corpus(FILES[0])), "700", "-o", str(out), "-q"]) == 0
+    script = ("import fastpgn.spark as fs\n"
+              "s = fs.session('local[1]')\n"
+              f"print(fs.read_lines(s, {str(out)!r}).count())\n"
+              "s.stop()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.strip().splitlines()[-1]) == len(list(fastpgn.read_lines(corpus(FILES[0]))))
+    assert "Exception" not in done.stderr, done.stderr
+
+
+def test_read_lines_of_a_folder_without_chunks_says_so(spark, tmp_path):
+    from fastpgn import spark as fs
+
+    (tmp_path / "_x.rejected.pgn").write_text("")
+    with pytest.raises(ValueError, match="no chunk files in this folder"):
+        fs.read_lines(spark, tmp_path)
 
 
 def test_read_lines_refuses_a_line_without_22_fields(spark, tmp_path):
@@ -305,7 +329,7 @@ def test_rerun_after_a_killed_job_completes_without_duplicates(spark, tmp_path):
     assert set(reports.values()) <= {"skipped", "converted"}
     assert not (out / "_staging").exists()
     games = fs.read_dataset(spark, out)
-    counts = games.agg(F.count("*").alias("n"), F.countDistinct("input", "offset").alias("distinct")).first()
+    counts = games.agg(F.count("*").alias("n"), F.countDistinct("input", "byte_offset").alias("distinct")).first()
     assert counts["n"] == counts["distinct"] == 6 * 999
 
 
@@ -332,13 +356,13 @@ def test_read_pgn_gives_the_dataset_rows(spark, inputs, dataset):
     path = inputs[0][0]
     frame = fs.read_pgn(spark, [path])
     assert frame.schema == fs.schema()
-    got = frame.select("offset", F.unix_seconds("utc").alias("utc"), "eval_cp", "clock", "tags").collect()
+    got = frame.select("byte_offset", F.unix_seconds("utc").alias("utc"), "eval_cp", "clock", "tags").collect()
     table = published(dataset[0], path.name)
     utc = [None if v is None else int(v.timestamp()) for v in table.column("utc").to_pylist()]
-    expected = list(zip(table.column("offset").to_pylist(), utc, table.column("eval_cp").to_pylist(),
+    expected = list(zip(table.column("byte_offset").to_pylist(), utc, table.column("eval_cp").to_pylist(),
                         table.column("clock").to_pylist(),
                         [[(p["key"], p["value"]) for p in m] for m in table.column("tags").to_pylist()]))
-    assert sorted((r["offset"], r["utc"], r["eval_cp"], r["clock"], [tuple(p) for p in r["tags"]])
+    assert sorted((r["byte_offset"], r["utc"], r["eval_cp"], r["clock"], [tuple(p) for p in r["tags"]])
                   for r in got) == expected
 
 
@@ -349,11 +373,11 @@ def test_read_pgn_gives_site_and_nags_as_read_arrow(spark):
 
     paths = [shared("data", "lichess-other", name) for name in
              ("annotated-export_2017-09_variations-nags.pgn", "annotated-export_2022-08_gm-bullet.pgn")]
-    got = sorted(tuple(r) for r in fs.read_pgn(spark, paths).select("offset", "site", "nags").collect())
+    got = sorted(tuple(r) for r in fs.read_pgn(spark, paths).select("byte_offset", "site", "nags").collect())
     expected = []
     for path in paths:
-        table = pa.Table.from_batches(list(fastpgn.read_arrow(path, columns=["offset", "site", "nags"])))
-        expected += zip(*(table.column(c).to_pylist() for c in ("offset", "site", "nags")))
+        table = pa.Table.from_batches(list(fastpgn.read_arrow(path, columns=["byte_offset", "site", "nags"])))
+        expected += zip(*(table.column(c).to_pylist() for c in ("byte_offset", "site", "nags")))
     assert got == sorted(expected)
     assert any(n for _, _, n in got) and all(s for _, s, _ in got)
 
@@ -368,17 +392,17 @@ def test_analytics_columns_on_spark_are_the_converters(spark, inputs, dataset, t
     from fastpgn import spark as fs
 
     path = inputs[0][0]
-    expected = converter_parquet(path, tmp_path / "parquet").sort_by("offset")
-    want = list(zip(*(expected.column(c).to_pylist() for c in ("offset", *ANALYTICS))))
+    expected = converter_parquet(path, tmp_path / "parquet").sort_by("byte_offset")
+    want = list(zip(*(expected.column(c).to_pylist() for c in ("byte_offset", *ANALYTICS))))
     # the file has analysed games and games with clocks: the columns are not all null
     assert sum(row[ANALYTICS.index("white_accuracy") + 1] is not None for row in want) >= 10
     assert any(any(v is not None for v in row[ANALYTICS.index("move_seconds") + 1] or []) for row in want)
     assert any("Blunder" in (row[ANALYTICS.index("judgement") + 1] or []) for row in want)
 
-    read = fs.read_pgn(spark, [path]).select("offset", *ANALYTICS).collect()
+    read = fs.read_pgn(spark, [path]).select("byte_offset", *ANALYTICS).collect()
     assert sorted(tuple(r) for r in read) == want
     converted = (fs.read_dataset(spark, dataset[0]).where(f"input = '{path.name}'")
-                 .select("offset", *ANALYTICS).orderBy("offset").collect())
+                 .select("byte_offset", *ANALYTICS).orderBy("byte_offset").collect())
     assert [tuple(r) for r in converted] == want
 
 
