@@ -91,7 +91,7 @@ class ColumnReader(_RecordReader):
 
 def _chosen(names: tuple, columns: dict) -> tuple:
     """``(the columns named, rows)`` of a block's column sink output."""
-    offsets = columns["offset"]
+    offsets = columns["byte_offset"]
     rows = len(offsets) if isinstance(offsets, list) else offsets[0]
     return {name: columns[name] for name in names}, rows
 
@@ -263,7 +263,7 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
 
 # Unique to a game (or nearly, a position after the opening): a dictionary would only cost there (plain pages
 # are smaller and written faster).
-_PLAIN_COLUMNS = ("game_id", "site", "offset", "zobrist", "fens")
+_PLAIN_COLUMNS = ("game_id", "site", "byte_offset", "zobrist", "fens")
 
 
 def _leaf_paths(field) -> list[str]:

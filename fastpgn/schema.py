@@ -79,7 +79,7 @@ COLUMNS = (
     Column("black_inaccuracies", "int16", "Black's moves judged Inaccuracy"),
     Column("black_mistakes", "int16", "Black's moves judged Mistake"),
     Column("black_blunders", "int16", "Black's moves judged Blunder"),
-    Column("offset", "int64", "the game's first byte in the decompressed input"),
+    Column("byte_offset", "int64", "the game's first byte in the decompressed input"),
     # (a list of pairs, not a map: Hugging Face datasets and other readers take no Arrow map)
     Column("tags", "list<struct<key: string, value: string>>", "every other tag, in file order"),
 )

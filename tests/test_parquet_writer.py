@@ -41,7 +41,7 @@ def test_pages_dictionary_encoded_where_values_repeat_plain_where_unique(tmp_pat
     assert set(columns) == {p for f in schema.arrow_schema() for p in arrow._leaf_paths(f)}
     for name in ("moves.list.element", "clock.list.element", "white", "event", "tags.list.element.key"):
         assert "RLE_DICTIONARY" in columns[name].encodings, name
-    for name in ("game_id", "offset"):
+    for name in ("game_id", "byte_offset"):
         assert "RLE_DICTIONARY" not in columns[name].encodings, name
     # no encoding that Spark 3.5's reader refuses
     assert not any("BYTE_STREAM_SPLIT" in c.encodings or "DELTA" in " ".join(c.encodings) for c in columns.values())
@@ -52,11 +52,11 @@ def test_pages_dictionary_encoded_where_values_repeat_plain_where_unique(tmp_pat
     # read back typed by every reader, game for game
     games = table_of(dump)
     back = pq.read_table(path)
-    assert back.schema.field("offset").type == pa.int64() and back.equals(games.cast(back.schema))
-    rows = duckdb.sql(f"SELECT game_id, \"offset\", moves, clock FROM read_parquet('{path}')").fetchall()
-    assert rows == list(zip(*(games.column(c).to_pylist() for c in ("game_id", "offset", "moves", "clock"))))
+    assert back.schema.field("byte_offset").type == pa.int64() and back.equals(games.cast(back.schema))
+    rows = duckdb.sql(f"SELECT game_id, byte_offset, moves, clock FROM read_parquet('{path}')").fetchall()
+    assert rows == list(zip(*(games.column(c).to_pylist() for c in ("game_id", "byte_offset", "moves", "clock"))))
     assert any(clock for *_, clock in rows)
     frame = pl.read_parquet(path)
     assert frame["game_id"].to_list() == games.column("game_id").to_pylist()
     assert frame["clock"].to_list() == games.column("clock").to_pylist()
-    assert frame["offset"].dtype == pl.Int64
+    assert frame["byte_offset"].dtype == pl.Int64

@@ -131,7 +131,7 @@ def test_both_sinks_give_equal_positions(path):
         kernel = SCAN[name]
         columns, read, rejects, filtered = kernel.columns_from_block(data, 0, len(data), positions=True, fens=True)
         table = pa.Table.from_batches([record_batch(columns, False, True, True)])
-        answers.append((table.select(["offset", "zobrist", "fens"]), read, rejects, filtered))
+        answers.append((table.select(["byte_offset", "zobrist", "fens"]), read, rejects, filtered))
     assert answers[0][1:] == answers[1][1:]
     assert answers[0][0].equals(answers[1][0])
 
@@ -144,7 +144,7 @@ def sinks_agree(data: bytes, stop: bool = False) -> None:
         columns, *counts = SCAN[name].columns_from_block(data, 0, len(data), positions=True, fens=True,
                                                          stop_on_error=stop)
         table = pa.Table.from_batches([record_batch(columns, False, True, True)])
-        answers.append((table.select(["offset", "zobrist", "fens"]), counts))
+        answers.append((table.select(["byte_offset", "zobrist", "fens"]), counts))
     assert answers[0][1] == answers[1][1]
     assert answers[0][0].equals(answers[1][0])
 

@@ -183,7 +183,7 @@ def test_a_bad_game_raises_after_the_games_before_it():
     bad = data[:cut] + b'[Event "bad"]\n\n1. e4 { never closed\n\n' + data[cut:]
     one = _every_reader(bad, 1, "raise")
     assert one["lines"][2][1].startswith("unterminated comment") and len(one["lines"][0]) > 400
-    assert one["arrow"][2] == one["lines"][2] and sum(len(b["offset"]) for b in one["arrow"][0]) == len(one["lines"][0])
+    assert one["arrow"][2] == one["lines"][2] and sum(len(b["byte_offset"]) for b in one["arrow"][0]) == len(one["lines"][0])
     for jobs in JOBS[1:]:
         assert _every_reader(bad, jobs, "raise") == one, jobs
 
@@ -228,7 +228,7 @@ def test_a_release_reads_alike_at_any_jobs(tmp_path, bad_row):
     else:
         assert one["arrow"][2] == ("InputError", f"{path}: cannot read row 4321 (Invalid UTF8 payload)") \
             or (one["arrow"][2][0] == "InputError" and "row 4321" in one["arrow"][2][1])
-        assert len(one["games"][0]) == 4321 == sum(len(b["offset"]) for b in one["arrow"][0])
+        assert len(one["games"][0]) == 4321 == sum(len(b["byte_offset"]) for b in one["arrow"][0])
     for jobs in JOBS[1:]:
         assert _every_reader(path, jobs, "raise") == one, jobs
 

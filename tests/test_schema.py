@@ -85,7 +85,7 @@ GOLDEN = [
     ("white_accuracy", "float"), ("black_accuracy", "float"), ("white_acpl", "int16"), ("black_acpl", "int16"),
     ("white_inaccuracies", "int16"), ("white_mistakes", "int16"), ("white_blunders", "int16"),
     ("black_inaccuracies", "int16"), ("black_mistakes", "int16"), ("black_blunders", "int16"),
-    ("offset", "int64"),
+    ("byte_offset", "int64"),
     ("tags", "list<item: struct<key: string, value: string>>"),
 ]
 
@@ -256,7 +256,7 @@ def test_offsets_and_tags_are_the_records():
     path = shared("data", *SAMPLE)
     table, _ = table_of(path)
     games = list(read_games(path))
-    assert table.column("offset").to_pylist() == [g.offset for g in games]
+    assert table.column("byte_offset").to_pylist() == [g.offset for g in games]
     assert table.column("tags").to_pylist() == [
         [{"key": k, "value": v} for k, v in g.headers.items() if k not in schema.SOURCE_TAGS] for g in games]
     assert table.column("clock").to_pylist() == [
@@ -306,7 +306,7 @@ def test_where_filters_and_counts_reconcile():
     assert set(table.column("speed").to_pylist()) == {"blitz"}
     assert all(e is not None for e in table.column("eval_cp").to_pylist())
     games = read_games(path, where={"speed": "blitz", "with_evals": True})
-    assert table.column("offset").to_pylist() == [g.offset for g in games]
+    assert table.column("byte_offset").to_pylist() == [g.offset for g in games]
     assert reader.games_read == 999 == reader.games_yielded + len(reader.rejected) + reader.games_filtered
     assert reader.games_yielded == table.num_rows > 0
 
@@ -400,7 +400,7 @@ def test_uci_is_san_to_uci_and_rejects_as_the_converter(parts):
     table = pa.Table.from_batches(list(reader), schema=reader.schema)
     games = {g.number: g for g in read_games(path)}
     kept = [g for g in games.values() if g.number not in {r.number for r in reader.rejected}]
-    assert table.column("offset").to_pylist() == [g.offset for g in kept]
+    assert table.column("byte_offset").to_pylist() == [g.offset for g in kept]
     for uci, game in zip(table.column("uci").to_pylist(), kept):
         fen, chess960 = declared_start(game.headers.get("FEN"), game.headers.get("Variant"))
         assert uci == (san_to_uci(game.moves, fen, chess960) if game.moves else [])

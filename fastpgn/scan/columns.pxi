@@ -276,7 +276,7 @@ cdef enum:
     K_WHITE_ACPL = 36
     K_BLACK_ACPL = 37
     K_WHITE_INACCURACIES = 38   # then Mistakes, Blunders, and Black's three: K_WHITE_INACCURACIES + 3 * side + j
-    K_OFFSET = 44
+    K_BYTE_OFFSET = 44
     K_TAGS = 45
     K_UCI = 46
     # the children of the list and map columns
@@ -1302,7 +1302,7 @@ cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_of
     if _plies(c, buf, game) < 0:
         return -1
     offset = base_offset + game.start
-    if _fixed(&c.cols[K_OFFSET], &offset, 8, True) < 0:
+    if _fixed(&c.cols[K_BYTE_OFFSET], &offset, 8, True) < 0:
         return -1
     return _tag_map(c, buf, game, scratch)
 
@@ -1441,11 +1441,11 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
              "base_seconds", "increment_seconds", "speed", "eco", "opening", "opening_code", "variant", "fen",
              "plies", "mate", "moves", "eval_cp", "eval_mate", "clock", "nags", "win_percent", "judgement", "move_seconds",
              "white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies", "white_mistakes",
-             "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders", "offset", "tags")
+             "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders", "byte_offset", "tags")
     cdef dict out = {}
     cdef int k
     for k in range(K_UCI):
-        if K_WIN_PERCENT <= k < K_OFFSET:
+        if K_WIN_PERCENT <= k < K_BYTE_OFFSET:
             if k == K_WIN_PERCENT:     # (the analysis columns, in the schema's order after clock)
                 _analysis_dict(c, out, names)
             continue
@@ -1465,7 +1465,7 @@ cdef dict _columns_dict(Columns *c, const char *buf, object openings):
                                                       _col_spec(&c.cols[K_TAG_VALUE], 1, ())))
         elif (k == K_UTC or k == K_DATE or k == K_WHITE_ELO or k == K_BLACK_ELO or k == K_WHITE_DIFF
               or k == K_BLACK_DIFF or k == K_BASE or k == K_INCREMENT or k == K_PLIES or k == K_MATE
-              or k == K_OFFSET):
+              or k == K_BYTE_OFFSET):
             out[names[k]] = _col_spec(&c.cols[k], 0, ())
         else:
             out[names[k]] = _col_spec(&c.cols[k], 1, ())
@@ -1484,7 +1484,7 @@ cdef void _analysis_dict(Columns *c, dict out, tuple names):
     out["win_percent"] = _col_spec(&c.cols[K_WIN_PERCENT], 2, (_col_spec(&c.cols[K_WIN_PERCENT_ITEM], 0, ()),))
     out["judgement"] = _col_spec(&c.cols[K_JUDGEMENT], 2, (_col_spec(&c.cols[K_JUDGEMENT_ITEM], 1, ()),))
     out["move_seconds"] = _col_spec(&c.cols[K_MOVE_SECONDS], 2, (_col_spec(&c.cols[K_MOVE_SECONDS_ITEM], 0, ()),))
-    for k in range(K_WHITE_ACCURACY, K_OFFSET):
+    for k in range(K_WHITE_ACCURACY, K_BYTE_OFFSET):
         out[names[k]] = _col_spec(&c.cols[k], 0, ())
 
 

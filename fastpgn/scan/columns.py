@@ -202,7 +202,7 @@ def _columns(data, records: list, openings) -> dict:
         "nags": [_nags(bytes(data[r[8]:r[9]]), r[3]) for r in records],
     }
     columns.update(_analysis(headers, moves, evals, columns["clock"], clocks))
-    columns["offset"] = [r[0] for r in records]
+    columns["byte_offset"] = [r[0] for r in records]
     columns["tags"] = [[(k, v) for k, v in h.items() if k not in source] for h in headers]
     return columns
 

@@ -494,12 +494,12 @@ cdef int _csv_field(Out *out, Columns *c, int k, Py_ssize_t row, const char *buf
         return _csv_stamp(out, (<int64_t *>col.data.data)[row])
     if k == K_DATE:
         return _csv_day(out, (<int32_t *>col.data.data)[row])
-    if k == K_OFFSET:
+    if k == K_BYTE_OFFSET:
         return _csv_int(out, (<int64_t *>col.data.data)[row])
     if k == K_BASE:
         return _csv_int(out, (<int32_t *>col.data.data)[row])
     if (k == K_WHITE_ELO or k == K_BLACK_ELO or k == K_WHITE_DIFF or k == K_BLACK_DIFF or k == K_INCREMENT
-            or k == K_PLIES or K_WHITE_ACPL <= k < K_OFFSET):
+            or k == K_PLIES or K_WHITE_ACPL <= k < K_BYTE_OFFSET):
         return _csv_int(out, (<int16_t *>col.data.data)[row])
     # a string column
     if _csv_bytes(out, col.data.data + _off_at(col, row), _off_at(col, row + 1) - _off_at(col, row)) < 0:
@@ -511,7 +511,7 @@ cdef int _csv_rows(Out *out, Columns *c, const unsigned char *chosen, Py_ssize_t
                    Out *scratch) noexcept nogil:
     """Every row of ``c``: the fields of the ``chosen`` columns (column numbers), ``\\r\\n`` after each row."""
     cdef Py_ssize_t row, j, at
-    for row in range(c.cols[K_OFFSET].n):
+    for row in range(c.cols[K_BYTE_OFFSET].n):
         at = out.size
         for j in range(nchosen):
             if j > 0 and _csv_bytes(out, b",", 1) < 0:

@@ -107,11 +107,11 @@ def test_parquet_chunks_hold_the_schema_game_for_game(tmp_path, name):
     # DuckDB and polars read the folder as users do.
     glob = str(tmp_path / "out" / "*.parquet")
     got = duckdb.sql(f"SELECT game_id, white_elo, plies, len(moves) AS n FROM read_parquet('{glob}') "
-                     "ORDER BY \"offset\"").fetchall()
+                     "ORDER BY byte_offset").fetchall()
     assert got == list(zip(expected.column("game_id").to_pylist(), expected.column("white_elo").to_pylist(),
                            expected.column("plies").to_pylist(),
                            [len(m) for m in expected.column("moves").to_pylist()]))
-    frame = pl.read_parquet(glob).sort("offset")
+    frame = pl.read_parquet(glob).sort("byte_offset")
     assert frame["eval_cp"].to_list() == expected.column("eval_cp").to_pylist()
     assert frame["clock"].to_list() == expected.column("clock").to_pylist()
 
@@ -219,10 +219,10 @@ def test_an_encoder_error_is_one_line_and_leaves_no_half_chunk(tmp_path, monkeyp
     monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 100)
     assert main([str(src), "400", "-o", str(ref), "-j", "2", "-q", "--format", "parquet"]) == 0
     real = tables.encode_row_group
-    third_of_second = reference(src).column("offset")[600].as_py()    # the third row group of the second chunk
+    third_of_second = reference(src).column("byte_offset")[600].as_py()    # the third row group of the second chunk
 
     def failing(table, *args):
-        if table.column("offset")[0].as_py() == third_of_second:
+        if table.column("byte_offset")[0].as_py() == third_of_second:
             raise pa.ArrowInvalid("no room\nfor this row group")
         return real(table, *args)
 

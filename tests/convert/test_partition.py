@@ -90,7 +90,7 @@ def test_month_folders_hold_the_unpartitioned_games(tmp_path, mixed):
 
     # DuckDB as users query lichess's release: the hive columns beside the schema's, the same games.
     got = duckdb.sql(f"SELECT year, month, game_id, utc, white_elo, moves, clock FROM read_parquet("
-                     f"'{out}/*/*/*.parquet', hive_partitioning = true) ORDER BY \"offset\"").fetchall()
+                     f"'{out}/*/*/*.parquet', hive_partitioning = true) ORDER BY byte_offset").fetchall()
     assert [g[2:] for g in got] == list(zip(*(expected.column(c).to_pylist() for c in
                                                ("game_id", "utc", "white_elo", "moves", "clock"))))
     # (DuckDB reads month=06 as the text '06', as it does lichess's release: zero-padded like theirs)
@@ -98,7 +98,7 @@ def test_month_folders_hold_the_unpartitioned_games(tmp_path, mixed):
                                            for g in got]
     assert sum(g[0] == 0 for g in got) == 1
     # polars reads the tree the same way.
-    frame = pl.scan_parquet(f"{out}/**/*.parquet", hive_partitioning=True).sort("offset").collect()
+    frame = pl.scan_parquet(f"{out}/**/*.parquet", hive_partitioning=True).sort("byte_offset").collect()
     assert frame["game_id"].to_list() == expected.column("game_id").to_pylist()
     assert frame["eval_cp"].to_list() == expected.column("eval_cp").to_pylist()
     assert frame.filter(pl.col("year") == 2013)["utc"].dt.month().unique().to_list() == [1]
@@ -171,7 +171,7 @@ def test_lichess_release_in_month_folders_out(tmp_path):
     theirs = duckdb.sql(query.format(f"{root}/*/*/*.parquet")).fetchall()
     assert ours == theirs == [(2021, "10", 999), (2022, "06", 2499)]
     got = duckdb.sql(f"SELECT game_id, len(moves) FROM read_parquet('{out}/*/*/*.parquet') ORDER BY year, month, "
-                     "\"offset\"").fetchall()
+                     "byte_offset").fetchall()
     assert [g[0] for g in got] == [r["Site"].rsplit("/", 1)[-1] for r in rows]
     # ... their moves as the dumps hold them
     import fastpgn

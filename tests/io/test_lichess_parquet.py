@@ -52,11 +52,11 @@ def _table(source, **options):
 
 
 def _without_release_gaps(table):
-    """The table without ``offset`` (it counts bytes of a different text) and with the tags the
+    """The table without ``byte_offset`` (it counts bytes of a different text) and with the tags the
     release has no column for left out of ``tags``."""
-    rows = table.drop_columns(["offset"]).to_pylist()
+    rows = table.drop_columns(["byte_offset"]).to_pylist()
     for row in rows:
-        row["tags"] = [(k, v) for k, v in row["tags"] if k not in NOT_IN_RELEASE]
+        row["tags"] = [tag for tag in row["tags"] if tag["key"] not in NOT_IN_RELEASE]
     return rows
 
 
@@ -69,7 +69,7 @@ def test_read_arrow_gives_the_dumps_table_game_for_game(corpus, scan, monkeypatc
     assert got.schema == want.schema
     assert _without_release_gaps(got) == _without_release_gaps(want)
     # The offsets count bytes of the PGN text built from the rows: increasing, starting at 0.
-    offsets = got.column("offset").to_pylist()
+    offsets = got.column("byte_offset").to_pylist()
     assert offsets[0] == 0 and offsets == sorted(offsets)
 
 

@@ -31,7 +31,7 @@ def f32(x):
 def rows(scan, data: bytes) -> list[dict]:
     """The analysis columns of each good game of ``data``, read by kernel ``scan``, with its offset."""
     columns, *_ = scan.columns_from_block(data, 0, len(data))
-    return record_batch({name: columns[name] for name in ("offset",) + ANALYSIS}).to_pylist()
+    return record_batch({name: columns[name] for name in ("byte_offset",) + ANALYSIS}).to_pylist()
 
 
 def expected(game) -> dict:
@@ -61,7 +61,7 @@ def test_corpus_columns_equal_game_values(scan):
         data = decompressed(path)
         games = {g.offset: g for g in fastpgn.read_games(data, errors="skip")}
         for row in rows(scan, data):
-            game = games[row.pop("offset")]
+            game = games[row.pop("byte_offset")]
             want = expected(game)
             assert row == want, (path.name, game.id)
             with_evals += row["win_percent"] is not None
@@ -75,7 +75,7 @@ def table(scan, pgn: str) -> dict:
     """The one game of ``pgn``'s analysis columns, read by kernel ``scan``; Game's values must agree."""
     data = pgn.encode()
     (row,) = rows(scan, data)
-    row.pop("offset")
+    row.pop("byte_offset")
     assert row == expected(next(fastpgn.read_games(data)))
     return row
 

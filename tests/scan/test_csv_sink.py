@@ -73,7 +73,7 @@ def test_sinks_agree_on_every_file(path):
 def test_sinks_agree_under_a_filter_and_on_chosen_columns(path):
     data = decompressed(path)
     assert_same(data, where={"min_elo": 1800, "speed": ["blitz"], "with_evals": True})
-    assert_same(data, columns=["tags", "white", "clock", "offset"])
+    assert_same(data, columns=["tags", "white", "clock", "byte_offset"])
     assert_same(data, uci=True, columns=["uci", "moves"])
 
 
@@ -137,7 +137,7 @@ def test_the_analysis_floats_are_written_alike(plies, time_control):
 
 def _field(tags: str, column: str, movetext: str = "1. e4 e5 *") -> str:
     """The field of ``column`` in the one game's row (written after its offset)."""
-    text = rows(f"{tags}\n\n{movetext}\n".encode(), columns=["offset", column]).decode()
+    text = rows(f"{tags}\n\n{movetext}\n".encode(), columns=["byte_offset", column]).decode()
     assert text.endswith("\r\n")
     return text[:-2].split(",", 1)[1]
 

@@ -121,7 +121,7 @@ def rows(output) -> int:
     if isinstance(output, bytes):
         return output.count(b"\n")
     if isinstance(output, dict):
-        offsets = output["offset"]
+        offsets = output["byte_offset"]
         return len(offsets) if isinstance(offsets, list) else offsets[0]
     return len(output)
 
