@@ -125,11 +125,10 @@ def test_spark_reads_the_values_pyarrow_reads(spark, inputs, dataset):
     name = inputs[0][0].name
     table = published(dataset[0], name)
     assert any(any(v is not None for v in c) for c in table.column("clock").to_pylist() if c)
+    SOME = ("byte_offset", "game_id", "site", "moves", "clock", "eval_cp", "nags")
     rows = (fs.read_dataset(spark, dataset[0]).where(f"input = '{name}'")
-            .select("byte_offset", "game_id", "site", "moves", "clock", "eval_cp", "nags").orderBy("byte_offset").collect())
-    assert [tuple(r) for r in rows] == list(zip(*(table.column(c).to_pylist()
-                                                 for c in ("byte_offset", "game_id", "site", "moves", "clock", "eval_cp",
-                                                           "nags"))))
+            .select(*SOME).orderBy("byte_offset").collect())
+    assert [tuple(r) for r in rows] == list(zip(*(table.column(c).to_pylist() for c in SOME)))
 
 
 def test_spark_reads_the_lists_the_converter_writes_itself(spark, inputs, tmp_path):
