@@ -390,6 +390,9 @@ def test_resume_needs_the_same_filter(tmp_path, capsys):
     (["--min-elo", "2500", "--max-elo", "2000"], "fastpgn: --min-elo (2500) is above --max-elo (2000): "
                                                  "no game can pass\n"),
     (["--tag", "Event"], "fastpgn: --tag: a tag test is NAME=VALUE, not 'Event'\n"),
+    # (an --elo-of without a bound filtered nothing, silently)
+    (["--elo-of", "white", "--speed", "blitz"], "fastpgn: --elo-of white says whose rating --min-elo and "
+                                                "--max-elo bound: give one of them too\n"),
 ])
 def test_bad_flag_values_are_one_line_exit_2(tmp_path, capsys, flags, message):
     src = shared("data", "lichess-db", SAMPLE)

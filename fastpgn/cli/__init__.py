@@ -320,14 +320,23 @@ def convert_main(argv) -> int:
     if args.uci and args.format == "pgn":
         parser.error("--uci writes UCI moves, and --format pgn writes each game as it was read: use --validate "
                      "to keep only the games that replay")
+    if args.compression is not None and args.format == "parquet":
+        print(f"fastpgn: --compression {args.compression} compresses lines, csv and pgn chunks; Parquet is "
+              "compressed inside (zstd): leave --compression out", file=sys.stderr)
+        return 2
     if args.resume and args.overwrite:
         print("fastpgn: --resume continues an earlier run and --overwrite removes it: give one of them",
               file=sys.stderr)
         return 2
     try:
         inputs = expand_inputs(args.inputs)
+        _check_inputs(inputs)
     except InputError as exc:
         print(f"fastpgn: {exc}", file=sys.stderr)
+        return 2
+    if args.inputs_at_once is not None and len(inputs) == 1:
+        print(f"fastpgn: --inputs-at-once {args.inputs_at_once} says how many of several inputs are converted "
+              f"at a time, and {inputs[0]} is the only input", file=sys.stderr)
         return 2
     compression = args.compression or ("none" if to_stdout else "gz")
     opts = Options(input=inputs[0], chunk_size=args.chunk_size or 0, output_dir=args.output_dir,
@@ -362,6 +371,18 @@ def convert_main(argv) -> int:
         if progress is not None:
             progress.close()
     return _report(opts.input, summary, error, converter, args, print_line)
+
+
+def _check_inputs(inputs: list[str]) -> None:
+    """Raise InputError for a folder among ``inputs`` that holds neither PGN files nor Parquet files (a
+    folder of PGN files was expanded to them already, by expand_inputs)."""
+    from fastpgn.convert.many import PGN_SUFFIXES
+    from fastpgn.io.sources import is_parquet_input
+
+    for path in inputs:
+        if os.path.isdir(path) and not is_parquet_input(path):
+            raise InputError(f"{path}: a folder holding no PGN files (none named *{', *'.join(PGN_SUFFIXES)}) "
+                             "and no Parquet files")
 
 
 def _interrupted(args) -> str:

@@ -60,6 +60,9 @@ class FilterParser(Parser):
         fields = {k: v for k, v in fields.items() if v not in (None, False, [])}
         if "speed" in fields:
             fields["speed"] = ",".join(fields["speed"])
+        if "elo_of" in fields and "min_elo" not in fields and "max_elo" not in fields:
+            self.exit(2, f"{self.name}: --elo-of {fields['elo_of']} says whose rating --min-elo and --max-elo "
+                         "bound: give one of them too\n")
         try:
             args.where = Where(**fields) if fields else None
         except ValueError as exc:
