@@ -240,7 +240,7 @@ class _Progress:
     def __call__(self, raw_read: int, offset: int, written: int, rejected: int) -> None:
         seconds = time.perf_counter() - self.start
         rate = offset / 1e6 / seconds if seconds > 0 else 0.0
-        self.bar.set_description_str(f"{offset / 1e6:,.0f} MB of PGN, {rate:,.1f} MB/s, {written:,} games, "
+        self.bar.set_description_str(f"{offset / 1e6:,.0f} MB of PGN, {rate:,.1f} MB/s, {plural(written, 'game')}, "
                                      f"{rejected:,} rejected", refresh=False)
         self.bar.update(raw_read - self.bar.n)
 
@@ -543,8 +543,8 @@ def _convert_many(args, inputs: list[str], opts) -> int:
     if not args.quiet:
         shown = ", ".join(failed[:3]) + (f" and {len(failed) - 3:,} more" if len(failed) > 3 else "")
         outcome_text = f"; {len(failed):,} failed: {shown}" if failed else ""
-        print(f"fastpgn: {len(inputs):,} inputs: {_counts(total, args)}, backend {total.backend}, "
-              f"{plural(total.workers, 'worker')}, {many.at_once:,} inputs at a time{outcome_text}",
+        print(f"fastpgn: {plural(len(inputs), 'input')}: {_counts(total, args)}, backend {total.backend}, "
+              f"{plural(total.workers, 'worker')}, {plural(many.at_once, 'input')} at a time{outcome_text}",
               file=sys.stderr)
     return worst
 

@@ -81,9 +81,14 @@ def parse_args(parser, argv):
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
 
 
-def plural(count: int, noun: str) -> str:
-    """``plural(1, "game")`` -> '1 game'; ``plural(2_000, "game")`` -> '2,000 games'."""
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``count`` and ``noun``, its plural (``nouns``, else ``noun`` + s) unless it is 1: every count a
+    summary or a progress bar gives goes through here.
+
+    >>> plural(1, "game"), plural(2_000, "game"), plural(1, "ply", "plies"), plural(0, "ply", "plies")
+    ('1 game', '2,000 games', '1 ply', '0 plies')
+    """
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def _say(message: str) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from fastpgn.engine.analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
-from fastpgn.cli._common import add_encoding_argument, add_jobs_option, not_utf8_note, parse_args
+from fastpgn.cli._common import add_encoding_argument, add_jobs_option, not_utf8_note, parse_args, plural
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputDamageError, InputError, PGNError
@@ -478,9 +478,9 @@ class _Run:
             name += " (not started)"
         resumed = f", {s.skipped:,} kept from the interrupted run" if s.skipped else ""
         filtered = f", {s.filtered:,} filtered out" if self.args.where is not None else ""
-        print(f"analyse: {s.games_read:,} games read, {s.written:,} written ({s.analysed:,} analysed, "
+        print(f"analyse: {plural(s.games_read, 'game')} read, {s.written:,} written ({s.analysed:,} analysed, "
               f"{s.kept:,} kept with their evals, {s.not_analysed:,} not analysable), {s.rejected:,} rejected"
-              f"{filtered}{resumed}; {s.positions:,} positions, {database}{searched:,} searched, "
+              f"{filtered}{resumed}; {plural(s.positions, 'position')}, {database}{searched:,} searched, "
               f"{s.cached:,} from the cache{share}; "
               f"{seconds:.1f} s, {s.positions / seconds if seconds > 0 else 0:,.1f} positions/s, "
               f"{self.args.jobs} x {name}", file=sys.stderr)
@@ -672,7 +672,7 @@ class _Run:
             else:
                 if index < skip:
                     results.put(("crash", _Failed(
-                        f"{args.output} holds {skip:,} games, more than {args.input} ({index:,})", 2)))
+                        f"{args.output} holds {plural(skip, 'game')}, more than {args.input} ({index:,})", 2)))
                     return
         except PGNError as exc:
             error = exc

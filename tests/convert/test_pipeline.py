@@ -311,6 +311,30 @@ def test_progress_bar_on_a_terminal(tmp_path, dump):
     assert stderr_on_a_terminal(cmd[:-2] + ["-o", str(tmp_path / "b"), "-q"]) == ""
 
 
+def test_a_count_of_one_is_singular(tmp_path, capsys):
+    """"1 games", "1 inputs at a time": the summaries, the progress bar and the explorer say "1 game"."""
+    from fastpgn.cli import _Progress
+
+    src = tmp_path / "one.pgn"
+    src.write_text('[Event "x"]\n\n1. e4 *\n\n')
+    assert main([str(src), "10", "-o", str(tmp_path / "o"), "-j", "1"]) == 0
+    assert capsys.readouterr().err.startswith("fastpgn: 1 game written, 0 rejected (of 1 read), 1 chunk, ")
+    other = tmp_path / "two.pgn"
+    other.write_text('[Event "y"]\n\n1. d4 *\n\n')
+    assert main([str(src), str(other), "10", "-o", str(tmp_path / "m"), "-j", "1", "--inputs-at-once", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "fastpgn: 2 inputs: 2 games written, 0 rejected (of 2 read), 2 chunks, " in err
+    assert ", 1 worker, 1 input at a time" in err
+    assert main(["explorer", str(src), "-o", str(tmp_path / "t.parquet"), "--max-plies", "1"]) == 0
+    assert capsys.readouterr().err.startswith(
+        "explorer: 1 game read from PGN (1 converted, 0 rejected, 0 filtered out), 1 in the tree, 0 without "
+        "positions (a variant or an illegal move); 1 row of the first 1 ply to ")
+    bar = _Progress(None)
+    bar(10, 100, 1, 0)
+    assert bar.bar.desc.endswith(", 1 game, 0 rejected"), bar.bar.desc
+    bar.close()
+
+
 def test_stdin_and_chunk_size_first_like_the_original(tmp_path, dump):
     out = tmp_path / "s"
     out.mkdir()

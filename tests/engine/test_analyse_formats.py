@@ -151,3 +151,19 @@ def test_format_and_filter_usage_errors_are_one_line(tmp_path, capsys, argv, mes
     code, err = run([src, "--engine", engine, *argv], capsys)
     assert code == 2 and err.startswith(message) and err.count("\n") == 1, err
     assert not log.exists()       # refused before any engine started
+
+
+def test_a_count_of_one_is_singular_in_the_summary(tmp_path, capsys):
+    """"1 games read", "1 positions": every count of the summary goes through one plural rule."""
+    src = tmp_path / "one.pgn"
+    src.write_text('[Event "x"]\n\n1. e4 *\n\n')
+    engine, _ = fake_engine(tmp_path)
+    code, err = run([src, "-o", tmp_path / "out.pgn", "--engine", engine], capsys)
+    assert code == 0, err
+    assert err.startswith("analyse: 1 game read, 1 written (1 analysed, 0 kept with their evals, 0 not analysable), "
+                          "0 rejected; 1 position, 1 searched, "), err
+    code, err = run([first_games(shared(*G2021), 2, tmp_path), "-o", tmp_path / "out2.pgn", "--engine", engine,
+                     "--max-plies", "0"], capsys)
+    assert code == 0, err
+    assert err.startswith("analyse: 2 games read, 0 written (0 analysed, 0 kept with their evals, 0 not analysable), "
+                          "0 rejected, 2 filtered out; 0 positions, "), err
