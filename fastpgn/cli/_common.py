@@ -289,8 +289,9 @@ class Run:
         except InputError as exc:
             raise Unusable(self._named(exc)) from None
 
-    def open_pgn(self):
-        """INPUT for ``read_games`` (in a ``with``); Unusable when its first bytes cannot start PGN.
+    def open_pgn(self, other_notation: Callable[[bytes], str | None] | None = None):
+        """INPUT for ``read_games`` (in a ``with``); Unusable when its first bytes cannot start PGN, or
+        when ``other_notation`` (given the first bytes) says what else they are.
 
         A file is looked at and then read again from its start; a pipe or
         stdin is read once, its first bytes kept for the reader. Damage
@@ -305,6 +306,9 @@ class Run:
                 check_pgn(head, self.name)
             except InputError as exc:
                 raise Unusable(self._named(exc)) from None
+            why = other_notation(head) if other_notation is not None else None
+            if why:
+                raise Unusable(f"{self.name}: {why}")
         except BaseException:
             source.close()
             raise
