@@ -25,7 +25,7 @@ from pathlib import Path
 
 import fastpgn
 from fastpgn.cli import _process
-from fastpgn.cli._common import add_encoding_argument, add_jobs_option, guarded, not_utf8_note, plural
+from fastpgn.cli._common import add_encoding_argument, add_jobs_option, guarded, not_utf8_note, plural, progress_bar
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.errors import InputError, PGNError
 
@@ -228,14 +228,8 @@ class _Progress:
     """
 
     def __init__(self, total: int | None) -> None:
-        from tqdm import tqdm
-
-        # The figures go in tqdm's desc field: its postfix field comes with a leading comma.
-        fmt = ("fastpgn: {percentage:3.0f}%|{bar}| {desc} [{elapsed}<{remaining}]" if total
-               else "fastpgn: {desc} [{elapsed}]")
         self.start = time.perf_counter()
-        self.bar = tqdm(total=total, desc="0 MB of PGN", bar_format=fmt, dynamic_ncols=True,
-                        mininterval=0.25, file=sys.stderr)
+        self.bar = progress_bar("fastpgn", total, "0 MB of PGN")
 
     def __call__(self, raw_read: int, offset: int, written: int, rejected: int) -> None:
         seconds = time.perf_counter() - self.start

@@ -91,6 +91,30 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
+def progress_bar(prog: str, total: int | None, desc: str):
+    """A tqdm bar on stderr for a command's progress: ``prog: 42%|####  | DESC [elapsed<remaining]`` (the
+    ETA) when ``total`` is known, ``prog: DESC [elapsed]`` until then (:func:`set_progress_total`). The
+    figures go in ``desc``: tqdm's postfix field comes with a leading comma."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=desc, bar_format=_bar_format(prog, total), dynamic_ncols=True, mininterval=0.25,
+               file=sys.stderr)
+    bar.fastpgn_prog = prog
+    return bar
+
+
+def set_progress_total(bar, total: int) -> None:
+    """Give a :func:`progress_bar` the total it lacked (known later on): its percentage and ETA from now."""
+    if bar.total != total:
+        bar.total = total
+        bar.bar_format = _bar_format(bar.fastpgn_prog, total)
+
+
+def _bar_format(prog: str, total: int | None) -> str:
+    return (f"{prog}: {{percentage:3.0f}}%|{{bar}}| {{desc}} [{{elapsed}}<{{remaining}}]" if total
+            else f"{prog}: {{desc}} [{{elapsed}}]")
+
+
 def _say(message: str) -> None:
     print(message, file=sys.stderr)
 

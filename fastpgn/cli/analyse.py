@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from fastpgn.engine.analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
-from fastpgn.cli._common import add_encoding_argument, add_jobs_option, not_utf8_note, parse_args, plural
+from fastpgn.cli._common import (add_encoding_argument, add_jobs_option, not_utf8_note, parse_args, plural,
+                                 progress_bar, set_progress_total)
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputDamageError, InputError, PGNError
@@ -206,17 +207,22 @@ class _Failed(Exception):
 
 
 class _Progress:
-    """A tqdm line on a terminal: positions, positions/s, games."""
+    """A tqdm line on a terminal, the converter's (progress_bar): games written of the total once it is known
+    (the percentage and the ETA), positions and positions/s."""
 
     def __init__(self) -> None:
-        from tqdm import tqdm
+        self.start = time.perf_counter()
+        self.bar = progress_bar("fastpgn analyse", None, "0 positions")
 
-        self.bar = tqdm(unit=" positions", desc="analyse", dynamic_ncols=True, mininterval=0.25,
-                        file=sys.stderr)
-
-    def update(self, positions: int, games: int) -> None:
-        self.bar.set_postfix_str(_plural(games, "game"), refresh=False)
-        self.bar.update(positions - self.bar.n)
+    def update(self, positions: int, games: int, total: int | None) -> None:
+        if total is not None:
+            set_progress_total(self.bar, max(total, games))
+        seconds = time.perf_counter() - self.start
+        rate = positions / seconds if seconds > 0 else 0.0
+        of = f" of {self.bar.total:,}" if self.bar.total else ""
+        self.bar.set_description_str(f"{plural(games, 'game')}{of}, {plural(positions, 'position')}, "
+                                     f"{rate:,.1f} positions/s", refresh=False)
+        self.bar.update(games - self.bar.n)
 
     def write(self, text: str) -> None:
         self.bar.write(text, file=sys.stderr)
@@ -251,6 +257,7 @@ class _Run:
         self.resume_line_id: str | None = None     # --resume --format lines: the last line's game id
         self._openings: Openings | None = None     # --format lines: the kernel's openings table
         self.cache: EvalCache | None = None
+        self.total: int | None = None           # the games this run analyses, once counted (the progress bar)
 
     def say(self, text: str) -> None:
         if self.progress is not None:
@@ -284,7 +291,7 @@ class _Run:
                     raise _Failed(f"--format csv writes one file, not a folder: {args.output}", 2)
                 chunks = _chunk_files(args.output)
                 if chunks and not args.overwrite:
-                    raise _Failed(f"{args.output} holds {_plural(len(chunks), 'Parquet chunk')}: --overwrite "
+                    raise _Failed(f"{args.output} holds {plural(len(chunks), 'Parquet chunk')}: --overwrite "
                                   "replaces them", 2)
                 return 0
         if args.output is None:
@@ -501,6 +508,8 @@ class _Run:
                                     daemon=True, name=f"fastpgn-analyse-{i}")
                    for i, engine in enumerate(self.slots)]
         self.workers, self.feeder = workers, feeder
+        if self.progress is not None and args.input != "-":
+            threading.Thread(target=self._count, args=(skip,), daemon=True, name="fastpgn-analyse-count").start()
         feeder.start()
         for w in workers:
             w.start()
@@ -530,11 +539,12 @@ class _Run:
                     self.say(message[1])
                 elif kind == "end":
                     _, fed, end_error, self.stats.games_read, self.stats.rejected, self.stats.filtered = message
+                    self.total = fed - skip
                 elif kind == "fault":
                     _, index, game, exc = message
                     self._flush(pending, next_index)
                     where = f"game {game.number} (PGN byte {game.offset})" if game is not None else "start-up"
-                    written = f"; {_plural(self.stats.written, 'game')} written" + (
+                    written = f"; {plural(self.stats.written, 'game')} written" + (
                         f" to {args.output}, --resume continues" if args.output else "")
                     raise _Failed(f"engine failed at {where}: {exc}{written}", 2)
                 elif kind == "crash":
@@ -546,7 +556,7 @@ class _Run:
             for engine in self.engines:
                 engine.kill()
             self._flush(pending, next_index)
-            self.say(f"fastpgn analyse: interrupted; {_plural(self.stats.written, 'game')} written"
+            self.say(f"fastpgn analyse: interrupted; {plural(self.stats.written, 'game')} written"
                      + (f" to {args.output}, --resume continues" if args.output else ""))
             return 130
         finally:
@@ -572,7 +582,24 @@ class _Run:
 
     def _tick(self) -> None:
         if self.progress is not None:
-            self.progress.update(self.stats.positions, self.stats.written)
+            self.progress.update(self.stats.positions, self.stats.written, self.total)
+
+    def _count(self, skip: int) -> None:
+        """The progress bar's total: the games of INPUT the filters keep (up to --limit), less those kept from
+        an interrupted run, counted by a read of the tags alone beside the analysis."""
+        from fastpgn.reader import read_headers
+
+        args = self.args
+        count = 0
+        try:
+            for _ in read_headers(args.input, errors="skip", where=args.where, encoding=args.encoding, jobs=1):
+                count += 1
+                if self.stop.is_set() or (args.limit is not None and count >= args.limit):
+                    break
+        except (PGNError, OSError):
+            return                      # the feeder says what is wrong with INPUT
+        if not self.stop.is_set() and self.total is None:
+            self.total = max(count - skip, 0)
 
     def _flush(self, pending: dict, next_index: int) -> None:
         """After a fault: write the finished games that follow the written ones."""
@@ -948,10 +975,6 @@ class _TableOut:
                 self.stream.close()
             elif self.stream is not None:
                 self.stream.flush()
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 class _Stopped(Exception):

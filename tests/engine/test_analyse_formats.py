@@ -167,3 +167,23 @@ def test_a_count_of_one_is_singular_in_the_summary(tmp_path, capsys):
     assert code == 0, err
     assert err.startswith("analyse: 2 games read, 0 written (0 analysed, 0 kept with their evals, 0 not analysable), "
                           "0 rejected, 2 filtered out; 0 positions, "), err
+
+
+def test_progress_bar_gives_the_games_of_the_total_and_an_eta(tmp_path):
+    """analyse's bar had no total and no ETA: the converter's bar, the games of the input's total (counted
+    beside the analysis, the filters and --limit applied), its percentage and the time left."""
+    import re
+    import sys
+
+    from helpers import stderr_on_a_terminal
+
+    src = first_games(shared(*G2021), 30, tmp_path)
+    engine, _ = fake_engine(tmp_path)
+    keep = sum(1 for g in read_games(src) if int(g.headers["WhiteElo"]) >= 1800 and int(g.headers["BlackElo"]) >= 1800)
+    for extra, total in (([], 30), (["--limit", "12"], 12), (["--min-elo", "1800"], keep)):
+        seen = stderr_on_a_terminal([sys.executable, "-m", "fastpgn", "analyse", str(src), "-o",
+                                     str(tmp_path / f"out{total}.pgn"), "--engine", engine, *extra])
+        assert "fastpgn analyse: 100%|" in seen, seen
+        assert re.search(rf"\| {total} games of {total}, [\d,]+ positions, [\d.,]+ positions/s \[\d\d:\d\d<00:00\]",
+                         seen), seen
+        assert f"analyse: {30 if extra != ['--limit', '12'] else 12} games read" in seen, seen
