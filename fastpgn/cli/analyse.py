@@ -430,7 +430,7 @@ class _Run:
         except KeyboardInterrupt:
             code = 130
         finally:
-            self._shutdown(code)
+            code = self._shutdown(code)
         if code in (0, 1) and not args.quiet:
             self._summary(time.perf_counter() - start)
         return code
@@ -444,7 +444,15 @@ class _Run:
             except OSError as exc:
                 raise _Failed(f"cannot write {self.args.output or 'stdout'}: {exc.strerror or exc}", 2) from None
 
-    def _shutdown(self, code: int) -> None:
+    def _cannot_write(self, exc: OSError) -> str:
+        """The line for a failed write to OUTPUT: what, and what is kept."""
+        args = self.args
+        kept = f"; {plural(self.stats.written, 'game')} written before it" + (
+            ", --resume continues" if args.output and args.format in ("pgn", "lines") else "")
+        return f"cannot write {args.output or 'stdout'}: {exc.strerror or exc}{kept}"
+
+    def _shutdown(self, code: int) -> int:
+        """End the engines, the threads and OUTPUT; the exit status, ``code`` unless closing OUTPUT failed."""
         self.stop.set()
         if self.feeder is not None and self.evals_db is not None:
             self.feeder.join(5.0)        # (its lookup in DuckDB ends before the database closes)
@@ -468,12 +476,22 @@ class _Run:
             except _Failed as exc:
                 self.say(f"fastpgn analyse: {exc}")
         elif self.out is not None and self.out is not sys.stdout:
-            self.out.close()
+            try:
+                self.out.close()
+            except OSError as exc:      # what a full disk left in the buffer
+                if code in (0, 1):      # (else the run's failure is said already)
+                    self.say(f"fastpgn analyse: {self._cannot_write(exc)}")
+                    return 2
         elif self.out is sys.stdout:
             try:
                 self.out.flush()
             except BrokenPipeError:
                 pass
+            except OSError as exc:
+                if code in (0, 1):
+                    self.say(f"fastpgn analyse: {self._cannot_write(exc)}")
+                    return 2
+        return code
 
     def _summary(self, seconds: float) -> None:
         s = self.stats
@@ -639,8 +657,13 @@ class _Run:
             text = self._line(text)
         out = self.out
         assert out is not None  # run() opened it before the first game
-        out.write(text)
-        out.flush()
+        try:
+            out.write(text)
+            out.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:      # a full disk, most likely: one line, not a traceback
+            raise _Failed(self._cannot_write(exc), 2) from None
         self.stats.written += 1
         if status == "analysed":
             self.stats.analysed += 1

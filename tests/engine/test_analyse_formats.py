@@ -9,10 +9,13 @@ Run on both backends by the suite's second pass (FASTPGN_IMPLEMENTATION).
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 
 import pytest
 
-from helpers import G2021, G2023, fake_engine, first_games, shared
+from helpers import ENV, G2021, G2023, fake_engine, first_games, shared
 from helpers import analyse_cli as run
 
 pa = pytest.importorskip("pyarrow")
@@ -173,7 +176,6 @@ def test_progress_bar_gives_the_games_of_the_total_and_an_eta(tmp_path):
     """analyse's bar had no total and no ETA: the converter's bar, the games of the input's total (counted
     beside the analysis, the filters and --limit applied), its percentage and the time left."""
     import re
-    import sys
 
     from helpers import stderr_on_a_terminal
 
@@ -187,3 +189,20 @@ def test_progress_bar_gives_the_games_of_the_total_and_an_eta(tmp_path):
         assert re.search(rf"\| {total} games of {total}, [\d,]+ positions, [\d.,]+ positions/s \[\d\d:\d\d<00:00\]",
                          seen), seen
         assert f"analyse: {30 if extra != ['--limit', '12'] else 12} games read" in seen, seen
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux), a device that is always full")
+@pytest.mark.parametrize("fmt", ["pgn", "lines"])
+def test_a_full_disk_is_one_line_exit_2(tmp_path, capsys, fmt):
+    """analyse --format pgn|lines onto a full disk ended in a 34-line traceback (and exit 0): one line, 2."""
+    src = first_games(shared(*G2021), 5, tmp_path)
+    engine, _ = fake_engine(tmp_path)
+    code, err = run([src, "-o", "/dev/full", "--engine", engine, "--format", fmt], capsys)
+    assert (code, err) == (2, "fastpgn analyse: cannot write /dev/full: No space left on device; 0 games written "
+                              "before it, --resume continues\n")
+    # stdout onto a full disk: the same line, naming stdout.
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "fastpgn", "analyse", str(src), "--engine", engine,
+                               "--format", fmt], stdout=full, stderr=subprocess.PIPE, text=True, env=ENV)
+    assert (proc.returncode, proc.stderr) == (2, "fastpgn analyse: cannot write stdout: No space left on device; "
+                                                 "0 games written before it\n")
