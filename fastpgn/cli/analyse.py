@@ -380,8 +380,16 @@ class _Run:
             if not args.quiet:
                 self.say(f"fastpgn analyse: indexing {args.evals_db} by position into {index} (once)")
 
+        def built(summary) -> None:
+            if summary.refused:     # (never quiet: positions of the database are left out)
+                shown = "; ".join(why if fen in why else f"{fen!r}: {why}" for fen, why in summary.refused_fens)
+                more = f"; and {summary.refused - len(summary.refused_fens):,} more" \
+                    if summary.refused > len(summary.refused_fens) else ""
+                self.say(f"fastpgn analyse: --evals-db: {plural(summary.refused, 'FEN')} of {args.evals_db} the "
+                         f"board refused, not indexed: {shown}{more}")
+
         try:
-            self.evals_db = EvalsDB.open(args.evals_db, args.evals_index, on_build=building)
+            self.evals_db = EvalsDB.open(args.evals_db, args.evals_index, on_build=building, on_built=built)
         except (InputError, ValueError, ImportError) as exc:
             raise _Failed(f"--evals-db: {exc}", 2) from None
         except OSError as exc:

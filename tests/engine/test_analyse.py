@@ -338,6 +338,24 @@ def test_an_engine_that_reports_no_score_is_an_engine_failure(tmp_path, capsys):
     assert_no_leftovers(log)
 
 
+def test_an_engine_that_reports_mate_0_where_no_mate_is_an_engine_failure(tmp_path, capsys):
+    """score mate 0 (checkmated now) in a position the game goes on from was written #0: lichess drops such
+    an eval and never writes #0, and a hole would pass for analysed, so it is an engine failure, named."""
+    src = tmp_path / "g.pgn"
+    src.write_text(SHORT)
+    engine, log = fake_engine(tmp_path, "mate-zero", "--after", "4")
+    out = tmp_path / "out.pgn"
+    code, err = run([src, "-o", out, "--engine", engine], capsys)
+    fen = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
+    second = SHORT.index('[Event "Scholar')
+    assert code == 2 and err == (f"fastpgn analyse: engine failed at game 2 (PGN byte {second}): engine Fake "
+                                 f"Engine 1.0 reported mate 0 (checkmated) for the position after ply 2, {fen}, "
+                                 f"which is not mate; 1 game written to {out}, --resume continues\n"), err
+    games = list(read_games(out))
+    assert len(games) == 1 and "#0" not in out.read_text()
+    assert_no_leftovers(log)
+
+
 @pytest.mark.parametrize("mode, said", [("none", "bestmove (none)"), ("null", "bestmove 0000")])
 def test_no_bestmove_in_an_ordinary_position_is_an_engine_failure(tmp_path, capsys, mode, said):
     src = tmp_path / "g.pgn"
