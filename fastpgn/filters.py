@@ -34,6 +34,7 @@ ELO_OF = ("white", "black", "both", "either")
 # (no clock), are correspondence.
 SPEED_LIMITS = (("ultraBullet", 30), ("bullet", 180), ("blitz", 480), ("rapid", 1500), ("classical", 21600))
 
+# A tag test's kind, bits (scan/grammar.py): fold the case of A-Z, compare a prefix.
 _TAG_EQUAL, _TAG_FOLD, _TAG_PREFIX = 0, 1, 2
 _FIELDS = ("min_elo", "max_elo", "elo_of", "speed", "time_control", "since", "until", "variant", "player",
            "eco", "termination", "with_evals", "with_clocks", "min_plies", "max_plies", "tags")
@@ -147,13 +148,15 @@ class Where:
     (``speed_of``). ``time_control``: TimeControl equal to this. ``since`` /
     ``until``: UTCDate (else Date) within these days (inclusive; a date not
     written ``YYYY.MM.DD`` in full fails). ``variant``: the Variant tag,
-    ``"Standard"`` when absent, compared ignoring case. ``player``: White or
-    Black equal to this, ignoring case (ASCII letters). ``eco``: ECO starts
-    with this. ``termination``: Termination equal to this. ``with_evals`` /
-    ``with_clocks``: some ply has an ``[%eval]`` / ``[%clk]``.
-    ``min_plies``/``max_plies``: bounds on the number of plies (inclusive).
-    ``tags``: ``{name: value}`` or ``(name, value)`` pairs (or ``"NAME=VALUE"``
-    strings): each tag present and equal to its value.
+    ``"Standard"`` when absent. ``player``: White or Black equal to this.
+    ``eco``: ECO starts with this. ``termination``: Termination equal to
+    this. These named text filters (and ``speed``) ignore the case of the
+    letters A-Z (``"normal"``, ``"b2"``): lichess spells each value one way,
+    and its user names ignore case. ``with_evals`` / ``with_clocks``: some
+    ply has an ``[%eval]`` / ``[%clk]``. ``min_plies``/``max_plies``: bounds
+    on the number of plies (inclusive). ``tags``: ``{name: value}`` or
+    ``(name, value)`` pairs (or ``"NAME=VALUE"`` strings): each tag present
+    and equal to its value, exactly (a game's id in ``Site`` is case-sensitive).
 
     >>> Where(min_elo="2000", speed="blitz,rapid", since="2024-01-31").since
     '2024.01.31'
@@ -235,15 +238,15 @@ class Where:
         # (tag names, test, values, the value of a missing tag or None)
         tests: list[tuple[tuple[bytes, ...], int, tuple[bytes, ...], bytes | None]] = []
         if self.time_control is not None:
-            tests.append(((b"TimeControl",), _TAG_EQUAL, (self.time_control.encode(),), None))
+            tests.append(((b"TimeControl",), _TAG_FOLD, (_fold(self.time_control),), None))
         if self.variant is not None:
             tests.append(((b"Variant",), _TAG_FOLD, (_fold(self.variant),), b"Standard"))
         if self.player is not None:
             tests.append(((b"White", b"Black"), _TAG_FOLD, (_fold(self.player),), None))
         if self.eco is not None:
-            tests.append(((b"ECO",), _TAG_PREFIX, (self.eco.encode(),), None))
+            tests.append(((b"ECO",), _TAG_FOLD | _TAG_PREFIX, (_fold(self.eco),), None))
         if self.termination is not None:
-            tests.append(((b"Termination",), _TAG_EQUAL, (self.termination.encode(),), None))
+            tests.append(((b"Termination",), _TAG_FOLD, (_fold(self.termination),), None))
         for name, value in self.tags:
             tests.append(((name.encode(),), _TAG_EQUAL, (value.encode(),), None))
         return (
@@ -300,6 +303,17 @@ def _sql_text(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def _sql_fold(column: str) -> str:
+    """``column`` with A-Z lowered and nothing else, as the kernel folds (DuckDB's ``lower`` would fold
+    every letter, É too)."""
+    return f"translate({column}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+
+
+def _sql_folded(value: str) -> str:
+    """A literal folded as :func:`_sql_fold` folds a column."""
+    return _sql_text(_fold(value).decode())
+
+
 def _elo_sql(where: Where, column: str) -> str:
     parts = [f"{column} IS NOT NULL"]
     if where.min_elo is not None:
@@ -315,10 +329,12 @@ def where_sql(where) -> str:
     report and the explorer filter Parquet inputs with it). ``"TRUE"`` for no filter.
 
     It follows the kernel's rules: a missing rating, date or tag fails its
-    test, a missing Variant is Standard, names compare ignoring case (here
-    with DuckDB's Unicode ``lower``, the kernel folding ASCII letters only).
+    test, a missing Variant is Standard, the named text filters compare
+    ignoring the case of A-Z (and of no other letter) and ``tags`` exactly.
     A ``--tag`` on a tag kept as a date, time or number (UTCDate, UTCTime,
-    the rating differences) is a ValueError.
+    the rating differences) is a ValueError. One difference: the ``result``
+    column holds the movetext's result when a game has no Result tag, so
+    ``--tag Result=1-0`` keeps such a game here that the kernel filters out.
 
     >>> where_sql({"min_elo": 2000, "elo_of": "white", "speed": "blitz"})
     "(white_elo IS NOT NULL AND white_elo >= 2000) AND speed IN ('blitz')"
@@ -337,20 +353,21 @@ def where_sql(where) -> str:
     if where.speed:
         tests.append(f"speed IN ({', '.join(_sql_text(s) for s in sorted(where.speed))})")
     if where.time_control is not None:
-        tests.append(f"time_control = {_sql_text(where.time_control)}")
+        tests.append(f"{_sql_fold('time_control')} = {_sql_folded(where.time_control)}")
     if where.since is not None:
         tests.append(f"date >= CAST({_sql_text(where.since.replace('.', '-'))} AS DATE)")
     if where.until is not None:
         tests.append(f"date <= CAST({_sql_text(where.until.replace('.', '-'))} AS DATE)")
     if where.variant is not None:
-        tests.append(f"lower(coalesce(variant, 'Standard')) = lower({_sql_text(where.variant)})")
+        variant = _sql_fold("coalesce(variant, 'Standard')")
+        tests.append(f"{variant} = {_sql_folded(where.variant)}")
     if where.player is not None:
-        player = _sql_text(where.player)
-        tests.append(f"(lower(white) = lower({player}) OR lower(black) = lower({player}))")
+        player = _sql_folded(where.player)
+        tests.append(f"({_sql_fold('white')} = {player} OR {_sql_fold('black')} = {player})")
     if where.eco is not None:
-        tests.append(f"starts_with(eco, {_sql_text(where.eco)})")
+        tests.append(f"starts_with({_sql_fold('eco')}, {_sql_folded(where.eco)})")
     if where.termination is not None:
-        tests.append(f"termination = {_sql_text(where.termination)}")
+        tests.append(f"{_sql_fold('termination')} = {_sql_folded(where.termination)}")
     if where.with_evals:
         tests.append("eval_cp IS NOT NULL")
     if where.with_clocks:

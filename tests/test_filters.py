@@ -20,6 +20,7 @@ from helpers import DATA, decompressed, shared
 from fastpgn import filters, openings
 from fastpgn.cli import main
 from fastpgn.errors import InputError
+from fastpgn.arrow import read_arrow
 from fastpgn.filters import Where, as_where, speed_of
 from fastpgn.oneliner import format_line, iter_lines
 from fastpgn.convert.converter import Converter, Options
@@ -73,6 +74,11 @@ def _date_ok(value):
             and len(value.replace(".", "")) == 8)
 
 
+def fold(value: str | None) -> bytes | None:
+    """The case-blind form of a tag value (A-Z lowered, no other letter), None for an absent tag."""
+    return None if value is None else value.encode().lower()
+
+
 def keeps(w: Where, headers: dict, moves: list, evals: list, clocks: list) -> bool:
     """Whether the game passes ``w``, decided in Python over read_games' record."""
     h = headers
@@ -86,16 +92,16 @@ def keeps(w: Where, headers: dict, moves: list, evals: list, clocks: list) -> bo
         date = h["UTCDate"] if "UTCDate" in h else h.get("Date")
         if not _date_ok(date) or (w.since and date < w.since) or (w.until and date > w.until):
             return False
-    if w.time_control is not None and h.get("TimeControl") != w.time_control:
+    if w.time_control is not None and fold(h.get("TimeControl")) != fold(w.time_control):
         return False
     if w.variant is not None and h.get("Variant", "Standard").encode().lower() != w.variant.encode().lower():
         return False
     if w.player is not None and w.player.encode().lower() not in (
             h.get("White", "\0").encode().lower(), h.get("Black", "\0").encode().lower()):
         return False
-    if w.eco is not None and not h.get("ECO", "").startswith(w.eco):
+    if w.eco is not None and ("ECO" not in h or not fold(h["ECO"]).startswith(fold(w.eco))):
         return False
-    if w.termination is not None and h.get("Termination") != w.termination:
+    if w.termination is not None and fold(h.get("Termination")) != fold(w.termination):
         return False
     if w.with_evals and all(e is None for e in evals):
         return False
@@ -125,8 +131,12 @@ FILTERS = [
     Where(variant="standard"),
     Where(eco="B"),
     Where(eco="C2"),
+    Where(eco="c2"),
+    Where(eco="a00"),
     Where(termination="Time forfeit"),
     Where(termination="Normal"),
+    Where(termination="normal"),
+    Where(termination="TIME FORFEIT"),
     Where(with_evals=True),
     Where(with_clocks=True),
     Where(min_plies=60),
@@ -380,6 +390,9 @@ def test_resume_needs_the_same_filter(tmp_path, capsys):
     (["--min-elo", "2500", "--max-elo", "2000"], "fastpgn: --min-elo (2500) is above --max-elo (2000): "
                                                  "no game can pass\n"),
     (["--tag", "Event"], "fastpgn: --tag: a tag test is NAME=VALUE, not 'Event'\n"),
+    # (an --elo-of without a bound filtered nothing, silently)
+    (["--elo-of", "white", "--speed", "blitz"], "fastpgn: --elo-of white says whose rating --min-elo and "
+                                                "--max-elo bound: give one of them too\n"),
 ])
 def test_bad_flag_values_are_one_line_exit_2(tmp_path, capsys, flags, message):
     src = shared("data", "lichess-db", SAMPLE)
@@ -488,3 +501,84 @@ def test_where_sql_finds_a_tag_among_the_tags_pairs_of_fastpgns_parquet(tmp_path
                .fetchall()]
         assert got == kept, tag
         assert [g.headers["White"] for g in read_games(pgn, where={"tags": [tag]})] == kept, tag
+
+
+# ------------------------------------------------------------ the same filter as SQL over the columns
+
+def _edge_game(moves: str = "1. e4 e5 *", **tags: str) -> bytes:
+    return "".join(f'[{k} "{v}"]\n' for k, v in tags.items()).encode() + b"\n" + moves.encode() + b"\n\n"
+
+
+# Tag values where case, a missing tag or a date that is no day could make the SQL and the kernel part ways.
+EDGE_GAMES = b"".join([
+    _edge_game(White="\u00c9lodie", Black="Bob", Termination="normal", ECO="b20", Variant="chess960",
+               TimeControl="180+2", UTCDate="2021.02.28", WhiteElo="2100", BlackElo="1900"),
+    _edge_game(White="\u00e9lodie", Black="BOB", Termination="NORMAL", ECO="B20", Variant="CHESS960",
+               TimeControl="-", Date="2021.02.28", WhiteElo="?", BlackElo="2000"),
+    _edge_game(White="ann", Black="\u00c9LODIE", Termination="Time forfeit", ECO="?", TimeControl="?",
+               UTCDate="2013.??.??", Date="2013.01.05"),
+    _edge_game(White="Ann", Black="Cy", Variant="Standard", ECO="C2", UTCDate="2021.03.01"),
+    _edge_game(White="x", Black="y", Termination="Abandoned", TimeControl="60+0", Date="2021-03-01"),
+    _edge_game("1. d4 { [%eval #-3] [%clk 0:01:00] } d5 { [%eval 0.2] } 1-0", White="m", Black="n",
+               Variant="standard", Result="1-0"),
+    _edge_game("1. c4 { [%eval #2] } 0-1", White="p", Black="q", Event="Rated Blitz game", Result="0-1"),
+])
+
+SQL_FILTERS = [
+    Where(player="\u00e9lodie"), Where(player="\u00c9LODIE"), Where(player="bob"), Where(player="ANN"),
+    Where(variant="CHESS960"), Where(variant="standard"), Where(eco="b2"), Where(eco="?"),
+    Where(termination="normal"), Where(termination="time FORFEIT"), Where(time_control="?"),
+    Where(since="2021.02.01", until="2021.03.31"), Where(until="2013.12.31"),
+    Where(min_elo=2000, elo_of="either"), Where(with_evals=True), Where(with_clocks=True),
+]
+
+
+# The corpus files of the SQL comparison: each kind of input, the small ones (every filter reads them all).
+SQL_CORPUS = ("lichess_db_standard_rated_2013-01.head348.pgn.zst", "lichess_db_standard_rated_2021-10.head999.pgn.zst",
+              "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+
+
+@pytest.fixture(scope="module")
+def tables(corpus_data):
+    """Each input's games as read_games numbers them and as the analysis columns hold them, row ``i``."""
+    pa = pytest.importorskip("pyarrow")
+    chosen = {p.name for p in corpus() if p.parent.name != "lichess-db" or p.name in SQL_CORPUS}
+    out = {}
+    for name, data in [*((n, d) for n, d in corpus_data.items() if n in chosen), ("edges", EDGE_GAMES)]:
+        # (a corpus file cut short: the games before the damage)
+        games = until_damage(read_games(data, errors="skip"))
+        numbers = [g.number for g in games]
+        table = pa.Table.from_batches(until_damage(read_arrow(data, errors="skip")), schema=read_arrow(b"").schema)
+        assert table.num_rows == len(numbers), name
+        rows = {number: i for i, number in enumerate(numbers)}
+        resultless = {rows[g.number] for g in games if "Result" not in g.headers}
+        out[name] = (data, rows, resultless, table.append_column("i", pa.array(range(table.num_rows), pa.int64())))
+    return out
+
+
+def _where_id(w: Where) -> str:
+    return ",".join(f"{k}={v}" for k, v in w.as_dict().items())
+
+
+@pytest.mark.parametrize("where", FILTERS + SQL_FILTERS, ids=_where_id)
+def test_where_sql_keeps_the_games_the_kernel_keeps(tables, where):
+    """The report and the explorer filter Parquet with where_sql: the rows it keeps are the games the
+    kernel's filter keeps from the same PGN (read_games, both backends by the suite's two runs). The one
+    documented difference: the ``result`` column holds the movetext's result when the Result tag is absent,
+    so ``--tag Result=...`` keeps there a game the kernel (testing the tag) filters out."""
+    duckdb = pytest.importorskip("duckdb")
+    from fastpgn.filters import where_sql
+
+    con = duckdb.connect()
+    kept_somewhere = 0
+    tests_result = any(name == "Result" for name, _ in where.tags)
+    for name, (data, rows, resultless, table) in tables.items():
+        kernel = [rows[g.number] for g in until_damage(read_games(data, errors="skip", where=where))]
+        con.register("games", table)
+        sql = [i for (i,) in con.execute(f"SELECT i FROM games WHERE {where_sql(where)} ORDER BY i").fetchall()]
+        con.unregister("games")
+        if tests_result:
+            sql = [i for i in sql if i not in resultless]
+        assert sql == kernel, name
+        kept_somewhere += len(kernel)
+    assert kept_somewhere > 0 or where == Where(until="2013.01.01")

@@ -24,7 +24,7 @@ import time
 
 import fastpgn
 from fastpgn.cli import _process
-from fastpgn.cli._common import add_encoding_argument, add_jobs_option, guarded, not_utf8_note, plural
+from fastpgn.cli._common import add_encoding_argument, add_jobs_option, guarded, not_utf8_note, plural, progress_bar
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.errors import InputError, PGNError
 
@@ -235,19 +235,13 @@ class _Progress:
     """
 
     def __init__(self, total: int | None) -> None:
-        from tqdm import tqdm
-
-        # The figures go in tqdm's desc field: its postfix field comes with a leading comma.
-        fmt = ("fastpgn: {percentage:3.0f}%|{bar}| {desc} [{elapsed}<{remaining}]" if total
-               else "fastpgn: {desc} [{elapsed}]")
         self.start = time.perf_counter()
-        self.bar = tqdm(total=total, desc="0 MB of PGN", bar_format=fmt, dynamic_ncols=True,
-                        mininterval=0.25, file=sys.stderr)
+        self.bar = progress_bar("fastpgn", total, "0 MB of PGN")
 
     def __call__(self, raw_read: int, offset: int, written: int, rejected: int) -> None:
         seconds = time.perf_counter() - self.start
         rate = offset / 1e6 / seconds if seconds > 0 else 0.0
-        self.bar.set_description_str(f"{offset / 1e6:,.0f} MB of PGN, {rate:,.1f} MB/s, {written:,} games, "
+        self.bar.set_description_str(f"{offset / 1e6:,.0f} MB of PGN, {rate:,.1f} MB/s, {plural(written, 'game')}, "
                                      f"{rejected:,} rejected", refresh=False)
         self.bar.update(raw_read - self.bar.n)
 
@@ -327,14 +321,23 @@ def convert_main(argv) -> int:
     if args.uci and args.format == "pgn":
         parser.error("--uci writes UCI moves, and --format pgn writes each game as it was read: use --validate "
                      "to keep only the games that replay")
+    if args.compression is not None and args.format == "parquet":
+        print(f"fastpgn: --compression {args.compression} compresses lines, csv and pgn chunks; Parquet is "
+              "compressed inside (zstd): leave --compression out", file=sys.stderr)
+        return 2
     if args.resume and args.overwrite:
         print("fastpgn: --resume continues an earlier run and --overwrite removes it: give one of them",
               file=sys.stderr)
         return 2
     try:
         inputs = expand_inputs(args.inputs)
+        _check_inputs(inputs)
     except InputError as exc:
         print(f"fastpgn: {exc}", file=sys.stderr)
+        return 2
+    if args.inputs_at_once is not None and len(inputs) == 1:
+        print(f"fastpgn: --inputs-at-once {args.inputs_at_once} says how many of several inputs are converted "
+              f"at a time, and {inputs[0]} is the only input", file=sys.stderr)
         return 2
     compression = args.compression or ("none" if to_stdout else "gz")
     opts = Options(input=inputs[0], chunk_size=args.chunk_size or 0, output_dir=args.output_dir,
@@ -369,6 +372,18 @@ def convert_main(argv) -> int:
         if progress is not None:
             progress.close()
     return _report(opts.input, summary, error, converter, args, print_line)
+
+
+def _check_inputs(inputs: list[str]) -> None:
+    """Raise InputError for a folder among ``inputs`` that holds neither PGN files nor Parquet files (a
+    folder of PGN files was expanded to them already, by expand_inputs)."""
+    from fastpgn.convert.many import PGN_SUFFIXES
+    from fastpgn.io.sources import is_parquet_input
+
+    for path in inputs:
+        if os.path.isdir(path) and not is_parquet_input(path):
+            raise InputError(f"{path}: a folder holding no PGN files (none named *{', *'.join(PGN_SUFFIXES)}) "
+                             "and no Parquet files")
 
 
 def _interrupted(args) -> str:
@@ -529,8 +544,8 @@ def _convert_many(args, inputs: list[str], opts) -> int:
     if not args.quiet:
         shown = ", ".join(failed[:3]) + (f" and {len(failed) - 3:,} more" if len(failed) > 3 else "")
         outcome_text = f"; {len(failed):,} failed: {shown}" if failed else ""
-        print(f"fastpgn: {len(inputs):,} inputs: {_counts(total, args)}, backend {total.backend}, "
-              f"{plural(total.workers, 'worker')}, {many.at_once:,} inputs at a time{outcome_text}",
+        print(f"fastpgn: {plural(len(inputs), 'input')}: {_counts(total, args)}, backend {total.backend}, "
+              f"{plural(total.workers, 'worker')}, {plural(many.at_once, 'input')} at a time{outcome_text}",
               file=sys.stderr)
     return worst
 

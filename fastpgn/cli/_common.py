@@ -81,9 +81,38 @@ def parse_args(parser, argv):
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
 
 
-def plural(count: int, noun: str) -> str:
-    """``plural(1, "game")`` -> '1 game'; ``plural(2_000, "game")`` -> '2,000 games'."""
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``count`` and ``noun``, its plural (``nouns``, else ``noun`` + s) unless it is 1: every count a
+    summary or a progress bar gives goes through here.
+
+    >>> plural(1, "game"), plural(2_000, "game"), plural(1, "ply", "plies"), plural(0, "ply", "plies")
+    ('1 game', '2,000 games', '1 ply', '0 plies')
+    """
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def progress_bar(prog: str, total: int | None, desc: str):
+    """A tqdm bar on stderr for a command's progress: ``prog: 42%|####  | DESC [elapsed<remaining]`` (the
+    ETA) when ``total`` is known, ``prog: DESC [elapsed]`` until then (:func:`set_progress_total`). The
+    figures go in ``desc``: tqdm's postfix field comes with a leading comma."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=desc, bar_format=_bar_format(prog, total), dynamic_ncols=True, mininterval=0.25,
+               file=sys.stderr)
+    bar.fastpgn_prog = prog
+    return bar
+
+
+def set_progress_total(bar, total: int) -> None:
+    """Give a :func:`progress_bar` the total it lacked (known later on): its percentage and ETA from now."""
+    if bar.total != total:
+        bar.total = total
+        bar.bar_format = _bar_format(bar.fastpgn_prog, total)
+
+
+def _bar_format(prog: str, total: int | None) -> str:
+    return (f"{prog}: {{percentage:3.0f}}%|{{bar}}| {{desc}} [{{elapsed}}<{{remaining}}]" if total
+            else f"{prog}: {{desc}} [{{elapsed}}]")
 
 
 def _say(message: str) -> None:
@@ -290,8 +319,9 @@ class Run:
         except InputError as exc:
             raise Unusable(self._named(exc)) from None
 
-    def open_pgn(self):
-        """INPUT for ``read_games`` (in a ``with``); Unusable when its first bytes cannot start PGN.
+    def open_pgn(self, other_notation: Callable[[bytes], str | None] | None = None):
+        """INPUT for ``read_games`` (in a ``with``); Unusable when its first bytes cannot start PGN, or
+        when ``other_notation`` (given the first bytes) says what else they are.
 
         A file is looked at and then read again from its start; a pipe or
         stdin is read once, its first bytes kept for the reader. Damage
@@ -306,6 +336,9 @@ class Run:
                 check_pgn(head, self.name)
             except InputError as exc:
                 raise Unusable(self._named(exc)) from None
+            why = other_notation(head) if other_notation is not None else None
+            if why:
+                raise Unusable(f"{self.name}: {why}")
         except BaseException:
             source.close()
             raise

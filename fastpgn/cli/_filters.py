@@ -60,6 +60,9 @@ class FilterParser(Parser):
         fields = {k: v for k, v in fields.items() if v not in (None, False, [])}
         if "speed" in fields:
             fields["speed"] = ",".join(fields["speed"])
+        if "elo_of" in fields and "min_elo" not in fields and "max_elo" not in fields:
+            self.exit(2, f"{self.name}: --elo-of {fields['elo_of']} says whose rating --min-elo and --max-elo "
+                         "bound: give one of them too\n")
         try:
             args.where = Where(**fields) if fields else None
         except ValueError as exc:
@@ -80,7 +83,8 @@ def add_filter_arguments(parser: argparse.ArgumentParser, leave_out: tuple[str, 
     explorer's ``--max-plies`` is how deep it counts)."""
     flt = _Group(parser.add_argument_group(
         "filters", "write only the games that pass every filter given; the others are counted as filtered out "
-                   "(games read = written + rejected + filtered out). See docs/filters.md."), leave_out)
+                   "(games read = written + rejected + filtered out). The text filters ignore the case of A-Z "
+                   "(--termination normal, --eco b2); --tag compares exactly. See docs/filters.md."), leave_out)
     flt.add_argument("--min-elo", type=_filter_value("--min-elo"), metavar="N",
                      help="rating at least N (WhiteElo/BlackElo, per --elo-of)")
     flt.add_argument("--max-elo", type=_filter_value("--max-elo"), metavar="N", help="rating at most N")
@@ -95,18 +99,18 @@ def add_filter_arguments(parser: argparse.ArgumentParser, leave_out: tuple[str, 
                      help="UTCDate (else Date) on or after DATE (YYYY.MM.DD or YYYY-MM-DD)")
     flt.add_argument("--until", type=_filter_value("--until"), metavar="DATE", help="... on or before DATE")
     flt.add_argument("--variant", type=_filter_value("--variant"), metavar="NAME",
-                     help="the Variant tag (Standard when absent), ignoring case")
+                     help="the Variant tag (Standard when absent)")
     flt.add_argument("--player", type=_filter_value("--player"), metavar="NAME",
-                     help="White or Black is NAME, ignoring case")
-    flt.add_argument("--eco", type=_filter_value("--eco"), metavar="PREFIX", help="ECO starts with PREFIX (B, B2, B20)")
+                     help="White or Black is NAME")
+    flt.add_argument("--eco", type=_filter_value("--eco"), metavar="PREFIX", help="ECO starts with PREFIX (B, b2, B20)")
     flt.add_argument("--termination", type=_filter_value("--termination"), metavar="TEXT",
-                     help="Termination equal to TEXT (Normal, Time forfeit, ...)")
+                     help="Termination equal to TEXT (Normal, Time forfeit, Abandoned, Rules infraction, ...)")
     flt.add_argument("--with-evals", action="store_true", help="only games with a [%%eval] on some ply")
     flt.add_argument("--with-clocks", action="store_true", help="only games with a [%%clk] on some ply")
     flt.add_argument("--min-plies", type=_filter_value("--min-plies"), metavar="N", help="at least N plies")
     flt.add_argument("--max-plies", type=_filter_value("--max-plies"), metavar="N", help="at most N plies")
     flt.add_argument("--tag", type=_filter_value("--tag"), action="append", metavar="NAME=VALUE", dest="tags",
-                     help="tag NAME present and equal to VALUE; repeatable (all must hold)")
+                     help="tag NAME present and equal to VALUE, case included; repeatable (all must hold)")
 
 
 class _Group:

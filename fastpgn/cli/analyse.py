@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from fastpgn.engine.analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
-from fastpgn.cli._common import add_encoding_argument, add_jobs_option, not_utf8_note, parse_args
+from fastpgn.cli._common import (add_encoding_argument, add_jobs_option, not_utf8_note, parse_args, plural,
+                                 progress_bar, set_progress_total)
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputDamageError, InputError, OutputError, PGNError
@@ -236,17 +237,22 @@ class _OutputFile:
 
 
 class _Progress:
-    """A tqdm line on a terminal: positions, positions/s, games."""
+    """A tqdm line on a terminal, the converter's (progress_bar): games written of the total once it is known
+    (the percentage and the ETA), positions and positions/s."""
 
     def __init__(self) -> None:
-        from tqdm import tqdm
+        self.start = time.perf_counter()
+        self.bar = progress_bar("fastpgn analyse", None, "0 positions")
 
-        self.bar = tqdm(unit=" positions", desc="analyse", dynamic_ncols=True, mininterval=0.25,
-                        file=sys.stderr)
-
-    def update(self, positions: int, games: int) -> None:
-        self.bar.set_postfix_str(_plural(games, "game"), refresh=False)
-        self.bar.update(positions - self.bar.n)
+    def update(self, positions: int, games: int, total: int | None) -> None:
+        if total is not None:
+            set_progress_total(self.bar, max(total, games))
+        seconds = time.perf_counter() - self.start
+        rate = positions / seconds if seconds > 0 else 0.0
+        of = f" of {self.bar.total:,}" if self.bar.total else ""
+        self.bar.set_description_str(f"{plural(games, 'game')}{of}, {plural(positions, 'position')}, "
+                                     f"{rate:,.1f} positions/s", refresh=False)
+        self.bar.update(games - self.bar.n)
 
     def write(self, text: str) -> None:
         self.bar.write(text, file=sys.stderr)
@@ -281,6 +287,7 @@ class _Run:
         self.resume_line_id: str | None = None     # --resume --format lines: the last line's game id
         self._openings: Openings | None = None     # --format lines: the kernel's openings table
         self.cache: EvalCache | None = None
+        self.total: int | None = None           # the games this run analyses, once counted (the progress bar)
 
     def say(self, text: str) -> None:
         if self.progress is not None:
@@ -315,7 +322,7 @@ class _Run:
                 self._refuse_links(args.output)
                 chunks = _chunk_files(args.output)
                 if chunks and not args.overwrite:
-                    raise _Failed(f"{args.output} holds {_plural(len(chunks), 'Parquet chunk')}: --overwrite "
+                    raise _Failed(f"{args.output} holds {plural(len(chunks), 'Parquet chunk')}: --overwrite "
                                   "replaces them", 2)
                 return 0
         if args.output is None:
@@ -418,8 +425,16 @@ class _Run:
             if not args.quiet:
                 self.say(f"fastpgn analyse: indexing {args.evals_db} by position into {index} (once)")
 
+        def built(summary) -> None:
+            if summary.refused:     # (never quiet: positions of the database are left out)
+                shown = "; ".join(why if fen in why else f"{fen!r}: {why}" for fen, why in summary.refused_fens)
+                more = f"; and {summary.refused - len(summary.refused_fens):,} more" \
+                    if summary.refused > len(summary.refused_fens) else ""
+                self.say(f"fastpgn analyse: --evals-db: {plural(summary.refused, 'FEN')} of {args.evals_db} the "
+                         f"board refused, not indexed: {shown}{more}")
+
         try:
-            self.evals_db = EvalsDB.open(args.evals_db, args.evals_index, on_build=building)
+            self.evals_db = EvalsDB.open(args.evals_db, args.evals_index, on_build=building, on_built=built)
         except (InputError, ValueError, ImportError) as exc:
             raise _Failed(f"--evals-db: {exc}", 2) from None
         except OSError as exc:
@@ -471,7 +486,7 @@ class _Run:
         except KeyboardInterrupt:
             code = 130
         finally:
-            self._shutdown(code)
+            code = self._shutdown(code)
         if code in (0, 1) and not args.quiet:
             self._summary(time.perf_counter() - start)
         return code
@@ -485,7 +500,15 @@ class _Run:
             except OSError as exc:
                 raise _Failed(f"cannot write {self.args.output or 'stdout'}: {exc.strerror or exc}", 2) from None
 
-    def _shutdown(self, code: int) -> None:
+    def _cannot_write(self, exc: OSError) -> str:
+        """The line for a failed write to OUTPUT: what, and what is kept."""
+        args = self.args
+        kept = f"; {plural(self.stats.written, 'game')} written before it" + (
+            ", --resume continues" if args.output and args.format in ("pgn", "lines") else "")
+        return f"cannot write {args.output or 'stdout'}: {exc.strerror or exc}{kept}"
+
+    def _shutdown(self, code: int) -> int:
+        """End the engines, the threads and OUTPUT; the exit status, ``code`` unless closing OUTPUT failed."""
         self.stop.set()
         if self.feeder is not None and self.evals_db is not None:
             self.feeder.join(5.0)        # (its lookup in DuckDB ends before the database closes)
@@ -509,12 +532,22 @@ class _Run:
             except _Failed as exc:
                 self.say(f"fastpgn analyse: {exc}")
         elif self.out is not None and self.out is not sys.stdout:
-            self.out.close()
+            try:
+                self.out.close()
+            except OSError as exc:      # what a full disk left in the buffer
+                if code in (0, 1):      # (else the run's failure is said already)
+                    self.say(f"fastpgn analyse: {self._cannot_write(exc)}")
+                    return 2
         elif self.out is sys.stdout:
             try:
                 self.out.flush()
             except BrokenPipeError:
                 pass
+            except OSError as exc:
+                if code in (0, 1):
+                    self.say(f"fastpgn analyse: {self._cannot_write(exc)}")
+                    return 2
+        return code
 
     def _summary(self, seconds: float) -> None:
         s = self.stats
@@ -526,9 +559,9 @@ class _Run:
             name += " (not started)"
         resumed = f", {s.skipped:,} kept from the interrupted run" if s.skipped else ""
         filtered = f", {s.filtered:,} filtered out" if self.args.where is not None else ""
-        print(f"analyse: {s.games_read:,} games read, {s.written:,} written ({s.analysed:,} analysed, "
+        print(f"analyse: {plural(s.games_read, 'game')} read, {s.written:,} written ({s.analysed:,} analysed, "
               f"{s.kept:,} kept with their evals, {s.not_analysed:,} not analysable), {s.rejected:,} rejected"
-              f"{filtered}{resumed}; {s.positions:,} positions, {database}{searched:,} searched, "
+              f"{filtered}{resumed}; {plural(s.positions, 'position')}, {database}{searched:,} searched, "
               f"{s.cached:,} from the cache{share}; "
               f"{seconds:.1f} s, {s.positions / seconds if seconds > 0 else 0:,.1f} positions/s, "
               f"{self.args.jobs} x {name}", file=sys.stderr)
@@ -549,6 +582,8 @@ class _Run:
                                     daemon=True, name=f"fastpgn-analyse-{i}")
                    for i, engine in enumerate(self.slots)]
         self.workers, self.feeder = workers, feeder
+        if self.progress is not None and args.input != "-":
+            threading.Thread(target=self._count, args=(skip,), daemon=True, name="fastpgn-analyse-count").start()
         feeder.start()
         for w in workers:
             w.start()
@@ -578,11 +613,12 @@ class _Run:
                     self.say(message[1])
                 elif kind == "end":
                     _, fed, end_error, self.stats.games_read, self.stats.rejected, self.stats.filtered = message
+                    self.total = fed - skip
                 elif kind == "fault":
                     _, index, game, exc = message
                     self._flush(pending, next_index)
                     where = f"game {game.number} (PGN byte {game.offset})" if game is not None else "start-up"
-                    written = f"; {_plural(self.stats.written, 'game')} written" + (
+                    written = f"; {plural(self.stats.written, 'game')} written" + (
                         f" to {args.output}, --resume continues" if args.output else "")
                     raise _Failed(f"engine failed at {where}: {exc}{written}", 2)
                 elif kind == "crash":
@@ -594,7 +630,7 @@ class _Run:
             for engine in self.engines:
                 engine.kill()
             self._flush(pending, next_index)
-            self.say(f"fastpgn analyse: interrupted; {_plural(self.stats.written, 'game')} written"
+            self.say(f"fastpgn analyse: interrupted; {plural(self.stats.written, 'game')} written"
                      + (f" to {args.output}, --resume continues" if args.output else ""))
             return 130
         finally:
@@ -620,7 +656,24 @@ class _Run:
 
     def _tick(self) -> None:
         if self.progress is not None:
-            self.progress.update(self.stats.positions, self.stats.written)
+            self.progress.update(self.stats.positions, self.stats.written, self.total)
+
+    def _count(self, skip: int) -> None:
+        """The progress bar's total: the games of INPUT the filters keep (up to --limit), less those kept from
+        an interrupted run, counted by a read of the tags alone beside the analysis."""
+        from fastpgn.reader import read_headers
+
+        args = self.args
+        count = 0
+        try:
+            for _ in read_headers(args.input, errors="skip", where=args.where, encoding=args.encoding, jobs=1):
+                count += 1
+                if self.stop.is_set() or (args.limit is not None and count >= args.limit):
+                    break
+        except (PGNError, OSError):
+            return                      # the feeder says what is wrong with INPUT
+        if not self.stop.is_set() and self.total is None:
+            self.total = max(count - skip, 0)
 
     def _flush(self, pending: dict, next_index: int) -> None:
         """After a fault: write the finished games that follow the written ones."""
@@ -660,8 +713,13 @@ class _Run:
             text = self._line(text)
         out = self.out
         assert out is not None  # run() opened it before the first game
-        out.write(text)
-        out.flush()
+        try:
+            out.write(text)
+            out.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:      # a full disk, most likely: one line, not a traceback
+            raise _Failed(self._cannot_write(exc), 2) from None
         self.stats.written += 1
         if status == "analysed":
             self.stats.analysed += 1
@@ -720,7 +778,7 @@ class _Run:
             else:
                 if index < skip:
                     results.put(("crash", _Failed(
-                        f"{args.output} holds {skip:,} games, more than {args.input} ({index:,})", 2)))
+                        f"{args.output} holds {plural(skip, 'game')}, more than {args.input} ({index:,})", 2)))
                     return
         except PGNError as exc:
             error = exc
@@ -999,10 +1057,6 @@ class _TableOut:
                 self.stream.close()
             elif self.stream is not None:
                 self.stream.flush()
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
 
 class _Stopped(Exception):

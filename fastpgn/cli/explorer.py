@@ -194,14 +194,14 @@ def _run(args) -> int:
     if not args.quiet:
         if converted is not None:
             s = converted
-            read = (f"{s.games_read:,} games read from PGN ({s.games_written:,} converted, {s.games_rejected:,} "
-                    f"rejected, {s.games_filtered:,} filtered out), ")
+            read = (f"{plural(s.games_read, 'game')} read from PGN ({s.games_written:,} converted, "
+                    f"{s.games_rejected:,} rejected, {s.games_filtered:,} filtered out), ")
         else:
             filtered = f", {tree.games_filtered:,} filtered out" if where else ""
-            read = f"{tree.games_read:,} games read{filtered}, "
+            read = f"{plural(tree.games_read, 'game')} read{filtered}, "
         print(f"explorer: {read}{tree.games_used:,} in the tree, {tree.games_without_positions:,} without positions "
               f"(a variant or an illegal move); {plural(tree.rows, 'row')} of the first "
-              f"{args.depth} {'ply' if args.depth == 1 else 'plies'} to {args.output}; "
+              f"{plural(args.depth, 'ply', 'plies')} to {args.output}; "
               f"{time.perf_counter() - started:.1f} s",
               file=sys.stderr)
     return code
@@ -248,7 +248,7 @@ def _convert(args, folder: str, show: bool):
         except (OSError, OutputError) as exc:
             _say(f"cannot write {kept}: {exc.strerror or exc}" if isinstance(exc, OSError) else f"{exc}")
             return None, 2
-        _say(f"{summary.games_rejected:,} rejected games, each with its reason: {kept}")
+        _say(f"{plural(summary.games_rejected, 'rejected game')}, each with its reason: {kept}")
     if summary.games_read == 0 and not summary.damage:
         _say(f"{args.dataset}: no PGN games found (empty or not PGN)")
         return None, 2

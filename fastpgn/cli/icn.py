@@ -96,10 +96,22 @@ def _to_icn(args, run: Run) -> None:
     if args.output:
         run.refuse_to_overwrite(args.output)
     form = "long" if args.json else "short"
-    with run.open_pgn() as stream:
+    with run.open_pgn(_icn_instead) as stream:
         for line in pgn_to_icn(run.pgn_games(stream), form=form, on_error=run.bad):
             run.out.write(line + "\n")
             run.written += 1
+
+
+def _icn_instead(head: bytes) -> str | None:
+    """Why PGN input that starts as ``head`` is refused when its first line is an ICN game (this command's
+    own output, whose tags look like PGN's); None for PGN."""
+    line = next((raw for raw in head.split(b"\n", 64)[:-1] if raw.strip()), b"").decode("utf-8", "replace")
+    for form in ("short", "long"):
+        failed: list = []
+        if line and list(icn_to_pgn([line], form=form, on_error=failed.append)):
+            return (f"its first line is an ICN game, not PGN: add --to-pgn{' --json' if form == 'long' else ''} "
+                    "to turn ICN back into PGN")
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,13 +14,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from fastpgn.cli._common import (EXIT_RULE, Output, Run, add_encoding_argument, add_error_options, guarded,
-                                 parse_args)
+from fastpgn.cli._common import (EXIT_RULE, Output, Run, Unusable, add_encoding_argument, add_error_options,
+                                 guarded, parse_args, plural)
 from fastpgn.errors import FormatError, InputError
 from fastpgn.notations._lichess_text_read import _block_movetext, _read
 from fastpgn.notations._lichess_text_stats import Stats
 from fastpgn.notations._lichess_text_write import (DEFAULT_ME, DEFAULT_OPPONENT, _pgn_text, _player_tags,
-                                                  game_to_compact)
+                                                  game_to_compact, my_colour)
 from fastpgn.io.sources import line_blocks
 
 
@@ -130,9 +130,19 @@ def _reverse(args, run: Run) -> None:
         run.refuse_to_overwrite(out_path)
         run.out = Output(out_path)
     texts: list[str] = []  # written a few hundred games at a time, and before any return
+    # Games --me plays in neither colour (or both): one line for them all at the end, not one a game (a
+    # --me that is not the user's lichess name would give one for every game). --errors raise stops at one.
+    others, first = 0, ""
     with run.open_pgn() as stream:
         try:
             for game in run.pgn_games(stream):
+                if run.errors == "skip" and my_colour(game.headers, args.me) is None:
+                    others += 1
+                    run.rejected += 1
+                    if others == 1:
+                        first = (f"game {game.number}, PGN byte {game.offset}: White {game.headers.get('White')!r}, "
+                                 f"Black {game.headers.get('Black')!r}")
+                    continue
                 try:
                     texts.append(game_to_compact(game, me=args.me))
                 except FormatError as exc:
@@ -145,6 +155,12 @@ def _reverse(args, run: Run) -> None:
         finally:
             if texts:
                 run.out.write(("\n" if run.written > len(texts) else "") + "\n\n".join(texts) + "\n")
+    if others:
+        said = (f"{plural(others, 'game')} where the player {args.me!r} (--me) is not exactly one of White and "
+                f"Black, skipped (the first: {first})")
+        if run.written == 0:
+            raise Unusable(f"{run.name}: {said}; no game to write: give --me your name as the games spell it")
+        run.warn(said)
 
 
 def main(argv: list[str] | None = None) -> int:

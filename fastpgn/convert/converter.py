@@ -551,9 +551,9 @@ class Converter:
         pool = shared.pool if shared is not None else self._pool(table)
         # Buffers of blocks already delivered come back to the cutter and hold later blocks.
         blocks = cut_blocks(source.readinto, opts.block_size, start, head, [], moves_seen, source.whole_games)
-        # (a filtered run with --limit keeps each block's bytes: GameLimit.cut reads them again)
+        # (a run with --limit keeps each block's bytes: GameLimit.cut reads them again)
         scheduler = OrderedScheduler(pool, blocks, shared.depth if shared is not None else 2 * self.jobs + 1,
-                                     keep_bytes=self.where is not None and opts.limit is not None,
+                                     keep_bytes=opts.limit is not None,
                                      owned=shared is None)
         self._reader = scheduler.reader
         return scheduler
@@ -610,6 +610,8 @@ class Converter:
         s.already_complete = already_complete
         if source is not None:
             s.bytes_in, s.raw_bytes_in = source.offset, source.raw_read
+            if self.limit is not None and self.limit.read_to is not None:
+                s.bytes_in = self.limit.read_to     # (the reader read ahead of the --limit-th game)
         s.outputs = [str(p) for p in outputs]
         s.damage = None if damage is None else str(damage)
         s.seconds = time.perf_counter() - start_time

@@ -20,6 +20,9 @@ class GameLimit:
         self.limit = limit
         self.format = fmt
         self.where = where
+        # Where the last game the run counts ends, once cut has found it: the input's bytes read, for the
+        # summary (the reader may have read further ahead).
+        self.read_to: int | None = None
 
     def falls_in(self, written: int, count: int, skip: int) -> bool:
         """Whether the block of ``count`` games written (its first ``skip`` in chunks already) ends the run,
@@ -38,7 +41,18 @@ class GameLimit:
         payload, count = result.payload, result.written
         if keep < count:
             payload, count = self.format.split(payload, 0, [keep])[0], keep
+        self.read_to = _start_of_game(read + 1, block.data if data is None else data, block.offset,
+                                      block.at_stream_start)
         return BlockResult(payload, count, read, rejects, filtered)
+
+
+def _start_of_game(number: int, data, offset: int, at_stream_start: bool) -> int:
+    """The input offset where the block's game ``number`` (from 1) starts, rejected or not; the block's end
+    when it holds fewer games."""
+    scan = _scan.kernel.games_from_block(data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start)
+    starts = [r[0] for r in scan.output if r[1] == number]
+    starts += [offset + start for _reason, _at, n, start, _end in scan.rejects if n == number]
+    return starts[0] if starts else offset + len(data)
 
 
 def _games_up_to_line(keep: int, read: int, rejects: list[Rejected]) -> tuple[int, list[Rejected]]:

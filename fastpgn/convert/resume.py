@@ -25,6 +25,53 @@ from fastpgn.io import output as _output
 STATE_VERSION = 1
 
 
+# A resume state's option (the converter's fingerprint) as the command line names it, and its value when the
+# state leaves it out (a default).
+_OPTION_NAMES = {
+    "version": ("the state's version", None), "input": ("the input", None),
+    "input_size": ("the input's size in bytes", None), "chunk_size": ("CHUNK_SIZE", None),
+    "compression": ("--compression", None), "limit": ("--limit", None),
+    "openings_map": ("--openings-map", None), "validate": ("--validate", False), "uci": ("--uci", False),
+    "block_size": ("the block size", None), "gzip": ("the gzip library", None), "format": ("--format", "lines"),
+    "partition": ("--partition", None), "positions": ("--positions", False), "fens": ("--fens", False),
+    "encoding": ("--encoding", None),
+}
+
+
+def differences(saved: dict, now: dict) -> str:
+    """How the options of a saved run differ from this run's: each option by its command-line name, its
+    value then and now (a filter by its flag).
+
+    >>> differences({"chunk_size": 100, "compression": "gz"}, {"chunk_size": 100, "compression": "zst"})
+    '--compression gz then, zst now'
+    >>> differences({"where": {"min_elo": 2000}}, {"where": {"min_elo": 2000, "speed": ["blitz"]}})
+    '--speed none then, blitz now'
+    """
+    found = []
+    others = sorted((saved.keys() | now.keys()) - _OPTION_NAMES.keys() - {"where"})
+    for key in [*_OPTION_NAMES, *others]:
+        name, default = _OPTION_NAMES.get(key, (key, None))
+        then, current = saved.get(key, default), now.get(key, default)
+        if then != current:
+            found.append(f"{name} {_shown(then)} then, {_shown(current)} now")
+    filters_then, filters_now = saved.get("where") or {}, now.get("where") or {}
+    for field in sorted(filters_then.keys() | filters_now.keys()):
+        if filters_then.get(field) != filters_now.get(field):
+            flag = "--tag" if field == "tags" else "--" + field.replace("_", "-")
+            found.append(f"{flag} {_shown(filters_then.get(field))} then, {_shown(filters_now.get(field))} now")
+    return "; ".join(found)
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):       # --speed's names, --tag's pairs
+        return ",".join("=".join(v) if isinstance(v, list) else str(v) for v in value)
+    return str(value)
+
+
 @dataclass(frozen=True)
 class Tally:
     """The counts up to a point of the input, as the resume state records them."""
@@ -71,7 +118,8 @@ class ResumeState:
                 saved = json.loads(text.decode("utf-8"))
                 if saved.get("options") != fingerprint:
                     raise InputError(f"the run in {path.parent} was made with other options or from another "
-                                     "input; run with --overwrite instead of --resume to start over")
+                                     f"input ({differences(saved.get('options') or {}, fingerprint)}); give the "
+                                     "same options to resume it, or --overwrite to start over")
                 known = {f.name for f in dataclasses.fields(cls)}
                 return cls(**{k: v for k, v in saved["progress"].items() if k in known})
         return None

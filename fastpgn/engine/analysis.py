@@ -238,6 +238,11 @@ def analyse_game(engine: Engine, game, limit: Limit, cache: EvalCache | None = N
                 # A game written with a hole in its evals would pass for analysed.
                 raise EngineError(f"engine {engine.name or engine.path} reported no score ({command}) for the "
                                   f"position after ply {k + 1}, {fens[k]}")
+            if score.mate == 0:
+                # Checkmated now, in a position that is not mate (the game goes on): lichess drops such an
+                # eval and never writes #0; a hole would pass for analysed, so the engine failed.
+                raise EngineError(f"engine {engine.name or engine.path} reported mate 0 (checkmated) for the "
+                                  f"position after ply {k + 1}, {fens[k]}, which is not mate")
             value = cache.put(key, score.lichess()) if cache is not None else score.lichess()
             if counter is not None:
                 counter("searched")

@@ -29,17 +29,28 @@ from fastpgn._duckdb_files import sql_string as _quote
 __all__ = ["EvalsDB", "IndexSummary", "build_index", "default_index_path", "game_keys", "lichess_eval"]
 
 DEFAULT_MEMORY = "2GB"
+REFUSED_SHOWN = 5       # the FENs the board refused that an IndexSummary holds (the count holds them all)
 INDEX_SUFFIX = ".fastpgn-index.parquet"
 
 
 def lichess_eval(cp: int | None, mate: int | None) -> str | None:
     """A database eval in lichess's ``[%eval]`` notation, as the engine path writes it.
 
+    ``mate`` 0 (checkmated now) is no eval: lichess drops such an eval
+    before it annotates a game, so it never writes ``#0``; and a position
+    the database gives as mate is no position of a game's movetext that goes
+    on (analyse writes no eval after the mating move). The engine searches
+    the position instead.
+
     >>> lichess_eval(30, None), lichess_eval(-125, None), lichess_eval(None, -3), lichess_eval(None, None)
     ('0.3', '-1.25', '#-3', None)
+    >>> lichess_eval(None, 0) is None
+    True
     """
     from fastpgn.engine.info import Score
 
+    if mate == 0:
+        return None
     if mate is not None:
         return Score(mate=int(mate)).lichess()
     if cp is not None:
@@ -48,10 +59,13 @@ def lichess_eval(cp: int | None, mate: int | None) -> str | None:
 
 
 class IndexSummary:
-    """What ``build_index`` read: FENs with an eval, positions indexed, FENs the board refused."""
+    """What ``build_index`` read: FENs with an eval, positions indexed, FENs the board refused (the first
+    few of them by FEN, each with the board's reason, in ``refused_fens``)."""
 
-    def __init__(self, path: str, fens: int, positions: int, refused: int, seconds: float) -> None:
+    def __init__(self, path: str, fens: int, positions: int, refused: int, seconds: float,
+                 refused_fens: tuple[tuple[str, str], ...] = ()) -> None:
         self.path, self.fens, self.positions, self.refused, self.seconds = path, fens, positions, refused, seconds
+        self.refused_fens = refused_fens
 
     def __repr__(self) -> str:
         return f"IndexSummary({self.path!r}, fens={self.fens}, positions={self.positions}, refused={self.refused})"
@@ -138,6 +152,7 @@ def build_index(source: str, index: str | None = None, *, memory_limit: str = DE
     staging = os.path.join(temp_directory, "keys.parquet")
     con = connect(memory_limit, os.path.join(temp_directory, "duckdb"))
     fens = refused = 0
+    refused_fens: list[tuple[str, str]] = []
     schema = pa.schema([("zobrist", pa.int64()), ("depth", pa.int32()), ("knodes", pa.int64()),
                         ("cp", pa.int32()), ("mate", pa.int32())])
     try:
@@ -154,9 +169,15 @@ def build_index(source: str, index: str | None = None, *, memory_limit: str = DE
                     fens += 1
                     try:
                         key = position_key(fen)
-                    except ValueError:
+                    except ValueError as exc:
                         refused += 1
+                        # (the first by FEN: DuckDB hands the FENs over in no fixed order)
+                        refused_fens = sorted([*refused_fens, (fen, str(exc))])[:REFUSED_SHOWN]
                         continue
+                    for name in ("depth", "cp", "mate"):
+                        if e[name] is not None and not -(1 << 31) <= e[name] < 1 << 31:
+                            raise InputError(f"{_place(source, kind, fen)}: {name} {e[name]} is outside the 32-bit "
+                                             f"integers the index keeps (FEN {fen})")
                     keys.append(key)
                     depth.append(e["depth"])
                     knodes.append(e["knodes"])
@@ -182,7 +203,40 @@ def build_index(source: str, index: str | None = None, *, memory_limit: str = DE
             shutil.rmtree(temp_directory, ignore_errors=True)
         elif os.path.exists(staging):
             os.remove(staging)
-    return IndexSummary(index, fens, positions, refused, time.perf_counter() - started)
+    return IndexSummary(index, fens, positions, refused, time.perf_counter() - started, tuple(refused_fens))
+
+
+def _place(source: str, kind: str, fen: str) -> str:
+    """Where ``fen``'s first eval is in ``source``: ``FILE:LINE`` of the JSON lines, ``FILE, row N`` of
+    Parquet (looked for once a value is refused: the SQL that picks each FEN's eval keeps no place)."""
+    if kind == "jsonl":
+        from fastpgn.io.sources import open_source
+
+        needle = ('"' + fen + '"').encode()
+        number, rest = 0, b""
+        stream = open_source(source)
+        try:
+            for chunk in stream.chunks():
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    number += 1
+                    if needle in line:
+                        return f"{source}:{number}"
+        finally:
+            stream.close()
+        return f"{source}:{number + 1}" if needle in rest else source
+    from fastpgn.explorer import connect
+
+    files = os.path.join(source, "**", "*.parquet") if os.path.isdir(source) else source
+    con = connect(DEFAULT_MEMORY, None)
+    try:
+        row = con.execute(f"SELECT filename, file_row_number FROM read_parquet({_quote(files)}, filename = true, "
+                          "file_row_number = true) WHERE fen = ? ORDER BY filename, file_row_number LIMIT 1",
+                          [fen]).fetchone()
+    finally:
+        con.close()
+    return source if row is None else f"{row[0]}, row {row[1] + 1}"
 
 
 def game_keys(game) -> list[int] | None:
@@ -218,9 +272,10 @@ class EvalsDB:
 
     @classmethod
     def open(cls, source: str, index: str | None = None, *, memory_limit: str = DEFAULT_MEMORY,
-             on_build: Callable[[str], object] | None = None) -> EvalsDB:
+             on_build: Callable[[str], object] | None = None,
+             on_built: Callable[[IndexSummary], object] | None = None) -> EvalsDB:
         """The database at ``source`` (either layout, or an index), indexed first when its index is missing
-        or older than it (``on_build(index)`` is told before the build)."""
+        or older than it (``on_build(index)`` is told before the build, ``on_built(summary)`` after)."""
         from fastpgn.errors import InputError
 
         if not os.path.exists(source):
@@ -231,7 +286,9 @@ class EvalsDB:
         if not os.path.exists(index) or os.path.getmtime(index) < os.path.getmtime(source):
             if on_build is not None:
                 on_build(index)
-            build_index(source, index, memory_limit=memory_limit)
+            summary = build_index(source, index, memory_limit=memory_limit)
+            if on_built is not None:
+                on_built(summary)
         return cls(index, memory_limit)
 
     def lookup(self, keys: Iterable[int]) -> dict[int, str]:

@@ -108,6 +108,20 @@ def _compact_moves(moves: list[str]) -> str:
     return "".join(tokens)
 
 
+def my_colour(headers, me: str) -> str | None:
+    """``"W"`` or ``"B"``: the side whose player is ``me``; None unless ``me`` is exactly one of them.
+
+    >>> my_colour({"White": "Mike", "Black": "Anon"}, "Mike"), my_colour({"White": "Ann", "Black": "Bo"}, "Mike")
+    ('W', None)
+    """
+    white, black = headers.get("White"), headers.get("Black")
+    if white == me and black != me:
+        return "W"
+    if black == me and white != me:
+        return "B"
+    return None
+
+
 def game_to_compact(game, *, me: str = DEFAULT_ME) -> str:
     """The two compact lines (details, moves) of a fastpgn ``Game``, without a final newline.
 
@@ -124,11 +138,8 @@ def game_to_compact(game, *, me: str = DEFAULT_ME) -> str:
     headers = game.headers
     where = {"game": getattr(game, "number", None)}
     white, black = headers.get("White"), headers.get("Black")
-    if white == me and black != me:
-        colour = "W"
-    elif black == me and white != me:
-        colour = "B"
-    else:
+    colour = my_colour(headers, me)
+    if colour is None:
         raise FormatError(f"the player {me!r} is not exactly one of White {white!r} and Black "
                           f"{black!r} (see --me)", **where)
     if headers.get("FEN") or headers.get("SetUp") == "1":

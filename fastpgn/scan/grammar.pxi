@@ -1579,7 +1579,8 @@ cdef Py_ssize_t _skip_long_comment(const char *buf, Py_ssize_t pos, Py_ssize_t e
     return close + 1
 
 
-# A filter as the kernel reads it (the filters section after _scan_game fills it).
+# A filter as the kernel reads it (the filters section after _scan_game fills it). A test's kind is
+# bits: TAG_FOLD compares ignoring the case of A-Z, TAG_PREFIX a start of the value (both: an ECO prefix).
 cdef enum:
     TAG_EQUAL = 0
     TAG_FOLD = 1
@@ -1590,9 +1591,9 @@ cdef struct TagTest:
     int nnames                     # 1 or 2: the test passes if one of the tags does
     const char *names[2]
     Py_ssize_t name_lens[2]
-    int kind                       # TAG_*
+    int kind                       # TAG_EQUAL, or the bits TAG_FOLD, TAG_PREFIX
     Py_ssize_t nvalues
-    const char **values            # (lowered for TAG_FOLD)
+    const char **values            # (lowered with TAG_FOLD)
     Py_ssize_t *value_lens
     const char *default_value      # the value of an absent tag; NULL: an absent tag fails
     Py_ssize_t default_len
@@ -1764,7 +1765,7 @@ cdef Py_ssize_t _last_tag(const char *buf, _Game game, const char *name, Py_ssiz
 
 
 cdef bint _value_is(const char *p, Py_ssize_t n, bint raw, const char *lit, Py_ssize_t m, int kind) noexcept nogil:
-    """Whether value ``p[:n]`` (escaped if ``raw``) equals ``lit`` (lowered first for TAG_FOLD) or, for
+    """Whether value ``p[:n]`` (escaped if ``raw``) equals ``lit`` (lowered first with TAG_FOLD) or, with
     TAG_PREFIX, starts with it."""
     cdef Py_ssize_t i = 0, k = 0
     cdef char c
@@ -1774,8 +1775,8 @@ cdef bint _value_is(const char *p, Py_ssize_t n, bint raw, const char *lit, Py_s
             i += 1
             c = p[i]
         if k == m:
-            return kind == TAG_PREFIX
-        if kind == TAG_FOLD:
+            return (kind & TAG_PREFIX) != 0
+        if kind & TAG_FOLD:
             c = _lower(c)
         if c != lit[k]:
             return False

@@ -867,7 +867,9 @@ _NUL_REASON = "NUL byte in the game (binary data)"
 # refuse is never built, its movetext only skipped (_skip_movetext).
 
 ELO_WHITE, ELO_BLACK, ELO_BOTH, ELO_EITHER = range(4)
-TAG_EQUAL, TAG_FOLD, TAG_PREFIX = range(3)
+# A tag test's kind is bits: TAG_FOLD compares ignoring the case of A-Z, TAG_PREFIX a start of the value
+# (both: an ECO prefix).
+TAG_EQUAL, TAG_FOLD, TAG_PREFIX = 0, 1, 2
 SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 # lichess (scalachess Speed): estimated seconds = base + 40 x increment; the
 # upper bounds, exclusive, of ultraBullet, bullet, blitz, rapid, classical.
@@ -972,13 +974,9 @@ class _Where:
                 value = d.get(name, default)
                 if value is None:
                     continue
-                if kind == TAG_EQUAL:
-                    if value in values:
-                        break
-                elif kind == TAG_FOLD:
-                    if _ascii_lower(value) in values:
-                        break
-                elif value.startswith(values):
+                if kind & TAG_FOLD:
+                    value = _ascii_lower(value)
+                if value.startswith(values) if kind & TAG_PREFIX else value in values:
                     break
             else:
                 return False

@@ -162,6 +162,14 @@ def test_a_used_output_folder_is_refused_unless_resume_or_overwrite(tmp_path, ca
     assert main([str(src), "300", "-o", str(out), "--resume"]) == 0
     assert "nothing to resume" in capsys.readouterr().err
     assert {f.name: f.read_bytes() for f in chunk_files(out)} == first
+    # --resume with other options names each one that differs, its value then and now.
+    assert main([str(src), "300", "-o", str(out), "--resume", "--compression", "zst", "--min-elo", "1500",
+                 "--speed", "blitz,rapid"]) == 2
+    assert capsys.readouterr().err == (
+        f"fastpgn: the run in {out} was made with other options or from another input (--compression gz then, "
+        "zst now; --min-elo none then, 1500 now; --speed none then, blitz,rapid now); give the same options to "
+        "resume it, or --overwrite to start over\n")
+    assert {f.name: f.read_bytes() for f in chunk_files(out)} == first
     # --overwrite removes the earlier run's parts first: 3 chunks of 1000, none of the 300s left.
     assert main([str(src), "1000", "-o", str(out), "-q", "--overwrite"]) == 0
     assert [f.name for f in chunk_files(out)] == [f"{src.name}.part_{i:06d}.cri.gz" for i in range(3)]

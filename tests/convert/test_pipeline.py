@@ -23,6 +23,33 @@ from fastpgn.oneliner import iter_lines
 from fastpgn.convert.converter import Converter, Options
 from fastpgn.reader import read_lines
 
+def test_an_empty_folder_says_it_holds_no_pgn_files(tmp_path, capsys):
+    """A folder with no PGN file in it was "a folder, not a PGN file": it names what was looked for."""
+    (tmp_path / "notes.txt").write_text("x")
+    assert main([str(tmp_path), "10", "-o", str(tmp_path / "o"), "-q"]) == 2
+    assert capsys.readouterr().err == (f"fastpgn: {tmp_path}: a folder holding no PGN files (none named *.pgn, "
+                                       "*.pgn.zst, *.pgn.bz2, *.pgn.gz) and no Parquet files\n")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("options,message", [
+    (["--format", "parquet", "--compression", "zst"],
+     "--compression zst compresses lines, csv and pgn chunks; Parquet is compressed inside (zstd): "
+     "leave --compression out"),
+    (["--format", "parquet", "--compression", "none"],
+     "--compression none compresses lines, csv and pgn chunks; Parquet is compressed inside (zstd): "
+     "leave --compression out"),
+    (["--inputs-at-once", "4"],
+     "--inputs-at-once 4 says how many of several inputs are converted at a time, and {dump} is the only input"),
+])
+def test_an_option_that_would_do_nothing_is_refused(tmp_path, dump, capsys, options, message):
+    """Options that change nothing in this run were taken silently: one line, exit 2, nothing written."""
+    out = tmp_path / "o"
+    assert _exit([str(dump), "100", "-o", str(out), *options]) == 2
+    assert capsys.readouterr() == ("", f"fastpgn: {message.format(dump=dump)}\n")
+    assert not out.exists()
+
+
 LICHESS = ["lichess_db_standard_rated_2013-01.head348.pgn.zst",
            "lichess_db_standard_rated_2013-01.head348.pgn.bz2",
            "lichess_db_standard_rated_2013-01.slice5000.pgn.zst",
@@ -284,6 +311,30 @@ def test_progress_bar_on_a_terminal(tmp_path, dump):
     assert stderr_on_a_terminal(cmd[:-2] + ["-o", str(tmp_path / "b"), "-q"]) == ""
 
 
+def test_a_count_of_one_is_singular(tmp_path, capsys):
+    """"1 games", "1 inputs at a time": the summaries, the progress bar and the explorer say "1 game"."""
+    from fastpgn.cli import _Progress
+
+    src = tmp_path / "one.pgn"
+    src.write_text('[Event "x"]\n\n1. e4 *\n\n')
+    assert main([str(src), "10", "-o", str(tmp_path / "o"), "-j", "1"]) == 0
+    assert capsys.readouterr().err.startswith("fastpgn: 1 game written, 0 rejected (of 1 read), 1 chunk, ")
+    other = tmp_path / "two.pgn"
+    other.write_text('[Event "y"]\n\n1. d4 *\n\n')
+    assert main([str(src), str(other), "10", "-o", str(tmp_path / "m"), "-j", "1", "--inputs-at-once", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "fastpgn: 2 inputs: 2 games written, 0 rejected (of 2 read), 2 chunks, " in err
+    assert ", 1 worker, 1 input at a time" in err
+    assert main(["explorer", str(src), "-o", str(tmp_path / "t.parquet"), "--max-plies", "1"]) == 0
+    assert capsys.readouterr().err.startswith(
+        "explorer: 1 game read from PGN (1 converted, 0 rejected, 0 filtered out), 1 in the tree, 0 without "
+        "positions (a variant or an illegal move); 1 row of the first 1 ply to ")
+    bar = _Progress(None)
+    bar(10, 100, 1, 0)
+    assert bar.bar.desc.endswith(", 1 game, 0 rejected"), bar.bar.desc
+    bar.close()
+
+
 def test_stdin_and_chunk_size_first_like_the_original(tmp_path, dump):
     out = tmp_path / "s"
     out.mkdir()
@@ -301,6 +352,20 @@ def test_limit(tmp_path, dump):
     summary, out = run(tmp_path, dump, 100, limit=250, block_size=100_000)
     assert summary.games_written == 250
     assert all_lines(out) == list(read_lines(dump))[:250]
+
+
+@pytest.mark.parametrize("where", [None, {"min_elo": 2000}])
+def test_limit_counts_the_bytes_up_to_the_last_game_read(tmp_path, dump, where):
+    """With --limit the summary gave the MB of the whole file (the reader reads ahead): the bytes up to the
+    end of the last game read, the start of the next one."""
+    from fastpgn.reader import read_games
+
+    games = list(read_games(dump))
+    for jobs, block_size in ((1, 1 << 22), (1, 100_000), (2, 100_000)):
+        summary, _ = run(tmp_path, dump, 100, jobs, limit=30, block_size=block_size, where=where)
+        assert summary.games_written == 30
+        assert summary.bytes_in == games[summary.games_read].offset, (jobs, block_size)
+        assert summary.bytes_in < dump.stat().st_size
 
 
 @pytest.mark.parametrize("chunks_done", [1, 5])
@@ -386,7 +451,7 @@ def test_resume_state_round_trip(tmp_path):
         "games_filtered": 9}
     assert ResumeState.load(options, path) == done
     assert ResumeState.load(options, tmp_path / "absent.json") is None
-    with pytest.raises(InputError, match="other options or from another input"):
+    with pytest.raises(InputError, match=r"other options or from another input \(CHUNK_SIZE 700 then, 100 now\)"):
         ResumeState.load(dict(options, chunk_size=100), path)
     assert not list(tmp_path.glob("*.tmp"))
 

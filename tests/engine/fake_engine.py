@@ -13,6 +13,7 @@ picks the fault:
     slow          on go: searches until stop, then answers
     illegal       answers go with bestmove e2e5, legal nowhere after move one
     no-score      answers go with info lines without a score, then its move
+    mate-zero     answers go with score mate 0 (checkmated now) in whatever position, then its move
     none          answers go with bestmove (none), whatever the position
     null          answers go with bestmove 0000, whatever the position
     no-uciok      never answers uci
@@ -132,6 +133,8 @@ def main() -> int:
             if mode == "no-score" and faulty:
                 say(f"info depth 1 seldepth 1 nodes 100 nps 1000 time 1 pv {best}")
                 say("info string no evaluation here")
+            elif mode == "mate-zero" and faulty:
+                say(f"info depth 1 seldepth 1 score mate 0 nodes 100 pv {best}")
             else:
                 say(f"info depth 1 seldepth 1 multipv 1 score cp 12 nodes 100 nps 1000 time 1 pv {best}"
                     if best != "(none)" else "info depth 0 score mate 0")

@@ -320,21 +320,29 @@ def test_damaged_input_keeps_the_games_before_the_damage(tmp_path, capsys):
     assert len(list(read_games(out))) == 3
 
 
-def test_an_engine_that_reports_no_score_is_an_engine_failure(tmp_path, capsys):
-    """It ended "5 analysed" with no eval written: now exit 2, naming the game, the ply and the position,
-    with the games analysed before it written."""
+FOOLS_MATE_PLY_2 = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
+
+
+@pytest.mark.parametrize("mode, said", [
+    # It ended "5 analysed" with no eval written.
+    ("no-score", f"reported no score (go nodes 100000) for the position after ply 2, {FOOLS_MATE_PLY_2}"),
+    # score mate 0 (checkmated now) where the game goes on was written #0: lichess drops such an eval and
+    # never writes #0, and a hole would pass for analysed.
+    ("mate-zero", f"reported mate 0 (checkmated) for the position after ply 2, {FOOLS_MATE_PLY_2}, which is not mate"),
+])
+def test_an_engine_that_reports_no_usable_score_is_an_engine_failure(tmp_path, capsys, mode, said):
+    """Exit 2, naming the game, the ply and the position, with the games analysed before it written."""
     src = tmp_path / "g.pgn"
     src.write_text(SHORT)
-    engine, log = fake_engine(tmp_path, "no-score", "--after", "4")    # fool's mate: 3 searches, then ply 1 of game 2
+    engine, log = fake_engine(tmp_path, mode, "--after", "4")    # fool's mate: 3 searches, then ply 1 of game 2
     out = tmp_path / "out.pgn"
     code, err = run([src, "-o", out, "--engine", engine], capsys)
-    fen = "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
     second = SHORT.index('[Event "Scholar')
     assert code == 2 and err == (f"fastpgn analyse: engine failed at game 2 (PGN byte {second}): engine Fake "
-                                 f"Engine 1.0 reported no score (go nodes 100000) for the position after ply 2, {fen}; "
-                                 f"1 game written to {out}, --resume continues\n"), err
+                                 f"Engine 1.0 {said}; 1 game written to {out}, --resume continues\n"), err
     games = list(read_games(out))
     assert len(games) == 1 and games[0].evals == ["-0.12", "0.12", "-0.12", None]
+    assert "#0" not in out.read_text()
     assert_no_leftovers(log)
 
 

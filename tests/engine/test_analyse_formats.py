@@ -9,10 +9,13 @@ Run on both backends by the suite's second pass (FASTPGN_IMPLEMENTATION).
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 
 import pytest
 
-from helpers import G2021, G2023, fake_engine, first_games, shared
+from helpers import ENV, G2021, G2023, fake_engine, first_games, shared
 from helpers import analyse_cli as run
 
 pa = pytest.importorskip("pyarrow")
@@ -151,3 +154,55 @@ def test_format_and_filter_usage_errors_are_one_line(tmp_path, capsys, argv, mes
     code, err = run([src, "--engine", engine, *argv], capsys)
     assert code == 2 and err.startswith(message) and err.count("\n") == 1, err
     assert not log.exists()       # refused before any engine started
+
+
+def test_a_count_of_one_is_singular_in_the_summary(tmp_path, capsys):
+    """"1 games read", "1 positions": every count of the summary goes through one plural rule."""
+    src = tmp_path / "one.pgn"
+    src.write_text('[Event "x"]\n\n1. e4 *\n\n')
+    engine, _ = fake_engine(tmp_path)
+    code, err = run([src, "-o", tmp_path / "out.pgn", "--engine", engine], capsys)
+    assert code == 0, err
+    assert err.startswith("analyse: 1 game read, 1 written (1 analysed, 0 kept with their evals, 0 not analysable), "
+                          "0 rejected; 1 position, 1 searched, "), err
+    code, err = run([first_games(shared(*G2021), 2, tmp_path), "-o", tmp_path / "out2.pgn", "--engine", engine,
+                     "--max-plies", "0"], capsys)
+    assert code == 0, err
+    assert err.startswith("analyse: 2 games read, 0 written (0 analysed, 0 kept with their evals, 0 not analysable), "
+                          "0 rejected, 2 filtered out; 0 positions, "), err
+
+
+def test_progress_bar_gives_the_games_of_the_total_and_an_eta(tmp_path):
+    """analyse's bar had no total and no ETA: the converter's bar, the games of the input's total (counted
+    beside the analysis, the filters and --limit applied), its percentage and the time left."""
+    import re
+
+    from helpers import stderr_on_a_terminal
+
+    src = first_games(shared(*G2021), 30, tmp_path)
+    engine, _ = fake_engine(tmp_path)
+    keep = sum(1 for g in read_games(src) if int(g.headers["WhiteElo"]) >= 1800 and int(g.headers["BlackElo"]) >= 1800)
+    for extra, total in (([], 30), (["--limit", "12"], 12), (["--min-elo", "1800"], keep)):
+        seen = stderr_on_a_terminal([sys.executable, "-m", "fastpgn", "analyse", str(src), "-o",
+                                     str(tmp_path / f"out{total}.pgn"), "--engine", engine, *extra])
+        assert "fastpgn analyse: 100%|" in seen, seen
+        assert re.search(rf"\| {total} games of {total}, [\d,]+ positions, [\d.,]+ positions/s \[\d\d:\d\d<00:00\]",
+                         seen), seen
+        assert f"analyse: {30 if extra != ['--limit', '12'] else 12} games read" in seen, seen
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux), a device that is always full")
+@pytest.mark.parametrize("fmt", ["pgn", "lines"])
+def test_a_full_disk_is_one_line_exit_2(tmp_path, capsys, fmt):
+    """analyse --format pgn|lines onto a full disk ended in a 34-line traceback (and exit 0): one line, 2."""
+    src = first_games(shared(*G2021), 5, tmp_path)
+    engine, _ = fake_engine(tmp_path)
+    code, err = run([src, "-o", "/dev/full", "--engine", engine, "--format", fmt], capsys)
+    assert (code, err) == (2, "fastpgn analyse: cannot write /dev/full: No space left on device; 0 games written "
+                              "before it, --resume continues\n")
+    # stdout onto a full disk: the same line, naming stdout.
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "fastpgn", "analyse", str(src), "--engine", engine,
+                               "--format", fmt], stdout=full, stderr=subprocess.PIPE, text=True, env=ENV)
+    assert (proc.returncode, proc.stderr) == (2, "fastpgn analyse: cannot write stdout: No space left on device; "
+                                                 "0 games written before it\n")

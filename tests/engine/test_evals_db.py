@@ -209,3 +209,50 @@ def test_lichess_eval_and_game_keys(games):
         board.push_san(san)
         keys.append(position_key(board.fen()))
     assert evals_db.game_keys(game) == keys
+
+
+def test_a_number_outside_int32_names_the_file_and_the_line(games, database, tmp_path, capsys):
+    """A cp beyond 32 bits refused the whole database in a line naming neither the file nor the line."""
+    engine, log = fake_engine(tmp_path, "exit")
+    epds = list(database)
+    bad = {epd: [(d, k, [(2**31 if i == 2 else cp, None if i == 2 else mate, line) for cp, mate, line in pvs])
+                 for d, k, pvs in evals] for i, (epd, evals) in enumerate(database.items())}
+    jsonl = write_jsonl(bad, tmp_path / "big.jsonl")
+    code, err = run([games, "-o", tmp_path / "o.pgn", "--evals-db", jsonl, "--engine", engine], capsys)
+    assert code == 2 and err.splitlines()[1:] == [
+        f"fastpgn analyse: --evals-db: {jsonl}:3: cp 2147483648 is outside the 32-bit integers the index keeps "
+        f"(FEN {epds[2]})"], err
+    hf = write_hf(bad, tmp_path / "big.parquet")
+    code, err = run([games, "-o", tmp_path / "o.pgn", "--evals-db", hf, "--engine", engine], capsys)
+    first_row = 1 + sum(sum(len(pvs) for _, _, pvs in database[epd]) for epd in epds[:2])
+    assert code == 2 and err.splitlines()[1:] == [
+        f"fastpgn analyse: --evals-db: {hf}, row {first_row}: cp 2147483648 is outside the 32-bit integers the "
+        f"index keeps (FEN {epds[2]})"], err
+    assert not log.exists()
+
+
+def test_refused_fens_are_shown_and_mate_0_is_searched(games, database, stockfish, tmp_path, capsys):
+    """The FENs the board refused were counted and never shown: the first few, and how many. A mate 0
+    (checkmated now) for a position the game goes on from was written #0: lichess never writes #0, so the
+    database gives no eval there and the engine searches it."""
+    epds = list(database)
+    db = dict(database)
+    zero = epds[1]
+    db[zero] = [(d, k, [(None, 0, line) for _, _, line in pvs]) for d, k, pvs in database[zero]]
+    bogus = [f"{n}{8 - n}/8/8/8/8/8/8/8 w - -" for n in range(1, 8)]      # no king: the first five by FEN shown
+    for fen in bogus:
+        db[fen] = database[epds[0]]
+    src = write_jsonl(db, tmp_path / "db.jsonl")
+    out = tmp_path / "out.pgn"
+    code, err = run([games, "-o", out, "--evals-db", src, "--engine", stockfish, "--nodes", "5000"], capsys)
+    assert code == 0, err
+    lines = err.splitlines()
+    assert lines[1] == (f"fastpgn analyse: --evals-db: 7 FENs of {src} the board refused, not indexed: "
+                        + "; ".join(f"FEN has 0 white kings, expected one: '{fen}'" for fen in bogus[:5])
+                        + "; and 2 more"), lines
+    total, from_db, searched, cached = counts(err)
+    assert searched == 1 and from_db == total - 1 - sum(1 for g in read_games(str(games)) if g.moves[-1].endswith("#"))
+    got = written_evals(out)
+    assert got[zero] is not None and got[zero] != "#0"
+    assert "#0" not in out.read_text()
+    assert {epd: got[epd] for epd in epds if epd != zero} == {e: v for e, v in expected(database).items() if e != zero}

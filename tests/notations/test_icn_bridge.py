@@ -473,6 +473,10 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
     (tmp_path / "image.pgn").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     (tmp_path / "bad.icn").write_bytes(b"\nw K5,1|\xffk5,8\nw K5,1|k5,8\n")
     (tmp_path / "out.icn").write_text("kept\n")
+    # ICN given without --to-pgn (its tags look like PGN's): refused, not one rejected game a line and exit 0.
+    (tmp_path / "games.icn").write_text('[Event "x"] w K5,1|k5,8 5,1>5,2\n[Event "y"] w K5,1|k5,8 5,1>4,1\n')
+    (tmp_path / "games.json").write_text(
+        "".join(line + "\n" for line in icn_pgn.pgn_to_icn(read_games(b'[Event "x"]\n\n1. e4 *\n'), form="long")))
     assert icn_cli.main([]) == 2
     assert icn_cli.main(["--frobnicate", str(g)]) == 2
     assert icn_cli.main([str(g), "--lenient"]) == 2
@@ -490,6 +494,10 @@ def test_cli_usage_and_input_errors(tmp_path, capsys):
         ([str(g), "-o", str(g / "x" / "y.icn")], f"cannot write {g / 'x' / 'y.icn'}: Not a directory"),
         ([str(g), "-o", str(tmp_path)], f"cannot write {tmp_path}: Is a directory"),
         ([str(g), "-o", str(g)], f"refusing to overwrite the input {g}"),
+        ([str(tmp_path / "games.icn")], f"{tmp_path / 'games.icn'}: its first line is an ICN game, not PGN: add "
+                                        "--to-pgn to turn ICN back into PGN"),
+        ([str(tmp_path / "games.json")], f"{tmp_path / 'games.json'}: its first line is an ICN game, not PGN: add "
+                                         "--to-pgn --json to turn ICN back into PGN"),
     ]:
         for out in ([], ["-o", str(tmp_path / "out.icn")]):
             if "-o" in argv and out:

@@ -608,12 +608,30 @@ def test_reverse_refuses_what_it_cannot_write(tmp_path, capsys):
     assert code == 0  # refused games are reported and counted; they do not fail the run
     assert out == "21.01.02W1-0\n1e4\n"
     messages = err.splitlines()
-    assert "'Mike' is not exactly one of White 'Ann' and Black 'Bob'" in messages[0] and "game 2" in messages[0]
-    assert "set-up position" in messages[1] and "game 3" in messages[1]
-    assert "no usable Date tag" in messages[2]
-    assert "the last move 'Bb5d6' also reads as two" in messages[3]
-    assert "comment would be read as the game's moves" in messages[4]
+    assert "set-up position" in messages[0] and "game 3" in messages[0]
+    assert "no usable Date tag" in messages[1]
+    assert "the last move 'Bb5d6' also reads as two" in messages[2]
+    assert "comment would be read as the game's moves" in messages[3]
+    # The games of other players: one line for them all, after the others.
+    assert messages[4] == (f"{pgn}: 1 game where the player 'Mike' (--me) is not exactly one of White and Black, "
+                           "skipped (the first: game 2, PGN byte 74: White 'Ann', Black 'Bob')")
     assert messages[5].endswith("6 games read, 1 written, 5 rejected")
+    # --errors raise stops at such a game, as at any bad one.
+    code, out, err = run_main(lt_cli.main, ["--reverse", str(pgn), "--me", "Mike", "--errors", "raise"], capsys)
+    assert code == 1 and "'Mike' is not exactly one of White 'Ann' and Black 'Bob'" in err
+
+
+def test_reverse_with_a_me_in_no_game_fails_in_one_line(tmp_path, capsys):
+    """A --me that plays in none of the games printed one line per game and exited 0, writing nothing:
+    one line, exit 2, no output."""
+    src = shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
+    first = next(iter(read_games(src))).headers
+    code, out, err = run_main(lt_cli.main, ["--reverse", str(src), "-o", str(tmp_path / "o")], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"{src}: 15 games where the player 'Mike' (--me) is not exactly one of White and Black, "
+                   f"skipped (the first: game 1, PGN byte 0: White {first['White']!r}, Black {first['Black']!r}); "
+                   "no game to write: give --me your name as the games spell it\n")
+    assert not (tmp_path / "o").exists()
 
 
 def test_reverse_writes_into_a_folder_but_never_over_its_input(tmp_path, capsys):
