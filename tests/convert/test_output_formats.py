@@ -344,6 +344,25 @@ def test_lines_and_csv_to_stdout_equal_the_chunks(tmp_path):
         assert not list(tmp_path.glob(f"{fmt}/*state*"))
 
 
+@pytest.mark.parametrize("name", FILES[:2])
+def test_csv_utc_loads_zoned_in_duckdb_and_polars_as_the_parquet_does(tmp_path, name):
+    # Without the zone in the text DuckDB and polars load a naive timestamp from the CSV, a zoned one from Parquet.
+    src = shared("data", "lichess-db", name)
+    code, text, err = _stdout_of([str(src), "-o", "-", "--format", "csv", "-q"], cwd=tmp_path)
+    assert code == 0, err
+    path = tmp_path / "games.csv"
+    path.write_bytes(text)
+    convert(src, tmp_path / "parquet", "parquet", chunk=100_000)
+    expected = pa.concat_tables(pq.read_table(f) for f in chunk_files(tmp_path / "parquet")).column("utc")
+    assert expected.type.tz == "UTC" and expected.null_count < len(expected)
+    got = duckdb.sql(f"SELECT utc FROM read_csv('{path}')")
+    assert [str(t) for t in got.types] == ["TIMESTAMP WITH TIME ZONE"]
+    assert [r[0] for r in got.fetchall()] == expected.to_pylist()
+    frame = pl.read_csv(path, try_parse_dates=True)
+    assert frame.schema["utc"] == pl.Datetime("us", "UTC")
+    assert frame["utc"].to_list() == expected.to_pylist()
+
+
 def test_stdout_keeps_rejected_games_in_the_current_folder_and_writes_nothing_beside_the_input(tmp_path):
     folder = tmp_path / "inputs"
     folder.mkdir()
