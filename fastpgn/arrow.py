@@ -12,6 +12,7 @@ which reads the same column dicts through ``ColumnReader``.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import os
@@ -25,6 +26,53 @@ from fastpgn.io.sources import BLOCK_SIZE
 from fastpgn.reader import _RecordReader
 
 BATCH_SIZE = 65_536
+#: The most string bytes one ``list<string>`` column (``fens``, ``moves``, ...) may hold in one row group: an
+#: Arrow string array's offsets are int32, so pyarrow cannot make one array of a row group's strings beyond it
+#: (16,384 games of 2,200 plies of FENs pass it). A constant of the module, so a test can make it small.
+LIST_STRING_BYTES = (1 << 31) - 1
+
+
+def list_string_sizes(data) -> list[list[int]]:
+    """Each ``list<string>`` column of ``data`` (a record batch or table): its string bytes before each row,
+    ``n + 1`` counts from 0, read from the columns' own offsets.
+
+    >>> import pyarrow as pa
+    >>> list_string_sizes(pa.table({"moves": [["e4", "e5"], None, ["Nf3"]], "plies": [2, 0, 1]}))
+    [[0, 4, 4, 7]]
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sizes = []
+    for column in data.columns:
+        if not (pa.types.is_list(column.type) and pa.types.is_string(column.type.value_type)):
+            continue
+        counts = [0]
+        for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+            if len(chunk) == 0:
+                continue
+            values = chunk.values       # (a string array shows no offsets: read from its buffer)
+            starts = pa.Array.from_buffers(pa.int32(), len(values) + 1, [None, values.buffers()[1]], values.offset)
+            # the string offset at each list offset: where each row's strings start in the bytes
+            at = pc.take(starts, chunk.offsets).to_pylist()
+            shift = counts[-1] - at[0]
+            counts.extend(a + shift for a in at[1:])
+        sizes.append(counts)
+    return sizes
+
+
+def rows_within(sizes: list[list[int]], rows: int, start: int = 0) -> int:
+    """How many of the ``rows`` rows from ``start`` (one at least) go in one row group: no ``list<string>``
+    column's strings (``sizes``: ``list_string_sizes``) past ``LIST_STRING_BYTES``.
+
+    >>> rows_within([[0, 4, 4, 7]], 3), rows_within([[0, 2**30, 2**31, 2**31 + 9]], 3)
+    (3, 1)
+    """
+    fit = rows
+    for counts in sizes:
+        fit = min(fit, bisect.bisect_right(counts, counts[start] + LIST_STRING_BYTES, start, start + rows + 1)
+                  - 1 - start)
+    return max(fit, 1)
 
 
 class ColumnReader(_RecordReader):
@@ -165,7 +213,8 @@ def _from_buffers(pa, kind, spec):
 
 
 class ArrowReader(ColumnReader):
-    """Iterate ``pyarrow.RecordBatch`` objects of ``batch_size`` rows (the last one may be shorter); see ``read_arrow``."""
+    """Iterate ``pyarrow.RecordBatch`` objects of ``batch_size`` rows (the last one may be shorter, and one of
+    strings past ``LIST_STRING_BYTES``); see ``read_arrow``."""
 
     def __init__(self, source, batch_size: int = BATCH_SIZE, **options) -> None:
         if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
@@ -196,19 +245,21 @@ class ArrowReader(ColumnReader):
                     yield batch
         except PGNError:
             # The games before the error are yielded first, as read_games does.
-            if rows:
+            while rows:
                 batch, pending, rows = self._cut(pending, rows)
                 self.games_yielded += batch.num_rows
                 yield batch
             raise
-        if rows:
+        while rows:
             batch, pending, rows = self._cut(pending, rows)
             self.games_yielded += batch.num_rows
             yield batch
 
     def _cut(self, pending: list, size: int):
-        """The first ``size`` rows of ``pending`` as one batch, and what is left."""
+        """The first ``size`` rows of ``pending`` as one batch (fewer where a ``list<string>`` column would pass
+        ``LIST_STRING_BYTES``: one array cannot hold more), and what is left."""
         table = self._pa.Table.from_batches(pending, schema=self.schema)
+        size = rows_within(list_string_sizes(table), size)
         head = table.slice(0, size).combine_chunks().to_batches()
         batch = head[0] if head else self._pa.RecordBatch.from_pylist([], schema=self.schema)
         rest = table.slice(size)
@@ -223,7 +274,8 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
 
     ``source`` is anything ``read_games`` reads (a path, ``-``, bytes, a file
     object, an iterable of lines; compressed or not). Each batch holds
-    ``batch_size`` games (rows), the last one fewer; the columns are those of
+    ``batch_size`` games (rows), the last one fewer (and any where a ``list<string>``
+    column, ``fens`` of long games, would pass 2 GiB, Arrow's int32 offsets); the columns are those of
     ``fastpgn.schema`` (docs/schema.md), or ``columns`` (a list of names, in
     that order). ``errors``, ``where`` and the counts (``reader.games_read``,
     ``games_yielded``, ``games_filtered``, ``rejected``) are read_games'.
@@ -371,4 +423,5 @@ def _writing(name: str) -> Iterator[None]:
         raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
 
 
-__all__ = ["ArrowReader", "ColumnReader", "parquet_writer", "read_arrow", "record_batch", "to_parquet"]
+__all__ = ["ArrowReader", "ColumnReader", "LIST_STRING_BYTES", "list_string_sizes", "parquet_writer", "read_arrow",
+           "record_batch", "rows_within", "to_parquet"]

@@ -5,7 +5,7 @@ game, lines ending ``\\r\\n``, fields quoted only where they must be. How each
 type is written:
 
 * null: an empty field; bool: ``true`` / ``false``;
-* ``utc``: ``YYYY-MM-DD HH:MM:SS`` (UTC); ``date``: ``YYYY-MM-DD``;
+* ``utc``: ``YYYY-MM-DD HH:MM:SSZ`` (the ``Z``: UTC, so DuckDB and polars read a zoned timestamp); ``date``: ``YYYY-MM-DD``;
 * lists: the entries separated by one space, a null entry empty (``33  -12``
   is 33, null, -12); a null list, an empty list and a list of one null
   entry are all empty; ``fens`` (a FEN holds spaces): separated by ``;``;
@@ -57,7 +57,7 @@ def _timestamps(values: list) -> list:
             continue
         days, seconds = divmod(v, 86400)
         minutes, s = divmod(seconds, 60)
-        out.append(f"{_day_text(days, cache)} {minutes // 60:02}:{minutes % 60:02}:{s:02}")
+        out.append(f"{_day_text(days, cache)} {minutes // 60:02}:{minutes % 60:02}:{s:02}Z")
     return out
 
 
@@ -136,7 +136,7 @@ def to_csv(source, path, **options):
     ...        columns=["white", "utc", "moves"]).games_yielded
     1
     >>> out.getvalue()
-    b'white,utc,moves\\r\\nAnn,2024-01-02 18:08:33,e4\\r\\n'
+    b'white,utc,moves\\r\\nAnn,2024-01-02 18:08:33Z,e4\\r\\n'
     """
     from fastpgn.arrow import ColumnReader
 

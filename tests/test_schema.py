@@ -518,7 +518,8 @@ def csv_value(kind: str, text: str):
     if kind == "date32":
         return datetime.date.fromisoformat(text)
     if kind.startswith("timestamp"):
-        return datetime.datetime.fromisoformat(text + "+00:00")
+        assert text.endswith("Z")
+        return datetime.datetime.fromisoformat(text)
     return text
 
 
@@ -557,7 +558,7 @@ def test_csv_types_as_duckdb_guesses_them(tmp_path):
     csv_text.to_csv(shared("data", *SAMPLE), out)
     types = dict(zip(*(lambda r: (r.columns, [str(t) for t in r.types]))(
         duckdb.sql(f"SELECT * FROM read_csv('{out}')"))))
-    assert types["utc"] == "TIMESTAMP" and types["date"] == "DATE" and types["mate"] == "BOOLEAN"
+    assert types["utc"] == "TIMESTAMP WITH TIME ZONE" and types["date"] == "DATE" and types["mate"] == "BOOLEAN"
     assert types["white_elo"] in ("SMALLINT", "INTEGER", "BIGINT")
 
 
@@ -569,7 +570,7 @@ def test_csv_text_rules():
     assert csv_text.write_csv(cols, out) == 2
     assert out.getvalue().decode().split("\r\n") == [
         "utc,date,clock,eval_cp,mate,tags,white",
-        '1970-01-02 00:01:01,1970-01-02,180 17.7  60,33  -12,true,"{""Round"":""-""}","Say ""hi"", then"',
+        '1970-01-02 00:01:01Z,1970-01-02,180 17.7  60,33  -12,true,"{""Round"":""-""}","Say ""hi"", then"',
         ",,,,false,{},",
         "",
     ]

@@ -6,7 +6,8 @@ game, through the ``ChunkFormat`` interface of ``fastpgn.convert.chunks``:
 - :class:`ParquetFormat`: a worker turns its block into an Arrow record batch
   (the kernel's column sink: Arrow buffers from the compiled kernel); a
   chunk is one ``NAME.part_NNNNNN.parquet`` file, zstd, dictionary pages
-  where they pay, row groups of ``ROW_GROUP_ROWS`` games, each encoded on
+  where they pay, row groups of ``ROW_GROUP_ROWS`` games (fewer where a
+  ``list<string>`` column would pass ``arrow.LIST_STRING_BYTES``), each encoded on
   an encoder thread (:class:`RowGroupEncoders`) and joined in order; with
   ``partition="month"`` (``--partition month``), a chunk's games go to
   ``year=YYYY/month=MM/`` folders under that name, lichess's own layout.
@@ -205,14 +206,25 @@ class ParquetChunkFile(ChunkFile):
         self._encoders = encoders
         self._pending: list = []
         self._rows = 0
+        self._sizes: list[list[int]] = []    # the pending rows' list<string> bytes (arrow.list_string_sizes)
         self._submitted = 0
         self._joined = JoinedParquetFile(path)
 
     def write(self, payload) -> None:
+        from fastpgn import arrow
+
         self._pending.append(payload)
         self._rows += payload.num_rows
-        while self._rows >= ROW_GROUP_ROWS:
-            self._submit(ROW_GROUP_ROWS)
+        added = arrow.list_string_sizes(payload)
+        if not self._sizes:
+            self._sizes = [[0] for _ in added]
+        for counts, more in zip(self._sizes, added):
+            base = counts[-1]
+            counts.extend(base + n for n in more[1:])
+        # A row group ends at ROW_GROUP_ROWS games, or sooner where a list<string> column would pass the int32
+        # offsets of one Arrow array (--fens: 16,384 long games pass 2 GiB).
+        while self._rows >= ROW_GROUP_ROWS or any(c[-1] > arrow.LIST_STRING_BYTES for c in self._sizes):
+            self._submit(arrow.rows_within(self._sizes, min(self._rows, ROW_GROUP_ROWS)))
         self._encoders.settle()
 
     def _submit(self, rows: int) -> None:
@@ -224,13 +236,16 @@ class ParquetChunkFile(ChunkFile):
         rest = table.slice(rows)
         self._pending = rest.to_batches()
         self._rows = rest.num_rows
+        self._sizes = [[n - counts[rows] for n in counts[rows:]] for counts in self._sizes]
 
     def append_encoded(self, group) -> None:
         self._joined.append(group)
 
     def finish(self) -> None:
-        if self._rows:
-            self._submit(self._rows)
+        from fastpgn import arrow
+
+        while self._rows:
+            self._submit(arrow.rows_within(self._sizes, self._rows))
         self._encoders.drain(self)
         self._joined.close()
         fd = os.open(self.path, os.O_RDONLY)

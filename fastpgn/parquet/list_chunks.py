@@ -220,11 +220,18 @@ class ParquetFileWriter:
         self._file = JoinedParquetFile(where, bytes(empty))
 
     def write_table(self, table, row_group_size: int | None = None) -> None:
-        """``table``'s rows as row groups of ``row_group_size`` rows (one row group without it)."""
+        """``table``'s rows as row groups of ``row_group_size`` rows (one row group without it), fewer where a
+        ``list<string>`` column would pass ``fastpgn.arrow.LIST_STRING_BYTES`` (int32 offsets)."""
+        from fastpgn.arrow import list_string_sizes, rows_within
+
         size = row_group_size or max(table.num_rows, 1)
-        for at in range(0, table.num_rows, size):
-            part = table.slice(at, size).combine_chunks()
+        sizes = list_string_sizes(table)
+        at = 0
+        while at < table.num_rows:
+            rows = rows_within(sizes, min(size, table.num_rows - at), at)
+            part = table.slice(at, rows).combine_chunks()
             self._file.append(encode_row_group(part, self.schema, self._make_writer))
+            at += rows
 
     def write_batch(self, batch) -> None:
         """One record batch as one row group."""

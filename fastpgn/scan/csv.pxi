@@ -119,15 +119,16 @@ cdef int _csv_day(Out *out, long long days) noexcept nogil:
 
 
 cdef int _csv_stamp(Out *out, long long seconds) noexcept nogil:
-    """``YYYY-MM-DD HH:MM:SS`` of ``seconds`` since 1970-01-01 UTC."""
+    """``YYYY-MM-DD HH:MM:SSZ`` of ``seconds`` since 1970-01-01 UTC (the ``Z``: DuckDB and polars read it zoned)."""
     cdef long long days = seconds // 86400
     if days * 86400 > seconds:         # (C division truncates; the day is the floor)
         days -= 1
-    if _csv_day(out, days) < 0 or _reserve(out, 9) < 0:
+    if _csv_day(out, days) < 0 or _reserve(out, 10) < 0:
         return -1
     out.data[out.size] = b' '
     _time_text(out.data + out.size + 1, seconds - days * 86400)
-    out.size += 9
+    out.data[out.size + 9] = b'Z'
+    out.size += 10
     return 0
 
 

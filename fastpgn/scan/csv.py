@@ -23,7 +23,7 @@ def column_numbers(columns, uci: bool, positions: bool = False, fens: bool = Fal
     every column).
 
     >>> column_numbers(["white", "utc"], False)
-    b'\\x04\\x02'
+    b'\\x05\\x03'
     """
     chosen = schema.chosen_names(columns, uci, positions, fens)
     if not chosen:

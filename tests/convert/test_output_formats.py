@@ -344,6 +344,59 @@ def test_lines_and_csv_to_stdout_equal_the_chunks(tmp_path):
         assert not list(tmp_path.glob(f"{fmt}/*state*"))
 
 
+@pytest.mark.parametrize("name", FILES[:2])
+def test_csv_utc_loads_zoned_in_duckdb_and_polars_as_the_parquet_does(tmp_path, name):
+    # Without the zone in the text DuckDB and polars load a naive timestamp from the CSV, a zoned one from Parquet.
+    src = shared("data", "lichess-db", name)
+    code, text, err = _stdout_of([str(src), "-o", "-", "--format", "csv", "-q"], cwd=tmp_path)
+    assert code == 0, err
+    path = tmp_path / "games.csv"
+    path.write_bytes(text)
+    convert(src, tmp_path / "parquet", "parquet", chunk=100_000)
+    expected = pa.concat_tables(pq.read_table(f) for f in chunk_files(tmp_path / "parquet")).column("utc")
+    assert expected.type.tz == "UTC" and expected.null_count < len(expected)
+    got = duckdb.sql(f"SELECT utc FROM read_csv('{path}')")
+    assert [str(t) for t in got.types] == ["TIMESTAMP WITH TIME ZONE"]
+    assert [r[0] for r in got.fetchall()] == expected.to_pylist()
+    frame = pl.read_csv(path, try_parse_dates=True)
+    assert frame.schema["utc"] == pl.Datetime("us", "UTC")
+    assert frame["utc"].to_list() == expected.to_pylist()
+
+
+def _fens_bytes(table) -> int:
+    import pyarrow.compute as pc
+
+    return pc.sum(pc.binary_length(pc.list_flatten(table.column("fens")))).as_py() or 0
+
+
+def test_fens_past_the_list_offsets_split_the_row_groups_and_lose_no_game(tmp_path, monkeypatch):
+    # A row group's FENs past 2 GiB (int32 offsets) stopped the run, nothing written: the limit made small here.
+    src = shared("data", "lichess-db", FILES[1])
+    convert(src, tmp_path / "whole", "parquet", chunk=100_000, fens=True)
+    whole, = chunk_files(tmp_path / "whole")
+    monkeypatch.setattr(arrow, "LIST_STRING_BYTES", 64 << 10)
+    convert(src, tmp_path / "split", "parquet", chunk=100_000, fens=True)
+    split, = chunk_files(tmp_path / "split")
+    assert pq.ParquetFile(whole).num_row_groups == 1
+    groups = [pq.ParquetFile(split).read_row_group(i) for i in range(pq.ParquetFile(split).num_row_groups)]
+    assert len(groups) > 20 and all(_fens_bytes(g) <= 64 << 10 or g.num_rows == 1 for g in groups)
+    # each cut where the next game would pass the limit, not sooner
+    assert all(_fens_bytes(a) + _fens_bytes(b.slice(0, 1)) > 64 << 10 for a, b in zip(groups, groups[1:]))
+    # every game once, in order, each row as the unsplit file's
+    expected = pq.read_table(whole)
+    assert pq.read_table(split).equals(expected)
+    assert expected.column("game_id").to_pylist() == reference(src, fens=True).column("game_id").to_pylist()
+    # to_parquet's row groups are cut the same way
+    out = tmp_path / "to_parquet.parquet"
+    arrow.to_parquet(src, out, fens=True, errors="skip")
+    assert pq.ParquetFile(out).num_row_groups > 20 and pq.read_table(out).equals(expected)
+    # and read_arrow's batches, which pyarrow could not combine past the limit either
+    with arrow.read_arrow(src, fens=True, errors="skip", batch_size=1000) as reader:
+        batches = list(reader)
+    assert len(batches) > 20 and all(_fens_bytes(b) <= 64 << 10 or b.num_rows == 1 for b in batches)
+    assert pa.Table.from_batches(batches).equals(pq.read_table(out).cast(batches[0].schema))
+
+
 def test_stdout_keeps_rejected_games_in_the_current_folder_and_writes_nothing_beside_the_input(tmp_path):
     folder = tmp_path / "inputs"
     folder.mkdir()
