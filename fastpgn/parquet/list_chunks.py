@@ -10,7 +10,7 @@ list through its general nested-column path (levels computed a batch of
 made these lists two thirds of a Parquet conversion's encoding
 (``benchmarks.parquet_encoding``). Their shape is fixed (an optional list of
 optional values), so the kernel writes each as one data page in one pass
-(``fastpgn/scan/pages.py``: levels as RLE runs, the values
+(``fastpgn/parquet/pages.py``, the list-page writer: levels as RLE runs, the values
 dictionary-encoded), and here the page gets its headers and zstd, as pyarrow
 compresses its own, and the column chunk its metadata.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import threading
 
-from fastpgn.parquet import thrift
+from fastpgn.parquet import pages, thrift
 from fastpgn.parquet.row_groups import (
     CC_META, FILE_ROW_GROUPS, MAGIC, RG_COLUMNS, RG_TOTAL_COMPRESSED, EncodedRowGroup, JoinedParquetFile, JoinError,
     moved_column,
@@ -96,9 +96,7 @@ def _page_header(kind: int, raw: int, packed: int, detail: list) -> bytes:
 def column_chunk(name: str, array, codec) -> tuple[bytes, list, int]:
     """``array``'s column chunk: its bytes, its ``ColumnChunk`` structure (offsets from the chunk's start),
     and its uncompressed size."""
-    from fastpgn.scan import kernel
-
-    body, dictionary, entries, distinct = kernel.list_page(array)
+    body, dictionary, entries, distinct = pages.kernel.list_page(array)
     out = bytearray()
     raw_total = 0
     stats = []
