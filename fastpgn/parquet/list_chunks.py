@@ -24,6 +24,11 @@ every column (tests/parquet/test_list_chunks.py reads them back with
 pyarrow, DuckDB, polars and Spark). The converter encodes its row groups on
 its encoder threads; :class:`ParquetFileWriter` writes a file a row group at
 a time for ``to_parquet``, ``fastpgn.spark.convert`` and ``analyse --format parquet``.
+
+``writer="pyarrow"`` (``--parquet-writer pyarrow``) leaves every column to
+pyarrow, these lists too: the file is then the very bytes one pyarrow
+``ParquetWriter`` writes with fastpgn's settings (the row groups are still
+encoded apart and joined, which gives those bytes).
 """
 
 from __future__ import annotations
@@ -52,14 +57,28 @@ PHYSICAL = {"float": _FLOAT, "int16": _INT32, "int8": _INT32, "string": _BYTE_AR
 #: pyarrow cuts into pages of 1 MB where the kernel writes one page.
 PYARROWS = frozenset({"fens"})
 
+#: Who writes the per-ply lists' pages: fastpgn's list-page writer (the default), or pyarrow, as it writes
+#: every other column.
+WRITERS = ("fastpgn", "pyarrow")
+
 _templates: dict = {}
 _templates_lock = threading.Lock()
 
 
-def own_columns(arrow_schema) -> list[str]:
-    """The schema's columns written here: lists of float32, int16, int8 or string."""
+def check_writer(writer: str) -> str:
+    """``writer`` if it is one of :data:`WRITERS`, else a ValueError saying which are."""
+    if writer not in WRITERS:
+        raise ValueError(f"the Parquet writer must be {' or '.join(WRITERS)}, not {writer!r}")
+    return writer
+
+
+def own_columns(arrow_schema, writer: str = "fastpgn") -> list[str]:
+    """The schema's columns written here: lists of float32, int16, int8 or string (none for ``writer``
+    ``"pyarrow"``)."""
     import pyarrow as pa
 
+    if check_writer(writer) == "pyarrow":
+        return []
     return [f.name for f in arrow_schema
             if pa.types.is_list(f.type) and str(f.type.value_type) in PHYSICAL and f.name not in PYARROWS]
 
@@ -141,12 +160,12 @@ def _chunk_span(column: list) -> tuple[int, int]:
     return start, thrift.field(meta, 7)[2]
 
 
-def encode_row_group(table, arrow_schema, make_writer) -> EncodedRowGroup:
+def encode_row_group(table, arrow_schema, make_writer, writer: str = "fastpgn") -> EncodedRowGroup:
     """``table`` as one row group: pyarrow's encoding of every column but :func:`own_columns`, which are
     written here, and the whole in the schema's order (``row_groups.encode_row_group``'s contract)."""
     import pyarrow as pa
 
-    own = set(own_columns(arrow_schema))
+    own = set(own_columns(arrow_schema, writer))
     if not own or not table.num_rows or len(own) == len(arrow_schema):     # (pyarrow's footer needs a column)
         return pyarrow_row_group(table, arrow_schema, make_writer)
     rest_schema = pa.schema([f for f in arrow_schema if f.name not in own], metadata=arrow_schema.metadata)
@@ -206,12 +225,14 @@ class ParquetFileWriter:
     """One Parquet file as the converter writes its chunks, with the face of pyarrow's ``ParquetWriter``
     that ``to_parquet``, ``fastpgn.spark.convert`` and ``analyse`` use (``write_table``, ``write_batch``, ``close``):
     each row group encoded by :func:`encode_row_group` on the calling thread, then joined
-    (``row_groups.JoinedParquetFile``). ``where``: a path or a binary file object (left open).
+    (``row_groups.JoinedParquetFile``). ``where``: a path or a binary file object (left open); ``writer``:
+    who writes the per-ply lists' pages (:data:`WRITERS`).
     """
 
-    def __init__(self, where, arrow_schema, make_writer) -> None:
+    def __init__(self, where, arrow_schema, make_writer, writer: str = "fastpgn") -> None:
         self.schema = arrow_schema
         self._make_writer = make_writer
+        self._writer = check_writer(writer)
         empty = bytearray()
         thrift.write_struct(empty, _template(arrow_schema, make_writer))    # a file of no games: pyarrow's
         self._file = JoinedParquetFile(where, bytes(empty))
@@ -221,7 +242,7 @@ class ParquetFileWriter:
         size = row_group_size or max(table.num_rows, 1)
         for at in range(0, table.num_rows, size):
             part = table.slice(at, size).combine_chunks()
-            self._file.append(encode_row_group(part, self.schema, self._make_writer))
+            self._file.append(encode_row_group(part, self.schema, self._make_writer, self._writer))
 
     def write_batch(self, batch) -> None:
         """One record batch as one row group."""

@@ -141,3 +141,46 @@ def test_a_file_of_no_games_is_pyarrows_empty_file(tmp_path):
     assert path.read_bytes() == theirs.getvalue()
     assert pq.ParquetFile(path).metadata.num_rows == 0
     assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}')").fetchall() == [(0,)]
+
+
+# ---------------------------------------------------------------- --parquet-writer pyarrow: every column pyarrow's
+
+def test_to_parquet_with_the_pyarrow_writer_writes_pyarrows_file(tmp_path):
+    """``writer="pyarrow"``: the same table and schema read back as with fastpgn's writer, and the bytes are
+    pyarrow's own ParquetWriter's (its pages of the per-ply lists too, which fastpgn's writer does not
+    write as pyarrow does)."""
+    dump = decompressed(shared(*G2021))
+    ours, theirs = io.BytesIO(), io.BytesIO()
+    arrow.to_parquet(dump, ours, batch_size=700)
+    arrow.to_parquet(dump, theirs, batch_size=700, writer="pyarrow")
+    a, b = pq.ParquetFile(io.BytesIO(ours.getvalue())), pq.ParquetFile(io.BytesIO(theirs.getvalue()))
+    assert a.schema_arrow.equals(b.schema_arrow, check_metadata=True) and a.schema.equals(b.schema)
+    assert a.read().equals(b.read()) and a.metadata.num_rows > 700
+    table = games(*G2021)
+    assert theirs.getvalue() == one_writer(table, 700)
+    assert ours.getvalue() != theirs.getvalue()
+    with pytest.raises(ValueError, match="fastpgn or pyarrow, not 'arrow'"):
+        arrow.to_parquet(dump, io.BytesIO(), writer="arrow")
+
+
+def test_the_converter_with_the_pyarrow_writer_writes_pyarrows_chunks(tmp_path):
+    """``--parquet-writer pyarrow``: the chunks read back as the default ones, in pyarrow's bytes; asked of a
+    format that is not Parquet, a usage error."""
+    from fastpgn.cli import main
+
+    dump = str(shared(*G2022))
+    for writer in ("fastpgn", "pyarrow"):
+        assert main([dump, "1000", "--format", "parquet", "-o", str(tmp_path / writer), "-q", "-j", "2",
+                     "--parquet-writer", writer]) == 0
+    ours, theirs = (sorted((tmp_path / w).glob("*.parquet")) for w in ("fastpgn", "pyarrow"))
+    assert [p.name for p in ours] == [p.name for p in theirs] and len(ours) == 3
+    table = games(*G2022)
+    for at, (mine, pyarrows) in enumerate(zip(ours, theirs)):
+        a, b = pq.ParquetFile(mine), pq.ParquetFile(pyarrows)
+        assert a.schema_arrow.equals(b.schema_arrow, check_metadata=True) and a.schema.equals(b.schema)
+        assert a.read().equals(b.read())
+        assert pyarrows.read_bytes() == one_writer(table.slice(1000 * at, 1000), 16_384)
+        assert mine.read_bytes() != pyarrows.read_bytes()       # (the default's lists are fastpgn's pages)
+    with pytest.raises(SystemExit) as exit_:
+        main([dump, "1000", "-o", str(tmp_path / "lines"), "--parquet-writer", "pyarrow"])
+    assert exit_.value.code == 2
