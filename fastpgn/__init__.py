@@ -20,6 +20,7 @@ from fastpgn.errors import (
     PGNSyntaxError,
 )
 from fastpgn.notations._compact import BACKEND as _COMPACT_BACKEND
+from fastpgn.parquet.pages import BACKEND as _PAGES_BACKEND
 from fastpgn.reader import Game, read_games, read_headers, read_lines
 
 # The board layer and the 22-field line reader load on first use: a program
@@ -50,7 +51,7 @@ def __dir__():
 
 __version__ = "0.1.0"
 
-BACKENDS = {"scan": _SCAN_BACKEND, "board": _BOARD_BACKEND, "compact": _COMPACT_BACKEND}
+BACKENDS = {"scan": _SCAN_BACKEND, "board": _BOARD_BACKEND, "compact": _COMPACT_BACKEND, "pages": _PAGES_BACKEND}
 BACKEND = "cython" if all(b == "cython" for b in BACKENDS.values()) else "python"
 
 __all__ = [

@@ -338,7 +338,8 @@ def _leaf_paths(field) -> list[str]:
 def parquet_writer(where, arrow_schema):
     """A ``pyarrow.parquet.ParquetWriter`` with the settings of every Parquet file fastpgn writes (the
     converter's chunks, ``to_parquet``, ``fastpgn.spark.convert``): pyarrow encodes every column with
-    them but the per-ply lists, which fastpgn's kernel writes (``fastpgn.parquet.list_chunks``).
+    them but the per-ply lists, which fastpgn's list-page writer writes (``fastpgn.parquet.list_chunks``;
+    all of them, with ``--parquet-writer pyarrow``).
 
     zstd; dictionary pages for every column but ``game_id`` and ``offset``
     (the writer falls back to plain pages where a dictionary grows past its
@@ -362,12 +363,14 @@ def parquet_writer(where, arrow_schema):
                             write_statistics=scalars)
 
 
-def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
+def to_parquet(source, path, *, writer: str = "fastpgn", **read_arrow_options) -> ArrowReader:
     """Write the games of ``source`` to one Parquet file at ``path`` (a path or a binary file object).
 
     Takes ``read_arrow``'s options (``jobs`` too). One row group per batch, encoded as the
     converter encodes its chunks (zstd, dictionary pages where they pay, the per-ply lists by
-    fastpgn's kernel: docs/schema.md). A path is written in full or not at all: the file is
+    fastpgn's list-page writer: docs/schema.md); ``writer="pyarrow"`` has pyarrow write every
+    column, those lists too (the bytes of pyarrow's own ``ParquetWriter``; the same table read
+    back). A path is written in full or not at all: the file is
     made in a hidden folder of its own beside ``path`` and renamed onto it once whole, so on an
     error (a full disk, damaged input) nothing is left behind and a file already at ``path``
     stays as it was. A symbolic link at ``path`` is never written through: the finished file
@@ -384,34 +387,36 @@ def to_parquet(source, path, **read_arrow_options) -> ArrowReader:
     ['Ann']
     """
     from fastpgn.io import output
+    from fastpgn.parquet.list_chunks import check_writer
 
+    check_writer(writer)
     reader = read_arrow(source, **read_arrow_options)
     with reader:
         if not isinstance(path, (str, os.PathLike)):
-            _write_parquet(reader, path, str(getattr(path, "name", "the Parquet output")))
+            _write_parquet(reader, path, str(getattr(path, "name", "the Parquet output")), writer)
             return reader
         name = os.fspath(path)
         with _writing(name), output.staged(name) as where:
             if where == name:       # a device (/dev/null), written directly
                 with output.open_named(name, "wb") as stream:
-                    _write_parquet(reader, stream, name)
+                    _write_parquet(reader, stream, name, writer)
             else:
-                _write_parquet(reader, where, name)
+                _write_parquet(reader, where, name, writer)
     return reader
 
 
-def _write_parquet(reader, where, name: str) -> None:
+def _write_parquet(reader, where, name: str, writer: str) -> None:
     """``reader``'s batches as one Parquet file at ``where`` (a path or a file object); a failed write is an
     ``OutputError`` naming ``name``."""
     from fastpgn.parquet.list_chunks import ParquetFileWriter
 
     with _writing(name):
-        writer = ParquetFileWriter(where, reader.schema, parquet_writer)
+        file = ParquetFileWriter(where, reader.schema, parquet_writer, writer)
     for batch in reader:
         with _writing(name):
-            writer.write_batch(batch)
+            file.write_batch(batch)
     with _writing(name):
-        writer.close()
+        file.close()
 
 
 @contextlib.contextmanager

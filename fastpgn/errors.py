@@ -10,7 +10,8 @@ A game the caller chose to skip (``errors="skip"``) is a :class:`Rejected`
 record instead: the same reason and position, and the game's raw text. The
 reader, the dump converter and the format commands all hand rejected games
 around in that one shape; the scanner kernels' own 5-tuples become records in
-:func:`rejected_games`.
+:func:`rejected_games`. An encoder's fault is not the input's: :class:`ParquetWriteError` stands outside
+the hierarchy.
 """
 
 from __future__ import annotations
@@ -147,6 +148,18 @@ class EngineNotFoundError(EngineError):
 
 class EngineTimeoutError(EngineError):
     """The engine did not answer in time; the search was stopped (or the engine killed)."""
+
+
+class ParquetWriteError(RuntimeError):
+    """fastpgn's own Parquet encoding failed: the Thrift codec of footers and page headers
+    (``fastpgn.parquet.thrift.ThriftError``) or the join of row groups encoded apart
+    (``fastpgn.parquet.row_groups.JoinError``). A fault of fastpgn, or of the pyarrow bytes it moves, never of
+    the games: outside :class:`PGNError`, so ``except PGNError`` never takes it for bad input. (The converter
+    reports it as its chunk's :class:`OutputError`, naming the chunk and its games.)
+
+    >>> issubclass(ParquetWriteError, PGNError)
+    False
+    """
 
 
 class Rejected:

@@ -275,16 +275,17 @@ def _inputs(inputs) -> list[_Input]:
 
 
 def _options_record(where, uci: bool, openings, positions: bool = False, fens: bool = False,
-                    encoding: str | None = None) -> dict:
-    # (positions, fens and encoding only when asked: the record of a dataset written before them still matches;
-    # the encoding as the codec it names: "Windows-1252" is "cp1252", "UTF-8" none)
+                    encoding: str | None = None, writer: str = "fastpgn") -> dict:
+    # (positions, fens, encoding and writer only when asked: the record of a dataset written before them still
+    # matches; the encoding as the codec it names: "Windows-1252" is "cp1252", "UTF-8" none)
     from fastpgn.io.sources import _codec_name
 
     encoding = _codec_name(encoding)
     return {"uci": bool(uci), "where": None if where is None else repr(where),
             "openings": None if openings is None else os.fspath(openings),
             **({"positions": True} if positions else {}), **({"fens": True} if fens else {}),
-            **({"encoding": encoding} if encoding else {})}
+            **({"encoding": encoding} if encoding else {}),
+            **({"writer": writer} if writer != "fastpgn" else {})}
 
 
 def _read_record(folder: Path) -> dict | None:
@@ -332,9 +333,10 @@ class _Partitions:
     (a month's games gathered across batches, so a batch that spans months makes no small row groups),
     files of ``rows_per_file`` games at most."""
 
-    def __init__(self, root: Path, arrow_schema, rows_per_file: int) -> None:
+    def __init__(self, root: Path, arrow_schema, rows_per_file: int, writer: str = "fastpgn") -> None:
         self.root = root
         self.schema = arrow_schema
+        self.writer = writer        # who writes the per-ply lists' pages (fastpgn.parquet.list_chunks.WRITERS)
         self.rows_per_file = rows_per_file
         self._parts: dict = {}      # month folder (fastpgn.schema.by_month's) -> _Partition
         self.files: list[Path] = []
@@ -360,7 +362,8 @@ class _Partitions:
             if part.writer is None or part.rows >= self.rows_per_file:
                 self._close(part)
                 part.path = _output.folders(self.root, folder) / f"part-{part.files:05d}.parquet"
-                part.writer = ParquetFileWriter(part.path, self.schema, parquet_writer)    # as the converter writes
+                # as the converter writes
+                part.writer = ParquetFileWriter(part.path, self.schema, parquet_writer, self.writer)
                 part.files += 1
                 part.rows = 0
                 self.files.append(part.path)
@@ -410,7 +413,8 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
         # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.
         # One thread a task: Spark runs a task on each of its cores.
         reader = _TaskReader(job.path, errors="skip", block_size=BLOCK_SIZE, jobs=1, **options)
-        parts = _Partitions(staging, _schema.arrow_schema(reader.uci, reader.positions, reader.fens), rows_per_file)
+        parts = _Partitions(staging, _schema.arrow_schema(reader.uci, reader.positions, reader.fens), rows_per_file,
+                            record_options.get("writer", "fastpgn"))
         rejects = RejectsFile(staging / REJECTED)
         rejected = 0
         flush = False
@@ -558,7 +562,7 @@ def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None, pos
 
 def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=None, overwrite: bool = False,
             rows_per_file: int = ROWS_PER_FILE, positions: bool = False, fens: bool = False,
-            encoding: str | None = None) -> list[FileReport]:
+            encoding: str | None = None, writer: str = "fastpgn") -> list[FileReport]:
     """Convert dump files to a Parquet dataset of ``schema(uci, positions, fens)``: one Spark task per file.
 
     ``inputs``: paths (a folder: its files) that the driver and the executors
@@ -572,7 +576,9 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
     options, ``encoding`` among them, is refused without it); a damaged input keeps the
     games before the damage, is reported with its byte offset, and is
     converted again by a rerun. ``encoding`` names the inputs' text encoding
-    (default UTF-8: docs/encoding.md). Returns one ``FileReport`` per input.
+    (default UTF-8: docs/encoding.md). ``writer="pyarrow"`` has pyarrow write every column of the
+    files, the per-ply lists too (the converter's ``--parquet-writer pyarrow``; the same table read back).
+    Returns one ``FileReport`` per input.
 
     >>> reports = convert(spark, ["2024-01.pgn.zst", "2024-02.pgn.zst"], "games/")  # doctest: +SKIP
     >>> spark.read.parquet("games/").where("year = 2024").count()                   # doctest: +SKIP
@@ -582,11 +588,14 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
 
     if not isinstance(rows_per_file, int) or rows_per_file < 1:
         raise ValueError(f"rows_per_file must be a whole number, at least 1, not {rows_per_file!r}")
+    from fastpgn.parquet.list_chunks import check_writer
+
+    check_writer(writer)
     jobs = _inputs(inputs)
     options = _reader_options(where, uci, openings, positions, fens, encoding)
     out = Path(output)
     _check_dataset_folder(out)
-    record_options = _options_record(where, uci, openings, positions, fens, encoding)
+    record_options = _options_record(where, uci, openings, positions, fens, encoding, writer)
     lock = _RunLock(out / LOCK)
     lock.acquire()
     try:

@@ -29,7 +29,8 @@ def _lines_matching(pattern: str) -> list[str]:
 
 def test_the_kernel_sources_are_found():
     names = {p.name for p in SOURCES}
-    assert {"_scan_cy.pyx", "grammar.pxi", "_board_cy.pyx", "_board_cy.pxd", "_compact_cy.pyx"} <= names
+    assert {"_scan_cy.pyx", "grammar.pxi", "_board_cy.pyx", "_board_cy.pxd", "_compact_cy.pyx", "_pages_cy.pyx",
+            "_buffer.pxd"} <= names
 
 
 def test_no_compile_time_DEF_or_IF():

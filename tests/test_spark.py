@@ -599,3 +599,25 @@ def test_convert_never_writes_through_a_link_in_the_dataset_folder(spark, tmp_pa
         assert victim.read_bytes() == b"the victim's own bytes\n"
     else:
         assert list(victim.iterdir()) == []
+
+
+def test_the_pyarrow_writer_writes_the_same_dataset_in_pyarrows_bytes(spark, tmp_path):
+    """``writer="pyarrow"``: each file holds the table of the default writer's, in the bytes pyarrow's own
+    ParquetWriter writes; the dataset records it, so a rerun with the default writer is refused."""
+    from helpers import one_writer
+
+    from fastpgn import spark as fs
+
+    pgn = corpus("lichess_db_standard_rated_2021-10.head999.pgn.zst")
+    for writer in ("fastpgn", "pyarrow"):
+        assert [r.status for r in fs.convert(spark, [pgn], tmp_path / writer, writer=writer)] == ["converted"]
+    ours, theirs = (sorted((tmp_path / w).rglob("*.parquet")) for w in ("fastpgn", "pyarrow"))
+    assert [p.relative_to(tmp_path / "fastpgn") for p in ours] == [p.relative_to(tmp_path / "pyarrow") for p in theirs]
+    assert len(ours) == 1       # (the games of one month)
+    back = pq.read_table(ours[0])
+    assert pq.read_table(theirs[0]).equals(back) and back.num_rows == 999
+    with fastpgn.read_arrow(pgn, errors="skip") as reader:
+        games = pa.Table.from_batches(list(reader), schema=reader.schema)
+    assert theirs[0].read_bytes() == one_writer(games, fs.BATCH_ROWS) != ours[0].read_bytes()
+    with pytest.raises(ValueError, match="other options"):
+        fs.convert(spark, [pgn], tmp_path / "pyarrow")

@@ -24,7 +24,9 @@ import time
 
 import fastpgn
 from fastpgn.cli import _process
-from fastpgn.cli._common import add_encoding_argument, add_jobs_option, guarded, not_utf8_note, plural, progress_bar
+from fastpgn.cli._common import (
+    add_encoding_argument, add_jobs_option, add_parquet_writer_option, guarded, not_utf8_note, plural, progress_bar,
+)
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.errors import InputError, PGNError
 
@@ -157,6 +159,7 @@ def convert_parser() -> argparse.ArgumentParser:
                         help="month: Parquet chunks in year=YYYY/month=MM/ folders by the month of play (UTCDate, "
                              "else Date; no date: year=0/month=00), the layout of lichess's own Parquet release; "
                              "needs --format parquet")
+    add_parquet_writer_option(parser)
     add_jobs_option(parser, None, "every core",
                     "workers, at least 1 (default: every core): threads with the compiled kernel (--validate "
                     "and --uci too), processes with the pure one; output is identical for any N")
@@ -315,6 +318,8 @@ def convert_main(argv) -> int:
                      "leave it out only with -o -, one stream to stdout)")
     if args.partition and args.format != "parquet":
         parser.error(f"--partition {args.partition} writes Parquet folders: add --format parquet")
+    if args.parquet_writer != "fastpgn" and args.format != "parquet":
+        parser.error(f"--parquet-writer {args.parquet_writer} writes Parquet files: add --format parquet")
     if (args.positions or args.fens) and args.format in ("lines", "pgn"):
         parser.error(f"{'--positions' if args.positions else '--fens'} writes a column of the analysis schema: "
                      "add --format parquet or --format csv")
@@ -345,7 +350,7 @@ def convert_main(argv) -> int:
                    openings_map=args.openings_map, resume=args.resume, overwrite=args.overwrite,
                    validate=args.validate or args.uci or args.positions or args.fens, uci=args.uci,
                    where=args.where, format=args.format, partition=args.partition, encoding=args.encoding,
-                   positions=args.positions, fens=args.fens)
+                   positions=args.positions, fens=args.fens, parquet_writer=args.parquet_writer)
     if len(inputs) > 1:
         return _convert_many(args, inputs, opts)
     progress = None

@@ -64,6 +64,14 @@ def add_jobs_option(parser, default: int | None, default_text: str, help_text: s
     parser.add_argument("-j", "--jobs", type=jobs, default=default, metavar="N", help=help_text)
 
 
+def add_parquet_writer_option(parser) -> None:
+    """``--parquet-writer {fastpgn,pyarrow}``: who writes the per-ply lists' pages of ``--format parquet``."""
+    parser.add_argument("--parquet-writer", choices=("fastpgn", "pyarrow"), default="fastpgn",
+                        help="who writes the per-ply lists' pages (moves, clock, evals, ...) of --format parquet: "
+                             "fastpgn (default; faster) or pyarrow, which then writes every column (the bytes "
+                             "pyarrow's own ParquetWriter writes); the files read back the same either way")
+
+
 def add_error_options(parser) -> None:
     """``--errors {skip,raise}`` (the dump converter's spelling) and ``--strict``, its old name."""
     parser.add_argument("--errors", choices=("skip", "raise"), default="skip",

@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from fastpgn.engine.analysis import EvalCache, Limit, analysable, analyse_game, complete_games, lichess_pgn
-from fastpgn.cli._common import (add_encoding_argument, add_jobs_option, not_utf8_note, parse_args, plural,
-                                 progress_bar, set_progress_total)
+from fastpgn.cli._common import (
+    add_encoding_argument, add_jobs_option, add_parquet_writer_option, not_utf8_note, parse_args, plural,
+    progress_bar, set_progress_total,
+)
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.engine import Engine, EngineError
 from fastpgn.errors import InputDamageError, InputError, OutputError, PGNError
@@ -132,6 +134,7 @@ def parser() -> argparse.ArgumentParser:
                         "line of each analysed game, evals in field 21; parquet, csv: the analysis schema "
                         "(accuracy, ACPL, judgements from the evals); parquet needs -o (a file, or a folder "
                         "for chunks)")
+    add_parquet_writer_option(p)
     limit = p.add_mutually_exclusive_group()
     limit.add_argument("--nodes", type=_positive, metavar="N",
                        help=f"search each position to N nodes (default {DEFAULT_NODES:,})")
@@ -303,6 +306,8 @@ class _Run:
             self._check_input(args.input, args.encoding)
         if args.resume and args.overwrite:
             raise _Failed("--resume continues OUTPUT and --overwrite replaces it: give one of them", 2)
+        if args.parquet_writer != "fastpgn" and args.format != "parquet":
+            raise _Failed(f"--parquet-writer {args.parquet_writer} writes Parquet files: add --format parquet", 2)
         if args.format in ("parquet", "csv"):
             if args.resume:
                 raise _Failed(f"--resume continues pgn and lines output, not --format {args.format}: "
@@ -442,7 +447,8 @@ class _Run:
 
     def _open_output(self, resumed: int):
         if self.args.format in ("parquet", "csv"):
-            return _TableOut(self.args.format, self.args.output, _stem(self.args.input), self.args.overwrite)
+            return _TableOut(self.args.format, self.args.output, _stem(self.args.input), self.args.overwrite,
+                             self.args.parquet_writer)
         if self.args.output is None:
             return sys.stdout
         folder = os.path.dirname(self.args.output)
@@ -940,11 +946,13 @@ class _TableOut:
     folder, one file per chunk (``NAME.part_NNNNNN.parquet``); CSV to one file or stdout.
     """
 
-    def __init__(self, fmt: str, output: str | None, stem: str, overwrite: bool) -> None:
+    def __init__(self, fmt: str, output: str | None, stem: str, overwrite: bool,
+                 parquet_writer: str = "fastpgn") -> None:
         from fastpgn import schema
         from fastpgn.scan import columns as _columns_py
 
         self.format = fmt
+        self.parquet_writer = parquet_writer    # who writes the per-ply lists' pages (--parquet-writer)
         self.names = schema.names(False)
         self.pending: list[bytes] = []
         self.pending_bytes = 0
@@ -1038,7 +1046,7 @@ class _TableOut:
         from fastpgn.arrow import parquet_writer
         from fastpgn.parquet.list_chunks import ParquetFileWriter
 
-        return ParquetFileWriter(where, self.arrow_schema, parquet_writer)
+        return ParquetFileWriter(where, self.arrow_schema, parquet_writer, self.parquet_writer)
 
     def close(self) -> None:
         """Write the games still pending (the finished games of an interrupted run too) and close the file."""

@@ -112,6 +112,9 @@ class Options:
     format: str = "lines"
     # None, or "month": Parquet chunks in year=YYYY/month=MM/ folders by month of play (schema.by_month)
     partition: str | None = None
+    # Parquet: who writes the per-ply lists' pages, "fastpgn" (its list-page writer) or "pyarrow" (every column
+    # pyarrow's; fastpgn.parquet.list_chunks)
+    parquet_writer: str = "fastpgn"
     # the input's encoding, transcoded to UTF-8 as it is read (None: UTF-8; docs/encoding.md)
     encoding: str | None = None
 
@@ -305,7 +308,7 @@ class Converter:
         self.stream_started = False     # -o -: this run began writing to the stream
         self._reader: ReadAheadThread | None = None     # the run's reader thread, while one runs
         self.format: ChunkFormat = chunk_format(opts.format, opts.compression, opts.uci, opts.partition,
-                                                opts.positions, opts.fens)
+                                                opts.positions, opts.fens, opts.parquet_writer)
         if workers is not None:
             self.jobs = workers.jobs
         else:
@@ -345,6 +348,7 @@ class Converter:
                 **({"where": self.where.as_dict()} if self.where is not None else {}),
                 **({"format": o.format} if o.format != "lines" else {}),
                 **({"partition": o.partition} if o.partition else {}),
+                **({"parquet_writer": o.parquet_writer} if o.parquet_writer != "fastpgn" else {}),
                 **({"positions": True} if o.positions else {}), **({"fens": True} if o.fens else {}),
                 **({"encoding": o.encoding} if o.encoding else {})}
 

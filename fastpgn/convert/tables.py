@@ -31,7 +31,7 @@ from fastpgn import schema
 from fastpgn import scan as _scan
 from fastpgn.convert.chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, compress
 from fastpgn.io import output as _output
-from fastpgn.parquet.list_chunks import encode_row_group
+from fastpgn.parquet.list_chunks import check_writer, encode_row_group
 from fastpgn.parquet.row_groups import JoinedParquetFile
 from fastpgn.errors import OutputError, rejected_games
 
@@ -56,15 +56,18 @@ class ParquetFormat(ChunkFormat):
 
     A chunk's row groups are encoded by ``encoders`` (a :class:`RowGroupEncoders`,
     which the converter gives it for a run: its encoder threads), or one
-    after the other on the writing thread when it has none.
+    after the other on the writing thread when it has none. ``writer``: who
+    writes the per-ply lists' pages, fastpgn (the default) or pyarrow
+    (``--parquet-writer``; ``fastpgn.parquet.list_chunks.WRITERS``).
     """
 
     suffix = ".parquet"
 
     def __init__(self, uci: bool = False, partition: str | None = None, positions: bool = False,
-                 fens: bool = False) -> None:
+                 fens: bool = False, writer: str = "fastpgn") -> None:
         if partition not in PARTITIONS:
             raise ValueError(f"partition must be one of {', '.join(p for p in PARTITIONS if p)}, not {partition!r}")
+        self.writer = check_writer(writer)
         self.uci = uci
         self.partition = partition
         self.positions = positions
@@ -75,7 +78,7 @@ class ParquetFormat(ChunkFormat):
     def __getstate__(self):
         # (a worker makes its own schema; the encoders are the writing process's threads)
         return {"uci": self.uci, "partition": self.partition, "positions": self.positions, "fens": self.fens,
-                "_schema": None, "encoders": None}
+                "writer": self.writer, "_schema": None, "encoders": None}
 
     def schema(self):
         if self._schema is None:
@@ -106,8 +109,8 @@ class ParquetFormat(ChunkFormat):
     def open(self, path: Path) -> ChunkFile:
         encoders = self.encoders if self.encoders is not None else RowGroupEncoders(None)
         if self.partition == "month":
-            return MonthPartitionedChunkFile(path, self.schema(), encoders)
-        return ParquetChunkFile(path, self.schema(), encoders)
+            return MonthPartitionedChunkFile(path, self.schema(), encoders, self.writer)
+        return ParquetChunkFile(path, self.schema(), encoders, self.writer)
 
 
 def encoder_limit(jobs: int) -> int:
@@ -142,9 +145,9 @@ class RowGroupEncoders:
         while len(self._flight) >= self.limit:
             self._append_oldest()
         if self.pool is None:
-            file.append_encoded(_encode(table, file.schema, file.name, first))
+            file.append_encoded(_encode(table, file.schema, file.writer, file.name, first))
             return
-        self._flight.append((file, self.pool.submit(_encode, table, file.schema, file.name, first)))
+        self._flight.append((file, self.pool.submit(_encode, table, file.schema, file.writer, file.name, first)))
         self.settle()
 
     def settle(self) -> None:
@@ -174,13 +177,13 @@ class RowGroupEncoders:
         file.append_encoded(group)
 
 
-def _encode(table, arrow_schema, name: str, first: int):
+def _encode(table, arrow_schema, writer: str, name: str, first: int):
     """One row group encoded (on an encoder thread); an error becomes one line naming the chunk and games."""
     from fastpgn.arrow import parquet_writer
 
     try:
         # One contiguous table a row group: its bytes do not depend on where the blocks were cut.
-        return encode_row_group(table.combine_chunks(), arrow_schema, parquet_writer)
+        return encode_row_group(table.combine_chunks(), arrow_schema, parquet_writer, writer)
     except Exception as exc:  # noqa: BLE001 - any encoder fault is the run's output error, said on one line
         why = " ".join(f"{type(exc).__name__}: {exc}".split())
         raise OutputError(f"cannot write {name}: encoding its games {first + 1:,} to {first + table.num_rows:,} "
@@ -196,9 +199,10 @@ class ParquetChunkFile(ChunkFile):
     would write, whatever the threads.
     """
 
-    def __init__(self, path: Path, arrow_schema, encoders: RowGroupEncoders) -> None:
+    def __init__(self, path: Path, arrow_schema, encoders: RowGroupEncoders, writer: str = "fastpgn") -> None:
         self.path = path
         self.schema = arrow_schema
+        self.writer = writer
         # The chunk's own name, for messages (in its month's folder with --partition month).
         self.name = path.name[1:-len(".tmp")] if path.name.startswith(".") else path.name
         if path.parent.name.startswith("month="):
@@ -273,9 +277,10 @@ class MonthPartitionedChunkFile(ChunkFile):
     whatever of it was renamed before, so nothing is duplicated.
     """
 
-    def __init__(self, path: Path, arrow_schema, encoders: RowGroupEncoders) -> None:
+    def __init__(self, path: Path, arrow_schema, encoders: RowGroupEncoders, writer: str = "fastpgn") -> None:
         self.path = path                            # the unpartitioned .tmp name: the folder and file name
         self._schema = arrow_schema
+        self._writer = writer
         self._encoders = encoders
         self._files: dict[str, ParquetChunkFile] = {}
 
@@ -284,7 +289,7 @@ class MonthPartitionedChunkFile(ChunkFile):
         if chunk is None:
             where = _output.folders(self.path.parent, folder)     # (a link at year=/month= refused)
             chunk = self._files[folder] = ParquetChunkFile(where / self.path.name, self._schema,
-                                                                self._encoders)
+                                                                self._encoders, self._writer)
         return chunk
 
     def write(self, payload) -> None:
@@ -341,11 +346,13 @@ class CsvFormat(LinesFormat):
 
 
 def chunk_format(name: str, compression: str, uci: bool, partition: str | None = None, positions: bool = False,
-                 fens: bool = False) -> ChunkFormat:
+                 fens: bool = False, parquet_writer: str = "fastpgn") -> ChunkFormat:
     """The converter's format called ``name`` (lines, parquet, csv or pgn); only Parquet is partitioned, and only
     the schema's formats have the zobrist and fens columns."""
     if partition is not None and name != "parquet":
         raise ValueError(f"--partition {partition} writes Parquet folders: add --format parquet")
+    if check_writer(parquet_writer) != "fastpgn" and name != "parquet":
+        raise ValueError(f"--parquet-writer {parquet_writer} writes Parquet files: add --format parquet")
     if name == "lines":
         if positions or fens:
             raise ValueError(f"{'--positions' if positions else '--fens'} writes a column of the analysis schema: "
@@ -353,7 +360,7 @@ def chunk_format(name: str, compression: str, uci: bool, partition: str | None =
         return LinesFormat(compression)
     if name == "parquet":
         schema.require_pyarrow("--format parquet")
-        return ParquetFormat(uci, partition, positions, fens)
+        return ParquetFormat(uci, partition, positions, fens, parquet_writer)
     if name == "csv":
         return CsvFormat(compression, uci, positions, fens)
     if name == "pgn":

@@ -10,7 +10,7 @@ list through its general nested-column path (levels computed a batch of
 made these lists two thirds of a Parquet conversion's encoding
 (``benchmarks.parquet_encoding``). Their shape is fixed (an optional list of
 optional values), so the kernel writes each as one data page in one pass
-(``fastpgn/scan/pages.py``: levels as RLE runs, the values
+(``fastpgn/parquet/pages.py``, the list-page writer: levels as RLE runs, the values
 dictionary-encoded), and here the page gets its headers and zstd, as pyarrow
 compresses its own, and the column chunk its metadata.
 
@@ -24,13 +24,18 @@ every column (tests/parquet/test_list_chunks.py reads them back with
 pyarrow, DuckDB, polars and Spark). The converter encodes its row groups on
 its encoder threads; :class:`ParquetFileWriter` writes a file a row group at
 a time for ``to_parquet``, ``fastpgn.spark.convert`` and ``analyse --format parquet``.
+
+``writer="pyarrow"`` (``--parquet-writer pyarrow``) leaves every column to
+pyarrow, these lists too: the file is then the very bytes one pyarrow
+``ParquetWriter`` writes with fastpgn's settings (the row groups are still
+encoded apart and joined, which gives those bytes).
 """
 
 from __future__ import annotations
 
 import threading
 
-from fastpgn.parquet import thrift
+from fastpgn.parquet import pages, thrift
 from fastpgn.parquet.row_groups import (
     CC_META, FILE_ROW_GROUPS, MAGIC, RG_COLUMNS, RG_TOTAL_COMPRESSED, EncodedRowGroup, JoinedParquetFile, JoinError,
     moved_column,
@@ -52,14 +57,28 @@ PHYSICAL = {"float": _FLOAT, "int16": _INT32, "int8": _INT32, "string": _BYTE_AR
 #: pyarrow cuts into pages of 1 MB where the kernel writes one page.
 PYARROWS = frozenset({"fens"})
 
+#: Who writes the per-ply lists' pages: fastpgn's list-page writer (the default), or pyarrow, as it writes
+#: every other column.
+WRITERS = ("fastpgn", "pyarrow")
+
 _templates: dict = {}
 _templates_lock = threading.Lock()
 
 
-def own_columns(arrow_schema) -> list[str]:
-    """The schema's columns written here: lists of float32, int16, int8 or string."""
+def check_writer(writer: str) -> str:
+    """``writer`` if it is one of :data:`WRITERS`, else a ValueError saying which are."""
+    if writer not in WRITERS:
+        raise ValueError(f"the Parquet writer must be {' or '.join(WRITERS)}, not {writer!r}")
+    return writer
+
+
+def own_columns(arrow_schema, writer: str = "fastpgn") -> list[str]:
+    """The schema's columns written here: lists of float32, int16, int8 or string (none for ``writer``
+    ``"pyarrow"``)."""
     import pyarrow as pa
 
+    if check_writer(writer) == "pyarrow":
+        return []
     return [f.name for f in arrow_schema
             if pa.types.is_list(f.type) and str(f.type.value_type) in PHYSICAL and f.name not in PYARROWS]
 
@@ -97,9 +116,7 @@ def _page_header(kind: int, raw: int, packed: int, detail: list) -> bytes:
 def column_chunk(name: str, array, codec) -> tuple[bytes, list, int]:
     """``array``'s column chunk: its bytes, its ``ColumnChunk`` structure (offsets from the chunk's start),
     and its uncompressed size."""
-    from fastpgn.scan import kernel
-
-    body, dictionary, entries, distinct = kernel.list_page(array)
+    body, dictionary, entries, distinct = pages.kernel.list_page(array)
     out = bytearray()
     raw_total = 0
     stats = []
@@ -144,12 +161,12 @@ def _chunk_span(column: list) -> tuple[int, int]:
     return start, thrift.field(meta, 7)[2]
 
 
-def encode_row_group(table, arrow_schema, make_writer) -> EncodedRowGroup:
+def encode_row_group(table, arrow_schema, make_writer, writer: str = "fastpgn") -> EncodedRowGroup:
     """``table`` as one row group: pyarrow's encoding of every column but :func:`own_columns`, which are
     written here, and the whole in the schema's order (``row_groups.encode_row_group``'s contract)."""
     import pyarrow as pa
 
-    own = set(own_columns(arrow_schema))
+    own = set(own_columns(arrow_schema, writer))
     if not own or not table.num_rows or len(own) == len(arrow_schema):     # (pyarrow's footer needs a column)
         return pyarrow_row_group(table, arrow_schema, make_writer)
     rest_schema = pa.schema([f for f in arrow_schema if f.name not in own], metadata=arrow_schema.metadata)
@@ -209,12 +226,14 @@ class ParquetFileWriter:
     """One Parquet file as the converter writes its chunks, with the face of pyarrow's ``ParquetWriter``
     that ``to_parquet``, ``fastpgn.spark.convert`` and ``analyse`` use (``write_table``, ``write_batch``, ``close``):
     each row group encoded by :func:`encode_row_group` on the calling thread, then joined
-    (``row_groups.JoinedParquetFile``). ``where``: a path or a binary file object (left open).
+    (``row_groups.JoinedParquetFile``). ``where``: a path or a binary file object (left open); ``writer``:
+    who writes the per-ply lists' pages (:data:`WRITERS`).
     """
 
-    def __init__(self, where, arrow_schema, make_writer) -> None:
+    def __init__(self, where, arrow_schema, make_writer, writer: str = "fastpgn") -> None:
         self.schema = arrow_schema
         self._make_writer = make_writer
+        self._writer = check_writer(writer)
         empty = bytearray()
         thrift.write_struct(empty, _template(arrow_schema, make_writer))    # a file of no games: pyarrow's
         self._file = JoinedParquetFile(where, bytes(empty))
@@ -230,7 +249,7 @@ class ParquetFileWriter:
         while at < table.num_rows:
             rows = rows_within(sizes, min(size, table.num_rows - at), at)
             part = table.slice(at, rows).combine_chunks()
-            self._file.append(encode_row_group(part, self.schema, self._make_writer))
+            self._file.append(encode_row_group(part, self.schema, self._make_writer, self._writer))
             at += rows
 
     def write_batch(self, batch) -> None:

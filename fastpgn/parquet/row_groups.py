@@ -33,7 +33,7 @@ import os
 import struct
 
 from fastpgn.parquet.thrift import ThriftError, field, read_struct, write_struct
-from fastpgn.errors import PGNError
+from fastpgn.errors import ParquetWriteError
 from fastpgn.io import output as _output
 
 MAGIC = b"PAR1"
@@ -47,7 +47,7 @@ _CMD_OFFSETS = (9, 10, 11)      # data_page_offset, index_page_offset, dictionar
 _CMD_BLOOM_FILTER = 14          # bloom_filter_offset: after the row groups too
 
 
-class JoinError(PGNError):
+class JoinError(ParquetWriteError):
     """A row group's Parquet bytes are not what the join can move (a setting it does not support)."""
 
 

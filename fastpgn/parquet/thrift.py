@@ -12,13 +12,13 @@ writes the page headers and column metadata of the pages the kernel makes.
 
 from __future__ import annotations
 
-from fastpgn.errors import PGNError
+from fastpgn.errors import ParquetWriteError
 
 #: The compact protocol's type ids.
 TRUE, FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT = range(1, 13)
 
 
-class ThriftError(PGNError):
+class ThriftError(ParquetWriteError):
     """Bytes that are not a compact-protocol structure this codec reads."""
 
 

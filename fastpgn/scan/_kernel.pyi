@@ -145,9 +145,3 @@ def last_game(data: Buffer, start: int, end: int, *, at_stream_start: bool = Tru
 
 def release_text(columns: list[tuple[str, str, bool, bool, Any]], movetext: Any) -> Any: ...
 def release_suspects(movetext: Any) -> list[int]: ...
-
-# ---------------------------------------------------------------- a per-ply list as a Parquet data page
-
-DICTIONARY_LIMIT: int
-DICTIONARY_BYTES: int
-def list_page(array: Any) -> tuple[bytes, bytes | None, int, int]: ...

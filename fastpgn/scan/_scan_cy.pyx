@@ -20,9 +20,9 @@ inlines across them), each beside its pure twin (see fastpgn.scan._scan_py's tab
 * scan/release.pxi: not a sink but the grammar's input: a record batch of
   lichess's Parquet release written as PGN text, straight from its Arrow
   buffers.
-* scan/pages.pxi: a per-ply number list (clock, move_seconds, ...) as one
-  Parquet data page (levels, dictionary indices) and its dictionary, without
-  the GIL, for the converter's Parquet (fastpgn.parquet.list_chunks).
+
+The output buffer (Out) is fastpgn/_buffer.pxd's, shared with the Parquet list-page writer
+(fastpgn/parquet/_pages_cy.pyx), which was a part of this module and is its own now.
 
 Everything works on a ``const char*`` over the block with ``memchr``
 skipping. A game a filter refuses, and every game read headers only, has its
@@ -95,4 +95,3 @@ include "records.pxi"
 include "columns.pxi"
 include "csv.pxi"
 include "release.pxi"
-include "pages.pxi"

@@ -30,9 +30,6 @@ pure Python                 Cython                        owns
 ``scan/release.py``          ``scan/release.pxi``           a record batch of lichess's Parquet release
                                                           written as PGN text (not a sink: the
                                                           grammar's input)
-``scan/pages.py``            ``scan/pages.pxi``             a per-ply number list as one Parquet data
-                                                          page and its dictionary (not a sink: the
-                                                          column sink's output made ready for a file)
 ==========================  ============================  =========================================
 
 The contract between the grammar and a sink: the grammar reads one game into
@@ -62,7 +59,6 @@ from fastpgn.scan.records import (
     GameCore, RecordFeed, games_from_block, headers_from_block, records_from_spans, spans_from_block,
 )
 from fastpgn.scan.release import release_suspects, release_text
-from fastpgn.scan.pages import DICTIONARY_BYTES, DICTIONARY_LIMIT, list_page
 from fastpgn.scan import columns as _columns_py
 from fastpgn.scan import csv as _csv_py
 from fastpgn.scan.contract import ScanResult
@@ -90,7 +86,7 @@ __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
     "GameCore", "RecordFeed", "ScanResult", "records_from_spans", "spans_from_block",
     "SPEED_LIMITS", "SPEEDS", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
-    "last_game", "release_suspects", "release_text", "speed_bit", "utf8_error", "where_plan", "DICTIONARY_BYTES", "DICTIONARY_LIMIT", "list_page",
+    "last_game", "release_suspects", "release_text", "speed_bit", "utf8_error", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other
     "_CLOCKS", "_SAN", "_fast_game", "_fast_headers", "_fast_where", "_scan_game",
 ]

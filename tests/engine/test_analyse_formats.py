@@ -206,3 +206,19 @@ def test_a_full_disk_is_one_line_exit_2(tmp_path, capsys, fmt):
                                "--format", fmt], stdout=full, stderr=subprocess.PIPE, text=True, env=ENV)
     assert (proc.returncode, proc.stderr) == (2, "fastpgn analyse: cannot write stdout: No space left on device; "
                                                  "0 games written before it\n")
+def test_the_pyarrow_writer_writes_the_same_table_in_pyarrows_bytes(tmp_path, capsys):
+    """``--parquet-writer pyarrow``: the table of the default writer's file, written by pyarrow alone (its
+    own ParquetWriter's bytes, ``to_parquet(..., writer="pyarrow")``'s of the same PGN); a usage error
+    with another format."""
+    src = first_games(shared(*G2023), 6, tmp_path)
+    engine, _ = fake_engine(tmp_path)
+    pgn, ours, theirs = tmp_path / "out.pgn", tmp_path / "ours.parquet", tmp_path / "theirs.parquet"
+    for out, extra in ((pgn, ["--format", "pgn"]), (ours, ["--format", "parquet"]),
+                       (theirs, ["--format", "parquet", "--parquet-writer", "pyarrow"])):
+        code, err = run([src, "-o", out, "--engine", engine, "-q", *extra], capsys)
+        assert code == 0, err
+    assert pq.read_table(theirs).equals(pq.read_table(ours)) and pq.read_table(ours).num_rows == 6
+    fastpgn.to_parquet(pgn, tmp_path / "ref.parquet", writer="pyarrow")
+    assert theirs.read_bytes() == (tmp_path / "ref.parquet").read_bytes() != ours.read_bytes()
+    code, err = run([src, "-o", tmp_path / "x.pgn", "--engine", engine, "--parquet-writer", "pyarrow"], capsys)
+    assert code == 2 and err.strip().endswith("--parquet-writer pyarrow writes Parquet files: add --format parquet")

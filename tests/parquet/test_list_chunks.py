@@ -1,15 +1,16 @@
 """The per-ply lists' column chunks fastpgn writes itself (``fastpgn.parquet.list_chunks``).
 
 The converter's Parquet has its per-ply lists of numbers and strings
-(``moves``, ``clock``, ``judgement``, ...) written by the kernel
-(``scan/pages.py`` and its compiled twin) and every other column by pyarrow.
+(``moves``, ``clock``, ``judgement``, ...) written by the list-page writer
+(``fastpgn.parquet.pages``) and every other column by pyarrow.
 A user notices only through a reader, so the oracle is pyarrow's own encoding
 of the same games (``helpers.one_writer``): pyarrow, DuckDB and polars read
 the same schema and the same values from both, on the real corpus and on
 lists of every shape (null, empty, null items, slices, -0.0, the ends of int8
 and int16, empty and long strings, more distinct values or bytes than a
-dictionary takes); the files are no bigger; and both kernels write the same
-bytes. Spark reads them in tests/test_spark.py.
+dictionary takes); the files are no bigger. That both list-page writers
+write the same bytes is tests/parquet/test_pages.py's; Spark reads the files
+in tests/test_spark.py.
 """
 
 from __future__ import annotations
@@ -18,11 +19,8 @@ import io
 import struct
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from helpers import G2021, G2022, converter_writer, decompressed, one_writer, shared
-from fastpgn import _backend
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pip install -e ".[test]"')
@@ -30,9 +28,8 @@ pc = pytest.importorskip("pyarrow.compute", reason='pyarrow is not installed: pi
 duckdb = pytest.importorskip("duckdb", reason='duckdb is not installed: pip install -e ".[test]"')
 
 from fastpgn import arrow  # noqa: E402
-from fastpgn.scan import pages  # noqa: E402
+from fastpgn.parquet.pages import kernel as pages  # noqa: E402
 
-BACKENDS = dict(_backend.available("scan._scan"))
 LISTS = ("moves", "clock", "move_seconds", "win_percent", "judgement", "eval_cp", "eval_mate")
 
 
@@ -120,80 +117,6 @@ def test_more_distinct_values_than_a_dictionary_takes_are_written_plain(tmp_path
         0).column(1).has_dictionary_page
 
 
-# ---------------------------------------------------------------- the two kernels
-
-needs_both = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
-
-
-def answers(array):
-    out = []
-    for name in ("py", "cy"):
-        try:
-            out.append(BACKENDS[name].list_page(array))
-        except Exception as exc:  # noqa: BLE001 - the errors are compared too
-            out.append((type(exc).__name__, str(exc)))
-    return out
-
-
-@needs_both
-@pytest.mark.parametrize("dump", [G2022, G2021], ids=["2022-evals", "2021-clocks"])
-def test_both_kernels_write_the_same_pages_of_the_corpus(dump):
-    table = games(*dump)
-    for name in LISTS:
-        column = table.column(name).combine_chunks()
-        for at in (0, 333):
-            py, cy = answers(column.slice(at, 700))
-            assert py == cy, name
-
-
-ITEMS = {"float": st.floats(width=32, allow_nan=False), "int16": st.integers(-32768, 32767),
-         "int8": st.integers(-128, 127), "string": st.text(max_size=12) | st.sampled_from(["e4", "Nf3", "O-O"])}
-
-
-@needs_both
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(kind=st.sampled_from(list(ITEMS)), data=st.data())
-def test_both_kernels_write_the_same_pages(kind, data):
-    items = data.draw(st.one_of(ITEMS[kind], st.none()) if kind != "float" else
-                      st.one_of(st.sampled_from([0.0, -0.0, 1.0, 2.5, 60.0]), ITEMS[kind], st.none()))
-    lists = data.draw(st.lists(st.one_of(st.none(), st.lists(st.just(items) | st.one_of(ITEMS[kind], st.none()),
-                                                             max_size=40)), max_size=60))
-    array = pa.array(lists, pa.list_(TYPES[kind]))
-    start = data.draw(st.integers(0, len(lists)))
-    array = array.slice(start, data.draw(st.integers(0, len(lists) - start)))
-    py, cy = answers(array)
-    assert py == cy
-    body, dictionary, entries, distinct = py
-    assert entries == sum(max(1, len(v)) if v is not None else 1 for v in array.to_pylist())
-    present = {struct.pack("<f", x) if kind == "float" else x          # -0.0 and 0.0: two values
-               for v in array.to_pylist() if v for x in v if x is not None}
-    assert distinct == len(present) and (dictionary is None) == (not present)
-
-
-@needs_both
-def test_both_kernels_refuse_what_they_cannot_write_alike():
-    py, cy = answers(pa.array([[b"e4"]], pa.list_(pa.binary())))
-    assert py == cy and py[0] == "TypeError" and "binary" in py[1]
-    # offsets that run past the values: pyarrow builds no such array, so a stand-in holds real buffers
-    items = pa.array([1.0, 2.0], pa.float32())
-
-    class Broken:
-        type, offset, values_ = pa.list_(pa.float32()), 0, items
-
-        def __len__(self):
-            return 1
-
-        def buffers(self):
-            return [None, pa.py_buffer(struct.pack("<2i", 0, 5))]
-
-        @property
-        def values(self):
-            return self.values_
-
-    py, cy = answers(Broken())
-    assert py == cy and py[0] == "ValueError" and "offsets" in py[1]
-
-
 # ---------------------------------------------------------------- every Parquet file fastpgn writes
 
 def test_to_parquet_writes_the_converters_encoding(tmp_path):
@@ -218,3 +141,46 @@ def test_a_file_of_no_games_is_pyarrows_empty_file(tmp_path):
     assert path.read_bytes() == theirs.getvalue()
     assert pq.ParquetFile(path).metadata.num_rows == 0
     assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}')").fetchall() == [(0,)]
+
+
+# ---------------------------------------------------------------- --parquet-writer pyarrow: every column pyarrow's
+
+def test_to_parquet_with_the_pyarrow_writer_writes_pyarrows_file(tmp_path):
+    """``writer="pyarrow"``: the same table and schema read back as with fastpgn's writer, and the bytes are
+    pyarrow's own ParquetWriter's (its pages of the per-ply lists too, which fastpgn's writer does not
+    write as pyarrow does)."""
+    dump = decompressed(shared(*G2021))
+    ours, theirs = io.BytesIO(), io.BytesIO()
+    arrow.to_parquet(dump, ours, batch_size=700)
+    arrow.to_parquet(dump, theirs, batch_size=700, writer="pyarrow")
+    a, b = pq.ParquetFile(io.BytesIO(ours.getvalue())), pq.ParquetFile(io.BytesIO(theirs.getvalue()))
+    assert a.schema_arrow.equals(b.schema_arrow, check_metadata=True) and a.schema.equals(b.schema)
+    assert a.read().equals(b.read()) and a.metadata.num_rows > 700
+    table = games(*G2021)
+    assert theirs.getvalue() == one_writer(table, 700)
+    assert ours.getvalue() != theirs.getvalue()
+    with pytest.raises(ValueError, match="fastpgn or pyarrow, not 'arrow'"):
+        arrow.to_parquet(dump, io.BytesIO(), writer="arrow")
+
+
+def test_the_converter_with_the_pyarrow_writer_writes_pyarrows_chunks(tmp_path):
+    """``--parquet-writer pyarrow``: the chunks read back as the default ones, in pyarrow's bytes; asked of a
+    format that is not Parquet, a usage error."""
+    from fastpgn.cli import main
+
+    dump = str(shared(*G2022))
+    for writer in ("fastpgn", "pyarrow"):
+        assert main([dump, "1000", "--format", "parquet", "-o", str(tmp_path / writer), "-q", "-j", "2",
+                     "--parquet-writer", writer]) == 0
+    ours, theirs = (sorted((tmp_path / w).glob("*.parquet")) for w in ("fastpgn", "pyarrow"))
+    assert [p.name for p in ours] == [p.name for p in theirs] and len(ours) == 3
+    table = games(*G2022)
+    for at, (mine, pyarrows) in enumerate(zip(ours, theirs)):
+        a, b = pq.ParquetFile(mine), pq.ParquetFile(pyarrows)
+        assert a.schema_arrow.equals(b.schema_arrow, check_metadata=True) and a.schema.equals(b.schema)
+        assert a.read().equals(b.read())
+        assert pyarrows.read_bytes() == one_writer(table.slice(1000 * at, 1000), 16_384)
+        assert mine.read_bytes() != pyarrows.read_bytes()       # (the default's lists are fastpgn's pages)
+    with pytest.raises(SystemExit) as exit_:
+        main([dump, "1000", "-o", str(tmp_path / "lines"), "--parquet-writer", "pyarrow"])
+    assert exit_.value.code == 2

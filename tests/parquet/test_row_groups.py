@@ -94,3 +94,27 @@ def test_what_the_join_cannot_move_is_refused_in_one_line(games):
     assert "\n" not in str(err.value)
     with pytest.raises(JoinError, match="not a Parquet file"):
         row_groups.EncodedRowGroup(b"PAR1 not really")
+
+
+def test_an_encoder_fault_is_not_taken_for_bad_pgn(games):
+    """A program that handles bad games with ``except PGNError`` does not swallow a fault of fastpgn's
+    Parquet encoder: the file writer's own error (a setting the join cannot move) goes past it."""
+    from fastpgn.errors import ParquetWriteError, PGNError
+    from fastpgn.parquet.list_chunks import ParquetFileWriter
+
+    def with_page_index(sink, schema):
+        return pq.ParquetWriter(sink, schema, write_page_index=True)
+
+    writer = ParquetFileWriter(io.BytesIO(), games.schema, with_page_index)
+    with pytest.raises(ParquetWriteError) as err:
+        try:
+            writer.write_table(games.slice(0, 10))
+        except PGNError:
+            pytest.fail("an encoder fault was caught as bad PGN")
+    assert isinstance(err.value, JoinError) and "page index" in str(err.value)
+    with pytest.raises(thrift.ThriftError) as err:
+        try:
+            thrift.read_struct(b"\x0f\x00")      # field type 15: no Thrift type
+        except PGNError:
+            pytest.fail("a footer the codec cannot read was caught as bad PGN")
+    assert isinstance(err.value, ParquetWriteError) and not isinstance(err.value, ValueError)

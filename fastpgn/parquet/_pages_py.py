@@ -1,6 +1,6 @@
-"""Pure-Python twin of fastpgn/scan/pages.pxi: a per-ply number list column as one Parquet data page.
+"""Pure-Python twin of fastpgn/parquet/_pages_cy.pyx: a per-ply list column as one Parquet data page.
 
-Not a sink but the column sink's output made ready for a Parquet file:
+The column sink's output made ready for a Parquet file:
 ``list_page(array)`` takes a ``list<float32|int16|int8|string>`` Arrow array
 (the per-ply lists ``clock``, ``move_seconds``, ``win_percent``, ``eval_cp``,
 ``eval_mate``, ``moves``, ``judgement``) and gives the uncompressed body of

@@ -1,9 +1,17 @@
-# A per-ply list column (numbers or strings) as one Parquet data page: levels, dictionary indices,
-# dictionary.
-#
-# Included by scan/_scan_cy.pyx. The pure twin, fastpgn/scan/pages.py, is the specification (its
-# docstring says what the bytes are); this one writes the same bytes in one pass without the GIL,
-# with no Python object a value.
+"""Cython list-page writer; the pure-Python twin fastpgn.parquet._pages_py is its specification.
+
+A per-ply list column (numbers or strings) as one Parquet data page: levels, dictionary indices,
+dictionary. The twin's docstring says what the bytes are; this one writes the same bytes in one pass
+without the GIL, with no Python object a value. fastpgn.parquet.list_chunks adds the page headers,
+zstd and the column chunk's metadata.
+"""
+
+from libc.stdlib cimport calloc, malloc, realloc, free
+from libc.string cimport memcmp, memcpy, memset
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t
+from fastpgn._buffer cimport Out, _reserve, _w, _wc
 
 DICTIONARY_LIMIT = 1 << 16
 DICTIONARY_BYTES = 1 << 20
@@ -424,7 +432,7 @@ cdef int _list_page(const int32_t *offsets, Py_ssize_t count, const unsigned cha
 
 def list_page(array):
     """``(body, dictionary, entries, distinct)`` of a ``list<float32|int16|int8|string>`` array
-    (fastpgn/scan/pages.py)."""
+    (fastpgn/parquet/_pages_py.py)."""
     cdef Py_buffer views[5]           # the list's offsets and validity, the child's validity, data, ends
     cdef bint held[5]
     cdef const int32_t *offsets
