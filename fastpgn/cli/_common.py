@@ -355,12 +355,14 @@ class Run:
             return _Unclosed(source.path)
         return _Decompressed(head, _pieces(source), source)
 
-    def pgn_games(self, stream) -> Iterator:
-        """The games of ``stream`` (see :meth:`open_pgn`); the ones the reader rejects go to :meth:`bad`."""
+    def pgn_games(self, stream, ends_whole: bool = False) -> Iterator:
+        """The games of ``stream`` (see :meth:`open_pgn`); the ones the reader rejects go to :meth:`bad`.
+        ``ends_whole``: the input's end ends its last game (PGN Crypt's game files: no result)."""
         from fastpgn.reader import read_games
 
         # (a path is read again from its start, so it is transcoded again; an open stream already was)
         reader = read_games(stream, errors=self.errors, encoding=self.encoding if isinstance(stream, str) else None)
+        reader.ends_whole = ends_whole
         reader._warn_not_utf8 = False   # said here, in one line, once the games are read
         games = iter(reader)
         reported = 0

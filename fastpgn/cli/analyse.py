@@ -234,9 +234,9 @@ class _OutputFile:
     def _do(self, call, *args) -> None:
         try:
             call(*args)
-        except OSError as exc:
-            self.failed = True
-            raise _Failed(f"cannot write {self.name}: {exc.strerror or exc}", 2) from None
+        except OSError:
+            self.failed = True      # (the caller says it, with the games written before it)
+            raise
 
 
 class _Progress:

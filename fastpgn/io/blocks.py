@@ -285,7 +285,8 @@ _ENDS_INSIDE = {"movetext": "the input ends inside the movetext of its last game
                 "variation": "the input ends inside a variation of its last game"}
 
 
-def _cut_inside_movetext(buf, end: int, start: int = 0, at_stream_start: bool = True) -> tuple[int, str]:
+def _cut_inside_movetext(buf, end: int, start: int = 0, at_stream_start: bool = True,
+                         ends_whole: bool = False) -> tuple[int, str]:
     """Where the last game of ``buf[start:end]`` starts, and why it is damage, if the input ends inside its
     movetext; else ``(-1, "")``.
 
@@ -299,7 +300,9 @@ def _cut_inside_movetext(buf, end: int, start: int = 0, at_stream_start: bool = 
     dump cut anywhere in it is found. The games are those the scanner reads
     (the kernel's ``last_game``); a last game of tags alone is
     _cut_before_unfinished_tags's. ``at_stream_start``: ``buf[start]`` is
-    the stream's first byte.
+    the stream's first byte. ``ends_whole``: the input's end is its last
+    game's end (PGN Crypt's game files end with a move, no result and no
+    line end), so a last game without a result is never a cut one.
     """
     from fastpgn import scan as _scan
 
@@ -308,21 +311,22 @@ def _cut_inside_movetext(buf, end: int, start: int = 0, at_stream_start: bool = 
                                           at_stream_start=at_stream_start and lo == start)
     if inside == "movetext":
         tail = bytes(buf[lo + game:end]).rstrip(b" \t")
-        if tail.endswith(b"\n") or not has_moves(buf, end, lo + game):
+        if ends_whole or tail.endswith(b"\n") or not has_moves(buf, end, lo + game):
             return -1, ""           # (its last line whole: a game written without a result)
     if not inside:
         return -1, ""
     return lo + game, _ENDS_INSIDE[inside]
 
 
-def _end_damage(buf, end: int, moves_seen: bool, start: int = 0, at_stream_start: bool = True) -> tuple[int, str]:
+def _end_damage(buf, end: int, moves_seen: bool, start: int = 0, at_stream_start: bool = True,
+                ends_whole: bool = False) -> tuple[int, str]:
     """Where the input's last game starts, and why it is damage, if the input (``buf[start:end]`` its last
     bytes) ends inside that game: inside its tags (_cut_before_unfinished_tags) or its movetext
     (_cut_inside_movetext); else ``(-1, "")``."""
     cut = _cut_before_unfinished_tags(buf, end, moves_seen, start)
     if cut >= 0:
         return cut, "the input ends inside the tags of its last game, before any moves"
-    return _cut_inside_movetext(buf, end, start, at_stream_start)
+    return _cut_inside_movetext(buf, end, start, at_stream_start, ends_whole)
 
 
 # Past the next block's target, the cutter reads this much at a time, so the
@@ -332,7 +336,7 @@ _STEP = 64 << 10
 
 def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: bytes = b"",
                pool: list | None = None, moves_seen: bool | None = None,
-               whole_games: bool = False) -> Iterator[Block]:
+               whole_games: bool = False, ends_whole: bool = False) -> Iterator[Block]:
     """Cut a decompressed stream (that begins at absolute ``start``) into game-aligned blocks.
 
     ``readinto(view)`` fills a writable view and returns the byte count, 0
@@ -345,7 +349,8 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
     tags alone is damage: see ``_cut_before_unfinished_tags``). A stream
     that ends inside its last game's tags or movetext is damage
     (``_end_damage``), unless ``whole_games`` says it cannot end inside a
-    game (lichess's Parquet release: a row is one game).
+    game (lichess's Parquet release: a row is one game); ``ends_whole``: a
+    last game without a result is a game (see ``_cut_inside_movetext``).
     """
     if moves_seen is None:
         moves_seen = start > 0
@@ -406,7 +411,7 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
         filled += got
     _settle(buf, settled, filled, True)     # (after damage: the bytes read so far)
     if damage is None:
-        cut, reason = (-1, "") if whole_games else _end_damage(buf, filled, moves_seen, 0, base == 0)
+        cut, reason = (-1, "") if whole_games else _end_damage(buf, filled, moves_seen, 0, base == 0, ends_whole)
         if cut < 0:
             if filled:
                 yield Block(view[:filled].toreadonly(), base, base == 0, _buffer=buf, _pool=pool)
@@ -427,7 +432,7 @@ def cut_blocks(readinto, block_size: int = BLOCK_SIZE, start: int = 0, head: byt
     yield Block(view[cut:filled].toreadonly(), base + cut, base + cut == 0, damage, truncated=True)
 
 
-def cut_buffer(data: bytes, block_size: int = BLOCK_SIZE) -> Iterator[Block]:
+def cut_buffer(data: bytes, block_size: int = BLOCK_SIZE, ends_whole: bool = False) -> Iterator[Block]:
     """``cut_blocks`` over a whole stream already in memory: the same blocks, views of ``data`` (no copy,
     unless it has dialects to rewrite: see ``lf_text``).
 
@@ -448,7 +453,7 @@ def cut_buffer(data: bytes, block_size: int = BLOCK_SIZE) -> Iterator[Block]:
         moves_seen = moves_seen or has_moves(data, q, base)
         yield Block(view[base:q], base, base == 0)
         base = q
-    cut, reason = _end_damage(data, n, moves_seen, base, base == 0)
+    cut, reason = _end_damage(data, n, moves_seen, base, base == 0, ends_whole)
     if cut < 0:
         if n > base:
             yield Block(view[base:n], base, base == 0)

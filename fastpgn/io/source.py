@@ -82,6 +82,9 @@ class Source:
     # Whether the stream cannot end inside a game, so that no last game is damage (cut_blocks's
     # whole_games): true of lichess's Parquet release (a row is one game), never of PGN text.
     whole_games = False
+    # Whether the input's end is its last game's end, so that a last game without a result is a game and
+    # not one the input cut short (cut_blocks's ends_whole): PGN Crypt's game files, read by fastpgn.crypt.
+    ends_whole = False
 
     def __init__(self, raw: _RawInput, name: str, size: int | None, path: str | None,
                  close_raw: bool, threads: int = 1, encoding: str | None = None) -> None:
@@ -139,8 +142,9 @@ class Source:
         ``head`` holds the bytes ``head()`` read already.
         """
         if self.kind == "pgn" and self.in_memory is not None and self.encoding is None:
-            return cut_buffer(self.in_memory, block_size)
-        return cut_blocks(self.readinto, block_size, head=head, pool=pool, whole_games=self.whole_games)
+            return cut_buffer(self.in_memory, block_size, self.ends_whole)
+        return cut_blocks(self.readinto, block_size, head=head, pool=pool, whole_games=self.whole_games,
+                          ends_whole=self.ends_whole)
 
     def _peek(self, n: int) -> bytes:
         # An error here is the input's (a generator that raises, a file that cannot be read): it is

@@ -464,6 +464,7 @@ def encode_games(source, *, headers: bool = False, errors: str = "raise", on_err
 
     if reader is None:
         reader = read_games(source, errors=errors)
+        reader.ends_whole = True    # PGN Crypt's game files end with a move: no result, no line end
     for game in reader:
         tags = game.headers
         first_move, black_first = _start_of(tags, getattr(game, "first_ply", None))

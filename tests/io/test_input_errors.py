@@ -400,8 +400,13 @@ def test_the_notation_commands_take_an_encoding(tmp_path, capsys):
     assert "M\u00fcller, J\u00fcrgen" in (tmp_path / "back.pgn").read_text(encoding="utf-8")
     code = main(["icn", str(path), "--encoding", "cp1252", "-o", str(tmp_path / "g.icn")])
     assert code == 0, capsys.readouterr().err
-    code = main(["lichess-text", "--reverse", str(path), "--encoding", "cp1252"])
+    # lichess-text writes dated games of one player (--me), named as the cp1252 file spells them
+    dated = tmp_path / "dated.pgn"
+    dated.write_bytes((LATIN.replace("*", "1-0").replace('[Event "Open"]', '[Date "2021.04.07"]') * 2).encode("cp1252"))
+    code = main(["lichess-text", "--reverse", str(dated), "--encoding", "cp1252", "--me", "M\u00fcller, J\u00fcrgen",
+                 "-o", str(tmp_path / "text")])
     assert code == 0, capsys.readouterr().err
+    assert (tmp_path / "text" / "dated.txt").read_text().split() == ["21.04.07W1-0", "1e4e5"] * 2
 
 
 @pytest.mark.parametrize("command", [["crypt", "encode"], ["icn"], ["lichess-text", "--reverse"]])

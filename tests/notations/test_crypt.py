@@ -18,7 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 from helpers import ROOT, shared
 from fastpgn.cli import crypt as crypt_cli
-from fastpgn.errors import FormatError
+from fastpgn.errors import FormatError, InputDamageError
 from fastpgn.notations import crypt
 from fastpgn.reader import read_games
 
@@ -60,6 +60,17 @@ def test_upstream_example_round_trips():
     crypted = shared(*CONF, "crypted_game.txt").read_text()
     assert crypt.encode(game) == crypted
     assert crypt.decode(crypted) == shared(*CONF, "decrypted_game.txt").read_text()
+
+
+def test_upstream_example_file_encodes_from_the_command_line(tmp_path, capsys):
+    """PGN Crypt's game file ends with a move (no result, no line end): the end of the file ends the game,
+    where the PGN readers take such an end for a cut input."""
+    out = tmp_path / "game.crypt"
+    code, _, err = run_main(["encode", str(shared(*CONF, "game.txt")), "-o", str(out)], capsys)
+    assert code == 0, err
+    assert out.read_text().rstrip("\n") == shared(*CONF, "crypted_game.txt").read_text()
+    with pytest.raises(InputDamageError, match="ends inside the movetext"):
+        list(read_games(shared(*CONF, "game.txt")))
 
 
 def _cases():

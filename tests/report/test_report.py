@@ -283,7 +283,7 @@ def test_a_pgn_input_gives_the_page_of_its_parquet(parquet_dir, tmp_path):
 def test_rejected_games_of_a_pgn_input_are_counted(tmp_path):
     """A PGN with a bad game: read = in the page + rejected, and the summary shows it."""
     good = b'[Event "x"]\n[White "a"]\n[Black "b"]\n[Result "1-0"]\n[TimeControl "60+0"]\n\n1. e4 e5 1-0\n\n'
-    bad = b'[Event "y"]\n[Result "0-1"]\n\n1. e4 {never closed\n\n'
+    bad = b'[Event "y"]\n[Result "0-1"]\n\n1. e4 @@ 0-1\n\n'
     (tmp_path / "d.pgn").write_bytes(good + bad)
     report = build(tmp_path / "d.pgn", tmp_path / "r.html", jobs=1)
     assert (report.games, report.games_rejected, report.games_read) == (1, 1, 2)
@@ -304,7 +304,7 @@ def test_a_filter_that_keeps_nothing_says_so(parquet_dir, tmp_path, capsys):
 
 
 def test_a_dump_of_bad_games_only_says_so(tmp_path, capsys):
-    (tmp_path / "bad.pgn").write_bytes(b'[Event "y"]\n[Result "0-1"]\n\n1. e4 {never closed\n\n')
+    (tmp_path / "bad.pgn").write_bytes(b'[Event "y"]\n[Result "0-1"]\n\n1. e4 @@ 0-1\n\n')
     assert main([str(tmp_path / "bad.pgn"), "-o", str(tmp_path / "r.html"), "-j", "1"]) == 0
     assert "every game was rejected" in _one_line(capsys)
     data = page_data(tmp_path / "r.html")
