@@ -86,6 +86,14 @@ def kernel_params(name: str):
     return [pytest.param(mod, id=ident) for ident, mod in _backend.available(name)]
 
 
+#: For a module whose every test compares the two kernels side by side (each loaded by name, whatever
+#: FASTPGN_IMPLEMENTATION says): the same work in both passes of the test command, so it runs in the
+#: compiled pass alone, where CI requires the compiled kernels. A plain ``pytest`` runs it.
+COMPARES_BOTH_KERNELS = pytest.mark.skipif(
+    os.environ.get("FASTPGN_IMPLEMENTATION") == "python",
+    reason="compares both kernels itself: the FASTPGN_IMPLEMENTATION=cython pass of the test command runs it")
+
+
 def backend_params(name: str):
     """The backends a kernel test runs on, one at a time: the one ``FASTPGN_IMPLEMENTATION`` names.
 

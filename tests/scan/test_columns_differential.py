@@ -17,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import CASES, MUTATION, NOISE, corpus_files, decompressed, mutated, real_game, shared
+from helpers import (COMPARES_BOTH_KERNELS, CASES, MUTATION, NOISE, corpus_files, decompressed, mutated, real_game,
+                     shared)
 from fastpgn import _backend, filters
 from fastpgn.scan import columns as _columns_py
 
@@ -25,7 +26,8 @@ pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip instal
 from fastpgn.arrow import record_batch  # noqa: E402
 
 BACKENDS = dict(_backend.available("scan._scan"))
-pytestmark = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
+pytestmark = [pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here"),
+              COMPARES_BOTH_KERNELS]
 OPENINGS = _columns_py.default_openings()
 UTC = datetime.timezone.utc
 

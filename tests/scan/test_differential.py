@@ -2,30 +2,20 @@
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fastpgn
-from helpers import CASES, MUTATION, NOISE, corpus_files, decompressed, kernel_params, mutated, real_game, shared, typed
+from helpers import (COMPARES_BOTH_KERNELS, CASES, MUTATION, NOISE, corpus_files, decompressed, kernel_params, mutated,
+                     real_game, shared, typed)
 from fastpgn import _backend, openings
 
 OPENINGS = openings.load()
 BACKENDS = dict(_backend.available("scan._scan"))
-pytestmark = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")
-
-
-def test_compiled_backend_is_live_when_required():
-    """CI runs with FASTPGN_IMPLEMENTATION=cython: the compiled kernels must be the ones running."""
-    if os.environ.get("FASTPGN_IMPLEMENTATION") == "cython":
-        assert fastpgn.BACKEND == "cython", fastpgn.BACKENDS
-        assert fastpgn.BACKENDS == {"scan": "cython", "board": "cython", "compact": "cython", "pages": "cython"}
-    elif os.environ.get("FASTPGN_IMPLEMENTATION") == "python":
-        assert all(b == "python" for b in fastpgn.BACKENDS.values())
-    else:
-        assert fastpgn.BACKEND in ("cython", "python")
+pytestmark = [pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here"),
+              COMPARES_BOTH_KERNELS]
 
 
 def both(data: bytes, start: int = 0, end: int | None = None, stop: bool = False, first: int = 0):
