@@ -94,6 +94,13 @@ COMPARES_BOTH_KERNELS = pytest.mark.skipif(
     reason="compares both kernels itself: the FASTPGN_IMPLEMENTATION=cython pass of the test command runs it")
 
 
+#: For a test of pure Python that no kernel runs under (the infinite chess project's notation): its
+#: outcome cannot differ between the two passes of the test command, so the compiled pass alone runs it.
+NO_KERNEL = pytest.mark.skipif(
+    os.environ.get("FASTPGN_IMPLEMENTATION") == "python",
+    reason="runs no kernel: the FASTPGN_IMPLEMENTATION=cython pass of the test command runs it")
+
+
 def backend_params(name: str):
     """The backends a kernel test runs on, one at a time: the one ``FASTPGN_IMPLEMENTATION`` names.
 

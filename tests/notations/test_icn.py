@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import CONFORMANCE, ROOT, shared
+from helpers import CONFORMANCE, NO_KERNEL, ROOT, shared
 from fastpgn.errors import FormatError
 from fastpgn.notations import icn
 
@@ -456,12 +456,14 @@ def long_games(draw, legacy_moves: bool = False):
     return game
 
 
+@NO_KERNEL
 @settings(max_examples=300, deadline=None)
 @given(long_games(), st.sampled_from([0, 1, 2]), st.booleans())
 def test_long_short_long_round_trip(game, compact, new_lines):
     assert icn.short_to_long(icn.long_to_short(game, compact, new_lines)) == game
 
 
+@NO_KERNEL
 @settings(max_examples=300, deadline=None)
 @given(long_games(legacy_moves=True), st.sampled_from([0, 1, 2]), st.booleans())
 def test_every_compaction_of_move_objects_reads_back_as_compact_moves(game, compact, new_lines):
