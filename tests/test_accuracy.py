@@ -3,7 +3,6 @@ formulas, and the judgements lichess wrote into its annotated exports."""
 
 from __future__ import annotations
 
-import doctest
 import glob
 import math
 import re
@@ -22,11 +21,6 @@ from fastpgn.accuracy import (
     win_percent,
 )
 from helpers import shared
-
-
-def test_doctests():
-    result = doctest.testmod(accuracy, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 10 and result.failed == 0
 
 
 # -- lila modules/analyse/src/test/AccuracyPercentTest.scala: (cps, white, black) as (value, tolerance) ------------

@@ -181,13 +181,3 @@ def test_a_path_duckdb_cannot_name_is_one_line(layout, tmp_path, capsys):
     assert err.count("\n") == 1 and "holds both a backslash and one of * ? [" in err and "Traceback" not in err
     assert not (tmp_path / "r.html").exists()
 
-
-def test_the_docstring_examples_run():
-    import doctest
-
-    from fastpgn import _duckdb_files
-    from fastpgn.convert import resume
-
-    for module in (_duckdb_files, resume):
-        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert result.failed == 0 and result.attempted >= 3, module.__name__

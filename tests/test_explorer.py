@@ -211,14 +211,6 @@ def test_a_dataset_without_positions_is_refused_in_one_line(corpus, tmp_path, ca
     assert len(err) == 1 and "--positions --uci" in err[0]
 
 
-def test_doctests():
-    import doctest
-
-    import fastpgn.explorer
-
-    assert doctest.testmod(fastpgn.explorer).failed == 0
-
-
 def test_progress_on_a_terminal_and_quiet(dataset, tmp_path):
     import sys
 

@@ -465,12 +465,8 @@ def test_mutated_games_filter_alike_on_every_path(edits, where):
 
 
 def test_where_sql_refuses_a_tag_kept_without_text_and_quotes_values():
-    import doctest
-
-    import fastpgn.filters
     from fastpgn.filters import where_sql
 
-    assert doctest.testmod(fastpgn.filters).failed == 0
     assert where_sql(None) == "TRUE"
     with pytest.raises(ValueError, match="UTCDate"):
         where_sql({"tags": ["UTCDate=2024.01.02"]})

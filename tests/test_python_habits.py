@@ -10,7 +10,6 @@ python-chess is the oracle here (test-only: fastpgn imports it only inside
 from __future__ import annotations
 
 import codecs
-import doctest
 import io
 import itertools
 import os
@@ -515,12 +514,3 @@ def test_en_passant_squares_read_as_python_chess_reads_them(board):
                 m.uci() for m in chess.Board(ours.fen()).legal_moves)
     assert compared >= 2 * len(EP_POSITIONS) and kept >= 4
 
-
-def test_docstring_examples_run():
-    from fastpgn import reader
-    from fastpgn.board import face
-    from fastpgn.io import sources
-
-    for module in (reader, face, sources):
-        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert result.failed == 0 and result.attempted >= 5, module.__name__

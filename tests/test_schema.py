@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import datetime
-import doctest
 import io
 import json
 import struct
@@ -60,12 +59,6 @@ def table_of(source, **options):
     batches, damage = read_all(arrow.read_arrow(source, **options))
     reader = arrow.read_arrow(source, **options)
     return pa.Table.from_batches(batches, schema=reader.schema), damage
-
-
-def test_doctests():
-    for module in (schema, _columns_py, arrow, csv_text):
-        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert result.attempted > 0 and result.failed == 0, module.__name__
 
 
 # ------------------------------------------------------------ the contract

@@ -473,16 +473,6 @@ def test_without_pyspark_the_error_names_the_extra(monkeypatch):
     assert "fastpgn[spark]" in err.getvalue()
 
 
-def test_doctests():
-    import doctest
-
-    pytest.importorskip("pyspark")
-    from fastpgn import spark as fs
-
-    result = doctest.testmod(fs, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 3 and result.failed == 0
-
-
 def test_month_folders_are_the_converters(spark, tmp_path):
     """One month rule (fastpgn.schema.by_month) for Spark and the converter: utc's month, else date's (a date
     and no time), and year=0/month=00 without a date, which read_dataset, pandas and DuckDB read as numbers."""

@@ -27,6 +27,7 @@ def game_to_position(obj: Mapping, halfmoves: int | float = 0) -> dict:
     are worked out from the position. The result has ``"moves": []``; the
     input is not modified.
 
+    >>> from fastpgn.notations.icn import short_to_long
     >>> game = short_to_long("w 0/100 1 P5,2+|K5,1|k5,8 5,2>5,4|5,8>5,7")
     >>> after = game_to_position(game, 1)
     >>> after["turn"], after["enpassant"], after["moveRule"], after["startingPosition"]

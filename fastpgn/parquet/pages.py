@@ -3,12 +3,12 @@
 ``kernel`` is the live backend (``_pages_cy``, or ``_pages_py``, its
 specification: what the bytes are); ``BACKEND`` names it. The interface both
 present, typed once, is ``_pages_kernel.pyi``. ``list_chunks`` gives each
-page its headers, zstd and the column chunk's metadata.
+page its headers, zstd and the column chunk's metadata. Two values and a
+null list make 3 levels, with one distinct value of 4 bytes:
 
 >>> import pyarrow as pa
 >>> from fastpgn.parquet.pages import kernel
 >>> body, dictionary, entries, distinct = kernel.list_page(pa.array([[1.5, 1.5], None], pa.list_(pa.float32())))
-(two values and a null list: 3 levels; one distinct value, 4 bytes)
 >>> entries, distinct, len(dictionary)
 (3, 1, 4)
 """

@@ -580,16 +580,6 @@ def test_bad_uci_and_bad_moves(board):
     assert b.fen() == START
 
 
-def test_docstring_examples_run(board):
-    import doctest
-
-    from fastpgn.board import face
-
-    for module in (board, face):
-        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert result.failed == 0 and result.attempted >= 10
-
-
 # -- Chess.jl conformance (seed 003) ------------------------------------------------
 
 def test_chess_jl_fen_examples(board):

@@ -4,7 +4,6 @@ and in the total; globs, folders and the positional arguments; a killed run resu
 
 from __future__ import annotations
 
-import doctest
 import json
 import os
 import re
@@ -18,7 +17,6 @@ import pytest
 import zstandard
 
 from helpers import ENV, ROOT, chunk_files, shared, stderr_on_a_terminal
-from fastpgn.convert import many as _many
 from fastpgn.convert.many import ManyInputs, expand_inputs
 from fastpgn.cli import main
 from fastpgn.errors import InputError
@@ -340,12 +338,6 @@ def test_two_inputs_of_one_name_into_one_folder_are_refused(tmp_path, capsys):
     # Beside their inputs (no -o), their folders differ: both convert.
     assert main([*both, "10", "-q"]) == 0
     assert len(chunk_files(tmp_path / "x")) == len(chunk_files(tmp_path / "y")) == 2
-
-
-def test_many_inputs_docstrings_run(monkeypatch):
-    monkeypatch.chdir(ROOT)
-    result = doctest.testmod(_many, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted >= 4
 
 
 def test_limit_is_per_input(tmp_path, capsys):

@@ -8,7 +8,6 @@ commands; faults are played by tests/fake_engine.py.
 
 from __future__ import annotations
 
-import doctest
 import os
 import signal
 import subprocess
@@ -22,7 +21,6 @@ import pytest
 from helpers import (FAKE_ENGINE, G2013, G2021, G2023, ROOT, fake_engine, first_games, game_texts, shared,
                      stockfish as find_stockfish)
 from helpers import analyse_cli as run
-from fastpgn.engine import analysis as analyse
 from fastpgn.engine.analysis import complete_games, lichess_pgn, fen_without_counters
 from fastpgn.cli.analyse import main
 from fastpgn.reader import read_games
@@ -69,11 +67,6 @@ def assert_no_leftovers(log: Path | None = None) -> None:
 
 
 # ---------------------------------------------------------------- writing as lichess does
-
-def test_doctests():
-    result = doctest.testmod(analyse, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted >= 6
-
 
 @pytest.mark.parametrize("corpus", [G2013, G2021, G2023])
 def test_lichess_layout_reproduces_every_game_of_a_dump(corpus):

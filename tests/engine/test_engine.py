@@ -7,7 +7,6 @@ documented error with no engine process and no reader thread left.
 
 from __future__ import annotations
 
-import doctest
 import gc
 import os
 import pickle
@@ -19,7 +18,6 @@ import time
 import pytest
 
 from helpers import FAKE_ENGINE as FAKE, ROOT, stockfish
-from fastpgn.engine import uci as engine_module
 from fastpgn.board import Board
 from fastpgn.engine import (Engine, EngineError, EngineNotFoundError, EngineTimeoutError, Info, Option, Score)
 from fastpgn.errors import IllegalMoveError, PGNError
@@ -73,11 +71,6 @@ def assert_gone(engine: Engine) -> None:
 
 
 # ---------------------------------------------------------------- values (no engine needed)
-
-def test_doctests():
-    result = doctest.testmod(engine_module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted >= 5
-
 
 @pytest.mark.parametrize("score, turn, text", [
     (Score(cp=33), "w", "0.33"), (Score(cp=-33), "b", "0.33"), (Score(cp=30), "w", "0.3"),

@@ -196,12 +196,9 @@ def test_a_bad_database_is_one_line_and_exit_2(games, tmp_path, capsys):
 
 
 def test_lichess_eval_and_game_keys(games):
-    import doctest
-
     from fastpgn import position_key
     from fastpgn.engine import evals_db
 
-    assert doctest.testmod(evals_db).failed == 0
     game = next(iter(read_games(str(games))))
     board = chess.Board()
     keys = []

@@ -168,14 +168,6 @@ def test_parquet_without_movetext_is_not_the_release(tmp_path):
         list(fastpgn.read_games(empty))
 
 
-def test_doctests():
-    import doctest
-
-    from fastpgn.io import lichess_parquet
-
-    assert doctest.testmod(lichess_parquet).failed == 0
-
-
 def test_other_revisions_types_read_alike(tmp_path):
     """Ratings as text, dates and times as text or time64, dictionary and large_string columns."""
     rows = pa.table({

@@ -313,12 +313,6 @@ def test_a_hidden_input_writes_visible_chunks(tmp_path, capsys):
     assert [p.name for p in sorted(out.glob("*.part_*"))] == [f"games.pgn.zst.part_{i:06d}.cri.gz" for i in range(3)]
 
 
-def test_doctests():
-    import doctest
-
-    assert doctest.testmod(output, optionflags=doctest.ELLIPSIS).failed == 0
-
-
 # -- the other writers: write_pgn, to_csv, a command's -o, openings -o ---------------------------------
 
 @pytest.mark.parametrize("suffix", [".pgn", ".pgn.gz"])

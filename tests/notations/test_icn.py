@@ -3,7 +3,6 @@ decisions, error positions and round trips (fastpgn.notations.icn)."""
 
 from __future__ import annotations
 
-import doctest
 import json
 import math
 import pickle
@@ -383,11 +382,6 @@ def test_numbers_are_written_as_javascript_writes_them():
     # JSON has no Infinity: upstream would write null and read back something else.
     with pytest.raises(FormatError, match=r"^gameRules\.h must be a finite number, not Infinity$"):
         icn.long_to_short({"gameRules": {"h": float("inf")}})
-
-
-def test_module_examples_run():
-    result = doctest.testmod(icn, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
 
 
 # --------------------------------------------------------------------------

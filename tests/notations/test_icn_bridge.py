@@ -8,7 +8,6 @@ the round trip.
 
 from __future__ import annotations
 
-import doctest
 import gzip
 import io
 import itertools
@@ -617,11 +616,6 @@ def test_cli_reads_a_named_pipe(tmp_path):
     proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert (proc.returncode, proc.stderr) == (0, "")
     assert proc.stdout == icn_pgn.game_to_short(one_game(FEATURES)) + "\n"
-
-
-def test_doctests():
-    result = doctest.testmod(icn_pgn, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_to_pgn_whole_reads_one_game_in_upstreams_layout(tmp_path, capsys):

@@ -420,18 +420,6 @@ def test_lichess_release_parquet_is_read_as_pgn(tmp_path):
         Counter(speed_of(g.headers["TimeControl"]) for g in games)
 
 
-def test_the_docstring_examples_run():
-    import doctest
-
-    import fastpgn.report
-    import fastpgn.report.page
-    import fastpgn.report.queries
-
-    for module in (fastpgn.report, fastpgn.report.queries, fastpgn.report.page):
-        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert result.failed == 0, module.__name__
-
-
 def test_a_bad_memory_limit_is_one_line_and_leaves_nothing(parquet_dir, tmp_path, capsys):
     spill = tmp_path / "spill"
     spill.mkdir()
