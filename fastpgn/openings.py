@@ -30,7 +30,6 @@ from pathlib import Path
 from fastpgn.errors import InputError
 
 SEP = "\u2502"
-_SEP_B = SEP.encode()
 UNKNOWN = b"?"
 
 _LETTERS = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "Ł": "L",

@@ -69,8 +69,6 @@ class Score:
 
 _INT_FIELDS = frozenset(("depth", "seldepth", "multipv", "nodes", "nps", "time", "hashfull", "tbhits",
                          "cpuload", "currmovenumber"))
-_INFO_WORDS = _INT_FIELDS | {"score", "pv", "currmove", "wdl", "string", "refutation", "currline",
-                             "lowerbound", "upperbound", "cp", "mate"}
 
 
 class Info:

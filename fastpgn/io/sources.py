@@ -32,8 +32,7 @@ import sys
 from fastpgn.io.blocks import (BLOCK_SIZE, Block, blocks, cut_blocks, cut_buffer, find_cut, has_moves,
                              line_blocks)
 from fastpgn.errors import InputDamageError, InputError
-from fastpgn.io.source import (FEED_SIZE, HEAD_SIZE, MAGIC_BZ2, MAGIC_GZIP, MAGIC_ZSTD, READ_SIZE,  # noqa: F401
-                               Source, _codec_name, _gzip_zlib, _parallel_bzip2, _Pieces, _Prefixed, detect)
+from fastpgn.io.source import HEAD_SIZE, READ_SIZE, Source, _codec_name, _Pieces, detect
 
 # Each decoder (fastpgn.io.zstd, _bzip2, bz2, ISA-L), pathlib and typing are imported where
 # they are needed: start-up is a good part of reading a file's headers (docs/performance.md).

@@ -35,7 +35,6 @@ __all__ = ["CryptGame", "decode", "decode_games", "decode_line", "encode", "enco
 
 _RESULTS = frozenset(("1-0", "0-1", "1/2-1/2", "*"))
 _NOT_IN_MOVE = frozenset(" \t\r\n,.:[]")
-_NOT_IN_BODY = _NOT_IN_MOVE - {",", "."}
 _NUMBERS = [f"{n}." for n in range(1024)]  # move-number tokens, made once
 _DIGITS = frozenset("0123456789")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")

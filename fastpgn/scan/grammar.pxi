@@ -213,14 +213,6 @@ cdef inline bint _is_promo(char c) noexcept nogil:
     return _CLS[<unsigned char>c] & C_PROMO
 
 
-cdef inline bint _is_delim(char c) noexcept nogil:
-    return _CLS[<unsigned char>c] & C_DELIM
-
-
-cdef class _Bad(Exception):
-    pass
-
-
 cdef str _show(const char *p, Py_ssize_t n):
     cdef Py_ssize_t m = 24 if n > 24 else n
     cdef str text = PyUnicode_DecodeUTF8(p, m, "replace")

@@ -295,7 +295,6 @@ _DASH_RESULTS[b"--+"] = b"0-1"
 _GLYPH_SUFFIXES = (b"+/-", b"-/+", b"+/=", b"=/+", b"+-", b"-+", b"+=", b"=+")
 _GLYPHS = frozenset(_GLYPH_SUFFIXES + (b"=", b"\xc2\xb1", b"\xe2\x88\x93", b"\xe2\x88\x9e",
                                        b"\xe2\xa9\xb2", b"\xe2\xa9\xb1", b"=/\xe2\x88\x9e"))
-_WRAPPERS = (b"[pgn]", b"[/pgn]")
 
 
 def _dash_at(tok: bytes, i: int) -> int:
