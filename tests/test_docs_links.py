@@ -107,3 +107,12 @@ def test_the_docs_index_lists_every_page():
     index = {Path(t.partition("#")[0]).name for t in _links(DOCS / "README.md")}
     missing = sorted(p.name for p in DOCS.glob("*.md") if p.name != "README.md" and p.name not in index)
     assert not missing, f"docs/README.md does not list {missing}"
+
+
+def test_the_architecture_page_names_every_module():
+    """docs/architecture.md says where each concern lives: a module it does not name is one a reader cannot place."""
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    kinds = {".py", ".pyx", ".pxi", ".pxd", ".pyi"}
+    modules = [p for p in (ROOT / "fastpgn").rglob("*") if p.suffix in kinds and p.name != "__init__.py"]
+    unnamed = sorted(str(p.relative_to(ROOT)) for p in modules if p.name not in text and f"`{p.stem}`" not in text)
+    assert len(modules) > 80 and not unnamed, f"docs/architecture.md does not name {unnamed}"

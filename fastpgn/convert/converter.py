@@ -7,18 +7,18 @@ into lines and compress them as one independent gzip member or zstd frame,
 and passes the results on in input order to a writer thread, which appends
 them to the chunk files. With the compiled kernel the workers are threads: the
 kernel, zstd and ISA-L all run without the GIL, so no block is copied
-between processes (``_schedule.start_workers`` says when processes are used
+between processes (``schedule.start_workers`` says when processes are used
 instead). One zstd stream cannot be decoded by more than one thread, so on
 a machine of many cores that decoding bounds the run: the reader thread
-(``_schedule.ReadAheadThread``) does nothing else, and the appends, fsyncs,
+(``schedule.ReadAheadThread``) does nothing else, and the appends, fsyncs,
 renames and checkpoints of the chunk files are the writer thread's
-(``_chunks.ChunkWriter``). A chunk holds exactly CHUNK_SIZE written games:
+(``chunks.ChunkWriter``). A chunk holds exactly CHUNK_SIZE written games:
 when a block's lines straddle a chunk boundary, the writer thread inflates
 that block's member, splits its lines and compresses each piece on its own
 (once per chunk, so cheap at dump-sized chunks). Parquet's row groups are
 encoded on encoder threads of their own (``tables.RowGroupEncoders``), several
 at once, and the writer thread joins them into the chunk in order
-(``row_groups``). Every output byte is a pure function of the input and the
+(``fastpgn.parquet.row_groups``). Every output byte is a pure function of the input and the
 options, so any ``-j`` and a ``--resume`` give identical files.
 
 Safety. A chunk is written as a hidden ``.NAME.tmp`` and renamed when complete. After
@@ -39,14 +39,17 @@ unless told to continue it (``resume``) or replace it (``overwrite``).
 Parts. This module tells the story of a run (``Converter``) and owns the
 output folder; each part has a module of its own:
 
-- ``_schedule``: the reader thread, the workers, and the ordered scheduler
+- ``schedule``: the reader thread, the workers, and the ordered scheduler
   that hands blocks out and takes their results back in input order;
-- ``_chunks``: the output: a ``ChunkFormat`` (what a worker makes of a
+- ``chunks``: the output: a ``ChunkFormat`` (what a worker makes of a
   block, how it is cut; the 22-field lines are ``LinesFormat``), the chunk
   files, and the writer thread;
-- ``_resume``: the resume state (``ResumeState``), loaded, checkpointed and saved;
-- ``_rejects``: the rejected games' file;
-- ``_limit``: the ``--limit`` rule, which cuts the run's last block.
+- ``tables``: the Parquet and CSV formats (``ParquetFormat``, ``CsvFormat``)
+  and the Parquet encoder threads;
+- ``pgn``: ``--format pgn``, the kept games as their input bytes (``PgnFormat``);
+- ``resume``: the resume state (``ResumeState``), loaded, checkpointed and saved;
+- ``rejects``: the rejected games' file;
+- ``limit``: the ``--limit`` rule, which cuts the run's last block.
 
 Many inputs in one run (``fastpgn.convert.many``) are a Converter each, run on
 threads of their own and sharing one pool of workers (``SharedWorkers``):
