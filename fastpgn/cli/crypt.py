@@ -68,7 +68,8 @@ def _encode(args, run: Run) -> None:
     with run.open_pgn() as stream:
         lines: list[str] = []
         try:
-            for line in encode_games(None, headers=args.headers, on_error=run.bad, reader=run.pgn_games(stream, ends_whole=True)):
+            games = run.pgn_games(stream, ends_whole=True)   # (PGN Crypt's files end with a move, no result)
+            for line in encode_games(None, headers=args.headers, on_error=run.bad, reader=games):
                 lines.append(line)
                 run.written += 1
                 if len(lines) == 512:
