@@ -20,7 +20,7 @@ import datetime as _datetime
 import functools
 from typing import NamedTuple
 
-from fastpgn.filters import speed_of
+from fastpgn.lichess import speed_of
 
 ARROW_EXTRA = 'pip install "fastpgn[arrow]"'
 
@@ -323,7 +323,7 @@ def _nine_digits(text: str) -> bool:
 
 
 def speed(text: str | None) -> str | None:
-    """lichess's speed of a TimeControl value (``fastpgn.filters.speed_of``); None if absent or it names none.
+    """lichess's speed of a TimeControl value (``fastpgn.lichess.speed_of``); None if absent or it names none.
 
     >>> speed("180+2"), speed("-"), speed(None)
     ('blitz', 'correspondence', None)
