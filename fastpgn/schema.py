@@ -98,8 +98,8 @@ SOURCE_TAGS = frozenset((
 ))
 
 #: Low-cardinality string columns: always dictionary pages in Parquet (the Arrow type stays plain string);
-#: the writer (fastpgn.arrow.parquet_writer) asks for dictionaries on every column but game_id, site and offset,
-#: and Parquet drops them where a dictionary grows too big.
+#: the writer (fastpgn.parquet.settings.parquet_writer) asks for dictionaries on every column but game_id, site
+#: and offset, and Parquet drops them where a dictionary grows too big.
 DICTIONARY_COLUMNS = ("event", "white_title", "black_title", "result", "termination", "time_control", "speed",
                       "eco", "opening", "opening_code", "variant")
 
