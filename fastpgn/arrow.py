@@ -12,7 +12,6 @@ which reads the same column dicts through ``ColumnReader``.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import functools
 import os
@@ -23,56 +22,11 @@ from fastpgn.scan import columns as _columns_py
 from fastpgn import scan as _scan
 from fastpgn.errors import OutputError, PGNError
 from fastpgn.io.sources import BLOCK_SIZE
+from fastpgn.parquet.batches import record_batch
+from fastpgn.parquet.settings import LIST_STRING_BYTES, list_string_sizes, parquet_writer, rows_within
 from fastpgn.reader import _RecordReader
 
 BATCH_SIZE = 65_536
-#: The most string bytes one ``list<string>`` column (``fens``, ``moves``, ...) may hold in one row group: an
-#: Arrow string array's offsets are int32, so pyarrow cannot make one array of a row group's strings beyond it
-#: (16,384 games of 2,200 plies of FENs pass it). A constant of the module, so a test can make it small.
-LIST_STRING_BYTES = (1 << 31) - 1
-
-
-def list_string_sizes(data) -> list[list[int]]:
-    """Each ``list<string>`` column of ``data`` (a record batch or table): its string bytes before each row,
-    ``n + 1`` counts from 0, read from the columns' own offsets.
-
-    >>> import pyarrow as pa
-    >>> list_string_sizes(pa.table({"moves": [["e4", "e5"], None, ["Nf3"]], "plies": [2, 0, 1]}))
-    [[0, 4, 4, 7]]
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    sizes = []
-    for column in data.columns:
-        if not (pa.types.is_list(column.type) and pa.types.is_string(column.type.value_type)):
-            continue
-        counts = [0]
-        for chunk in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
-            if len(chunk) == 0:
-                continue
-            values = chunk.values       # (a string array shows no offsets: read from its buffer)
-            starts = pa.Array.from_buffers(pa.int32(), len(values) + 1, [None, values.buffers()[1]], values.offset)
-            # the string offset at each list offset: where each row's strings start in the bytes
-            at = pc.take(starts, chunk.offsets).to_pylist()
-            shift = counts[-1] - at[0]
-            counts.extend(a + shift for a in at[1:])
-        sizes.append(counts)
-    return sizes
-
-
-def rows_within(sizes: list[list[int]], rows: int, start: int = 0) -> int:
-    """How many of the ``rows`` rows from ``start`` (one at least) go in one row group: no ``list<string>``
-    column's strings (``sizes``: ``list_string_sizes``) past ``LIST_STRING_BYTES``.
-
-    >>> rows_within([[0, 4, 4, 7]], 3), rows_within([[0, 2**30, 2**31, 2**31 + 9]], 3)
-    (3, 1)
-    """
-    fit = rows
-    for counts in sizes:
-        fit = min(fit, bisect.bisect_right(counts, counts[start] + LIST_STRING_BYTES, start, start + rows + 1)
-                  - 1 - start)
-    return max(fit, 1)
 
 
 class ColumnReader(_RecordReader):
@@ -148,68 +102,6 @@ def _batch(names: tuple, uci: bool, positions: bool, fens: bool, columns: dict) 
     """``(a RecordBatch of the columns named, rows)`` of a block's column sink output (None for no rows)."""
     chosen, rows = _chosen(names, columns)
     return (record_batch(chosen, uci, positions, fens) if rows else None), rows
-
-
-def record_batch(columns: dict, uci: bool = False, positions: bool = False, fens: bool = False):
-    """A ``pyarrow.RecordBatch`` of a column dict (the schema's names; their order is kept).
-
-    >>> batch = record_batch({"white": ["Ann", None], "white_elo": [1500, None]})
-    >>> batch.schema.field("white_elo").type, batch.column(0).to_pylist()
-    (DataType(int16), ['Ann', None])
-    """
-    pa = schema.require_pyarrow("fastpgn.arrow.record_batch()")
-    full = schema.arrow_schema(uci, positions, fens)
-    by_name = _fields(uci, positions, fens)
-    fields = []
-    arrays = []
-    for name, values in columns.items():
-        field = by_name.get(name)
-        if field is None:
-            flag = schema.OPTIONAL.get(name)
-            raise ValueError(f"no column {name!r} in the schema" + (f" ({name} needs {flag}=True)" if flag else ""))
-        fields.append(field)
-        arrays.append(_column_array(pa, field, values))
-    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields, metadata=full.metadata))
-
-
-@functools.cache
-def _fields(uci: bool, positions: bool, fens: bool) -> dict:
-    """The schema's fields by name."""
-    return {field.name: field for field in schema.arrow_schema(uci, positions, fens)}
-
-
-def _column_array(pa, field, values):
-    """One column as an Arrow array of the field's type."""
-    if isinstance(values, list):
-        try:
-            return pa.array(values, type=field.type)
-        except pa.ArrowInvalid:
-            if field.type != pa.list_(pa.float32()):
-                raise
-            # pyarrow refuses an int that float32 cannot hold exactly (a clock of 4661:00:01): as a double, it
-            # rounds, as the compiled sink rounds it
-            return pa.array([None if v is None else [None if x is None else float(x) for x in v] for v in values],
-                            type=field.type)
-    if isinstance(values, pa.Array):
-        if values.type != field.type:
-            raise TypeError(f"column {field.name} is {values.type}, the schema says {field.type}")
-        return values
-    if isinstance(values, tuple):
-        return _from_buffers(pa, field.type, values)
-    raise TypeError(f"column {field.name} must be a list or a pyarrow Array, not {type(values).__name__}")
-
-
-def _from_buffers(pa, kind, spec):
-    """An array from the compiled column sink's ``(length, null_count, buffers, children)``, without a copy."""
-    length, nulls, buffers, children = spec
-    wrapped = [None if b is None else pa.py_buffer(b) for b in buffers]
-    if pa.types.is_list(kind) and pa.types.is_struct(kind.value_type):     # the tags: offsets, names, values
-        offsets = pa.Array.from_buffers(pa.int32(), length + 1, [None, wrapped[1]])
-        pairs = pa.StructArray.from_arrays([_from_buffers(pa, f.type, child) for f, child in zip(kind.value_type, children)],
-                                           fields=list(kind.value_type))
-        return pa.ListArray.from_arrays(offsets, pairs, type=kind)
-    kids = [_from_buffers(pa, kind.value_type, children[0])] if pa.types.is_list(kind) else None
-    return pa.Array.from_buffers(kind, length, wrapped, null_count=nulls, children=kids)
 
 
 class ArrowReader(ColumnReader):
@@ -311,56 +203,6 @@ def read_arrow(source, *, batch_size: int = BATCH_SIZE, columns=None, errors: st
     return ArrowReader(source, batch_size, errors=errors, block_size=block_size, where=where, uci=uci,
                        openings=openings, columns=columns, encoding=encoding, positions=positions, fens=fens,
                        jobs=jobs)
-
-
-# Unique to a game (or nearly, a position after the opening): a dictionary would only cost there (plain pages
-# are smaller and written faster).
-_PLAIN_COLUMNS = ("game_id", "site", "byte_offset", "zobrist", "fens")
-
-
-def _leaf_paths(field) -> list[str]:
-    """The Parquet column paths of an Arrow field of the schema (as pyarrow names them: lists and maps
-    in the standard's layout)."""
-    import pyarrow as pa
-
-    if pa.types.is_list(field.type):
-        path = f"{field.name}.list.element"
-        kind = field.type.value_type
-        while pa.types.is_list(kind):       # (nags: a list of lists)
-            path += ".list.element"
-            kind = kind.value_type
-        if pa.types.is_struct(kind):        # (tags: a list of name and value pairs)
-            return [f"{path}.{f.name}" for f in kind]
-        return [path]
-    return [field.name]
-
-
-def parquet_writer(where, arrow_schema):
-    """A ``pyarrow.parquet.ParquetWriter`` with the settings of every Parquet file fastpgn writes (the
-    converter's chunks, ``to_parquet``, ``fastpgn.spark.convert``): pyarrow encodes every column with
-    them but the per-ply lists, which fastpgn's list-page writer writes (``fastpgn.parquet.list_chunks``;
-    all of them, with ``--parquet-writer pyarrow``).
-
-    zstd; dictionary pages for every column but ``game_id`` and ``offset``
-    (the writer falls back to plain pages where a dictionary grows past its
-    limit, so they pay where values repeat, SAN moves included; game ids and
-    offsets never repeat, and plain pages are smaller and written faster
-    there; byte-stream-split pages would suit the clocks better, but Spark
-    3.5's reader refuses them); min/max statistics on the scalar columns that are not text
-    (numbers, dates, times, the mate flag): readers skip row groups by them (a range of dates,
-    of ratings), while no reader prunes by the min/max of a row group's names, events or
-    openings (thousands of games span the alphabet) nor by those of the per-ply lists and the
-    tags, and their string comparisons cost 8% of the writing (the lists) and 6% more
-    (the text columns; docs/schema.md).
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    scalars = [f.name for f in arrow_schema
-               if not (pa.types.is_list(f.type) or pa.types.is_string(f.type))]
-    dictionaries = [path for f in arrow_schema if f.name not in _PLAIN_COLUMNS for path in _leaf_paths(f)]
-    return pq.ParquetWriter(where, arrow_schema, compression="zstd", use_dictionary=dictionaries,
-                            write_statistics=scalars)
 
 
 def to_parquet(source, path, *, writer: str = "fastpgn", **read_arrow_options) -> ArrowReader:

@@ -29,12 +29,12 @@ from typing import Any, Callable
 from fastpgn._duckdb_files import literal, parquet_files, sql_files
 from fastpgn._duckdb_files import sql_string as _quote
 from fastpgn.filters import where_sql
+from fastpgn.lichess import SPEEDS
 
 __all__ = ["RATING_BANDS", "SPEEDS", "Tree", "build_tree", "lookup", "start_key"]
 
 #: The lichess opening explorer's rating bands: a game counts in the band of its players' average rating.
 RATING_BANDS = (0, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 2500)
-SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 DEFAULT_MAX_PLIES = 20
 DEFAULT_MEMORY = "2GB"
 

@@ -26,28 +26,14 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from fastpgn import scan as _scan
+from fastpgn.lichess import SPEED_LIMITS, SPEEDS, speed_of
 
-SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 ELO_OF = ("white", "black", "both", "either")
-# lichess's speed of a clock (scalachess Speed): estimated seconds = base + 40 x increment,
-# then the first of these upper bounds (exclusive) it is under; 21600 and more, and "-"
-# (no clock), are correspondence.
-SPEED_LIMITS = (("ultraBullet", 30), ("bullet", 180), ("blitz", 480), ("rapid", 1500), ("classical", 21600))
 
 # A tag test's kind, bits (scan/grammar.py): fold the case of A-Z, compare a prefix.
 _TAG_EQUAL, _TAG_FOLD, _TAG_PREFIX = 0, 1, 2
 _FIELDS = ("min_elo", "max_elo", "elo_of", "speed", "time_control", "since", "until", "variant", "player",
            "eco", "termination", "with_evals", "with_clocks", "min_plies", "max_plies", "tags")
-
-
-def speed_of(time_control: str) -> str | None:
-    """lichess's speed for a TimeControl value (``"180+2"`` is blitz, ``"-"`` correspondence); None if it names none.
-
-    >>> speed_of("600+0"), speed_of("1500+0"), speed_of("?")
-    ('rapid', 'classical', None)
-    """
-    bit = _scan.kernel.speed_bit(time_control)
-    return SPEEDS[bit.bit_length() - 1] if bit else None
 
 
 def _whole(name: str, value) -> int | None:

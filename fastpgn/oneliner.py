@@ -1,10 +1,13 @@
-"""The 22-field line of python-lichess-db-pgn-parser: its definition, and its reading back into records.
+"""The 22-field line of python-lichess-db-pgn-parser: its fields, and its reading back into records.
 
-This module owns the format both ways: the fields (``Line``), the codes of
-fields 4 and 5 (``RESULT_CODES``, ``TERMINATION_CODES``) and the reading;
-the writers are the scanner kernel's line sinks, which take these tables
-(the pure twin, ``fastpgn.scan.lines``) or mirror them in C (the compiled one,
-``scan/lines.pxi``), held to the original program's golden cases by the tests.
+A face above ``scan/`` and ``io/``: the fields (``Line``) and the reading
+(``parse_line``, ``iter_lines``, which opens a chunk file). The rules the line
+is written by, the separator and the codes of fields 4 and 5
+(``RESULT_CODES``, ``TERMINATION_CODES``), are lichess's and live in
+``fastpgn.lichess``; the writers are the scanner kernel's line sinks, which
+take those tables (the pure twin, ``fastpgn.scan.lines``) or mirror them in C
+(the compiled one, ``scan/lines.pxi``), held to them and to the original
+program's golden cases by the tests.
 
 One game per line, fields separated by ``│`` (U+2502), ``\\n`` at the end:
 
@@ -24,14 +27,7 @@ from typing import Iterator, NamedTuple
 
 from fastpgn.errors import FormatError
 from fastpgn.io.sources import open_source
-
-SEP = "\u2502"
-
-#: Field 4: the Result tag (else the movetext's result) as one letter; anything else is ``*``.
-RESULT_CODES = {"1-0": "W", "0-1": "B", "1/2-1/2": "D"}
-#: Field 5: the Termination tag as one letter; anything else (or none) is ``*``.
-TERMINATION_CODES = {"Normal": "N", "Time forfeit": "T", "Abandoned": "A", "Unterminated": "U",
-                     "Rules infraction": "R"}
+from fastpgn.lichess import SEP
 
 
 class Line(NamedTuple):

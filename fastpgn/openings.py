@@ -29,7 +29,7 @@ from pathlib import Path
 
 from fastpgn.errors import InputError
 
-SEP = "\u2502"
+from fastpgn.lichess import SEP   # the map's separator is the 22-field line's
 UNKNOWN = b"?"
 
 _LETTERS = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "Ł": "L",

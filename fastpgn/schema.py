@@ -20,7 +20,7 @@ import datetime as _datetime
 import functools
 from typing import NamedTuple
 
-from fastpgn.filters import speed_of
+from fastpgn.lichess import speed_of
 
 ARROW_EXTRA = 'pip install "fastpgn[arrow]"'
 
@@ -98,8 +98,8 @@ SOURCE_TAGS = frozenset((
 ))
 
 #: Low-cardinality string columns: always dictionary pages in Parquet (the Arrow type stays plain string);
-#: the writer (fastpgn.arrow.parquet_writer) asks for dictionaries on every column but game_id, site and offset,
-#: and Parquet drops them where a dictionary grows too big.
+#: the writer (fastpgn.parquet.settings.parquet_writer) asks for dictionaries on every column but game_id, site
+#: and offset, and Parquet drops them where a dictionary grows too big.
 DICTIONARY_COLUMNS = ("event", "white_title", "black_title", "result", "termination", "time_control", "speed",
                       "eco", "opening", "opening_code", "variant")
 
@@ -323,7 +323,7 @@ def _nine_digits(text: str) -> bool:
 
 
 def speed(text: str | None) -> str | None:
-    """lichess's speed of a TimeControl value (``fastpgn.filters.speed_of``); None if absent or it names none.
+    """lichess's speed of a TimeControl value (``fastpgn.lichess.speed_of``); None if absent or it names none.
 
     >>> speed("180+2"), speed("-"), speed(None)
     ('blitz', 'correspondence', None)

@@ -354,7 +354,7 @@ class _Partitions:
         """Write the first ``size`` pending rows: one row group, or two where a file ends among them."""
         import pyarrow as pa
 
-        from fastpgn.arrow import parquet_writer
+        from fastpgn.parquet.settings import parquet_writer
         from fastpgn.parquet.list_chunks import ParquetFileWriter
 
         table = pa.Table.from_batches(part.pending, schema=self.schema)
@@ -407,7 +407,7 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
         # (the staging folder checked to be no link, as the driver checked it; this input's own one is new)
         _output.folders(out, STAGING)
         staging.mkdir()
-        from fastpgn.arrow import record_batch
+        from fastpgn.parquet.batches import record_batch
         from fastpgn.io.sources import BLOCK_SIZE
 
         # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.

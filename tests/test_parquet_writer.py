@@ -1,4 +1,4 @@
-"""fastpgn.arrow.parquet_writer: the settings every Parquet file of fastpgn gets.
+"""fastpgn.parquet.settings.parquet_writer: the settings every Parquet file of fastpgn gets.
 
 Dictionary pages where values repeat, plain pages where they never do
 (game ids, offsets), statistics on the scalar columns that are not text; DuckDB, polars
@@ -17,6 +17,7 @@ duckdb = pytest.importorskip("duckdb", reason='duckdb is not installed: pip inst
 pl = pytest.importorskip("polars", reason='polars is not installed: pip install -e ".[test]"')
 
 from fastpgn import arrow, schema  # noqa: E402
+from fastpgn.parquet import settings  # noqa: E402
 from fastpgn.errors import InputError  # noqa: E402
 
 
@@ -38,7 +39,7 @@ def test_pages_dictionary_encoded_where_values_repeat_plain_where_unique(tmp_pat
     meta = pq.ParquetFile(path).metadata
     columns = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i)
                for i in range(meta.num_columns)}
-    assert set(columns) == {p for f in schema.arrow_schema() for p in arrow._leaf_paths(f)}
+    assert set(columns) == {p for f in schema.arrow_schema() for p in settings._leaf_paths(f)}
     for name in ("moves.list.element", "clock.list.element", "white", "event", "tags.list.element.key"):
         assert "RLE_DICTIONARY" in columns[name].encodings, name
     for name in ("game_id", "byte_offset"):

@@ -7,7 +7,7 @@ game, through the ``ChunkFormat`` interface of ``fastpgn.convert.chunks``:
   (the kernel's column sink: Arrow buffers from the compiled kernel); a
   chunk is one ``NAME.part_NNNNNN.parquet`` file, zstd, dictionary pages
   where they pay, row groups of ``ROW_GROUP_ROWS`` games (fewer where a
-  ``list<string>`` column would pass ``arrow.LIST_STRING_BYTES``), each encoded on
+  ``list<string>`` column would pass ``parquet.settings.LIST_STRING_BYTES``), each encoded on
   an encoder thread (:class:`RowGroupEncoders`) and joined in order; with
   ``partition="month"`` (``--partition month``), a chunk's games go to
   ``year=YYYY/month=MM/`` folders under that name, lichess's own layout.
@@ -86,7 +86,7 @@ class ParquetFormat(ChunkFormat):
         return self._schema
 
     def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
-        from fastpgn.arrow import record_batch
+        from fastpgn.parquet.batches import record_batch
 
         replay = _replays(setup)
         columns, read, rejects, filtered = _scan.kernel.columns_from_block(
@@ -179,7 +179,7 @@ class RowGroupEncoders:
 
 def _encode(table, arrow_schema, writer: str, name: str, first: int):
     """One row group encoded (on an encoder thread); an error becomes one line naming the chunk and games."""
-    from fastpgn.arrow import parquet_writer
+    from fastpgn.parquet.settings import parquet_writer
 
     try:
         # One contiguous table a row group: its bytes do not depend on where the blocks were cut.
@@ -210,16 +210,16 @@ class ParquetChunkFile(ChunkFile):
         self._encoders = encoders
         self._pending: list = []
         self._rows = 0
-        self._sizes: list[list[int]] = []    # the pending rows' list<string> bytes (arrow.list_string_sizes)
+        self._sizes: list[list[int]] = []    # the pending rows' list<string> bytes (settings.list_string_sizes)
         self._submitted = 0
         self._joined = JoinedParquetFile(path)
 
     def write(self, payload) -> None:
-        from fastpgn import arrow
+        from fastpgn.parquet import settings
 
         self._pending.append(payload)
         self._rows += payload.num_rows
-        added = arrow.list_string_sizes(payload)
+        added = settings.list_string_sizes(payload)
         if not self._sizes:
             self._sizes = [[0] for _ in added]
         for counts, more in zip(self._sizes, added):
@@ -227,8 +227,8 @@ class ParquetChunkFile(ChunkFile):
             counts.extend(base + n for n in more[1:])
         # A row group ends at ROW_GROUP_ROWS games, or sooner where a list<string> column would pass the int32
         # offsets of one Arrow array (--fens: 16,384 long games pass 2 GiB).
-        while self._rows >= ROW_GROUP_ROWS or any(c[-1] > arrow.LIST_STRING_BYTES for c in self._sizes):
-            self._submit(arrow.rows_within(self._sizes, min(self._rows, ROW_GROUP_ROWS)))
+        while self._rows >= ROW_GROUP_ROWS or any(c[-1] > settings.LIST_STRING_BYTES for c in self._sizes):
+            self._submit(settings.rows_within(self._sizes, min(self._rows, ROW_GROUP_ROWS)))
         self._encoders.settle()
 
     def _submit(self, rows: int) -> None:
@@ -246,10 +246,10 @@ class ParquetChunkFile(ChunkFile):
         self._joined.append(group)
 
     def finish(self) -> None:
-        from fastpgn import arrow
+        from fastpgn.parquet import settings
 
         while self._rows:
-            self._submit(arrow.rows_within(self._sizes, self._rows))
+            self._submit(settings.rows_within(self._sizes, self._rows))
         self._encoders.drain(self)
         self._joined.close()
         fd = os.open(self.path, os.O_RDONLY)

@@ -41,6 +41,7 @@ from fastpgn.parquet.row_groups import (
     moved_column,
 )
 from fastpgn.parquet.row_groups import encode_row_group as pyarrow_row_group
+from fastpgn.parquet.settings import list_string_sizes, rows_within
 
 # parquet.thrift's numbers
 _PAGE_DATA, _PAGE_DICTIONARY = 0, 2
@@ -240,9 +241,7 @@ class ParquetFileWriter:
 
     def write_table(self, table, row_group_size: int | None = None) -> None:
         """``table``'s rows as row groups of ``row_group_size`` rows (one row group without it), fewer where a
-        ``list<string>`` column would pass ``fastpgn.arrow.LIST_STRING_BYTES`` (int32 offsets)."""
-        from fastpgn.arrow import list_string_sizes, rows_within
-
+        ``list<string>`` column would pass ``settings.LIST_STRING_BYTES`` (int32 offsets)."""
         size = row_group_size or max(table.num_rows, 1)
         sizes = list_string_sizes(table)
         at = 0

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from fastpgn.lichess import SPEEDS
+
 
 # The order speeds are shown in (lichess's, slowest last); a game without a speed is "unknown".
-SPEED_ORDER = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence", "unknown")
+SPEED_ORDER = SPEEDS + ("unknown",)
 SPEED = "coalesce(speed, 'unknown')"
 SCORE = "CASE result WHEN '1-0' THEN 1.0 WHEN '0-1' THEN 0.0 WHEN '1/2-1/2' THEN 0.5 END"
 

@@ -1684,6 +1684,8 @@ cdef bint _scan_game(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game
 # undone, as the twin compares the values _tags_on_line unescaped.
 
 ELO_WHITE, ELO_BLACK, ELO_BOTH, ELO_EITHER = range(4)
+# fastpgn.lichess's speed table, copied for C (_speed_bit, and columns.pxi's names): tests/test_lichess.py holds
+# these, and what _speed_bit answers at each limit, to it.
 SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 SPEED_LIMITS = (30, 180, 480, 1500, 21600)
 

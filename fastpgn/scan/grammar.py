@@ -73,10 +73,11 @@ the same lines, records and errors.
 
 from __future__ import annotations
 
-from fastpgn.oneliner import RESULT_CODES, TERMINATION_CODES
+from fastpgn import lichess
+from fastpgn.lichess import RESULT_CODES, TERMINATION_CODES
 
 
-SEP = "\u2502".encode()
+SEP = lichess.SEP.encode()
 # Pure Python holds the GIL: the converter gives this backend worker processes, not threads.
 RELEASES_GIL = False
 REPLAYS_WITHOUT_GIL = False
@@ -89,7 +90,7 @@ _PIECES = b"KQRBNP"
 _PROMO = b"QRBNKqrbnk"     # (lower case as python-chess reads it: "e8=q")
 _DELIMS = frozenset(b" \t\r\n{}();$")
 
-# The codes of fields 4 and 5, as fastpgn.oneliner defines them (bytes here: the kernel writes bytes).
+# The codes of fields 4 and 5, as fastpgn.lichess defines them (bytes here: the kernel writes bytes).
 _RESULT_CODE = {k.encode(): v.encode() for k, v in RESULT_CODES.items()}
 _TERMINATION_CODE = {k.encode(): v.encode() for k, v in TERMINATION_CODES.items()}
 
@@ -869,10 +870,9 @@ ELO_WHITE, ELO_BLACK, ELO_BOTH, ELO_EITHER = range(4)
 # A tag test's kind is bits: TAG_FOLD compares ignoring the case of A-Z, TAG_PREFIX a start of the value
 # (both: an ECO prefix).
 TAG_EQUAL, TAG_FOLD, TAG_PREFIX = 0, 1, 2
-SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
-# lichess (scalachess Speed): estimated seconds = base + 40 x increment; the
-# upper bounds, exclusive, of ultraBullet, bullet, blitz, rapid, classical.
-SPEED_LIMITS = (30, 180, 480, 1500, 21600)
+# lichess's speeds (fastpgn.lichess), and the upper bounds, exclusive, of all but correspondence.
+SPEEDS = lichess.SPEEDS
+SPEED_LIMITS = tuple(limit for _, limit in lichess.SPEED_LIMITS)
 
 
 def _ascii_lower(value):
@@ -891,23 +891,8 @@ def _digits(value) -> int:
 
 def speed_bit(time_control) -> int:
     """The bit (1 << index in SPEEDS) of lichess's speed for a TimeControl value; 0 if it names none."""
-    if time_control == b"-" or time_control == "-":
-        return 32
-    plus = b"+" if isinstance(time_control, bytes) else "+"
-    parts = time_control.split(plus)
-    if len(parts) != 2:
-        return 0
-    base = _digits(parts[0])
-    increment = _digits(parts[1])
-    if base < 0 or increment < 0:
-        return 0
-    seconds = base + 40 * increment
-    bit = 1
-    for limit in SPEED_LIMITS:
-        if seconds < limit:
-            return bit
-        bit <<= 1
-    return bit
+    index = lichess.speed_index(time_control)
+    return 1 << index if index >= 0 else 0
 
 
 def _well_formed_date(value) -> bool:

@@ -246,7 +246,7 @@ cdef int _line(Out *out, const char *buf, _Game game, Gaps *gaps, Out *scratch) 
         if secs >= 0:
             _wint(out, secs)
     _wsep(out)
-    # 4 result: fastpgn.oneliner.RESULT_CODES (field 5: TERMINATION_CODES), mirrored here in C
+    # 4 result: fastpgn.lichess.RESULT_CODES (field 5: TERMINATION_CODES), mirrored here in C (tests/test_lichess.py)
     if slots[S_RESULT] >= 0:
         if _cspan(buf, game, slots[S_RESULT], scratch, &vp, &vn) < 0:
             return -1

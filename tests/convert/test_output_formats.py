@@ -27,6 +27,7 @@ import pytest
 from helpers import ENV, big_input, chunk_files, converter_writer, one_writer, shared, signal_after_chunks
 from fastpgn import arrow, csv_text
 from fastpgn.convert import tables
+from fastpgn.parquet import settings
 from fastpgn.cli import main
 from fastpgn.errors import InputError
 from fastpgn.convert.converter import Converter, Options
@@ -374,7 +375,7 @@ def test_fens_past_the_list_offsets_split_the_row_groups_and_lose_no_game(tmp_pa
     src = shared("data", "lichess-db", FILES[1])
     convert(src, tmp_path / "whole", "parquet", chunk=100_000, fens=True)
     whole, = chunk_files(tmp_path / "whole")
-    monkeypatch.setattr(arrow, "LIST_STRING_BYTES", 64 << 10)
+    monkeypatch.setattr(settings, "LIST_STRING_BYTES", 64 << 10)
     convert(src, tmp_path / "split", "parquet", chunk=100_000, fens=True)
     split, = chunk_files(tmp_path / "split")
     assert pq.ParquetFile(whole).num_row_groups == 1

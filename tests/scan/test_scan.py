@@ -8,7 +8,7 @@ import io
 import pytest
 
 from helpers import CASES, decompressed, shared
-from fastpgn import _backend, oneliner, openings
+from fastpgn import _backend, openings
 from fastpgn.io.blocks import lf_text
 
 SEP = "\u2502"
@@ -249,15 +249,3 @@ def test_threads_calling_the_kernel_at_once_get_the_lines_of_a_lone_call(scan):
     assert together == alone
     assert all(games > 100 and out.count(b"\n") == games for out, games, _, _ in alone)
     assert scan.RELEASES_GIL == (scan.__name__.endswith("_cy"))
-
-
-@pytest.mark.parametrize("result", [*oneliner.RESULT_CODES, "*", "?", ""])
-@pytest.mark.parametrize("termination", [*oneliner.TERMINATION_CODES, "Time  forfeit", None])
-def test_fields_4_and_5_are_the_codes_oneliner_defines(scan, result, termination):
-    """oneliner owns the format: both line sinks write its codes, and parse_line reads them back."""
-    tags = f'[Result "{result}"]\n' + (f'[Termination "{termination}"]\n' if termination is not None else "")
-    data = f"{tags}\n1. e4 e5 *\n".encode()
-    lines, read, rejects, _ = scan.lines_from_block(data, 0, len(data))
-    line = oneliner.parse_line(lines.decode())
-    assert line.result == oneliner.RESULT_CODES.get(result, "*")
-    assert line.termination == oneliner.TERMINATION_CODES.get(termination or "", "*")
