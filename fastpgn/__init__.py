@@ -21,7 +21,8 @@ from fastpgn.errors import (
 )
 from fastpgn.notations._compact import BACKEND as _COMPACT_BACKEND
 from fastpgn.parquet.pages import BACKEND as _PAGES_BACKEND
-from fastpgn.reader import Game, read_games, read_headers, read_lines
+from fastpgn.game import Game
+from fastpgn.reader import read_games, read_headers, read_lines
 
 # The board layer and the 22-field line reader load on first use: a program
 # that only reads games does not pay for importing them.
