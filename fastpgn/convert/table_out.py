@@ -1,5 +1,5 @@
 """``analyse --format parquet|csv``'s output: the analysed games' PGN text turned into the analysis schema's
-columns by the converter's column sink, a chunk of games at a time (:class:`TableOut`), and the names of the
+columns by the converter's sinks, a chunk of games at a time (:class:`TableOut`), and the names of the
 chunks of ``-o FOLDER/``."""
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ def stem_of(path: str) -> str:
 
 class TableOut:
     """--format parquet|csv: the analysed games' PGN text (what --format pgn writes) turned into the
-    analysis schema's columns by the converter's column sink, CHUNK_GAMES games at a time.
+    analysis schema by the converter's sinks (its column sink for Parquet, its CSV sink for CSV: on the
+    compiled backend both run in C), CHUNK_GAMES games at a time.
 
     ``offset`` and the game numbers are those of that PGN text: the table equals ``read_arrow`` of the
     ``--format pgn`` output of the same run. Parquet goes to one file (a row group per chunk) or, for a
@@ -51,7 +52,7 @@ class TableOut:
     def __init__(self, fmt: str, output: str | None, stem: str, overwrite: bool,
                  parquet_writer: str = "fastpgn") -> None:
         from fastpgn import schema
-        from fastpgn.scan import columns as _columns_py
+        from fastpgn.scan import columns as _columns_py     # (the default openings map, loaded once)
 
         self.format = fmt
         self.parquet_writer = parquet_writer    # who writes the per-ply lists' pages (--parquet-writer)
@@ -80,11 +81,11 @@ class TableOut:
             if folder:
                 os.makedirs(folder, exist_ok=True)
             self.stream = _output.open_named(output, "wb")
-        if fmt == "parquet":
-            from fastpgn import scan as _scan
+        from fastpgn import scan as _scan
 
+        self.table = _scan.kernel.opening_table(self.openings)
+        if fmt == "parquet":
             self.arrow_schema = schema.arrow_schema(False)
-            self.table = _scan.kernel.opening_table(self.openings)
 
     def write(self, text: str) -> None:
         data = text.encode("utf-8")
@@ -102,15 +103,14 @@ class TableOut:
         data = b"".join(self.pending)
         count = len(self.pending)
         self.pending, self.pending_bytes = [], 0
+        from fastpgn import scan as _scan
+
         if self.format == "csv":
-            from fastpgn.csv_text import write_csv
-            from fastpgn.scan import columns as _columns_py
-
-            columns, read, rejects, _ = _columns_py.columns_from_block(
-                data, 0, len(data), base_offset=self.offset, first_game=self.games, openings=self.openings)
+            # The converter's CSV sink (the compiled one writes the rows in C), the header row once atop.
+            text, read, rejects, _ = _scan.kernel.csv_from_block(
+                data, 0, len(data), base_offset=self.offset, first_game=self.games, openings=self.table,
+                columns=self.names)
         else:
-            from fastpgn import scan as _scan
-
             columns, read, rejects, _ = _scan.kernel.columns_from_block(
                 data, 0, len(data), base_offset=self.offset, first_game=self.games, openings=self.table)
         if rejects or read != count:     # written by lichess_pgn from games the reader read: not expected
@@ -118,15 +118,14 @@ class TableOut:
                               f"{rejects[0][0] if rejects else f'{read} games of {count}'}")
         self.offset += len(data)
         self.games += count
-        columns = {name: columns[name] for name in self.names}
         if self.format == "csv":
-            write_csv(columns, self.stream, header=self.header)
-            self.header = False
+            self._csv_header()
+            self.stream.write(text)
             self.stream.flush()
             return
         from fastpgn.arrow import record_batch
 
-        batch = record_batch(columns)
+        batch = record_batch({name: columns[name] for name in self.names})
         if self.folder is not None:
             path = os.path.join(self.folder, f"{self.stem}.part_{self.chunks:06d}.parquet")
             temporary = os.path.join(self.folder, f".{self.stem}.part_{self.chunks:06d}.parquet.tmp")
@@ -142,6 +141,12 @@ class TableOut:
             self.writer.write_batch(batch)
         self.chunks += 1
 
+    def _csv_header(self) -> None:
+        """CSV: the row of names, before the first rows (as the converter's chunks and ``to_csv`` begin)."""
+        if self.header:
+            self.stream.write((",".join(self.names) + "\r\n").encode())
+            self.header = False
+
     def _parquet_file(self, where):
         """A Parquet file as every Parquet file of fastpgn is written (the converter's encoding)."""
         from fastpgn.arrow import parquet_writer
@@ -153,10 +158,8 @@ class TableOut:
         """Write the games still pending (the finished games of an interrupted run too) and close the file."""
         try:
             self._chunk()
-            if self.format == "csv" and self.header:
-                from fastpgn.csv_text import write_csv
-
-                write_csv({name: [] for name in self.names}, self.stream)
+            if self.format == "csv":
+                self._csv_header()      # (no games: the row of names alone)
             elif self.format == "parquet" and self.folder is None and self.writer is None:
                 self.writer = self._parquet_file(self.stream)     # no games: the schema alone
             if self.writer is not None:
