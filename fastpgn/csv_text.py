@@ -138,9 +138,9 @@ def to_csv(source, path, **options):
     >>> out.getvalue()
     b'white,utc,moves\\r\\nAnn,2024-01-02 18:08:33Z,e4\\r\\n'
     """
-    from fastpgn.arrow import ColumnReader
+    from fastpgn.csv_rows import CsvReader
 
-    reader = ColumnReader(source, lists=True, **options)
+    reader = CsvReader(source, **options)
     is_path = isinstance(path, (str, os.PathLike))
     if is_path:
         from fastpgn.io.output import open_named
@@ -150,12 +150,12 @@ def to_csv(source, path, **options):
         stream = path
     try:
         with reader:
-            header = True
-            for columns in reader:
-                write_csv(columns, stream, header=header)
-                header = False
+            header = reader.header
+            for text in reader:
+                stream.write(header + text if header else text)
+                header = b""
             if header:
-                write_csv({name: [] for name in reader.columns}, stream)
+                stream.write(header)        # (no games: the row of names alone)
     except BaseException:
         if is_path:
             stream.close()
