@@ -32,6 +32,7 @@ _LAZY.update({name: "fastpgn.oneliner" for name in ("Line", "format_line", "iter
 _LAZY.update({"Where": "fastpgn.filters", "Engine": "fastpgn.engine", "Rejected": "fastpgn.errors"})
 # Arrow and Parquet output; pyarrow itself is imported only when they run.
 _LAZY.update({name: "fastpgn.arrow" for name in ("read_arrow", "to_parquet")})
+_LAZY["to_csv"] = "fastpgn.csv_rows"
 _LAZY["position_key"] = "fastpgn.positions"
 _LAZY["write_pgn"] = "fastpgn.writer"
 
@@ -77,6 +78,7 @@ __all__ = [
     "write_pgn",
     "read_arrow",
     "to_parquet",
+    "to_csv",
     "position_key",
     "Where",
     "Engine",

@@ -24,7 +24,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 import fastpgn  # noqa: E402
 from fastpgn.cli import analyse as cli  # noqa: E402
 from fastpgn.convert import table_out  # noqa: E402
-from fastpgn.csv_text import to_csv  # noqa: E402
+from fastpgn.csv_rows import to_csv  # noqa: E402
 from fastpgn.reader import read_games  # noqa: E402
 
 PER_GAME = ("white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_blunders", "black_mistakes")
