@@ -43,7 +43,8 @@ class InOrder:
     At most ``depth`` items are submitted and not yet handed back
     (``pending``). An exception of ``items`` comes after the results of
     every item before it (``defer_errors``; else at once, the items still
-    pending left to ``cancel``); one of the work at its item's turn. With
+    pending left to ``cancel``), but Ctrl-C (``KeyboardInterrupt``), raised
+    at once; one of the work at its item's turn. With
     ``waiting``, a result not ready is waited for ``every`` seconds at a
     time, ``waiting()`` called between (a progress bar's tick).
 
@@ -71,7 +72,8 @@ class InOrder:
             while more and len(pending) < self.depth:
                 try:
                     item = next(self._items, _END)
-                except BaseException as exc:  # noqa: BLE001 - raised once the items before it are handed back
+                except Exception as exc:  # noqa: BLE001 - raised once the items before it are handed back
+                    # (not Ctrl-C: it stops the caller now, whatever the workers still hold)
                     if not self._defer:
                         raise
                     item, error = _END, exc
