@@ -21,7 +21,8 @@ from fastpgn.errors import (
 )
 from fastpgn.notations._compact import BACKEND as _COMPACT_BACKEND
 from fastpgn.parquet.pages import BACKEND as _PAGES_BACKEND
-from fastpgn.reader import Game, read_games, read_headers, read_lines
+from fastpgn.game import Game
+from fastpgn.reader import read_games, read_headers, read_lines
 
 # The board layer and the 22-field line reader load on first use: a program
 # that only reads games does not pay for importing them.
@@ -31,6 +32,7 @@ _LAZY.update({name: "fastpgn.oneliner" for name in ("Line", "format_line", "iter
 _LAZY.update({"Where": "fastpgn.filters", "Engine": "fastpgn.engine", "Rejected": "fastpgn.errors"})
 # Arrow and Parquet output; pyarrow itself is imported only when they run.
 _LAZY.update({name: "fastpgn.arrow" for name in ("read_arrow", "to_parquet")})
+_LAZY["to_csv"] = "fastpgn.csv_rows"
 _LAZY["position_key"] = "fastpgn.positions"
 _LAZY["write_pgn"] = "fastpgn.writer"
 
@@ -76,6 +78,7 @@ __all__ = [
     "write_pgn",
     "read_arrow",
     "to_parquet",
+    "to_csv",
     "position_key",
     "Where",
     "Engine",

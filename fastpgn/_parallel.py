@@ -49,9 +49,6 @@ def jobs_for(jobs) -> int:
     return jobs
 
 
-_END = object()
-
-
 def ordered(items, work, jobs: int, skip=None, ahead: bool = True):
     """``(item, work(item))`` for each item of ``items``, in order, ``work`` run on ``jobs`` worker threads
     and ``items`` read on a thread of its own (``read_ahead``; with ``ahead`` false, on the calling thread as
@@ -59,40 +56,29 @@ def ordered(items, work, jobs: int, skip=None, ahead: bool = True):
     costs its share of the GIL); an item ``skip(item)`` is true for comes as ``(item, None)``, in its place.
 
     At most ``2 * jobs`` items are in the workers' hands or waiting to be
-    handed back, and ``AHEAD`` more are read. An exception of ``items``
-    comes after the results of every item before it; one of ``work`` at
-    its item's turn. Closing the generator cancels the items not begun and
-    waits for those begun, and closes ``items``.
+    handed back, and ``AHEAD`` more are read (the one ordered pool,
+    ``fastpgn.io.ordered.InOrder``). An exception of ``items`` comes after
+    the results of every item before it; one of ``work`` at its item's
+    turn. Closing the generator cancels the items not begun and waits for
+    those begun, and closes ``items``.
+
+    >>> list(ordered(iter(range(4)), lambda i: i * 10, 2))
+    [(0, 0), (1, 10), (2, 20), (3, 30)]
     """
-    from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
-    depth = 2 * jobs
-    pending: deque = deque()
+    from fastpgn.io.ordered import Done, InOrder
+
     source = read_ahead(items, AHEAD) if ahead else items
     pool = ThreadPoolExecutor(jobs, thread_name_prefix="fastpgn-worker")
+
+    def submit(item):
+        return item, Done(None) if skip is not None and skip(item) else pool.submit(work, item)
+
+    order = InOrder(source, submit, 2 * jobs)
     try:
-        more = True
-        error = None
-        while True:
-            while more and len(pending) < depth:
-                try:
-                    item = next(source, _END)
-                except BaseException as exc:  # noqa: BLE001 - raised once the items before it are handed back
-                    item, error = _END, exc
-                if item is _END:
-                    more = False
-                    break
-                pending.append((item, None if skip is not None and skip(item) else pool.submit(work, item)))
-            if not pending:
-                if error is not None:
-                    raise error
-                return
-            item, job = pending.popleft()
-            yield item, None if job is None else job.result()
+        yield from order
     finally:
-        for _, job in pending:
-            if job is not None:
-                job.cancel()
+        order.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
         source.close()

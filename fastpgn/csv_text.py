@@ -28,7 +28,6 @@ import csv
 import datetime as _datetime
 import io
 import json
-import os
 
 from fastpgn import schema
 
@@ -122,51 +121,4 @@ def write_csv(columns: dict, stream, *, header: bool = True) -> int:
     return rows
 
 
-def to_csv(source, path, **options):
-    """Write the games of ``source`` to one CSV file at ``path`` (a path or a binary file object).
-
-    Takes ``read_arrow``'s options but ``batch_size`` (``columns``, ``errors``,
-    ``where``, ``uci``, ``openings``, ``block_size``), needs no pyarrow, and
-    returns the finished reader for its counts. A path is written in full or
-    not at all: on an error the unfinished file is removed.
-
-    >>> import io
-    >>> out = io.BytesIO()
-    >>> to_csv(b'[White "Ann"]\\n[UTCDate "2024.01.02"]\\n[UTCTime "18:08:33"]\\n\\n1. e4 *\\n', out,
-    ...        columns=["white", "utc", "moves"]).games_yielded
-    1
-    >>> out.getvalue()
-    b'white,utc,moves\\r\\nAnn,2024-01-02 18:08:33Z,e4\\r\\n'
-    """
-    from fastpgn.arrow import ColumnReader
-
-    reader = ColumnReader(source, lists=True, **options)
-    is_path = isinstance(path, (str, os.PathLike))
-    if is_path:
-        from fastpgn.io.output import open_named
-
-        stream = open_named(path, "wb")     # a symbolic link at the path is refused, never written through
-    else:
-        stream = path
-    try:
-        with reader:
-            header = True
-            for columns in reader:
-                write_csv(columns, stream, header=header)
-                header = False
-            if header:
-                write_csv({name: [] for name in reader.columns}, stream)
-    except BaseException:
-        if is_path:
-            stream.close()
-            try:
-                os.remove(path)
-            except OSError:
-                pass
-        raise
-    if is_path:
-        stream.close()
-    return reader
-
-
-__all__ = ["column_text", "number_text", "to_csv", "write_csv"]
+__all__ = ["column_text", "number_text", "write_csv"]

@@ -250,3 +250,21 @@ def rejected_games(rejects, data, offset: int) -> list[Rejected]:
     texts = [bytes(data[start:end]) for _, _, _, start, end in rejects]
     return [Rejected(offset + start, number, row_reason(reason, text), error_offset, text)
             for (reason, error_offset, number, start, end), text in zip(rejects, texts)]
+
+
+# ---------------------------------------------------------------- the words of a message
+
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``count`` and ``noun``, its plural (``nouns``, else ``noun`` + s) unless it is 1: every count a
+    summary or a progress bar gives goes through here.
+
+    >>> plural(1, "game"), plural(2_000, "game"), plural(1, "ply", "plies"), plural(0, "ply", "plies")
+    ('1 game', '2,000 games', '1 ply', '0 plies')
+    """
+    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
+
+
+def not_utf8_note(games: int, first: int | None) -> str:
+    """The stderr line for games read with bytes that are not UTF-8."""
+    return (f"{plural(games, 'game')} held bytes that are not UTF-8 (first at PGN byte {first}); name the "
+            f"input's encoding to read them as its characters: --encoding cp1252 (or latin-1, ...)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import IO, Any, Iterable
 
-from fastpgn.reader import Game
+from fastpgn.game import Game
 from fastpgn.scan.contract import line_end
 
 

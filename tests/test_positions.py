@@ -346,7 +346,7 @@ def test_the_converter_asks_for_a_format_with_columns(tmp_path, capsys):
 def test_csv_has_the_keys_and_the_fens(tmp_path):
     import csv
 
-    from fastpgn.csv_text import to_csv
+    from fastpgn.csv_rows import to_csv
 
     path = shared("data", "lichess-db", "lichess_db_standard_rated_2023-02.head15.pgn.zst")
     code, _ = convert([str(path), "1000000", "--format", "csv", "--compression", "none", "--positions", "--fens",

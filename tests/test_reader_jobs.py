@@ -336,3 +336,28 @@ def test_games_use_at_most_four_workers_whatever_jobs(monkeypatch, headers_only)
     assert not threads
     assert read(8) == one
     assert len(threads) > 100 and 1 < len(set(threads)) <= 4, set(threads)
+
+
+def test_ctrl_c_while_the_items_are_read_is_raised_at_once():
+    """The one ordered pool (readers, converter, analyse): Ctrl-C while it reads the next item stops the caller
+    now, not once the workers hand back what they hold (an engine searching until told to stop: never)."""
+    import threading
+    from concurrent.futures import Future
+
+    from fastpgn.io.ordered import InOrder
+
+    late: Future = Future()
+    timer = threading.Timer(2.0, late.set_result, ("late",))
+    timer.start()
+
+    def items():
+        yield 1
+        raise KeyboardInterrupt
+
+    order = InOrder(items(), lambda item: (item, late), 4)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            next(iter(order))
+        assert not late.done()
+    finally:
+        timer.cancel()

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from helpers import CASES, DATA, ROOT, shared
-from fastpgn import _backend, arrow, csv_text, schema
+from fastpgn import _backend, arrow, csv_rows, csv_text, schema
 from fastpgn.scan import columns as _columns_py
 from fastpgn import scan as _scan
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError
@@ -522,7 +522,7 @@ def test_csv_reads_back_in_csv_duckdb_and_polars(parts, tmp_path):
     pl = pytest.importorskip("polars")
     path = shared("data", *parts)
     out = tmp_path / "games.csv"
-    csv_text.to_csv(path, out)
+    csv_rows.to_csv(path, out)
     raw = out.read_bytes()
     assert raw.count(b"\r\n") >= 2 and b"\n" not in raw.replace(b"\r\n", b"")
     with open(out, newline="", encoding="utf-8") as f:
@@ -548,7 +548,7 @@ def test_csv_reads_back_in_csv_duckdb_and_polars(parts, tmp_path):
 def test_csv_types_as_duckdb_guesses_them(tmp_path):
     duckdb = pytest.importorskip("duckdb")
     out = tmp_path / "games.csv"
-    csv_text.to_csv(shared("data", *SAMPLE), out)
+    csv_rows.to_csv(shared("data", *SAMPLE), out)
     types = dict(zip(*(lambda r: (r.columns, [str(t) for t in r.types]))(
         duckdb.sql(f"SELECT * FROM read_csv('{out}')"))))
     assert types["utc"] == "TIMESTAMP WITH TIME ZONE" and types["date"] == "DATE" and types["mate"] == "BOOLEAN"
@@ -579,7 +579,7 @@ def test_without_pyarrow_the_message_names_the_extra(monkeypatch):
             call()
     # CSV needs no pyarrow.
     out = io.BytesIO()
-    csv_text.to_csv(b'[White "A"]\n\n1. e4 *\n', out, columns=["white", "plies"])
+    csv_rows.to_csv(b'[White "A"]\n\n1. e4 *\n', out, columns=["white", "plies"])
     assert out.getvalue() == b"white,plies\r\nA,1\r\n"
 
 

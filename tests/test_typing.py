@@ -69,7 +69,7 @@ def test_the_scanner_kernel_is_typed_once_for_both_backends(tmp_path):
     assert said == [
         'note: Revealed type is "bytes"',
         'note: Revealed type is "list[str]"',
-        'note: Revealed type is "list[fastpgn.reader.Game]"',
+        'note: Revealed type is "list[fastpgn.game.Game]"',
         'note: Revealed type is "int"',
         'error: Too many positional arguments for "columns_from_block"  [call-arg]',
         'note: "columns_from_block" defined in "fastpgn.scan._kernel"',

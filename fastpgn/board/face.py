@@ -433,7 +433,7 @@ def game_to_pgn(board: Board | _ReadGame, headers: _Headers = None, *, result: s
     1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0
     """
     if not isinstance(board, _BoardFace):
-        if hasattr(board, "_start"):   # a Game of fastpgn.reader (not imported: the reader imports the board)
+        if hasattr(board, "_start"):   # a Game of fastpgn.game (not imported: the game imports the board)
             fen, chess960 = board._start()
             return moves_to_pgn(board.moves, board.headers if headers is None else headers,
                                 fen=fen, chess960=chess960, result=result or board.result)

@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Callable, Iterator, TextIO, cast
 
-from fastpgn.errors import InputError, OutputError, PGNError, Rejected
+from fastpgn.errors import InputError, OutputError, PGNError, Rejected, not_utf8_note, plural  # noqa: F401
 
 EXIT_RULE = """\
 exit status:
@@ -87,16 +87,6 @@ def parse_args(parser, argv):
         return parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
-
-
-def plural(count: int, noun: str, nouns: str | None = None) -> str:
-    """``count`` and ``noun``, its plural (``nouns``, else ``noun`` + s) unless it is 1: every count a
-    summary or a progress bar gives goes through here.
-
-    >>> plural(1, "game"), plural(2_000, "game"), plural(1, "ply", "plies"), plural(0, "ply", "plies")
-    ('1 game', '2,000 games', '1 ply', '0 plies')
-    """
-    return f"{count:,} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def progress_bar(prog: str, total: int | None, desc: str):
@@ -445,12 +435,6 @@ def add_encoding_argument(parser) -> None:
                         help="the input's text encoding, e.g. cp1252 (Windows), latin-1 (ISO 8859-1); it is "
                              "read as that and written as UTF-8 (default: UTF-8; bytes that are not UTF-8 are "
                              "read as U+FFFD, and the games holding them counted on stderr)")
-
-
-def not_utf8_note(games: int, first: int | None) -> str:
-    """The stderr line for games read with bytes that are not UTF-8."""
-    return (f"{plural(games, 'game')} held bytes that are not UTF-8 (first at PGN byte {first}); name the "
-            f"input's encoding to read them as its characters: --encoding cp1252 (or latin-1, ...)")
 
 
 class _Unclosed:

@@ -10,7 +10,7 @@ kernel, zstd and ISA-L all run without the GIL, so no block is copied
 between processes (``schedule.start_workers`` says when processes are used
 instead). One zstd stream cannot be decoded by more than one thread, so on
 a machine of many cores that decoding bounds the run: the reader thread
-(``schedule.ReadAheadThread``) does nothing else, and the appends, fsyncs,
+(``fastpgn.io.ahead.ReadAhead``) does nothing else, and the appends, fsyncs,
 renames and checkpoints of the chunk files are the writer thread's
 (``chunks.ChunkWriter``). A chunk holds exactly CHUNK_SIZE written games:
 when a block's lines straddle a chunk boundary, the writer thread inflates
@@ -79,7 +79,8 @@ from fastpgn.convert.tables import ParquetFormat, RowGroupEncoders, encoder_limi
 from fastpgn.convert.limit import GameLimit
 from fastpgn.convert.rejects import RejectsFile
 from fastpgn.convert.resume import STATE_VERSION, ResumeState, Tally, damage_note, done_name, state_name
-from fastpgn.convert.schedule import OrderedScheduler, ReadAheadThread, start_encoders, start_workers
+from fastpgn.convert.schedule import OrderedScheduler, start_encoders, start_workers
+from fastpgn.io.ahead import ReadAhead
 from fastpgn.errors import InputError, PGNError, Rejected
 from fastpgn.io import output as _output
 from fastpgn.io.sources import (BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn, cut_blocks, has_moves, not_utf8,
@@ -309,7 +310,7 @@ class Converter:
         self.cancel = cancel
         self.stream_header = stream_header
         self.stream_started = False     # -o -: this run began writing to the stream
-        self._reader: ReadAheadThread | None = None     # the run's reader thread, while one runs
+        self._reader: ReadAhead | None = None     # the run's reader thread, while one runs
         self.format: ChunkFormat = chunk_format(opts.format, opts.compression, opts.uci, opts.partition,
                                                 opts.positions, opts.fens, opts.parquet_writer)
         if workers is not None:

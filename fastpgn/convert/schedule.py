@@ -1,13 +1,14 @@
 """The dump converter's scheduling: blocks read ahead on their own thread, handed to the workers, and
 their results taken back in input order.
 
-- :class:`ReadAheadThread`: the input's own thread, which decompresses and
-  cuts game-aligned blocks ahead of the main thread;
+- the input's own thread (:class:`~fastpgn.io.ahead.ReadAhead`), which
+  decompresses and cuts game-aligned blocks ahead of the main thread;
 - :func:`start_workers`: threads, processes, or none, as the live kernel
   allows; each worker makes its format's :class:`~fastpgn.convert.chunks.BlockResult`
   of a block (``_work``);
 - :class:`OrderedScheduler`: keeps the workers busy and gives back each
-  block with its result in input order; on an error it cancels what has
+  block with its result in input order (the one ordered pool,
+  :class:`~fastpgn.io.ordered.InOrder`); on an error it cancels what has
   not begun and waits for what has. Several schedulers may share one pool
   (many inputs converted at once): each then waits for its own blocks only,
   and the pool outlives them.
@@ -17,16 +18,16 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import queue
 import sys
 import threading
 import time
-from collections import deque
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, wait
 
 from fastpgn import scan as _scan
 from fastpgn.convert.chunks import BlockResult, ChunkFormat
 from fastpgn.errors import Rejected
+from fastpgn.io.ahead import ReadAhead
+from fastpgn.io.ordered import Done, InOrder
 from fastpgn.io.sources import Block
 
 # ---------------------------------------------------------------- worker side
@@ -158,91 +159,6 @@ def start_workers(jobs: int, fmt: ChunkFormat, table, validate: bool, uci: bool,
 
 # ---------------------------------------------------------------- main side
 
-class ReadAheadThread:
-    """The input's own thread: decompresses and cuts blocks ahead of the main thread.
-
-    Iterating it gives the blocks of ``blocks`` (an iterator run on the
-    thread) in order; an exception raised there is raised here. At most
-    ``depth`` blocks wait, so memory stays bounded by the blocks in flight.
-    ``cancel`` asks the thread to end early: it does at once if it waits on
-    the main thread, else once the block it is cutting is whole (a few
-    milliseconds from a file). From a stalled pipe that may be never, so
-    ``stop`` waits a limited time, and ``then`` leaves what must follow the
-    thread (closing the input) to the thread itself.
-    """
-
-    def __init__(self, blocks, depth: int = 2) -> None:
-        self._blocks = blocks
-        self._queue: queue.Queue = queue.Queue(depth)
-        self._stopping = False
-        self._ended = False
-        self._lock = threading.Lock()
-        self._exited = False
-        self._on_exit = None
-        self._thread = threading.Thread(target=self._loop, name="fastpgn-reader", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        try:
-            self._produce()
-        finally:
-            with self._lock:
-                self._exited = True
-                on_exit, self._on_exit = self._on_exit, None
-            if on_exit is not None:
-                on_exit()
-
-    def _produce(self) -> None:
-        try:
-            for block in self._blocks:
-                if not self._offer((block, None)):
-                    return
-        except BaseException as exc:  # noqa: B036 - handed to the main thread, which re-raises it
-            self._offer((None, exc))
-            return
-        self._offer((None, None))
-
-    def _offer(self, item) -> bool:
-        while not self._stopping:
-            try:
-                self._queue.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        if self._ended:
-            raise StopIteration
-        block, error = self._queue.get()
-        if block is not None:
-            return block
-        self._ended = True
-        if error is not None:
-            raise error
-        raise StopIteration
-
-    def cancel(self) -> None:
-        self._stopping = True
-
-    def stop(self, timeout: float | None = None) -> bool:
-        """Cancel and wait up to ``timeout`` seconds; whether the thread has ended."""
-        self.cancel()
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def then(self, action) -> None:
-        """Run ``action`` once the thread has ended: now if it has, else on the thread as it ends."""
-        with self._lock:
-            if not self._exited:
-                self._on_exit = action
-                return
-        action()
-
-
 def truncated_result(block: Block) -> BlockResult:
     """A block that holds the start of a game the damage cut short: that game, rejected, if it has text."""
     text = bytes(block.data)
@@ -256,14 +172,17 @@ class OrderedScheduler:
     """Blocks to the workers, results back in input order.
 
     Iterating gives ``(block, result, data)`` for each block of ``blocks``
-    (a :class:`ReadAheadThread`, started here), in input order, with up to
-    ``depth`` blocks in the workers' hands meanwhile (``pending``).
-    ``data`` is a copy of the block's bytes where one was kept (a worker
-    process got one; ``keep_bytes`` asks for one when the work is done
-    inline), else None: the block's own ``data`` then stays readable until
-    ``block.release()``, which is the caller's to call once done with it.
-    A pool that is not ``owned`` serves other schedulers too: it is left
-    running at the end, and ``cancel`` waits for this scheduler's blocks alone.
+    (read ahead on the input's own thread, ``reader``, a
+    :class:`~fastpgn.io.ahead.ReadAhead` started here), in input order, with
+    up to ``depth`` blocks in the workers' hands meanwhile (the one ordered
+    pool, :class:`~fastpgn.io.ordered.InOrder`; an error of the reader is
+    raised at once). ``data`` is a copy of the block's bytes where one was
+    kept (a worker process got one; ``keep_bytes`` asks for one when the
+    work is done inline), else None: the block's own ``data`` then stays
+    readable until ``block.release()``, which is the caller's to call once
+    done with it. A pool that is not ``owned`` serves other schedulers too:
+    it is left running at the end, and ``cancel`` waits for this
+    scheduler's blocks alone.
     """
 
     def __init__(self, pool: Executor | None, blocks, depth: int, keep_bytes: bool, owned: bool = True) -> None:
@@ -273,53 +192,45 @@ class OrderedScheduler:
         self._threads = isinstance(pool, ThreadPoolExecutor)     # threads read the block in place
         self.depth = depth
         self.keep_bytes = keep_bytes
-        self.pending: deque = deque()
+        self._order: InOrder | None = None
         try:
-            self.reader = ReadAheadThread(blocks)
+            self.reader = ReadAhead(blocks, name="fastpgn-reader")
+            self._order = InOrder(self.reader, self._submit, depth, defer_errors=False)
         except BaseException:
             self.cancel()
             raise
 
-    def __iter__(self):
-        blocks_left = True
-        while True:
-            while blocks_left and len(self.pending) < self.depth:
-                block = next(self.reader, None)
-                if block is None:
-                    blocks_left = False
-                    break
-                self.pending.append(self._submit(block))
-            if not self.pending:
-                return
-            block, job, data = self.pending.popleft()
-            if job is None:
-                yield block, truncated_result(block), data
-            else:
-                yield block, job if self._inline else job.result(), data
+    @property
+    def pending(self):
+        """The blocks in the workers' hands or waiting to be handed back: ``((block, data), job)`` each."""
+        return self._order.pending if self._order is not None else ()
 
-    def _submit(self, block: Block) -> tuple:
+    def __iter__(self):
+        assert self._order is not None  # (made in __init__, or __init__ raised)
+        for (block, data), result in self._order:
+            yield block, result, data
+
+    def _submit(self, block: Block):
         if block.truncated:
-            return block, None, None
+            return (block, None), Done(truncated_result(block))
         if self._inline:
             data = bytes(block.data) if self.keep_bytes else None
             result = _work(block.data, block.offset, block.at_stream_start)
             block.release()
-            return block, result, data
+            return (block, data), Done(result)
         pool = self.pool
         assert pool is not None  # not inline: the pool stays until cancel() or close() ends the run
         if self._threads:
-            return block, pool.submit(_work, block.data, block.offset, block.at_stream_start), None
+            return (block, None), pool.submit(_work, block.data, block.offset, block.at_stream_start)
         data = bytes(block.data)
         job = pool.submit(_work, data, block.offset, block.at_stream_start)
         block.release()
-        return block, job, data
+        return (block, data), job
 
     def cancel(self) -> None:
         """After an error: cancel the blocks not begun, and wait for the workers to finish theirs."""
         if self.pool is not None:
-            jobs = [job for _, job, _ in self.pending if job is not None]
-            for job in jobs:
-                job.cancel()
+            jobs = self._order.cancel() if self._order is not None else []
             if not self.owned:
                 wait(jobs)      # the blocks already in a shared pool's hands, and no other run's
                 self.pool = None

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ENV, big_input, chunk_files, converter_writer, one_writer, shared, signal_after_chunks
-from fastpgn import arrow, csv_text
+from fastpgn import arrow, csv_rows
 from fastpgn.convert import tables
 from fastpgn.parquet import settings
 from fastpgn.cli import main
@@ -133,7 +133,7 @@ def test_csv_chunks_read_by_csv_duckdb_and_polars(tmp_path):
         rows.append(text[len(header):])
     # The rows are to_csv's, byte for byte (one header atop the whole there).
     whole = io.BytesIO()
-    csv_text.to_csv(src, whole, errors="skip")
+    csv_rows.to_csv(src, whole, errors="skip")
     assert header + b"".join(rows) == whole.getvalue()
     parsed = list(csv.reader(io.StringIO(b"".join(rows).decode(), newline="")))
     assert [r[0] for r in parsed] == expected.column("game_id").to_pylist()

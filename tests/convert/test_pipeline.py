@@ -689,14 +689,14 @@ def test_converter_threads_end_with_the_run_and_with_a_failed_one(tmp_path, dump
 
 
 def test_read_ahead_thread_hands_over_the_blocks_then_the_error():
-    from fastpgn.convert.schedule import ReadAheadThread
+    from fastpgn.io.ahead import ReadAhead
 
     def blocks():
         yield "block 0"
         yield "block 1"
         raise OSError(5, "Input/output error")
 
-    reader = ReadAheadThread(blocks())
+    reader = ReadAhead(blocks())
     assert next(reader) == "block 0" and next(reader) == "block 1"
     with pytest.raises(OSError, match="Input/output error"):
         next(reader)
@@ -707,9 +707,9 @@ def test_read_ahead_thread_hands_over_the_blocks_then_the_error():
 def test_read_ahead_thread_stops_while_it_waits_on_the_main_thread():
     import itertools
 
-    from fastpgn.convert.schedule import ReadAheadThread
+    from fastpgn.io.ahead import ReadAhead
 
-    reader = ReadAheadThread(itertools.count(), depth=2)
+    reader = ReadAhead(itertools.count(), depth=2)
     assert [next(reader) for _ in range(3)] == [0, 1, 2]
     reader.stop()
     assert not reader._thread.is_alive()

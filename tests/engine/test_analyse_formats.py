@@ -23,7 +23,8 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 import fastpgn  # noqa: E402
 from fastpgn.cli import analyse as cli  # noqa: E402
-from fastpgn.csv_text import to_csv  # noqa: E402
+from fastpgn.convert import table_out  # noqa: E402
+from fastpgn.csv_rows import to_csv  # noqa: E402
 from fastpgn.reader import read_games  # noqa: E402
 
 PER_GAME = ("white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_blunders", "black_mistakes")
@@ -82,7 +83,7 @@ def test_folder_output_is_chunks_whatever_their_size(tmp_path, capsys, monkeypat
     engine, _ = fake_engine(tmp_path)
     assert run([src, "-o", tmp_path / "one.parquet", "--engine", engine, "-q", "--format", "parquet"],
                capsys)[0] == 0
-    monkeypatch.setattr(cli, "CHUNK_GAMES", 3)
+    monkeypatch.setattr(table_out, "CHUNK_GAMES", 3)
     folder = tmp_path / "out"
     code, err = run([src, "-o", f"{folder}/", "--engine", engine, "-q", "--format", "parquet"], capsys)
     assert code == 0, err
@@ -93,7 +94,7 @@ def test_folder_output_is_chunks_whatever_their_size(tmp_path, capsys, monkeypat
     # Again: refused without --overwrite, replaced with it.
     code, err = run([src, "-o", folder, "--engine", engine, "--format", "parquet"], capsys)
     assert code == 2 and "holds 3 Parquet chunks: --overwrite replaces them" in err
-    monkeypatch.setattr(cli, "CHUNK_GAMES", 16_384)
+    monkeypatch.setattr(table_out, "CHUNK_GAMES", 16_384)
     assert run([src, "-o", folder, "--engine", engine, "-q", "--format", "parquet", "--overwrite"], capsys)[0] == 0
     assert [p.name for p in folder.iterdir()] == ["first7.part_000000.parquet"]
 

@@ -326,7 +326,7 @@ def test_write_pgn_refuses_a_link_at_its_path(tmp_path, victim, suffix):
 
 
 def test_to_csv_refuses_a_link_at_its_path(tmp_path, victim):
-    from fastpgn.csv_text import to_csv
+    from fastpgn.csv_rows import to_csv
 
     link = plant(tmp_path / "games.csv", victim)
     with pytest.raises(OutputError, match="symbolic link"):
