@@ -234,77 +234,224 @@ cdef inline int _list_end(Col *c, Col *child, bint valid) noexcept nogil:
     return _item(c, valid)
 
 
-# Column numbers, in the schema's order (fastpgn.schema.COLUMNS).
+# The sink's buffers: one Col each for a column and for each level of its lists' items. The numbers are
+# the sink's own (in no order the schema knows: a run of them read as a range is declared in that order);
+# which schema column each buffer makes is _FILLS, and the schema's order, the columns' layout and the
+# offsets to start all come from fastpgn.schema.COLUMNS through it (_make_tables).
 cdef enum:
-    K_GAME_ID = 0
-    K_SITE = 1
-    K_EVENT = 2
-    K_UTC = 3
-    K_DATE = 4
-    K_WHITE = 5
-    K_BLACK = 6
-    K_WHITE_ELO = 7
-    K_BLACK_ELO = 8
-    K_WHITE_DIFF = 9
-    K_BLACK_DIFF = 10
-    K_WHITE_TITLE = 11
-    K_BLACK_TITLE = 12
-    K_RESULT = 13
-    K_TERMINATION = 14
-    K_TIME_CONTROL = 15
-    K_BASE = 16
-    K_INCREMENT = 17
-    K_SPEED = 18
-    K_ECO = 19
-    K_OPENING = 20
-    K_OPENING_CODE = 21
-    K_VARIANT = 22
-    K_FEN = 23
-    K_PLIES = 24
-    K_MATE = 25
-    K_MOVES = 26
-    K_EVAL_CP = 27
-    K_EVAL_MATE = 28
-    K_CLOCK = 29
-    K_NAGS = 30
+    K_GAME_ID
+    K_SITE
+    K_EVENT
+    K_UTC
+    K_DATE
+    K_WHITE
+    K_BLACK
+    K_WHITE_ELO
+    K_BLACK_ELO
+    K_WHITE_DIFF
+    K_BLACK_DIFF
+    K_WHITE_TITLE
+    K_BLACK_TITLE
+    K_RESULT
+    K_TERMINATION
+    K_TIME_CONTROL
+    K_BASE
+    K_INCREMENT
+    K_SPEED
+    K_ECO
+    K_OPENING
+    K_OPENING_CODE
+    K_VARIANT
+    K_FEN
+    K_PLIES
+    K_MATE
+    K_MOVES
+    K_EVAL_CP
+    K_EVAL_MATE
+    K_CLOCK
+    K_NAGS
     # what lichess computes from the evals and clocks (fastpgn.accuracy)
-    K_WIN_PERCENT = 31
-    K_JUDGEMENT = 32
-    K_MOVE_SECONDS = 33
-    K_WHITE_ACCURACY = 34
-    K_BLACK_ACCURACY = 35
-    K_WHITE_ACPL = 36
-    K_BLACK_ACPL = 37
-    K_WHITE_INACCURACIES = 38   # then Mistakes, Blunders, and Black's three: K_WHITE_INACCURACIES + 3 * side + j
-    K_BYTE_OFFSET = 44
-    K_TAGS = 45
-    K_UCI = 46
+    K_WIN_PERCENT
+    K_JUDGEMENT
+    K_MOVE_SECONDS
+    K_WHITE_ACCURACY            # then K_BLACK_ACCURACY: K_WHITE_ACCURACY + side
+    K_BLACK_ACCURACY
+    K_WHITE_ACPL                # then K_BLACK_ACPL: K_WHITE_ACPL + side
+    K_BLACK_ACPL
+    K_WHITE_INACCURACIES        # then the rest of the six counts: K_WHITE_INACCURACIES + 3 * side + j
+    K_WHITE_MISTAKES
+    K_WHITE_BLUNDERS
+    K_BLACK_INACCURACIES
+    K_BLACK_MISTAKES
+    K_BLACK_BLUNDERS
+    K_BYTE_OFFSET
+    K_TAGS
+    K_UCI
     # the children of the list and map columns
-    K_MOVES_ITEM = 47
-    K_EVAL_CP_ITEM = 48
-    K_EVAL_MATE_ITEM = 49
-    K_CLOCK_ITEM = 50
-    K_TAG_KEY = 51
-    K_TAG_VALUE = 52
-    K_UCI_ITEM = 53
-    K_WIN_PERCENT_ITEM = 54
-    K_JUDGEMENT_ITEM = 55
-    K_MOVE_SECONDS_ITEM = 56
+    K_MOVES_ITEM
+    K_EVAL_CP_ITEM
+    K_EVAL_MATE_ITEM
+    K_CLOCK_ITEM
+    K_TAG_KEY
+    K_TAG_VALUE
+    K_UCI_ITEM
+    K_WIN_PERCENT_ITEM
+    K_JUDGEMENT_ITEM
+    K_MOVE_SECONDS_ITEM
     # with positions / fens: each ply's Polyglot key and FEN (the replay's, scan/replay.pxi)
-    K_ZOBRIST = 57
-    K_ZOBRIST_ITEM = 58
-    K_FENS = 59
-    K_FENS_ITEM = 60
+    K_ZOBRIST
+    K_ZOBRIST_ITEM
+    K_FENS
+    K_FENS_ITEM
     # the nags' per-ply lists and their NAGs
-    K_NAGS_PLY = 61
-    K_NAGS_ITEM = 62
-    NCOLS = 63
+    K_NAGS_PLY
+    K_NAGS_ITEM
+    NCOLS
+    MAX_COLUMNS = 128           # the schema's columns the tables below can hold (a CSV column number is a byte)
 
-# The columns with offsets (their first offset, 0, is written when they start).
-cdef int[12] _OFFSET_COLS = [K_GAME_ID, K_EVENT, K_WHITE, K_BLACK, K_WHITE_TITLE, K_BLACK_TITLE, K_RESULT,
-                             K_TERMINATION, K_TIME_CONTROL, K_SPEED, K_ECO, K_OPENING]
-cdef int[14] _MORE_OFFSET_COLS = [K_VARIANT, K_FEN, K_MOVES, K_EVAL_CP, K_EVAL_MATE, K_CLOCK, K_TAGS, K_UCI,
-                                  K_MOVES_ITEM, K_TAG_KEY, K_TAG_VALUE, K_SITE, K_NAGS, K_NAGS_PLY]
+# Which buffers make each column of fastpgn.schema (by name): the column's, then its items' in the order its
+# Arrow type nests them (a list's items; a struct's fields in order). Adding a column to the schema means a
+# row here and the code that fills its buffers (_columns_row); the schema's order, its layout and the CSV
+# writer come from fastpgn.schema.COLUMNS, checked against this table on the first block (_make_tables).
+_FILLS = {
+    "game_id": (K_GAME_ID,), "site": (K_SITE,), "event": (K_EVENT,), "utc": (K_UTC,), "date": (K_DATE,),
+    "white": (K_WHITE,), "black": (K_BLACK,), "white_elo": (K_WHITE_ELO,), "black_elo": (K_BLACK_ELO,),
+    "white_rating_diff": (K_WHITE_DIFF,), "black_rating_diff": (K_BLACK_DIFF,), "white_title": (K_WHITE_TITLE,),
+    "black_title": (K_BLACK_TITLE,), "result": (K_RESULT,), "termination": (K_TERMINATION,),
+    "time_control": (K_TIME_CONTROL,), "base_seconds": (K_BASE,), "increment_seconds": (K_INCREMENT,),
+    "speed": (K_SPEED,), "eco": (K_ECO,), "opening": (K_OPENING,), "opening_code": (K_OPENING_CODE,),
+    "variant": (K_VARIANT,), "fen": (K_FEN,), "plies": (K_PLIES,), "mate": (K_MATE,),
+    "moves": (K_MOVES, K_MOVES_ITEM), "eval_cp": (K_EVAL_CP, K_EVAL_CP_ITEM),
+    "eval_mate": (K_EVAL_MATE, K_EVAL_MATE_ITEM), "clock": (K_CLOCK, K_CLOCK_ITEM),
+    "nags": (K_NAGS, K_NAGS_PLY, K_NAGS_ITEM),
+    "win_percent": (K_WIN_PERCENT, K_WIN_PERCENT_ITEM), "judgement": (K_JUDGEMENT, K_JUDGEMENT_ITEM),
+    "move_seconds": (K_MOVE_SECONDS, K_MOVE_SECONDS_ITEM),
+    "white_accuracy": (K_WHITE_ACCURACY,), "black_accuracy": (K_BLACK_ACCURACY,),
+    "white_acpl": (K_WHITE_ACPL,), "black_acpl": (K_BLACK_ACPL,),
+    "white_inaccuracies": (K_WHITE_INACCURACIES,), "white_mistakes": (K_WHITE_MISTAKES,),
+    "white_blunders": (K_WHITE_BLUNDERS,), "black_inaccuracies": (K_BLACK_INACCURACIES,),
+    "black_mistakes": (K_BLACK_MISTAKES,), "black_blunders": (K_BLACK_BLUNDERS,),
+    "byte_offset": (K_BYTE_OFFSET,), "tags": (K_TAGS, K_TAG_KEY, K_TAG_VALUE),
+    "uci": (K_UCI, K_UCI_ITEM), "zobrist": (K_ZOBRIST, K_ZOBRIST_ITEM), "fens": (K_FENS, K_FENS_ITEM),
+}
+_SINK = "the compiled column sink (fastpgn/scan/columns.pxi)"
+_WIDTHS = {"bool": 0, "int8": 1, "int16": 2, "int32": 4, "date32": 4, "float32": 4, "int64": 8,
+           "timestamp[s, tz=UTC]": 8}
+
+cdef object _against = None        # the fastpgn.schema.COLUMNS the tables were made from
+cdef object _schema = None         # (fastpgn.schema, imported on the first block: it imports the kernel)
+cdef list _PLAN = []               # per column of schema.columns(uci=True, positions=True, fens=True): (name, the
+                                   # flag that adds it or None, its buffers as a tree: (k, type text, children))
+cdef bint _STARTS_OFFSETS[NCOLS]   # the buffers with offsets (strings and lists): their first offset, 0, written
+
+
+cdef tuple _tree(str name, str kind, tuple ks, list at):
+    """Column ``name``'s buffer tree of type ``kind`` from ``ks`` (``at[0]``: the next buffer to take)."""
+    if at[0] >= len(ks):
+        raise ColumnError(f"{_SINK} names too few buffers for the column {name!r} ({kind}) in _FILLS")
+    cdef int k = ks[at[0]]
+    at[0] += 1
+    cdef list children = []
+    if kind.startswith("list<"):
+        inner = kind[5:-1]
+        if inner.startswith("struct<"):      # (a list of structs: the fields' buffers are the list's children)
+            for field, field_kind in _schema.struct_fields(inner):
+                children.append(_tree(name, field_kind, ks, at))
+        else:
+            children.append(_tree(name, inner, ks, at))
+    elif kind != "string" and kind not in _WIDTHS:
+        raise ColumnError(f"{_SINK} has no buffer layout for the column {name!r} ({kind})")
+    return (k, kind, tuple(children))
+
+
+cdef int _ready() except -1:
+    """The tables made from fastpgn.schema.COLUMNS, made again when that is another tuple (a ColumnError naming
+    the first column this sink does not make as the schema types it)."""
+    global _schema
+    if _schema is None:
+        from fastpgn import schema
+        _schema = schema
+    if _schema.COLUMNS is not _against:
+        _make_tables()
+    return 0
+
+
+cdef void _mark_offsets(tuple tree):
+    if tree[1] == "string" or tree[1].startswith("list<"):
+        _STARTS_OFFSETS[<int>tree[0]] = True
+    for child in tree[2]:
+        _mark_offsets(child)
+
+
+cdef int _make_tables() except -1:
+    global _against, _PLAN
+    cdef list plan = []
+    _against = None                # (until the tables are whole: a failure here is made again next block)
+    every = _schema.columns(uci=True, positions=True, fens=True)
+    names = [c.name for c in every]
+    if len(every) > MAX_COLUMNS:
+        raise ColumnError(f"{_SINK} holds at most {MAX_COLUMNS} columns; fastpgn.schema names {len(every)}")
+    for name in _FILLS:
+        if name not in names:
+            raise ColumnError(f"{_SINK} makes a column {name!r} that fastpgn.schema.COLUMNS does not name")
+    for i in range(NCOLS):
+        _STARTS_OFFSETS[i] = False
+    flags = {name: flag for name, flag in _schema.OPTIONAL.items()}
+    for column in every:
+        ks = _FILLS.get(column.name)
+        if ks is None:
+            raise ColumnError(f"{_SINK} makes no column {column.name!r} of fastpgn.schema.COLUMNS")
+        at = [0]
+        tree = _tree(column.name, column.type, ks, at)
+        if at[0] != len(ks):
+            raise ColumnError(f"{_SINK} names more buffers for the column {column.name!r} ({column.type}) in "
+                              f"_FILLS than its type has")
+        plan.append((column.name, flags.get(column.name), tree))
+    for entry in plan:
+        _mark_offsets(entry[2])
+    _csv_tables(plan)
+    _PLAN = plan
+    _against = _schema.COLUMNS
+    return 0
+
+
+cdef int _check_tree(Columns *c, str name, tuple tree, Py_ssize_t rows) except -1:
+    """That buffer ``tree`` of column ``name`` holds ``rows`` items laid out as its type says, before anything
+    reads it (a buffer left unfilled is this ColumnError, never a read past its end)."""
+    cdef Col *col = &c.cols[<int>tree[0]]
+    cdef str kind = tree[1]
+    cdef Py_ssize_t width, last = 0
+    cdef bint ok = col.n == rows and col.nulls <= rows and (col.nulls == 0 or col.valid.size * 8 >= rows)
+    if ok and (kind == "string" or kind.startswith("list<")):
+        ok = col.off.size == 4 * (rows + 1)
+        if ok:
+            last = (<int32_t *>col.off.data)[rows]
+            ok = (<int32_t *>col.off.data)[0] == 0 and last >= 0
+        if ok and kind == "string":
+            ok = last == col.data.size
+    elif ok:
+        width = _WIDTHS[kind]
+        if c.csv and kind == "float32":       # doubles for the CSV sink (_real), its clock entries their text
+            width = sizeof(ClockEntry) if tree[0] == K_CLOCK_ITEM else 8
+        ok = col.data.size == ((rows + 7) >> 3 if width == 0 else rows * width)
+    if not ok:
+        raise ColumnError(f"{_SINK} left the column {name!r} ({tree[1]}) unfilled or not as its type lays it out "
+                          f"({col.n} of {rows} items)")
+    for child in tree[2]:
+        _check_tree(c, name, child, last)
+    return 0
+
+
+cdef list _filled(Columns *c):
+    """The plan's columns this block made (``uci``, ``zobrist``, ``fens`` when asked), each checked."""
+    cdef list chosen = []
+    made = {"uci": c.uci, "positions": c.pos != NULL and c.pos.keys, "fens": c.pos != NULL and c.pos.fens}
+    for name, flag, tree in _PLAN:
+        if flag is None or made[flag]:
+            _check_tree(c, name, tree, c.rows)
+            chosen.append((name, tree))
+    return chosen
+
 
 cdef const char *_SPEED_NAMES[6]
 _SPEED_NAMES[0] = b"ultraBullet"
@@ -334,6 +481,7 @@ cdef struct Columns:
     signed char *kinds             # per ply: 0 no eval, 1 centipawns, 2 mate (_eval_value)
     int32_t *values                # per ply: the centipawns or the mate
     Py_ssize_t ply_cap
+    Py_ssize_t rows                # the rows written (_columns_row)
 
 
 cdef const char *_GAP = b"gap"     # (a distinct address)
@@ -343,20 +491,9 @@ cdef int _columns_start(Columns *c, bint uci) noexcept nogil:
     cdef int i
     memset(c, 0, sizeof(Columns))
     c.uci = uci
-    for i in range(12):
-        if _offset(&c.cols[_OFFSET_COLS[i]], 0) < 0:
+    for i in range(NCOLS):
+        if _STARTS_OFFSETS[i] and _offset(&c.cols[i], 0) < 0:
             return -1
-    for i in range(14):
-        if _offset(&c.cols[_MORE_OFFSET_COLS[i]], 0) < 0:
-            return -1
-    if _offset(&c.cols[K_OPENING_CODE], 0) < 0 or _offset(&c.cols[K_UCI_ITEM], 0) < 0:
-        return -1
-    if (_offset(&c.cols[K_WIN_PERCENT], 0) < 0 or _offset(&c.cols[K_JUDGEMENT], 0) < 0
-            or _offset(&c.cols[K_MOVE_SECONDS], 0) < 0 or _offset(&c.cols[K_JUDGEMENT_ITEM], 0) < 0):
-        return -1
-    if (_offset(&c.cols[K_ZOBRIST], 0) < 0 or _offset(&c.cols[K_FENS], 0) < 0
-            or _offset(&c.cols[K_FENS_ITEM], 0) < 0):
-        return -1
     return 0
 
 
@@ -1302,9 +1439,10 @@ cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_of
     if _plies(c, buf, game) < 0:
         return -1
     offset = base_offset + game.start
-    if _fixed(&c.cols[K_BYTE_OFFSET], &offset, 8, True) < 0:
+    if _fixed(&c.cols[K_BYTE_OFFSET], &offset, 8, True) < 0 or _tag_map(c, buf, game, scratch) < 0:
         return -1
-    return _tag_map(c, buf, game, scratch)
+    c.rows += 1
+    return 0
 
 
 cdef Py_ssize_t _columns_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game, Columns *c,
@@ -1434,58 +1572,21 @@ cdef int _fill_codes(Columns *c, const char *buf, object openings) except -1:
 
 
 cdef dict _columns_dict(Columns *c, const char *buf, object openings):
-    """Every column's buffers by name, the opening codes' gaps filled from ``openings`` with the GIL."""
+    """Every column's buffers by name, in the schema's order, the opening codes' gaps filled from ``openings``
+    with the GIL."""
     _fill_codes(c, buf, openings)
-    names = ("game_id", "site", "event", "utc", "date", "white", "black", "white_elo", "black_elo", "white_rating_diff",
-             "black_rating_diff", "white_title", "black_title", "result", "termination", "time_control",
-             "base_seconds", "increment_seconds", "speed", "eco", "opening", "opening_code", "variant", "fen",
-             "plies", "mate", "moves", "eval_cp", "eval_mate", "clock", "nags", "win_percent", "judgement", "move_seconds",
-             "white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies", "white_mistakes",
-             "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders", "byte_offset", "tags")
     cdef dict out = {}
-    cdef int k
-    for k in range(K_UCI):
-        if K_WIN_PERCENT <= k < K_BYTE_OFFSET:
-            if k == K_WIN_PERCENT:     # (the analysis columns, in the schema's order after clock)
-                _analysis_dict(c, out, names)
-            continue
-        if k == K_MOVES:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_MOVES_ITEM], 1, ()),))
-        elif k == K_EVAL_CP:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_EVAL_CP_ITEM], 0, ()),))
-        elif k == K_EVAL_MATE:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_EVAL_MATE_ITEM], 0, ()),))
-        elif k == K_CLOCK:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_CLOCK_ITEM], 0, ()),))
-        elif k == K_NAGS:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_NAGS_PLY], 2,
-                                                                (_col_spec(&c.cols[K_NAGS_ITEM], 0, ()),)),))
-        elif k == K_TAGS:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_TAG_KEY], 1, ()),
-                                                      _col_spec(&c.cols[K_TAG_VALUE], 1, ())))
-        elif (k == K_UTC or k == K_DATE or k == K_WHITE_ELO or k == K_BLACK_ELO or k == K_WHITE_DIFF
-              or k == K_BLACK_DIFF or k == K_BASE or k == K_INCREMENT or k == K_PLIES or k == K_MATE
-              or k == K_BYTE_OFFSET):
-            out[names[k]] = _col_spec(&c.cols[k], 0, ())
-        else:
-            out[names[k]] = _col_spec(&c.cols[k], 1, ())
-    if c.uci:
-        out["uci"] = _col_spec(&c.cols[K_UCI], 2, (_col_spec(&c.cols[K_UCI_ITEM], 1, ()),))
-    if c.pos != NULL and c.pos.keys:
-        out["zobrist"] = _col_spec(&c.cols[K_ZOBRIST], 2, (_col_spec(&c.cols[K_ZOBRIST_ITEM], 0, ()),))
-    if c.pos != NULL and c.pos.fens:
-        out["fens"] = _col_spec(&c.cols[K_FENS], 2, (_col_spec(&c.cols[K_FENS_ITEM], 1, ()),))
+    for name, tree in _filled(c):
+        out[name] = _spec(c, tree)
     return out
 
 
-cdef void _analysis_dict(Columns *c, dict out, tuple names):
-    """The analysis columns' buffers into ``out``, in the schema's order."""
-    cdef int k
-    out["win_percent"] = _col_spec(&c.cols[K_WIN_PERCENT], 2, (_col_spec(&c.cols[K_WIN_PERCENT_ITEM], 0, ()),))
-    out["judgement"] = _col_spec(&c.cols[K_JUDGEMENT], 2, (_col_spec(&c.cols[K_JUDGEMENT_ITEM], 1, ()),))
-    out["move_seconds"] = _col_spec(&c.cols[K_MOVE_SECONDS], 2, (_col_spec(&c.cols[K_MOVE_SECONDS_ITEM], 0, ()),))
-    for k in range(K_WHITE_ACCURACY, K_BYTE_OFFSET):
-        out[names[k]] = _col_spec(&c.cols[k], 0, ())
+cdef tuple _spec(Columns *c, tuple tree):
+    """A buffer tree as fastpgn.arrow reads it (_col_spec), its children first."""
+    cdef str kind = tree[1]
+    cdef list children = [_spec(c, child) for child in tree[2]]
+    return _col_spec(&c.cols[<int>tree[0]], 2 if kind.startswith("list<") else (1 if kind == "string" else 0),
+                     tuple(children))
 
 
 cdef object _uci_hook():
@@ -1509,6 +1610,7 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long lo
     ``fens`` column, from the same replay.
     """
     cdef Py_buffer view
+    _ready()
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         if end > view.len:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from fastpgn import accuracy as _accuracy, schema
 from fastpgn import scan as _scan
-from fastpgn.scan.contract import ScanResult
+from fastpgn.scan.contract import ColumnError, ScanResult
 from fastpgn.scan.grammar import _GLYPH_NAGS, game_nags
 
 if TYPE_CHECKING:
@@ -125,7 +125,29 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
         columns["zobrist"] = [p[0] for p in places]
     if fens:
         columns["fens"] = [p[1] for p in places]
+    names = schema.names(uci, positions, fens)
+    if tuple(columns) != names:
+        columns = in_schema_order(columns, names, "the pure column sink (fastpgn/scan/columns.py)")
     return ScanResult(columns, read, rejects, filtered)
+
+
+def in_schema_order(columns: dict, names: tuple, sink: str) -> dict:
+    """``columns`` in the order of ``names`` (the schema's); ColumnError naming ``sink`` and the first column
+    it lacks, or one it makes that the schema does not name.
+
+    >>> in_schema_order({"b": [1], "a": [2]}, ("a", "b"), "this sink")
+    {'a': [2], 'b': [1]}
+    >>> in_schema_order({"a": [2]}, ("a", "b"), "this sink")
+    Traceback (most recent call last):
+    fastpgn.scan.contract.ColumnError: this sink makes no column 'b' of fastpgn.schema.COLUMNS
+    """
+    for name in names:
+        if name not in columns:
+            raise ColumnError(f"{sink} makes no column {name!r} of fastpgn.schema.COLUMNS")
+    for name in columns:
+        if name not in names:
+            raise ColumnError(f"{sink} makes a column {name!r} that fastpgn.schema.COLUMNS does not name")
+    return {name: columns[name] for name in names}
 
 
 def _nags(text: bytes, moves: list) -> list | None:
@@ -244,4 +266,4 @@ def _analysis(headers: list, moves: list, evals: list, clocks: list, time_contro
     return {**per_ply, **per_game}
 
 
-__all__ = ["columns_from_block", "default_openings"]
+__all__ = ["columns_from_block", "default_openings", "in_schema_order"]
