@@ -338,7 +338,10 @@ _SINK = "the compiled column sink (fastpgn/scan/columns.pxi)"
 _WIDTHS = {"bool": 0, "int8": 1, "int16": 2, "int32": 4, "date32": 4, "float32": 4, "int64": 8,
            "timestamp[s, tz=UTC]": 8}
 
+from _thread import allocate_lock as _allocate_lock
+
 cdef object _against = None        # the fastpgn.schema.COLUMNS the tables were made from
+cdef object _TABLES_LOCK = _allocate_lock()
 cdef object _schema = None         # (fastpgn.schema, imported on the first block: it imports the kernel)
 cdef list _PLAN = []               # per column of schema.columns(uci=True, positions=True, fens=True): (name, the
                                    # flag that adds it or None, its buffers as a tree: (k, type text, children))
@@ -372,7 +375,9 @@ cdef int _ready() except -1:
         from fastpgn import schema
         _schema = schema
     if _schema.COLUMNS is not _against:
-        _make_tables()
+        with _TABLES_LOCK:         # (one thread makes them: another may be reading them without the GIL)
+            if _schema.COLUMNS is not _against:
+                _make_tables()
     return 0
 
 
