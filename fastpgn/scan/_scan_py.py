@@ -27,6 +27,10 @@ pure Python                 Cython                        owns
                                                           reader.GameReader
 ``scan/columns.py``          ``scan/columns.pxi``           the analysis schema's columns (lists here,
                                                           Arrow buffers there)
+(Python lists)              ``scan/buffers.pxi``           the column sink's growing Arrow buffers,
+                                                          handed to Arrow without a copy
+``scan/analysis.py``         ``scan/analysis.pxi``          what lichess computes from the evals and
+                                                          clocks (fastpgn.accuracy's formulas)
 ``scan/csv.py``              ``scan/csv.pxi``               those columns as CSV rows (csv_text's rules)
 ``scan/release.py``          ``scan/release.pxi``           a record batch of lichess's Parquet release
                                                           written as PGN text (not a sink: the
