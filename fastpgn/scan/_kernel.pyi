@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Buffer
 
-from fastpgn.scan.contract import ScanResult as ScanResult
+from fastpgn.scan.contract import ColumnError as ColumnError, ScanResult as ScanResult
 from fastpgn.scan.records import GameCore as GameCore, RecordFeed as RecordFeed
 
 SEP: bytes                          # the 22-field line's separator, "│" in UTF-8

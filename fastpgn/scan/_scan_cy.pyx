@@ -12,7 +12,9 @@ inlines across them), each beside its pure twin (see fastpgn.scan._scan_py's tab
 * scan/replay.pxi: which start a game declares (FEN, Variant) and its replay
   on the compiled board, without the GIL.
 * scan/lines.pxi: the 22-field line sink (openings table, moves hooks).
+* scan/buffers.pxi: the column sink's growing Arrow buffers, handed to Arrow without a copy.
 * scan/columns.pxi: the column sink (the analysis schema in Arrow buffers).
+* scan/analysis.pxi: what lichess computes from the evals and clocks (the analysis columns).
 * scan/csv.pxi: the CSV sink (the column sink's buffers written as CSV rows).
 * scan/records.pxi: the record sink (headers, SAN, evals, clocks; headers
   only), with the str and int caches; the compiled cores of reader.Game
@@ -44,7 +46,7 @@ from cpython.long cimport PyLong_FromLongLong
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t
 from fastpgn.board._board_cy cimport FEN_ROOM, Plies, play_from, play_plies, spans_board, uci_spans, validate_spans
-from fastpgn.scan.contract import ScanResult   # what every entry point returns (defined once, in Python)
+from fastpgn.scan.contract import ColumnError, ScanResult   # (defined once, in Python)
 
 cdef extern from "Python.h":
     ctypedef unsigned short Py_UCS2
@@ -92,6 +94,8 @@ include "output.pxi"
 include "replay.pxi"
 include "lines.pxi"
 include "records.pxi"
+include "buffers.pxi"
 include "columns.pxi"
+include "analysis.pxi"
 include "csv.pxi"
 include "release.pxi"

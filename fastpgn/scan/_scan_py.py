@@ -7,7 +7,8 @@ side-by-side read of each pair:
 ==========================  ============================  =========================================
 pure Python                 Cython                        owns
 ==========================  ============================  =========================================
-``scan/contract.py``         (imported)                    ScanResult, what every entry point returns;
+``scan/contract.py``         (imported)                    ScanResult, what every entry point returns,
+                                                          and ColumnError, a column a sink leaves out;
                                                           the interface typed: ``scan/_kernel.pyi``
 ``scan/grammar.py``          ``scan/grammar.pxi``           where games start and end, tags, movetext,
                                                           comments, results; filters on the tags
@@ -26,6 +27,10 @@ pure Python                 Cython                        owns
                                                           reader.GameReader
 ``scan/columns.py``          ``scan/columns.pxi``           the analysis schema's columns (lists here,
                                                           Arrow buffers there)
+(Python lists)              ``scan/buffers.pxi``           the column sink's growing Arrow buffers,
+                                                          handed to Arrow without a copy
+``scan/analysis.py``         ``scan/analysis.pxi``          what lichess computes from the evals and
+                                                          clocks (fastpgn.accuracy's formulas)
 ``scan/csv.py``              ``scan/csv.pxi``               those columns as CSV rows (csv_text's rules)
 ``scan/release.py``          ``scan/release.pxi``           a record batch of lichess's Parquet release
                                                           written as PGN text (not a sink: the
@@ -61,7 +66,7 @@ from fastpgn.scan.records import (
 from fastpgn.scan.release import release_suspects, release_text
 from fastpgn.scan import columns as _columns_py
 from fastpgn.scan import csv as _csv_py
-from fastpgn.scan.contract import ScanResult
+from fastpgn.scan.contract import ColumnError, ScanResult
 
 
 def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
@@ -84,7 +89,7 @@ def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_s
 
 __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
-    "GameCore", "RecordFeed", "ScanResult", "records_from_spans", "spans_from_block",
+    "ColumnError", "GameCore", "RecordFeed", "ScanResult", "records_from_spans", "spans_from_block",
     "SPEED_LIMITS", "SPEEDS", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
     "last_game", "release_suspects", "release_text", "speed_bit", "utf8_error", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other

@@ -1,310 +1,242 @@
 # The column sink: the analysis schema (fastpgn.schema) filled straight into Arrow buffers.
 #
-# Included by scan/_scan_cy.pyx (one compiled module, one translation unit). Mirrors
+# Included by scan/_scan_cy.pyx (one compiled module, one translation unit) after buffers.pxi (the
+# buffers, Col) and before analysis.pxi (what lichess computes from the evals and clocks). Mirrors
 # fastpgn/scan/columns.py, which builds the same columns as Python lists; the
 # tests hold the two to equal tables. Each column is a few growing C buffers
 # (values, offsets, a validity bitmap), filled without the GIL and without a
 # Python object per game or per move; fastpgn.arrow wraps them as Arrow
 # arrays without copying. Rules for each value: docs/schema.md.
 
-cimport cython
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t
 from libc.stdlib cimport strtod
 from libc.limits cimport LLONG_MIN
-from cpython.buffer cimport PyBUF_WRITABLE, PyBUF_FORMAT, PyBUF_ND
 from libc.string cimport memset, strlen
-from libc.math cimport exp, fabs, floor, sqrt
 from libc.stdio cimport snprintf
 
-cdef struct Col:
-    Out off                        # int32 offsets (strings, lists, maps): n + 1 of them
-    Out data                       # fixed-width values, a string's bytes, or a bool bitmap
-    Out valid                      # validity bitmap, least significant bit first
-    Py_ssize_t n, nulls
-
-
-cdef int _bit(Out *bits, Py_ssize_t i, bint value) noexcept nogil:
-    """Set bit ``i`` of a bitmap that grows a byte at a time (bits are appended in order)."""
-    if (i & 7) == 0:
-        if _reserve(bits, 1) < 0:
-            return -1
-        bits.data[bits.size] = 0
-        bits.size += 1
-    if value:
-        bits.data[i >> 3] |= <char>(1 << (i & 7))
-    return 0
-
-
-cdef int _item_slow(Col *c, bint valid) noexcept nogil:
-    cdef Py_ssize_t full
-    if c.nulls == 0:  # the first null: the bitmap starts, every item so far valid
-        full = c.n >> 3
-        if _reserve(&c.valid, full + 1) < 0:
-            return -1
-        memset(c.valid.data, 0xFF, full)
-        c.valid.size = full
-        if c.n & 7:
-            c.valid.data[full] = <char>((1 << (c.n & 7)) - 1)
-            c.valid.size = full + 1
-    if _bit(&c.valid, c.n, valid) < 0:
-        return -1
-    if not valid:
-        c.nulls += 1
-    c.n += 1
-    return 0
-
-
-cdef inline int _item(Col *c, bint valid) noexcept nogil:
-    """Count one more item of ``c``, valid or null (a bitmap only once a null has come)."""
-    if valid and c.nulls == 0:
-        c.n += 1
-        return 0
-    return _item_slow(c, valid)
-
-
-cdef inline int _offset(Col *c, Py_ssize_t at) noexcept nogil:
-    if _reserve(&c.off, 4) < 0:
-        return -1
-    (<int32_t *>(c.off.data + c.off.size))[0] = <int32_t>at
-    c.off.size += 4
-    return 0
-
-
-cdef inline bint _ascii(const char *p, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i = 0
-    cdef uint64_t w
-    while i + 8 <= n:
-        memcpy(&w, p + i, 8)
-        if w & 0x8080808080808080ULL:
-            return False
-        i += 8
-    while i < n:
-        if <unsigned char>p[i] >= 0x80:
-            return False
-        i += 1
-    return True
-
-
-cdef Py_ssize_t _utf8_into(const unsigned char *p, Py_ssize_t n, char *d) noexcept nogil:
-    """``p[:n]`` as UTF-8 into ``d`` (room for 3 bytes a byte), each ill-formed part one U+FFFD: what
-    ``bytes.decode("utf-8", "replace")`` reads (its maximal subparts), so Arrow strings are the records'."""
-    cdef Py_ssize_t i = 0, k = 0, need, j
-    cdef unsigned char c, lo, hi
-    while i < n:
-        c = p[i]
-        if c < 0x80:
-            d[k] = <char>c
-            k += 1
-            i += 1
-            continue
-        lo, hi = 0x80, 0xBF
-        if 0xC2 <= c <= 0xDF:
-            need = 1
-        elif 0xE0 <= c <= 0xEF:
-            need = 2
-            if c == 0xE0:
-                lo = 0xA0
-            elif c == 0xED:
-                hi = 0x9F
-        elif 0xF0 <= c <= 0xF4:
-            need = 3
-            if c == 0xF0:
-                lo = 0x90
-            elif c == 0xF4:
-                hi = 0x8F
-        else:
-            need = 0                # never a lead byte
-        j = 1
-        while j <= need and i + j < n:
-            if not ((lo if j == 1 else 0x80) <= p[i + j] <= (hi if j == 1 else 0xBF)):
-                break
-            j += 1
-        if need and j == need + 1:  # a whole sequence
-            memcpy(d + k, p + i, j)
-            k += j
-            i += j
-        else:                       # the lead byte and the continuation bytes that fit: one U+FFFD
-            d[k], d[k + 1], d[k + 2] = b'\xef', b'\xbf', b'\xbd'
-            k += 3
-            i += j if need else 1
-    return k
-
-
-cdef int _text_bytes(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
-    """Append ``p[:n]`` to ``out`` as valid UTF-8 (see _utf8_into)."""
-    if _ascii(p, n):
-        if _reserve(out, n) < 0:
-            return -1
-        memcpy(out.data + out.size, p, n)
-        out.size += n
-        return 0
-    if _reserve(out, 3 * n) < 0:
-        return -1
-    out.size += _utf8_into(<const unsigned char *>p, n, out.data + out.size)
-    return 0
-
-
-cdef int _string(Col *c, const char *p, Py_ssize_t n) noexcept nogil:
-    """Append ``p[:n]`` to string column ``c``; NULL ``p``: a null."""
-    if p != NULL and _text_bytes(&c.data, p, n) < 0:
-        return -1
-    if _offset(c, c.data.size) < 0:
-        return -1
-    return _item(c, p != NULL)
-
-
-cdef int _span_strings(Col *c, const char *buf, const Py_ssize_t *spans, Py_ssize_t n,
-                       Py_ssize_t limit) noexcept nogil:
-    """Append the ``n`` strings ``buf[spans[2i]:spans[2i+1]]`` (never null) to ``c``: room taken once.
-
-    ``buf[:limit]`` may be read (a few bytes past a string's end)."""
-    cdef Py_ssize_t i, m, total = 0
-    cdef int32_t *off
-    cdef uint64_t w
-    for i in range(n):
-        total += spans[2 * i + 1] - spans[2 * i]
-    if _reserve(&c.data, total + 8) < 0 or _reserve(&c.off, 4 * n) < 0:
-        return -1
-    if c.nulls and _reserve(&c.valid, (n >> 3) + 2) < 0:
-        return -1
-    off = <int32_t *>(c.off.data + c.off.size)
-    for i in range(n):
-        m = spans[2 * i + 1] - spans[2 * i]
-        if m <= 8 and spans[2 * i] + 8 <= limit:
-            # the move and the bytes after it in the game, 8 read at once: when all are ASCII, copied
-            # whole into the 8 bytes of room past the strings
-            memcpy(&w, buf + spans[2 * i], 8)
-            if not w & 0x8080808080808080ULL:
-                memcpy(c.data.data + c.data.size, &w, 8)
-                c.data.size += m
-                off[i] = <int32_t>c.data.size
-                continue
-        if _ascii(buf + spans[2 * i], m):
-            _w(&c.data, buf + spans[2 * i], m)
-        else:                       # (a token with other bytes: rare, and the room is taken again)
-            if (_text_bytes(&c.data, buf + spans[2 * i], m) < 0
-                    or _reserve(&c.data, total + 8) < 0):   # room for the rest again
-                return -1
-        off[i] = <int32_t>c.data.size
-    c.off.size += 4 * n
-    if c.nulls:
-        for i in range(n):
-            _item_slow(c, True)
-    else:
-        c.n += n
-    return 0
-
-
-cdef inline int _fixed(Col *c, const void *value, int width, bint valid) noexcept nogil:
-    """Append a fixed-width value (zeros when null)."""
-    if c.data.size + width > c.data.cap and _reserve(&c.data, width) < 0:
-        return -1
-    if valid:
-        memcpy(c.data.data + c.data.size, value, width)
-    else:
-        memset(c.data.data + c.data.size, 0, width)
-    c.data.size += width
-    return _item(c, valid)
-
-
-cdef inline int _null(Col *c, int width) noexcept nogil:
-    """Append a null fixed-width value (zeros)."""
-    if c.data.size + width > c.data.cap and _reserve(&c.data, width) < 0:
-        return -1
-    memset(c.data.data + c.data.size, 0, width)
-    c.data.size += width
-    if c.nulls and c.n & 7:     # the bitmap's last byte is there, and its bits past c.n are zeros (_bit)
-        c.nulls += 1
-        c.n += 1
-        return 0
-    return _item_slow(c, False)
-
-
-cdef int _flag(Col *c, bint value) noexcept nogil:
-    """Append a bool (Arrow packs them as bits)."""
-    if _bit(&c.data, c.n, value) < 0:
-        return -1
-    return _item(c, True)
-
-
-cdef inline int _list_end(Col *c, Col *child, bint valid) noexcept nogil:
-    """Close one list of ``c`` whose items are ``child``'s since the last one."""
-    if _offset(c, child.n) < 0:
-        return -1
-    return _item(c, valid)
-
-
-# Column numbers, in the schema's order (fastpgn.schema.COLUMNS).
+# The sink's buffers: one Col each for a column and for each level of its lists' items. The numbers are
+# the sink's own (in no order the schema knows: a run of them read as a range is declared in that order);
+# which schema column each buffer makes is _FILLS, and the schema's order, the columns' layout and the
+# offsets to start all come from fastpgn.schema.COLUMNS through it (_make_tables).
 cdef enum:
-    K_GAME_ID = 0
-    K_SITE = 1
-    K_EVENT = 2
-    K_UTC = 3
-    K_DATE = 4
-    K_WHITE = 5
-    K_BLACK = 6
-    K_WHITE_ELO = 7
-    K_BLACK_ELO = 8
-    K_WHITE_DIFF = 9
-    K_BLACK_DIFF = 10
-    K_WHITE_TITLE = 11
-    K_BLACK_TITLE = 12
-    K_RESULT = 13
-    K_TERMINATION = 14
-    K_TIME_CONTROL = 15
-    K_BASE = 16
-    K_INCREMENT = 17
-    K_SPEED = 18
-    K_ECO = 19
-    K_OPENING = 20
-    K_OPENING_CODE = 21
-    K_VARIANT = 22
-    K_FEN = 23
-    K_PLIES = 24
-    K_MATE = 25
-    K_MOVES = 26
-    K_EVAL_CP = 27
-    K_EVAL_MATE = 28
-    K_CLOCK = 29
-    K_NAGS = 30
+    K_GAME_ID
+    K_SITE
+    K_EVENT
+    K_UTC
+    K_DATE
+    K_WHITE
+    K_BLACK
+    K_WHITE_ELO
+    K_BLACK_ELO
+    K_WHITE_DIFF
+    K_BLACK_DIFF
+    K_WHITE_TITLE
+    K_BLACK_TITLE
+    K_RESULT
+    K_TERMINATION
+    K_TIME_CONTROL
+    K_BASE
+    K_INCREMENT
+    K_SPEED
+    K_ECO
+    K_OPENING
+    K_OPENING_CODE
+    K_VARIANT
+    K_FEN
+    K_PLIES
+    K_MATE
+    K_MOVES
+    K_EVAL_CP
+    K_EVAL_MATE
+    K_CLOCK
+    K_NAGS
     # what lichess computes from the evals and clocks (fastpgn.accuracy)
-    K_WIN_PERCENT = 31
-    K_JUDGEMENT = 32
-    K_MOVE_SECONDS = 33
-    K_WHITE_ACCURACY = 34
-    K_BLACK_ACCURACY = 35
-    K_WHITE_ACPL = 36
-    K_BLACK_ACPL = 37
-    K_WHITE_INACCURACIES = 38   # then Mistakes, Blunders, and Black's three: K_WHITE_INACCURACIES + 3 * side + j
-    K_BYTE_OFFSET = 44
-    K_TAGS = 45
-    K_UCI = 46
+    K_WIN_PERCENT
+    K_JUDGEMENT
+    K_MOVE_SECONDS
+    K_WHITE_ACCURACY            # then K_BLACK_ACCURACY: K_WHITE_ACCURACY + side
+    K_BLACK_ACCURACY
+    K_WHITE_ACPL                # then K_BLACK_ACPL: K_WHITE_ACPL + side
+    K_BLACK_ACPL
+    K_WHITE_INACCURACIES        # then the rest of the six counts: K_WHITE_INACCURACIES + 3 * side + j
+    K_WHITE_MISTAKES
+    K_WHITE_BLUNDERS
+    K_BLACK_INACCURACIES
+    K_BLACK_MISTAKES
+    K_BLACK_BLUNDERS
+    K_BYTE_OFFSET
+    K_TAGS
+    K_UCI
     # the children of the list and map columns
-    K_MOVES_ITEM = 47
-    K_EVAL_CP_ITEM = 48
-    K_EVAL_MATE_ITEM = 49
-    K_CLOCK_ITEM = 50
-    K_TAG_KEY = 51
-    K_TAG_VALUE = 52
-    K_UCI_ITEM = 53
-    K_WIN_PERCENT_ITEM = 54
-    K_JUDGEMENT_ITEM = 55
-    K_MOVE_SECONDS_ITEM = 56
+    K_MOVES_ITEM
+    K_EVAL_CP_ITEM
+    K_EVAL_MATE_ITEM
+    K_CLOCK_ITEM
+    K_TAG_KEY
+    K_TAG_VALUE
+    K_UCI_ITEM
+    K_WIN_PERCENT_ITEM
+    K_JUDGEMENT_ITEM
+    K_MOVE_SECONDS_ITEM
     # with positions / fens: each ply's Polyglot key and FEN (the replay's, scan/replay.pxi)
-    K_ZOBRIST = 57
-    K_ZOBRIST_ITEM = 58
-    K_FENS = 59
-    K_FENS_ITEM = 60
+    K_ZOBRIST
+    K_ZOBRIST_ITEM
+    K_FENS
+    K_FENS_ITEM
     # the nags' per-ply lists and their NAGs
-    K_NAGS_PLY = 61
-    K_NAGS_ITEM = 62
-    NCOLS = 63
+    K_NAGS_PLY
+    K_NAGS_ITEM
+    NCOLS
+    MAX_COLUMNS = 128           # the schema's columns the tables below can hold (a CSV column number is a byte)
 
-# The columns with offsets (their first offset, 0, is written when they start).
-cdef int[12] _OFFSET_COLS = [K_GAME_ID, K_EVENT, K_WHITE, K_BLACK, K_WHITE_TITLE, K_BLACK_TITLE, K_RESULT,
-                             K_TERMINATION, K_TIME_CONTROL, K_SPEED, K_ECO, K_OPENING]
-cdef int[14] _MORE_OFFSET_COLS = [K_VARIANT, K_FEN, K_MOVES, K_EVAL_CP, K_EVAL_MATE, K_CLOCK, K_TAGS, K_UCI,
-                                  K_MOVES_ITEM, K_TAG_KEY, K_TAG_VALUE, K_SITE, K_NAGS, K_NAGS_PLY]
+# Which buffers make each column of fastpgn.schema (by name): the column's, then its items' in the order its
+# Arrow type nests them (a list's items; a struct's fields in order). Adding a column to the schema means a
+# row here and the code that fills its buffers (_columns_row); the schema's order, its layout and the CSV
+# writer come from fastpgn.schema.COLUMNS, checked against this table on the first block (_make_tables).
+_FILLS = {
+    "game_id": (K_GAME_ID,), "site": (K_SITE,), "event": (K_EVENT,), "utc": (K_UTC,), "date": (K_DATE,),
+    "white": (K_WHITE,), "black": (K_BLACK,), "white_elo": (K_WHITE_ELO,), "black_elo": (K_BLACK_ELO,),
+    "white_rating_diff": (K_WHITE_DIFF,), "black_rating_diff": (K_BLACK_DIFF,), "white_title": (K_WHITE_TITLE,),
+    "black_title": (K_BLACK_TITLE,), "result": (K_RESULT,), "termination": (K_TERMINATION,),
+    "time_control": (K_TIME_CONTROL,), "base_seconds": (K_BASE,), "increment_seconds": (K_INCREMENT,),
+    "speed": (K_SPEED,), "eco": (K_ECO,), "opening": (K_OPENING,), "opening_code": (K_OPENING_CODE,),
+    "variant": (K_VARIANT,), "fen": (K_FEN,), "plies": (K_PLIES,), "mate": (K_MATE,),
+    "moves": (K_MOVES, K_MOVES_ITEM), "eval_cp": (K_EVAL_CP, K_EVAL_CP_ITEM),
+    "eval_mate": (K_EVAL_MATE, K_EVAL_MATE_ITEM), "clock": (K_CLOCK, K_CLOCK_ITEM),
+    "nags": (K_NAGS, K_NAGS_PLY, K_NAGS_ITEM),
+    "win_percent": (K_WIN_PERCENT, K_WIN_PERCENT_ITEM), "judgement": (K_JUDGEMENT, K_JUDGEMENT_ITEM),
+    "move_seconds": (K_MOVE_SECONDS, K_MOVE_SECONDS_ITEM),
+    "white_accuracy": (K_WHITE_ACCURACY,), "black_accuracy": (K_BLACK_ACCURACY,),
+    "white_acpl": (K_WHITE_ACPL,), "black_acpl": (K_BLACK_ACPL,),
+    "white_inaccuracies": (K_WHITE_INACCURACIES,), "white_mistakes": (K_WHITE_MISTAKES,),
+    "white_blunders": (K_WHITE_BLUNDERS,), "black_inaccuracies": (K_BLACK_INACCURACIES,),
+    "black_mistakes": (K_BLACK_MISTAKES,), "black_blunders": (K_BLACK_BLUNDERS,),
+    "byte_offset": (K_BYTE_OFFSET,), "tags": (K_TAGS, K_TAG_KEY, K_TAG_VALUE),
+    "uci": (K_UCI, K_UCI_ITEM), "zobrist": (K_ZOBRIST, K_ZOBRIST_ITEM), "fens": (K_FENS, K_FENS_ITEM),
+}
+_SINK = "the compiled column sink (fastpgn/scan/columns.pxi)"
+_WIDTHS = {"bool": 0, "int8": 1, "int16": 2, "int32": 4, "date32": 4, "float32": 4, "int64": 8,
+           "timestamp[s, tz=UTC]": 8}
+
+from _thread import allocate_lock as _allocate_lock
+
+cdef object _against = None        # the fastpgn.schema.COLUMNS the tables were made from
+cdef object _TABLES_LOCK = _allocate_lock()
+cdef object _schema = None         # (fastpgn.schema, imported on the first block: it imports the kernel)
+cdef list _PLAN = []               # per column of schema.columns(uci=True, positions=True, fens=True): (name, the
+                                   # flag that adds it or None, its buffers as a tree: (k, type text, children))
+cdef bint _STARTS_OFFSETS[NCOLS]   # the buffers with offsets (strings and lists): their first offset, 0, written
+
+
+cdef tuple _tree(str name, str kind, tuple ks, list at):
+    """Column ``name``'s buffer tree of type ``kind`` from ``ks`` (``at[0]``: the next buffer to take)."""
+    if at[0] >= len(ks):
+        raise ColumnError(f"{_SINK} names too few buffers for the column {name!r} ({kind}) in _FILLS")
+    cdef int k = ks[at[0]]
+    at[0] += 1
+    cdef list children = []
+    if kind.startswith("list<"):
+        inner = kind[5:-1]
+        if inner.startswith("struct<"):      # (a list of structs: the fields' buffers are the list's children)
+            for field, field_kind in _schema.struct_fields(inner):
+                children.append(_tree(name, field_kind, ks, at))
+        else:
+            children.append(_tree(name, inner, ks, at))
+    elif kind != "string" and kind not in _WIDTHS:
+        raise ColumnError(f"{_SINK} has no buffer layout for the column {name!r} ({kind})")
+    return (k, kind, tuple(children))
+
+
+cdef int _ready() except -1:
+    """The tables made from fastpgn.schema.COLUMNS, made again when that is another tuple (a ColumnError naming
+    the first column this sink does not make as the schema types it)."""
+    global _schema
+    if _schema is None:
+        from fastpgn import schema
+        _schema = schema
+    if _schema.COLUMNS is not _against:
+        with _TABLES_LOCK:         # (one thread makes them: another may be reading them without the GIL)
+            if _schema.COLUMNS is not _against:
+                _make_tables()
+    return 0
+
+
+cdef void _mark_offsets(tuple tree):
+    if tree[1] == "string" or tree[1].startswith("list<"):
+        _STARTS_OFFSETS[<int>tree[0]] = True
+    for child in tree[2]:
+        _mark_offsets(child)
+
+
+cdef int _make_tables() except -1:
+    global _against, _PLAN
+    cdef list plan = []
+    _against = None                # (until the tables are whole: a failure here is made again next block)
+    every = _schema.columns(uci=True, positions=True, fens=True)
+    names = [c.name for c in every]
+    if len(every) > MAX_COLUMNS:
+        raise ColumnError(f"{_SINK} holds at most {MAX_COLUMNS} columns; fastpgn.schema names {len(every)}")
+    for name in _FILLS:
+        if name not in names:
+            raise ColumnError(f"{_SINK} makes a column {name!r} that fastpgn.schema.COLUMNS does not name")
+    for i in range(NCOLS):
+        _STARTS_OFFSETS[i] = False
+    flags = {name: flag for name, flag in _schema.OPTIONAL.items()}
+    for column in every:
+        ks = _FILLS.get(column.name)
+        if ks is None:
+            raise ColumnError(f"{_SINK} makes no column {column.name!r} of fastpgn.schema.COLUMNS")
+        at = [0]
+        tree = _tree(column.name, column.type, ks, at)
+        if at[0] != len(ks):
+            raise ColumnError(f"{_SINK} names more buffers for the column {column.name!r} ({column.type}) in "
+                              f"_FILLS than its type has")
+        plan.append((column.name, flags.get(column.name), tree))
+    for entry in plan:
+        _mark_offsets(entry[2])
+    _csv_tables(plan)
+    _PLAN = plan
+    _against = _schema.COLUMNS
+    return 0
+
+
+cdef int _check_tree(Columns *c, str name, tuple tree, Py_ssize_t rows) except -1:
+    """That buffer ``tree`` of column ``name`` holds ``rows`` items laid out as its type says, before anything
+    reads it (a buffer left unfilled is this ColumnError, never a read past its end)."""
+    cdef Col *col = &c.cols[<int>tree[0]]
+    cdef str kind = tree[1]
+    cdef Py_ssize_t width, last = 0
+    cdef bint ok = col.n == rows and col.nulls <= rows and (col.nulls == 0 or col.valid.size * 8 >= rows)
+    if ok and (kind == "string" or kind.startswith("list<")):
+        ok = col.off.size == 4 * (rows + 1)
+        if ok:
+            last = (<int32_t *>col.off.data)[rows]
+            ok = (<int32_t *>col.off.data)[0] == 0 and last >= 0
+        if ok and kind == "string":
+            ok = last == col.data.size
+    elif ok:
+        width = _WIDTHS[kind]
+        if c.csv and kind == "float32":       # doubles for the CSV sink (_real), its clock entries their text
+            width = sizeof(ClockEntry) if tree[0] == K_CLOCK_ITEM else 8
+        ok = col.data.size == ((rows + 7) >> 3 if width == 0 else rows * width)
+    if not ok:
+        raise ColumnError(f"{_SINK} left the column {name!r} ({tree[1]}) unfilled or not as its type lays it out "
+                          f"({col.n} of {rows} items)")
+    for child in tree[2]:
+        _check_tree(c, name, child, last)
+    return 0
+
+
+cdef list _filled(Columns *c):
+    """The plan's columns this block made (``uci``, ``zobrist``, ``fens`` when asked), each checked."""
+    cdef list chosen = []
+    made = {"uci": c.uci, "positions": c.pos != NULL and c.pos.keys, "fens": c.pos != NULL and c.pos.fens}
+    for name, flag, tree in _PLAN:
+        if flag is None or made[flag]:
+            _check_tree(c, name, tree, c.rows)
+            chosen.append((name, tree))
+    return chosen
+
 
 cdef const char *_SPEED_NAMES[6]
 _SPEED_NAMES[0] = b"ultraBullet"
@@ -334,6 +266,7 @@ cdef struct Columns:
     signed char *kinds             # per ply: 0 no eval, 1 centipawns, 2 mate (_eval_value)
     int32_t *values                # per ply: the centipawns or the mate
     Py_ssize_t ply_cap
+    Py_ssize_t rows                # the rows written (_columns_row)
 
 
 cdef const char *_GAP = b"gap"     # (a distinct address)
@@ -343,20 +276,9 @@ cdef int _columns_start(Columns *c, bint uci) noexcept nogil:
     cdef int i
     memset(c, 0, sizeof(Columns))
     c.uci = uci
-    for i in range(12):
-        if _offset(&c.cols[_OFFSET_COLS[i]], 0) < 0:
+    for i in range(NCOLS):
+        if _STARTS_OFFSETS[i] and _offset(&c.cols[i], 0) < 0:
             return -1
-    for i in range(14):
-        if _offset(&c.cols[_MORE_OFFSET_COLS[i]], 0) < 0:
-            return -1
-    if _offset(&c.cols[K_OPENING_CODE], 0) < 0 or _offset(&c.cols[K_UCI_ITEM], 0) < 0:
-        return -1
-    if (_offset(&c.cols[K_WIN_PERCENT], 0) < 0 or _offset(&c.cols[K_JUDGEMENT], 0) < 0
-            or _offset(&c.cols[K_MOVE_SECONDS], 0) < 0 or _offset(&c.cols[K_JUDGEMENT_ITEM], 0) < 0):
-        return -1
-    if (_offset(&c.cols[K_ZOBRIST], 0) < 0 or _offset(&c.cols[K_FENS], 0) < 0
-            or _offset(&c.cols[K_FENS_ITEM], 0) < 0):
-        return -1
     return 0
 
 
@@ -636,316 +558,6 @@ cdef int _eval_value(const char *p, Py_ssize_t n, long long *value) noexcept nog
     return 1
 
 
-# ---------------------------------------------------------------- what lichess computes from evals and clocks
-#
-# fastpgn/accuracy.py is the reference and docs/schema.md ("Accuracy, ACPL, judgements") the rules, with
-# lila's sources. Each value is the same double operations in the same order as the pure twin's (sums left
-# to right, exp and sqrt from the same libm), cast to float32 once, so the columns are equal to the bit.
-
-cdef inline double _chances(double cp) noexcept nogil:
-    """scalachess WinPercent.winningChances: White's winning chances in [-1, 1]."""
-    cdef double x = 2.0 / (1.0 + exp(-0.00368208 * cp)) - 1.0
-    if x > 1.0:
-        return 1.0
-    return -1.0 if x < -1.0 else x
-
-
-# _chances of each centipawn value in [-1000, 1000], made by _chances itself (so equal to the bit): the
-# clamped evals of win_percent and most raw ones of the judgements read it instead of calling exp
-cdef double _CHANCES[2001]
-
-
-cdef void _fill_chances() noexcept nogil:
-    cdef int cp
-    for cp in range(-1000, 1001):
-        _CHANCES[cp + 1000] = _chances(<double>cp)
-
-
-_fill_chances()
-
-
-cdef inline double _chances_cp(int32_t cp) noexcept nogil:
-    """_chances of a whole number of centipawns."""
-    if -1000 <= cp <= 1000:
-        return _CHANCES[cp + 1000]
-    return _chances(<double>cp)
-
-
-cdef inline int _ceiled(int kind, int32_t value) noexcept nogil:
-    """An eval as centipawns clamped to +-1000, a mate as +-1000 (mate 0 as White's: lila #21104)."""
-    if kind == 2:
-        return -1000 if value < 0 else 1000
-    return -1000 if value < -1000 else (1000 if value > 1000 else value)
-
-
-cdef inline double _move_accuracy(double before, double after) noexcept nogil:
-    """lila AccuracyPercent.fromWinPercents, +1 for imperfect analysis, clamped to [0, 100]."""
-    cdef double raw
-    if after >= before:
-        return 100.0
-    raw = 103.1668100711649 * exp(-0.04354415386753951 * (before - after)) + -3.166924740191411 + 1.0
-    return 0.0 if raw < 0.0 else (100.0 if raw > 100.0 else raw)
-
-
-cdef inline double _pstdev(const double *w, Py_ssize_t n) noexcept nogil:
-    cdef double total = 0.0, mean, d
-    cdef Py_ssize_t i
-    for i in range(n):
-        total += w[i]
-    mean = total / n
-    total = 0.0
-    for i in range(n):
-        d = w[i] - mean
-        total += d * d
-    return sqrt(total / n)
-
-
-cdef bint _game_accuracy(const double *wins, Py_ssize_t m, bint white_first, double *out) noexcept nogil:
-    """lila AccuracyPercent.gameAccuracy over ``wins[0..m]`` (the start's win percent first): each side's
-    accuracy into ``out[0]``, ``out[1]``; False unless both sides moved."""
-    cdef Py_ssize_t L = m + 1, size = m // 10, first, windows, ply, lo, hi
-    cdef Py_ssize_t n[2]
-    cdef double weighted[2]
-    cdef double weights[2]
-    cdef double harmonic[2]
-    cdef double weight, accuracy
-    cdef int side
-    size = 2 if size < 2 else (8 if size > 8 else size)
-    first = (size if size < L else L) - 2            # copies of the first window
-    windows = first + (L - size + 1 if L - size + 1 > 1 else 1)
-    n[0] = n[1] = 0
-    weighted[0] = weighted[1] = weights[0] = weights[1] = harmonic[0] = harmonic[1] = 0.0
-    for ply in range(m):
-        if ply >= windows:
-            break
-        lo = 0 if ply < first else ply - first
-        hi = lo + size if lo + size < L else L
-        weight = _pstdev(wins + lo, hi - lo)
-        weight = 0.5 if weight < 0.5 else (12.0 if weight > 12.0 else weight)
-        side = 0 if (ply % 2 == 0) == white_first else 1
-        accuracy = (_move_accuracy(wins[ply], wins[ply + 1]) if side == 0
-                    else _move_accuracy(wins[ply + 1], wins[ply]))
-        weighted[side] += accuracy * weight
-        weights[side] += weight
-        harmonic[side] += 1.0 / (accuracy if accuracy > 1.0 else 1.0)
-        n[side] += 1
-    if n[0] == 0 or n[1] == 0:
-        return False
-    for side in range(2):
-        out[side] = (weighted[side] / weights[side] + n[side] / harmonic[side]) / 2.0
-    return True
-
-
-cdef inline long long _java_round(double x) noexcept nogil:
-    """Java's Math.round: half up."""
-    cdef double low = floor(x)
-    return <long long>low + (1 if x - low >= 0.5 else 0)
-
-
-cdef int _judgement(int pkind, int32_t prev, int kind, int32_t value, bint white) noexcept nogil:
-    """lila Advice: 0 none, 1 Inaccuracy, 2 Mistake, 3 Blunder, for the move from eval ``prev`` to ``value``."""
-    cdef int sign = 1 if white else -1
-    cdef double drop
-    cdef long long before, after
-    if pkind == 1 and kind == 1:     # the drop in the mover's winning chances of the raw centipawns
-        drop = (_chances_cp(prev) - _chances_cp(value)) * sign
-        return 3 if drop >= 0.3 else (2 if drop >= 0.2 else (1 if drop >= 0.1 else 0))
-    before = <long long>prev * sign if pkind == 1 else 0    # centipawns, from the mover's side
-    after = <long long>value * sign if kind == 1 else 0
-    if pkind != 2 and kind == 2 and <long long>value * sign < 0:                          # mate created
-        return 1 if before < -999 else (2 if before < -700 else 3)
-    if pkind == 2 and <long long>prev * sign > 0 and (kind != 2 or <long long>value * sign < 0):  # mate lost
-        return 1 if after > 999 else (2 if after > 700 else 3)
-    return 0
-
-
-cdef inline int _real(Col *col, double x, bint valid, bint wide) noexcept nogil:
-    """A float32 entry (Arrow's), or for the CSV sink (``wide``) the double itself, which csv_text writes."""
-    cdef float f = <float>x
-    if wide:
-        return _fixed(col, &x, 8, valid)
-    return _fixed(col, &f, 4, valid)
-
-
-cdef const char *_JUDGEMENT_NAMES[4]
-_JUDGEMENT_NAMES[1] = b"Inaccuracy"
-_JUDGEMENT_NAMES[2] = b"Mistake"
-_JUDGEMENT_NAMES[3] = b"Blunder"
-
-
-cdef int _no_analysis(Columns *c) noexcept nogil:
-    """The analysis columns of a game without evals: all null."""
-    cdef int k
-    if (_list_end(&c.cols[K_WIN_PERCENT], &c.cols[K_WIN_PERCENT_ITEM], False) < 0
-            or _list_end(&c.cols[K_JUDGEMENT], &c.cols[K_JUDGEMENT_ITEM], False) < 0):
-        return -1
-    for k in range(K_WHITE_ACCURACY, K_BLACK_ACCURACY + 1):
-        if _null(&c.cols[k], 8 if c.csv else 4) < 0:
-            return -1
-    for k in range(K_WHITE_ACPL, K_WHITE_INACCURACIES + 6):
-        if _null(&c.cols[k], 2) < 0:
-            return -1
-    return 0
-
-
-cdef int _analysis(Columns *c, const char *buf, _Game game) noexcept nogil:
-    """win_percent, judgement and the per-game columns from ``c.kinds`` / ``c.values`` (set by _plies)."""
-    cdef Py_ssize_t n = game.nmoves if game.nevals else 0, i, m
-    cdef int kind, pkind = 1, j, side, loss
-    cdef int32_t prev = 15                           # the start counts as 15 cp
-    cdef double accuracy[2]
-    cdef long long losses[2]
-    cdef long long pairs[2]
-    cdef long long counts[6]
-    cdef int16_t v16
-    cdef bint white, analysed, accurate
-    cdef Col *wins = &c.cols[K_WIN_PERCENT_ITEM]
-    cdef Col *names = &c.cols[K_JUDGEMENT_ITEM]
-    if game.nevals == 0:                             # (most games: no evals, every column null)
-        return _no_analysis(c)
-    memset(counts, 0, sizeof(counts))
-    losses[0] = losses[1] = pairs[0] = pairs[1] = 0
-    if n > 0:
-        c.wins[0] = 50.0 + 50.0 * _chances_cp(15)
-    m = n
-    if n > 0 and c.kinds[n - 1] == 0 and buf[game.moves[2 * n - 1] - 1] == b'#':
-        m = n - 1                                    # a mating last move has no eval in lichess's analysis
-    analysed = m > 0
-    for i in range(n):
-        kind = c.kinds[i]
-        white = (i % 2 == 0) == c.row_white_first
-        if kind:
-            c.wins[i + 1] = 50.0 + 50.0 * _chances_cp(_ceiled(kind, c.values[i]))
-        elif i < m:
-            analysed = False
-        if _real(wins, c.wins[i + 1] if kind else 0.0, kind != 0, c.csv) < 0:
-            return -1
-        j = _judgement(pkind, prev, kind, c.values[i], white) if kind and pkind else 0
-        if _string(names, _JUDGEMENT_NAMES[j] if j else NULL, strlen(_JUDGEMENT_NAMES[j]) if j else 0) < 0:
-            return -1
-        side = 0 if white else 1
-        if j:
-            counts[3 * side + j - 1] += 1
-        if kind and pkind:
-            loss = (_ceiled(pkind, prev) - _ceiled(kind, c.values[i])) * (1 if white else -1)
-            losses[side] += loss if loss > 0 else 0
-            pairs[side] += 1
-        pkind, prev = kind, c.values[i]
-    if (_list_end(&c.cols[K_WIN_PERCENT], wins, game.nevals > 0) < 0
-            or _list_end(&c.cols[K_JUDGEMENT], names, game.nevals > 0) < 0):
-        return -1
-    accurate = analysed and _game_accuracy(c.wins, m, c.row_white_first, accuracy)
-    for side in range(2):
-        if _real(&c.cols[K_WHITE_ACCURACY + side], accuracy[side] if accurate else 0.0, accurate, c.csv) < 0:
-            return -1
-    for side in range(2):
-        v16 = <int16_t>_java_round(<double>losses[side] / pairs[side]) if analysed and pairs[side] else 0
-        if _fixed(&c.cols[K_WHITE_ACPL + side], &v16, 2, analysed and pairs[side] > 0) < 0:
-            return -1
-    for j in range(6):
-        v16 = <int16_t>counts[j]
-        if _fixed(&c.cols[K_WHITE_INACCURACIES + j], &v16, 2, analysed and counts[j] <= 32767) < 0:
-            return -1
-    return 0
-
-
-cdef inline bint _whole_clocks(_Game game, Py_ssize_t n) noexcept nogil:
-    """Whether every ply of the game has a clock, in whole seconds (lichess's since 2017)."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        if game.clock_secs[i] < 0 or game.clock_frac[2 * i] != game.clock_frac[2 * i + 1]:
-            return False
-    return True
-
-
-cdef int _move_seconds_whole(Columns *c, _Game game, Py_ssize_t n, long long start) noexcept nogil:
-    """_move_seconds where every ply has a whole-second clock (``_whole_clocks``), the time control known:
-    the same values, written in one pass (each side's first move from the start, the next from its last
-    clock, two plies before)."""
-    cdef Py_ssize_t i
-    cdef long long base = c.row_base, increment = c.row_increment, iv
-    cdef long long inc[2]
-    cdef double spent
-    cdef int width = 8 if c.csv else 4
-    cdef Col *items = &c.cols[K_MOVE_SECONDS_ITEM]
-    cdef char *at
-    if items.data.size + n * width > items.data.cap and _reserve(&items.data, n * width) < 0:
-        return -1
-    at = items.data.data + items.data.size
-    for i in range(n):
-        iv = game.clock_secs[i]
-        if i < 2:        # the side's first move: the clock is not running yet, no increment (berserk: none after)
-            if base > 0 and base >= 40 * increment and iv != start and fabs(<double>iv - base / 2.0) < 1.0:
-                inc[i] = 0
-                spent = 0.0
-            else:
-                inc[i] = increment
-                spent = <double>(start - iv)
-        else:
-            spent = <double>(game.clock_secs[i - 2] + inc[i & 1] - iv)
-        if c.csv:
-            (<double *>at)[i] = spent
-        else:
-            (<float *>at)[i] = <float>spent
-    items.data.size += n * width
-    if items.nulls == 0:
-        items.n += n
-    else:
-        for i in range(n):
-            if _item_slow(items, True) < 0:
-                return -1
-    return _list_end(&c.cols[K_MOVE_SECONDS], items, True)
-
-
-cdef int _move_seconds(Columns *c, _Game game) noexcept nogil:
-    """move_seconds from the clocks (``game.clock_secs``, ``c.secs``) and the row's time control, as
-    fastpgn.accuracy.move_seconds computes them: an int clock stays whole until the value is made."""
-    cdef Py_ssize_t n = game.nmoves if game.nclocks else 0, i
-    cdef long long base = c.row_base, increment = c.row_increment, start, iv, whole
-    cdef bint known = base >= 0 and 0 <= increment <= 32767, has, exact, berserk, valid
-    cdef bint seen[2]
-    cdef bint last_has[2]
-    cdef bint last_exact[2]
-    cdef bint no_increment[2]
-    cdef long long last_iv[2]
-    cdef double last_dv[2]
-    cdef double dv, spent = 0.0
-    cdef int side
-    cdef long long inc
-    cdef Col *items = &c.cols[K_MOVE_SECONDS_ITEM]
-    start = base if base > 0 else (increment if increment > 3 else 3)
-    if known and n > 0 and _whole_clocks(game, n):
-        return _move_seconds_whole(c, game, n, start)
-    seen[0] = seen[1] = False
-    for i in range(n if known else 0):
-        iv = game.clock_secs[i]
-        has = iv >= 0
-        exact = game.clock_frac[2 * i] == game.clock_frac[2 * i + 1]     # no tenths: the twin holds an int
-        dv = <double>iv if exact else c.secs[i]
-        side = 0 if (i % 2 == 0) == c.row_white_first else 1
-        valid = False
-        if not seen[side]:           # the side's first move: the clock is not running yet, no increment
-            seen[side] = True
-            berserk = (has and base > 0 and base >= 40 * increment and (iv != start if exact else dv != <double>start)
-                       and fabs(dv - base / 2.0) < 1.0)
-            no_increment[side] = berserk
-            if has:
-                valid = True
-                spent = 0.0 if berserk else (<double>(start - iv) if exact else <double>start - dv)
-        elif has and last_has[side]:
-            valid = True
-            inc = 0 if no_increment[side] else increment
-            if last_exact[side]:
-                whole = last_iv[side] + inc
-                spent = <double>(whole - iv) if exact else <double>whole - dv
-            else:
-                spent = (last_dv[side] + <double>inc) - dv
-        last_has[side], last_exact[side], last_iv[side], last_dv[side] = has, exact, iv, dv
-        if _real(items, spent, valid, c.csv) < 0:
-            return -1
-    return _list_end(&c.cols[K_MOVE_SECONDS], items, known and game.nclocks > 0)
-
-
 cdef int _uci_items(Col *items, const char *text, Py_ssize_t n) noexcept nogil:
     """The uci list's items: the replay's UCI text ``text[:n]`` (moves a space apart) cut at its spaces.
 
@@ -1205,25 +817,6 @@ cdef int _tag_map_hashed(Columns *c, const char *buf, _Game game, Out *scratch) 
     return _list_end(&c.cols[K_TAGS], &c.cols[K_TAG_KEY], True)
 
 
-cdef inline bint _fen_space(char b) noexcept nogil:
-    return b == b' ' or b == b'\t' or b == b'\n' or b == b'\r' or b == b'\x0b' or b == b'\x0c'
-
-
-cdef bint _white_first(const char *p, Py_ssize_t n) noexcept nogil:
-    """fastpgn.accuracy.starts_white: a FEN's second field (split at ASCII whitespace) is not ``b``."""
-    cdef Py_ssize_t i = 0, k
-    while i < n and _fen_space(p[i]):
-        i += 1
-    while i < n and not _fen_space(p[i]):
-        i += 1
-    while i < n and _fen_space(p[i]):
-        i += 1
-    k = i
-    while i < n and not _fen_space(p[i]):
-        i += 1
-    return not (i - k == 1 and p[k] == b'b')
-
-
 cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_offset, Out *scratch) noexcept nogil:
     """Append game ``game`` as one row of every column; -1 when memory is short."""
     cdef Py_ssize_t slots[NSLOTS]
@@ -1302,9 +895,10 @@ cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_of
     if _plies(c, buf, game) < 0:
         return -1
     offset = base_offset + game.start
-    if _fixed(&c.cols[K_BYTE_OFFSET], &offset, 8, True) < 0:
+    if _fixed(&c.cols[K_BYTE_OFFSET], &offset, 8, True) < 0 or _tag_map(c, buf, game, scratch) < 0:
         return -1
-    return _tag_map(c, buf, game, scratch)
+    c.rows += 1
+    return 0
 
 
 cdef Py_ssize_t _columns_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game, Columns *c,
@@ -1341,66 +935,6 @@ cdef Py_ssize_t _columns_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _
     return pos
 
 
-@cython.auto_pickle(False)
-cdef class _Buffer:
-    """A column buffer handed to Arrow without a copy: the C memory the sink filled, freed with this object."""
-    cdef char *data
-    cdef Py_ssize_t size
-    cdef Py_ssize_t shape[1]
-
-    def __dealloc__(self):
-        free(self.data)
-
-    def __len__(self):
-        return self.size
-
-    def __getbuffer__(self, Py_buffer *view, int flags):
-        if flags & PyBUF_WRITABLE:
-            raise BufferError("a column buffer is read-only")
-        self.shape[0] = self.size
-        view.buf = self.data
-        view.obj = self
-        view.len = self.size
-        view.readonly = 1
-        view.itemsize = 1
-        view.format = NULL
-        if flags & PyBUF_FORMAT:
-            view.format = b"B"
-        view.ndim = 1
-        view.shape = self.shape if flags & PyBUF_ND else NULL
-        view.strides = NULL
-        view.suboffsets = NULL
-        view.internal = NULL
-
-    def __releasebuffer__(self, Py_buffer *view):
-        pass
-
-
-cdef _Buffer _out_bytes(Out *out):
-    """``out``'s memory, now owned by a _Buffer (``out`` is left empty)."""
-    cdef _Buffer b = _Buffer.__new__(_Buffer)
-    if out.data == NULL:  # (Arrow wants an address even for no bytes)
-        out.data = <char *>malloc(1)
-        if out.data == NULL:
-            raise MemoryError()
-    b.data = out.data
-    b.size = out.size
-    out.data = NULL
-    out.size = out.cap = 0
-    return b
-
-
-cdef tuple _col_spec(Col *c, int kind, tuple children):
-    """A column as fastpgn.arrow reads it: (length, null count, buffers, children); kind 0 fixed or bool,
-    1 string, 2 list or map (offsets, then the children)."""
-    cdef object valid = _out_bytes(&c.valid) if c.nulls else None
-    if kind == 0:
-        return (c.n, c.nulls, (valid, _out_bytes(&c.data)), children)
-    if kind == 1:
-        return (c.n, c.nulls, (valid, _out_bytes(&c.off), _out_bytes(&c.data)), children)
-    return (c.n, c.nulls, (valid, _out_bytes(&c.off)), children)
-
-
 cdef int _fill_codes(Columns *c, const char *buf, object openings) except -1:
     """The opening_code column: the codes noted per row, the gaps filled from ``openings`` with the GIL."""
     cdef Py_ssize_t i, g = 0
@@ -1434,58 +968,21 @@ cdef int _fill_codes(Columns *c, const char *buf, object openings) except -1:
 
 
 cdef dict _columns_dict(Columns *c, const char *buf, object openings):
-    """Every column's buffers by name, the opening codes' gaps filled from ``openings`` with the GIL."""
+    """Every column's buffers by name, in the schema's order, the opening codes' gaps filled from ``openings``
+    with the GIL."""
     _fill_codes(c, buf, openings)
-    names = ("game_id", "site", "event", "utc", "date", "white", "black", "white_elo", "black_elo", "white_rating_diff",
-             "black_rating_diff", "white_title", "black_title", "result", "termination", "time_control",
-             "base_seconds", "increment_seconds", "speed", "eco", "opening", "opening_code", "variant", "fen",
-             "plies", "mate", "moves", "eval_cp", "eval_mate", "clock", "nags", "win_percent", "judgement", "move_seconds",
-             "white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies", "white_mistakes",
-             "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders", "byte_offset", "tags")
     cdef dict out = {}
-    cdef int k
-    for k in range(K_UCI):
-        if K_WIN_PERCENT <= k < K_BYTE_OFFSET:
-            if k == K_WIN_PERCENT:     # (the analysis columns, in the schema's order after clock)
-                _analysis_dict(c, out, names)
-            continue
-        if k == K_MOVES:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_MOVES_ITEM], 1, ()),))
-        elif k == K_EVAL_CP:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_EVAL_CP_ITEM], 0, ()),))
-        elif k == K_EVAL_MATE:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_EVAL_MATE_ITEM], 0, ()),))
-        elif k == K_CLOCK:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_CLOCK_ITEM], 0, ()),))
-        elif k == K_NAGS:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_NAGS_PLY], 2,
-                                                                (_col_spec(&c.cols[K_NAGS_ITEM], 0, ()),)),))
-        elif k == K_TAGS:
-            out[names[k]] = _col_spec(&c.cols[k], 2, (_col_spec(&c.cols[K_TAG_KEY], 1, ()),
-                                                      _col_spec(&c.cols[K_TAG_VALUE], 1, ())))
-        elif (k == K_UTC or k == K_DATE or k == K_WHITE_ELO or k == K_BLACK_ELO or k == K_WHITE_DIFF
-              or k == K_BLACK_DIFF or k == K_BASE or k == K_INCREMENT or k == K_PLIES or k == K_MATE
-              or k == K_BYTE_OFFSET):
-            out[names[k]] = _col_spec(&c.cols[k], 0, ())
-        else:
-            out[names[k]] = _col_spec(&c.cols[k], 1, ())
-    if c.uci:
-        out["uci"] = _col_spec(&c.cols[K_UCI], 2, (_col_spec(&c.cols[K_UCI_ITEM], 1, ()),))
-    if c.pos != NULL and c.pos.keys:
-        out["zobrist"] = _col_spec(&c.cols[K_ZOBRIST], 2, (_col_spec(&c.cols[K_ZOBRIST_ITEM], 0, ()),))
-    if c.pos != NULL and c.pos.fens:
-        out["fens"] = _col_spec(&c.cols[K_FENS], 2, (_col_spec(&c.cols[K_FENS_ITEM], 1, ()),))
+    for name, tree in _filled(c):
+        out[name] = _spec(c, tree)
     return out
 
 
-cdef void _analysis_dict(Columns *c, dict out, tuple names):
-    """The analysis columns' buffers into ``out``, in the schema's order."""
-    cdef int k
-    out["win_percent"] = _col_spec(&c.cols[K_WIN_PERCENT], 2, (_col_spec(&c.cols[K_WIN_PERCENT_ITEM], 0, ()),))
-    out["judgement"] = _col_spec(&c.cols[K_JUDGEMENT], 2, (_col_spec(&c.cols[K_JUDGEMENT_ITEM], 1, ()),))
-    out["move_seconds"] = _col_spec(&c.cols[K_MOVE_SECONDS], 2, (_col_spec(&c.cols[K_MOVE_SECONDS_ITEM], 0, ()),))
-    for k in range(K_WHITE_ACCURACY, K_BYTE_OFFSET):
-        out[names[k]] = _col_spec(&c.cols[k], 0, ())
+cdef tuple _spec(Columns *c, tuple tree):
+    """A buffer tree as fastpgn.arrow reads it (_col_spec), its children first."""
+    cdef str kind = tree[1]
+    cdef list children = [_spec(c, child) for child in tree[2]]
+    return _col_spec(&c.cols[<int>tree[0]], 2 if kind.startswith("list<") else (1 if kind == "string" else 0),
+                     tuple(children))
 
 
 cdef object _uci_hook():
@@ -1509,6 +1006,7 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long lo
     ``fens`` column, from the same replay.
     """
     cdef Py_buffer view
+    _ready()
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         if end > view.len:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fastpgn import accuracy as _accuracy, schema
+from fastpgn import schema
 from fastpgn import scan as _scan
-from fastpgn.scan.contract import ScanResult
+from fastpgn.scan.analysis import analysis_columns
+from fastpgn.scan.contract import ColumnError, ScanResult
 from fastpgn.scan.grammar import _GLYPH_NAGS, game_nags
 
 if TYPE_CHECKING:
@@ -125,7 +126,29 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
         columns["zobrist"] = [p[0] for p in places]
     if fens:
         columns["fens"] = [p[1] for p in places]
+    names = schema.names(uci, positions, fens)
+    if tuple(columns) != names:
+        columns = in_schema_order(columns, names, "the pure column sink (fastpgn/scan/columns.py)")
     return ScanResult(columns, read, rejects, filtered)
+
+
+def in_schema_order(columns: dict, names: tuple, sink: str) -> dict:
+    """``columns`` in the order of ``names`` (the schema's); ColumnError naming ``sink`` and the first column
+    it lacks, or one it makes that the schema does not name.
+
+    >>> in_schema_order({"b": [1], "a": [2]}, ("a", "b"), "this sink")
+    {'a': [2], 'b': [1]}
+    >>> in_schema_order({"a": [2]}, ("a", "b"), "this sink")
+    Traceback (most recent call last):
+    fastpgn.scan.contract.ColumnError: this sink makes no column 'b' of fastpgn.schema.COLUMNS
+    """
+    for name in names:
+        if name not in columns:
+            raise ColumnError(f"{sink} makes no column {name!r} of fastpgn.schema.COLUMNS")
+    for name in columns:
+        if name not in names:
+            raise ColumnError(f"{sink} makes a column {name!r} that fastpgn.schema.COLUMNS does not name")
+    return {name: columns[name] for name in names}
 
 
 def _nags(text: bytes, moves: list) -> list | None:
@@ -201,47 +224,10 @@ def _columns(data, records: list, openings) -> dict:
         "clock": [c if c.count(None) != len(c) else None for c in (r[5] for r in records)],
         "nags": [_nags(bytes(data[r[8]:r[9]]), r[3]) for r in records],
     }
-    columns.update(_analysis(headers, moves, evals, columns["clock"], clocks))
+    columns.update(analysis_columns(headers, moves, evals, columns["clock"], clocks))
     columns["byte_offset"] = [r[0] for r in records]
     columns["tags"] = [[(k, v) for k, v in h.items() if k not in source] for h in headers]
     return columns
 
 
-_PER_GAME = ("white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies", "white_mistakes",
-             "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders")
-
-
-def _count(n: int) -> int | None:
-    return n if n <= schema.INT16[1] else None
-
-
-def _analysis(headers: list, moves: list, evals: list, clocks: list, time_controls: list) -> dict:
-    """The columns fastpgn.accuracy computes from the evals and clocks (the compiled sink ports its formulas)."""
-    per_ply: dict = {"win_percent": [], "judgement": [], "move_seconds": []}
-    per_game: dict = {name: [] for name in _PER_GAME}
-    for h, m, (cps, mates), clock, control in zip(headers, moves, evals, clocks, time_controls):
-        white_first = _accuracy.starts_white(h.get("FEN"))
-        if clock is None or None in control:     # no clock, or no time control (correspondence)
-            per_ply["move_seconds"].append(None)
-        else:
-            per_ply["move_seconds"].append(
-                [None if s is None else float(s) for s in _accuracy.move_seconds(clock, control, white_first)])
-        values: tuple = (None,) * len(_PER_GAME)
-        if cps is None:
-            per_ply["win_percent"].append(None)
-            per_ply["judgement"].append(None)
-        else:
-            scores = list(zip(cps, mates))
-            per_ply["win_percent"].append([_accuracy.win_percent(cp, mate) for cp, mate in scores])
-            per_ply["judgement"].append(_accuracy.judgements(scores, white_first))
-            analysed = _accuracy.analysed(scores, m[-1] if m else None)
-            if analysed is not None:
-                counts = _accuracy.judgement_counts(analysed, white_first)
-                values = (*_accuracy.game_accuracy(analysed, white_first), *_accuracy.acpl(analysed, white_first),
-                          *(_count(counts[side][name]) for side in ("white", "black") for name in _accuracy.JUDGEMENTS))
-        for name, value in zip(_PER_GAME, values):
-            per_game[name].append(value)
-    return {**per_ply, **per_game}
-
-
-__all__ = ["columns_from_block", "default_openings"]
+__all__ = ["columns_from_block", "default_openings", "in_schema_order"]

@@ -41,7 +41,19 @@ else:
     Reject = tuple
 
 
-__all__ = ["Reject", "ScanResult"]
+class ColumnError(LookupError):
+    """A sink makes no column that ``fastpgn.schema.COLUMNS`` names, or not as its type lays it out.
+
+    A defect of the build (a column added to the schema and left out of a
+    sink), never of the input: both column sinks check their columns
+    against the schema on their first block (and again whenever
+    ``COLUMNS`` is another tuple), and the compiled sinks check each
+    block's buffers before anything reads them, so a column left out is
+    this error naming the column and the sink, never a crash.
+    """
+
+
+__all__ = ["ColumnError", "Reject", "ScanResult"]
 
 
 def game_text(text: bytes, result: str = "*") -> bytes:

@@ -6,18 +6,37 @@
 # entries excepted: kept as their source text, which a float32 cannot give back), then _csv_rows writes
 # them row by row as csv_text writes them: RFC 4180, ``\r\n`` line ends, a field quoted only where it
 # holds ``,`` ``"`` ``\r`` or ``\n``. Each writer reserves the room of what it writes itself, measured
-# from the bytes it is about to write, never estimated elsewhere.
+# from the bytes it is about to write, never estimated elsewhere. Which writer a column gets is its type
+# in fastpgn.schema (_csv_tables), never its name or number, and the column sink's buffers are checked
+# (_filled) before a row is written: a column this sink cannot write, or one the column sink left
+# unfilled, is a ColumnError naming it, never a read past a buffer.
 
 from libc.float cimport DBL_MAX, DBL_MIN
 from libc.math cimport frexp, ldexp, log10
 
 cdef const char *_HEX = b"0123456789abcdef"
 
-# The schema's numbers of zobrist and fens (fastpgn.scan.csv's column_numbers), which the column sink's
-# own numbers (K_*) give to list items.
+# How a column is written, from its type in fastpgn.schema (csv_text's rules; the types fastpgn.scan.csv.WRITES
+# names): per column number of fastpgn.scan.csv's column_numbers, made with the column sink's tables.
 cdef enum:
-    CSV_ZOBRIST = K_UCI + 1
-    CSV_FENS = K_UCI + 2
+    W_NONE = 0          # a type with no writer here (column_numbers refuses it first: a ColumnError)
+    W_STRING
+    W_INT               # width 1, 2, 4 or 8 bytes
+    W_BOOL
+    W_DATE
+    W_STAMP
+    W_REAL              # float32, which the column sink keeps as doubles for CSV (_real)
+    W_JOIN              # list<string>: joined by ``sep``
+    W_NUMBERS           # a list of numbers (_csv_numbers' widths)
+    W_NAGS              # list<list<int16>>
+    W_TAGS              # list<struct<key: string, value: string>>
+
+cdef struct CsvColumn:
+    int writer, width
+    char sep
+    int k, item, item2  # the column's buffers (its items', its items' items')
+
+cdef CsvColumn _CSV[MAX_COLUMNS]
 cdef char _MUST_QUOTE[256]         # the bytes that make csv quote a field: , " CR LF
 _MUST_QUOTE[<unsigned char>b','] = _MUST_QUOTE[<unsigned char>b'"'] = 1
 _MUST_QUOTE[<unsigned char>b'\r'] = _MUST_QUOTE[<unsigned char>b'\n'] = 1
@@ -383,15 +402,13 @@ cdef int _csv_numbers(Out *out, Col *lists, Col *items, Py_ssize_t row, int widt
     return 0
 
 
-cdef int _csv_nags(Out *out, Columns *c, Py_ssize_t row) noexcept nogil:
+cdef int _csv_nags(Out *out, Col *lists, Col *plies, Col *items, Py_ssize_t row) noexcept nogil:
     """The nags: the plies' entries separated by spaces, a ply's NAGs by ``;`` (a null NAG empty)."""
-    cdef Col *plies = &c.cols[K_NAGS_PLY]
-    cdef Col *items = &c.cols[K_NAGS_ITEM]
     cdef Py_ssize_t p, k
-    if not _is_valid(&c.cols[K_NAGS], row):
+    if not _is_valid(lists, row):
         return 0
-    for p in range(_off_at(&c.cols[K_NAGS], row), _off_at(&c.cols[K_NAGS], row + 1)):
-        if p > _off_at(&c.cols[K_NAGS], row) and _csv_bytes(out, b" ", 1) < 0:
+    for p in range(_off_at(lists, row), _off_at(lists, row + 1)):
+        if p > _off_at(lists, row) and _csv_bytes(out, b" ", 1) < 0:
             return -1
         for k in range(_off_at(plies, p), _off_at(plies, p + 1)):
             if k > _off_at(plies, p) and _csv_bytes(out, b";", 1) < 0:
@@ -433,14 +450,12 @@ cdef int _json_string(Out *out, const char *p, Py_ssize_t n) noexcept nogil:
     return 0
 
 
-cdef int _csv_tags(Out *out, Columns *c, Py_ssize_t row) noexcept nogil:
+cdef int _csv_tags(Out *out, Col *lists, Col *keys, Col *values, Py_ssize_t row) noexcept nogil:
     """The tags map as a JSON object (``{"Date":"2024.01.02"}``), quoted."""
-    cdef Col *keys = &c.cols[K_TAG_KEY]
-    cdef Col *values = &c.cols[K_TAG_VALUE]
     cdef Py_ssize_t at = out.size, k, first, last
-    if not _is_valid(&c.cols[K_TAGS], row):
+    if not _is_valid(lists, row):
         return 0
-    first, last = _off_at(&c.cols[K_TAGS], row), _off_at(&c.cols[K_TAGS], row + 1)
+    first, last = _off_at(lists, row), _off_at(lists, row + 1)
     if _csv_bytes(out, b"{", 1) < 0:
         return -1
     for k in range(first, last):
@@ -455,53 +470,39 @@ cdef int _csv_tags(Out *out, Columns *c, Py_ssize_t row) noexcept nogil:
     return _csv_quote_from(out, at)
 
 
-cdef int _csv_field(Out *out, Columns *c, int k, Py_ssize_t row, const char *buf, Out *scratch) noexcept nogil:
-    """Column ``k``'s field of row ``row``; a null is an empty field."""
-    cdef Col *col = &c.cols[k]
+cdef int _csv_field(Out *out, Columns *c, const CsvColumn *w, Py_ssize_t row, const char *buf,
+                    Out *scratch) noexcept nogil:
+    """A column's field of row ``row`` as its writer ``w`` writes it; a null is an empty field."""
+    cdef Col *col = &c.cols[w.k]
     cdef Py_ssize_t at = out.size
-    if k == K_MOVES:
-        return _csv_join(out, col, &c.cols[K_MOVES_ITEM], row)
-    if k == K_UCI:
-        return _csv_join(out, col, &c.cols[K_UCI_ITEM], row)
-    if k == CSV_ZOBRIST:               # (after uci in the schema's order: column numbers of their own here)
-        return _csv_numbers(out, &c.cols[K_ZOBRIST], &c.cols[K_ZOBRIST_ITEM], row, 64, buf, scratch)
-    if k == CSV_FENS:
-        return _csv_join(out, &c.cols[K_FENS], &c.cols[K_FENS_ITEM], row, b';')
-    if k == K_EVAL_CP:
-        return _csv_numbers(out, col, &c.cols[K_EVAL_CP_ITEM], row, 2, buf, scratch)
-    if k == K_EVAL_MATE:
-        return _csv_numbers(out, col, &c.cols[K_EVAL_MATE_ITEM], row, 1, buf, scratch)
-    if k == K_CLOCK:
-        return _csv_numbers(out, col, &c.cols[K_CLOCK_ITEM], row, 0, buf, scratch)
-    if k == K_TAGS:
-        return _csv_tags(out, c, row)
-    if k == K_NAGS:
-        return _csv_nags(out, c, row)
-    if k == K_WIN_PERCENT:             # the analysis columns: doubles here (as the pure twin's lists hold them)
-        return _csv_numbers(out, col, &c.cols[K_WIN_PERCENT_ITEM], row, 8, buf, scratch)
-    if k == K_MOVE_SECONDS:
-        return _csv_numbers(out, col, &c.cols[K_MOVE_SECONDS_ITEM], row, 8, buf, scratch)
-    if k == K_JUDGEMENT:               # (a null entry: no bytes, so an empty entry)
-        return _csv_join(out, col, &c.cols[K_JUDGEMENT_ITEM], row)
+    if w.writer == W_JOIN:             # (judgement's null entry: no bytes, so an empty entry)
+        return _csv_join(out, col, &c.cols[w.item], row, w.sep)
+    if w.writer == W_NUMBERS:
+        return _csv_numbers(out, col, &c.cols[w.item], row, w.width, buf, scratch)
+    if w.writer == W_NAGS:
+        return _csv_nags(out, col, &c.cols[w.item], &c.cols[w.item2], row)
+    if w.writer == W_TAGS:
+        return _csv_tags(out, col, &c.cols[w.item], &c.cols[w.item2], row)
     if not _is_valid(col, row):
         return 0
-    if k == K_WHITE_ACCURACY or k == K_BLACK_ACCURACY:
+    if w.writer == W_REAL:
         return _csv_real(out, (<double *>col.data.data)[row])
-    if k == K_MATE:
+    if w.writer == W_BOOL:
         if (col.data.data[row >> 3] >> (row & 7)) & 1:
             return _csv_bytes(out, b"true", 4)
         return _csv_bytes(out, b"false", 5)
-    if k == K_UTC:
+    if w.writer == W_STAMP:
         return _csv_stamp(out, (<int64_t *>col.data.data)[row])
-    if k == K_DATE:
+    if w.writer == W_DATE:
         return _csv_day(out, (<int32_t *>col.data.data)[row])
-    if k == K_BYTE_OFFSET:
-        return _csv_int(out, (<int64_t *>col.data.data)[row])
-    if k == K_BASE:
-        return _csv_int(out, (<int32_t *>col.data.data)[row])
-    if (k == K_WHITE_ELO or k == K_BLACK_ELO or k == K_WHITE_DIFF or k == K_BLACK_DIFF or k == K_INCREMENT
-            or k == K_PLIES or K_WHITE_ACPL <= k < K_BYTE_OFFSET):
-        return _csv_int(out, (<int16_t *>col.data.data)[row])
+    if w.writer == W_INT:
+        if w.width == 8:
+            return _csv_int(out, (<int64_t *>col.data.data)[row])
+        if w.width == 4:
+            return _csv_int(out, (<int32_t *>col.data.data)[row])
+        if w.width == 2:
+            return _csv_int(out, (<int16_t *>col.data.data)[row])
+        return _csv_int(out, (<int8_t *>col.data.data)[row])
     # a string column
     if _csv_bytes(out, col.data.data + _off_at(col, row), _off_at(col, row + 1) - _off_at(col, row)) < 0:
         return -1
@@ -512,12 +513,12 @@ cdef int _csv_rows(Out *out, Columns *c, const unsigned char *chosen, Py_ssize_t
                    Out *scratch) noexcept nogil:
     """Every row of ``c``: the fields of the ``chosen`` columns (column numbers), ``\\r\\n`` after each row."""
     cdef Py_ssize_t row, j, at
-    for row in range(c.cols[K_BYTE_OFFSET].n):
+    for row in range(c.rows):
         at = out.size
         for j in range(nchosen):
             if j > 0 and _csv_bytes(out, b",", 1) < 0:
                 return -1
-            if _csv_field(out, c, chosen[j], row, buf, scratch) < 0:
+            if _csv_field(out, c, &_CSV[chosen[j]], row, buf, scratch) < 0:
                 return -1
         if out.size == at and _csv_bytes(out, b'""', 2) < 0:   # (one empty field: csv quotes it, so the row
             return -1                                           # is not read as a blank line)
@@ -526,13 +527,66 @@ cdef int _csv_rows(Out *out, Columns *c, const unsigned char *chosen, Py_ssize_t
     return 0
 
 
+cdef int _csv_tables(list plan) except -1:
+    """_CSV from the column sink's plan (_make_tables): each column's writer, from its type."""
+    cdef int i
+    cdef CsvColumn *w
+    for i in range(len(plan)):
+        name, flag, tree = plan[i]
+        kind = tree[1]
+        w = &_CSV[i]
+        memset(w, 0, sizeof(CsvColumn))
+        w.k = tree[0]
+        if tree[2]:
+            w.item = tree[2][0][0]
+            if len(tree[2]) > 1:
+                w.item2 = tree[2][1][0]
+            elif tree[2][0][2]:
+                w.item2 = tree[2][0][2][0][0]
+        w.sep = b' '
+        if kind == "string":
+            w.writer = W_STRING
+        elif kind in ("int8", "int16", "int32", "int64"):
+            w.writer, w.width = W_INT, _WIDTHS[kind]
+        elif kind == "bool":
+            w.writer = W_BOOL
+        elif kind == "date32":
+            w.writer = W_DATE
+        elif kind == "timestamp[s, tz=UTC]":
+            w.writer = W_STAMP
+        elif kind == "float32":
+            w.writer = W_REAL
+        elif kind == "list<string>":
+            w.writer = W_JOIN
+            if name == "fens":         # (csv_text's rule: a position's FEN holds spaces)
+                w.sep = b';'
+        elif kind in ("list<int8>", "list<int16>", "list<int64>"):
+            w.writer, w.width = W_NUMBERS, {"list<int8>": 1, "list<int16>": 2, "list<int64>": 64}[kind]
+        elif kind == "list<float32>":  # doubles, or the clock's entries (kept as their text for CSV)
+            w.writer, w.width = W_NUMBERS, (0 if w.item == K_CLOCK_ITEM else 8)
+        elif kind == "list<list<int16>>":
+            w.writer = W_NAGS
+        elif kind == "list<struct<key: string, value: string>>":
+            w.writer = W_TAGS
+        else:
+            w.writer = W_NONE
+    return 0
+
+
 cdef bytes _csv_text(Columns *c, const char *buf, object openings, bytes chosen):
     """The rows of a filled column sink as CSV text (no header), the opening codes filled first with the GIL."""
     cdef Out out, scratch
     cdef int failed
+    cdef Py_ssize_t j
     cdef const unsigned char *numbers = <const unsigned char *>PyBytes_AS_STRING(chosen)
     cdef Py_ssize_t nchosen = PyBytes_GET_SIZE(chosen)
     _fill_codes(c, buf, openings)
+    _filled(c)                         # (each column's buffers checked: a ColumnError, never a read past them)
+    for j in range(nchosen):
+        if _CSV[numbers[j]].writer == W_NONE:
+            name, flag, tree = _PLAN[numbers[j]]
+            raise ColumnError(f"the CSV sink (fastpgn/scan/csv.pxi) has no writer for the column {name!r} "
+                              f"({tree[1]})")
     out.data, out.size, out.cap = NULL, 0, 0
     scratch.data, scratch.size, scratch.cap = NULL, 0, 0
     try:
@@ -561,6 +615,7 @@ def csv_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long b
     cdef Py_buffer view
     from fastpgn.scan.csv import column_numbers
 
+    _ready()
     chosen = column_numbers(columns, uci, positions, fens)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:

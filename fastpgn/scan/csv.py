@@ -13,14 +13,20 @@ import io
 
 from fastpgn import schema
 from fastpgn.scan import columns as _columns
-from fastpgn.scan.contract import ScanResult
+from fastpgn.scan.contract import ColumnError, ScanResult
 
-_NUMBERS = {name: k for k, name in enumerate(schema.names(uci=True, positions=True, fens=True))}  # (schema order)
+#: The column types the CSV sink writes (csv_text's rules: docs/schema.md), each sink dispatching on the type a
+#: column has in fastpgn.schema: a column of another type is a ColumnError naming it, in both kernels.
+WRITES = frozenset((
+    "string", "bool", "int8", "int16", "int32", "int64", "float32", "date32", "timestamp[s, tz=UTC]",
+    "list<string>", "list<int8>", "list<int16>", "list<int64>", "list<float32>", "list<list<int16>>",
+    "list<struct<key: string, value: string>>",
+))
 
 
 def column_numbers(columns, uci: bool, positions: bool = False, fens: bool = False) -> bytes:
     """The column numbers (schema order, ``uci``, ``zobrist``, ``fens`` last) of the names in ``columns`` (None:
-    every column).
+    every column); ColumnError for a column of a type the CSV sink does not write.
 
     >>> column_numbers(["white", "utc"], False)
     b'\\x05\\x03'
@@ -28,7 +34,13 @@ def column_numbers(columns, uci: bool, positions: bool = False, fens: bool = Fal
     chosen = schema.chosen_names(columns, uci, positions, fens)
     if not chosen:
         raise ValueError("columns names no column")
-    return bytes(_NUMBERS[name] for name in chosen)
+    every = schema.columns(uci=True, positions=True, fens=True)
+    numbers = {c.name: k for k, c in enumerate(every)}
+    for name in chosen:
+        kind = every[numbers[name]].type
+        if kind not in WRITES:
+            raise ColumnError(f"the CSV sink has no writer for the column {name!r} ({kind})")
+    return bytes(numbers[name] for name in chosen)
 
 
 def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
@@ -59,4 +71,4 @@ def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_s
     return ScanResult(out.getvalue(), read, rejects, filtered)
 
 
-__all__ = ["column_numbers", "csv_from_block"]
+__all__ = ["WRITES", "column_numbers", "csv_from_block"]
