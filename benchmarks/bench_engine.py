@@ -135,8 +135,8 @@ def cache_share(path: str, games: int | None) -> tuple[int, int, int]:
     """Games, positions and cache hits of a -j 1 run over the first ``games`` games (all: None), counted
     from the positions alone: a position is served when its key was met before in the run."""
     from fastpgn import read_games
-    from fastpgn.engine.analysis import analysable, fen_without_counters
     from fastpgn.board import Board, replay_fens
+    from fastpgn.engine.analysis import analysable, fen_without_counters
 
     seen: set[str] = set()
     count = positions = hits = 0

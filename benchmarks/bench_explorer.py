@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                 "peak_mb": max(peaks[name]) / 1024, "x_convert": statistics.median(t) / base}
                for name, t in times.items()]
     if args.json:
-        print(json.dumps({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        print(json.dumps({"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                           "machine": platform.platform(), "cpus": os.cpu_count(), "source": str(args.source),
                           "pgn_bytes": size, "runs": args.runs, "max_plies": args.max_plies,
                           "tree_rows": tree_rows, "results": results}, indent=1))

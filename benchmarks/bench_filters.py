@@ -50,7 +50,7 @@ def timed(argv: list[str], env=None) -> tuple[float, float, str]:
     """Seconds a whole process takes (wall clock, and CPU: user + system), and its stdout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    proc = subprocess.run(argv, capture_output=True, env=env, cwd=ROOT)
     seconds = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

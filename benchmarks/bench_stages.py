@@ -122,8 +122,7 @@ def cut(data: bytes) -> list:
 
 
 def kernel_setup():
-    from fastpgn import openings
-    from fastpgn import scan as _scan
+    from fastpgn import openings, scan as _scan
 
     table = openings.load()
     table[openings.SEP.encode().join((b"A00", b"fastpgn benchmark warm-up"))]   # the fuzzy index, untimed

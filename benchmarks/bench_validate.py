@@ -46,10 +46,8 @@ def game_aligned_blocks(data: bytes, block_size: int) -> list[tuple[int, int]]:
 
 def run(path: Path, rounds: int, block_size: int) -> dict:
     from benchmarks.contenders import validation_hook
-    from fastpgn import openings
-    from fastpgn.board import _kernel as _board
-    from fastpgn import scan as _scan
-    from fastpgn.board import moves_hook
+    from fastpgn import openings, scan as _scan
+    from fastpgn.board import _kernel as _board, moves_hook
 
     scan = _scan.kernel.lines_from_block
     # The C copy of the map, as read_lines and the converter pass it.

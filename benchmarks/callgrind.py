@@ -34,11 +34,10 @@ MODES = ("lines", "lines-validate", "lines-uci", "lines-filtered", "games", "hea
 
 def _run(mode: str, corpus: str, mb: float) -> None:
     """The measured process: prepare untimed, then one starmap call around the run."""
-    from fastpgn import filters, openings
-    from fastpgn import scan as _scan
+    from fastpgn import filters, openings, scan as _scan
     from fastpgn.board import moves_hook
-    from fastpgn.reader import read_games, read_headers, read_lines
     from fastpgn.io.sources import BLOCK_SIZE, cut_blocks, open_source
+    from fastpgn.reader import read_games, read_headers, read_lines
 
     with open(corpus, "rb") as f:
         data = f.read(int(mb * 1e6))

@@ -94,8 +94,7 @@ def fastpgn_headers(path: str, limit: int | None) -> int:
 
 def memory_lines(path: str, limit: int | None) -> int:
     """``read_lines`` over the corpus's bytes already in memory (timed inside: one pass of the reader's loop)."""
-    from fastpgn import openings
-    from fastpgn import scan as _scan
+    from fastpgn import openings, scan as _scan
     from fastpgn.reader import read_lines
 
     with open(path, "rb") as f:
@@ -122,8 +121,7 @@ def _memory_blocks(path: str):
 
 def kernel_lines(path: str, limit: int | None) -> int:
     """``lines_from_block`` over game-aligned 4 MiB blocks already in memory (the kernel calls alone are timed)."""
-    from fastpgn import openings
-    from fastpgn import scan as _scan
+    from fastpgn import openings, scan as _scan
 
     scan = _scan.kernel.lines_from_block
     table = openings.load()
@@ -200,9 +198,9 @@ def lichess_parquet_arrow(path: str, limit: int | None) -> int:
 
 def kernel_columns(path: str, limit: int | None) -> int:
     """``columns_from_block`` and its Arrow record batch, over game-aligned 4 MiB blocks in memory (timed inside)."""
-    from fastpgn.scan import columns as _columns_py
     from fastpgn import scan as _scan
     from fastpgn.arrow import record_batch
+    from fastpgn.scan import columns as _columns_py
 
     scan = _scan.kernel.columns_from_block
     table = _columns_py.default_openings()
@@ -242,8 +240,7 @@ def validation_hook(kernel=None):
 
 def fastpgn_validate(path: str, limit: int | None) -> int:
     """22-field lines with every SAN move validated on a board (``moves_hook``), streaming."""
-    from fastpgn import openings
-    from fastpgn import scan as _scan
+    from fastpgn import openings, scan as _scan
     from fastpgn.io.sources import blocks, open_source
 
     hook = validation_hook()

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from benchmarks.compare import commit
-from fastpgn.convert.tables import ROW_GROUP_ROWS     # the converter's row groups
+from fastpgn.convert.tables import ROW_GROUP_ROWS  # the converter's row groups
 
 ROOT = Path(__file__).resolve().parent.parent
 

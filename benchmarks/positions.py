@@ -37,7 +37,7 @@ def run(path: Path, flags: list[str], jobs: int, out: Path) -> tuple[float, int,
     argv = [sys.executable, "-m", "fastpgn", str(path), "1000000000", "--format", "parquet", "-q", "-j", str(jobs),
             "-o", str(out), *flags]
     t = time.perf_counter()
-    proc = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.run(argv, cwd=ROOT, capture_output=True)
     seconds = time.perf_counter() - t
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.decode()[-2000:]}")

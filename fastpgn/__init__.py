@@ -6,7 +6,6 @@ True
 """
 
 from fastpgn.board._kernel import BACKEND as _BOARD_BACKEND
-from fastpgn.scan import BACKEND as _SCAN_BACKEND
 from fastpgn.errors import (
     AmbiguousMoveError,
     BoardError,
@@ -19,10 +18,11 @@ from fastpgn.errors import (
     PGNError,
     PGNSyntaxError,
 )
+from fastpgn.game import Game
 from fastpgn.notations._compact import BACKEND as _COMPACT_BACKEND
 from fastpgn.parquet.pages import BACKEND as _PAGES_BACKEND
-from fastpgn.game import Game
 from fastpgn.reader import read_games, read_headers, read_lines
+from fastpgn.scan import BACKEND as _SCAN_BACKEND
 
 # The board layer and the 22-field line reader load on first use: a program
 # that only reads games does not pay for importing them.

@@ -19,7 +19,7 @@ evals database) goes through these.
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 GLOB_CHARACTERS = frozenset("*?[")
 

@@ -15,16 +15,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
-from fastpgn import openings as _openings, schema
-from fastpgn.scan import columns as _columns_py
-from fastpgn import scan as _scan
+from fastpgn import openings as _openings, scan as _scan, schema
 from fastpgn.errors import OutputError, PGNError
 from fastpgn.io.sources import BLOCK_SIZE
 from fastpgn.parquet.batches import record_batch
 from fastpgn.parquet.settings import LIST_STRING_BYTES, list_string_sizes, parquet_writer, rows_within
 from fastpgn.reader import _RecordReader
+from fastpgn.scan import columns as _columns_py
 
 BATCH_SIZE = 65_536
 

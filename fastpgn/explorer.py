@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from fastpgn._duckdb_files import literal, parquet_files, sql_files
-from fastpgn._duckdb_files import sql_string as _quote
+from fastpgn._duckdb_files import literal, parquet_files, sql_files, sql_string as _quote
 from fastpgn.filters import where_sql
 from fastpgn.lichess import SPEEDS
 

@@ -22,8 +22,9 @@ starts); the movetext tests (``with_evals``, ``with_clocks``,
 from __future__ import annotations
 
 import datetime as _datetime
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from fastpgn import scan as _scan
 from fastpgn.lichess import SPEED_LIMITS, SPEEDS, speed_of

@@ -23,7 +23,8 @@ One game per line, fields separated by ``│`` (U+2502), ``\\n`` at the end:
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from fastpgn.errors import FormatError
 from fastpgn.io.sources import open_source

@@ -23,13 +23,12 @@ is matched exactly, as the original matches it.
 from __future__ import annotations
 
 import threading
-
 import unicodedata
 from pathlib import Path
 
 from fastpgn.errors import InputError
+from fastpgn.lichess import SEP  # the map's separator is the 22-field line's
 
-from fastpgn.lichess import SEP   # the map's separator is the 22-field line's
 UNKNOWN = b"?"
 
 _LETTERS = str.maketrans({"ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "ß": "ss", "ł": "l", "Ł": "L",
@@ -76,7 +75,7 @@ class OpeningMap(dict):
         self._by_name: dict[str, bytes | None] | None = None
 
     @classmethod
-    def from_lines(cls, lines, fuzzy: bool = False) -> "OpeningMap":
+    def from_lines(cls, lines, fuzzy: bool = False) -> OpeningMap:
         """Read the original map format, ``CCCNNN│CCC│Name`` per line."""
         table = cls(fuzzy=fuzzy)
         for raw in lines:

@@ -29,11 +29,12 @@ from fastpgn.io.sources import BLOCK_SIZE, Block, Source, check_pgn, not_utf8, o
 # reading a file's headers (docs/performance.md).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Generator, Iterator
+    from collections.abc import Generator, Iterator
+
+    from fastpgn.errors import Rejected
 
     # (both kernels' RecordFeed have the same attributes)
     from fastpgn.scan.records import RecordFeed as _RecordFeed
-    from fastpgn.errors import Rejected
 else:
     _RecordFeed = _scan.kernel.RecordFeed
 

@@ -23,11 +23,12 @@ import shutil
 import socket
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from fastpgn import schema as _schema
-from fastpgn.arrow import ColumnReader     # (pyarrow is imported on first use, not here)
+from fastpgn.arrow import ColumnReader  # (pyarrow is imported on first use, not here)
 from fastpgn.io import output as _output
 
 SPARK_EXTRA = 'pip install "fastpgn[spark]"'
@@ -354,8 +355,8 @@ class _Partitions:
         """Write the first ``size`` pending rows: one row group, or two where a file ends among them."""
         import pyarrow as pa
 
-        from fastpgn.parquet.settings import parquet_writer
         from fastpgn.parquet.list_chunks import ParquetFileWriter
+        from fastpgn.parquet.settings import parquet_writer
 
         table = pa.Table.from_batches(part.pending, schema=self.schema)
         while size:
@@ -407,8 +408,8 @@ def _convert_one(job: _Input, output: str, options: dict, record_options: dict, 
         # (the staging folder checked to be no link, as the driver checked it; this input's own one is new)
         _output.folders(out, STAGING)
         staging.mkdir()
-        from fastpgn.parquet.batches import record_batch
         from fastpgn.io.sources import BLOCK_SIZE
+        from fastpgn.parquet.batches import record_batch
 
         # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.
         # One thread a task: Spark runs a task on each of its cores.

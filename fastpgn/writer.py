@@ -10,7 +10,8 @@ same games, in any PGN reader.
 from __future__ import annotations
 
 import os
-from typing import IO, Any, Iterable
+from collections.abc import Iterable
+from typing import IO, Any
 
 from fastpgn.game import Game
 from fastpgn.scan.contract import line_end

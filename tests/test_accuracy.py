@@ -22,7 +22,6 @@ from fastpgn.accuracy import (
 )
 from helpers import shared
 
-
 # -- lila modules/analyse/src/test/AccuracyPercentTest.scala: (cps, white, black) as (value, tolerance) ------------
 
 FLAT = [15] * 20
@@ -63,7 +62,7 @@ def test_lila_no_accuracy_without_a_move_each(start_white):
 
 def test_lila_vectors_through_pgn_games():
     """The same vectors as PGN games with those evals, read by the reader, through Game's values."""
-    for cps, white, black in LILA_WHITE_FIRST:
+    for cps, _white, _black in LILA_WHITE_FIRST:
         moves = " ".join(f"{['Nf3', 'Nf6', 'Ng1', 'Ng8'][i % 4]} {{ [%eval {cp / 100}] }}" for i, cp in enumerate(cps))
         game = next(fastpgn.read_games(f"{moves} *".encode()))
         assert game_accuracy(game.evals) == game_accuracy(cps)
@@ -239,7 +238,7 @@ def test_2017_export_was_judged_by_the_old_centipawn_rule():
     assert len(found) == 13
     differ = [(move, theirs, ours) for move, theirs, ours, *_ in found if theirs != ours]
     assert len(differ) == 7, differ
-    for move, theirs, ours, before, after, white in found:
+    for move, theirs, _ours, before, after, white in found:
         loss = round((float(before) - float(after)) * 100) * (1 if white else -1)
         old = "Blunder" if loss >= 300 else "Mistake" if loss >= 100 else "Inaccuracy" if loss >= 50 else None
         assert theirs == old, move

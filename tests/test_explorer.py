@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import G2021, ROOT, decompressed, shared
 from fastpgn.cli import main as fastpgn_main
 from fastpgn.explorer import RATING_BANDS, build_tree, lookup
+from helpers import G2021, ROOT, decompressed, shared
 
 chess = pytest.importorskip("chess")
 pgn_module = pytest.importorskip("chess.pgn")

@@ -13,18 +13,17 @@ import pickle
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from helpers import DATA, decompressed, shared
 from fastpgn import filters, openings
-from fastpgn.cli import main
-from fastpgn.errors import InputError
 from fastpgn.arrow import read_arrow
+from fastpgn.cli import main
+from fastpgn.convert.converter import Converter, Options
+from fastpgn.errors import InputError
 from fastpgn.filters import Where, as_where, speed_of
 from fastpgn.oneliner import format_line, iter_lines
-from fastpgn.convert.converter import Converter, Options
 from fastpgn.reader import read_games, read_headers, read_lines
+from helpers import DATA, decompressed, shared
 
 OPENINGS = openings.load()
 
@@ -405,8 +404,8 @@ def test_bad_flag_values_are_one_line_exit_2(tmp_path, capsys, flags, message):
 
 def test_worker_processes_get_the_filter(tmp_path, monkeypatch):
     """The pure backend's worker processes get the filter pickled (here forced on whichever backend runs)."""
-    from fastpgn.scan import _scan_py
     from fastpgn.convert import converter as pipeline
+    from fastpgn.scan import _scan_py
 
     monkeypatch.setattr(pipeline._scan, "kernel", _scan_py)
     src = shared("data", "lichess-db", "lichess_db_standard_rated_2021-10.head999.pgn.zst")

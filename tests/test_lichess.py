@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import decompressed, shared
 from fastpgn import lichess, oneliner, openings
 from fastpgn.arrow import read_arrow
+from helpers import decompressed, shared
 
 # Every limit, a second under it, with and without an increment that carries the estimate across it.
 TIME_CONTROLS = sorted({f"{base}+{inc}" for _, limit in lichess.SPEED_LIMITS

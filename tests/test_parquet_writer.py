@@ -17,8 +17,8 @@ duckdb = pytest.importorskip("duckdb", reason='duckdb is not installed: pip inst
 pl = pytest.importorskip("polars", reason='polars is not installed: pip install -e ".[test]"')
 
 from fastpgn import arrow, schema  # noqa: E402
-from fastpgn.parquet import settings  # noqa: E402
 from fastpgn.errors import InputError  # noqa: E402
+from fastpgn.parquet import settings  # noqa: E402
 
 
 def table_of(source, **options):

@@ -12,14 +12,13 @@ from __future__ import annotations
 import io
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from helpers import MUTATION, NOISE, corpus_files, decompressed, mutated, real_game, shared
 import fastpgn
 from fastpgn import _backend
 from fastpgn.board import Board
 from fastpgn.positions import START_KEY, games_reaching, position_key
+from helpers import MUTATION, NOISE, corpus_files, decompressed, mutated, real_game, shared
 
 pytest.importorskip("chess", reason='python-chess (the oracle) is not installed: pip install -e ".[test]"')
 import chess  # noqa: E402

@@ -21,12 +21,11 @@ import chess
 import chess.engine
 import chess.pgn
 import pytest
-from helpers import CASES, DATA, backend_params, decompressed, shared
 
 import fastpgn
-from fastpgn import read_games, read_lines
-from fastpgn import scan as _scan
+from fastpgn import read_games, read_lines, scan as _scan
 from fastpgn.errors import IllegalMoveError, InputError, PGNError
+from helpers import CASES, DATA, backend_params, decompressed, shared
 
 TEXT_CASE = CASES / "habits-text-crlf.pgn"   # two lichess games, CRLF, non-ASCII names, evals and clocks
 

@@ -9,16 +9,16 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
 import zstandard
+from hypothesis import given, settings, strategies as st
 
 import fastpgn
-from helpers import CASES, blocks_as_cut, decompressed, reference_cuts, shared
 from fastpgn import openings
 from fastpgn.errors import InputError, PGNSyntaxError
+from fastpgn.io.sources import blocks, detect, find_cut
 from fastpgn.oneliner import format_line, iter_lines, parse_line
 from fastpgn.reader import _RecordReader, read_games, read_headers, read_lines
-from fastpgn.io.sources import blocks, detect, find_cut
+from helpers import CASES, blocks_as_cut, decompressed, reference_cuts, shared
 
 SAMPLE = "lichess_db_standard_rated_2021-10.head999.pgn.zst"
 
@@ -74,7 +74,7 @@ def test_block_cuts_depend_only_on_the_data(pgn_bytes):
     # Restarting at a block start reproduces every later cut.
     restart = reference[5][0]
     assert cuts(12_345, restart) == reference[5:]
-    for offset, size in reference[1:]:
+    for offset, _size in reference[1:]:
         assert pgn_bytes[offset - 2:offset + 1] == b"\n\n["
 
 

@@ -293,7 +293,7 @@ def test_an_error_of_the_input_comes_after_the_results_before_it(ahead):
 
     out = []
     with pytest.raises(InputError, match="broken at 10"):
-        for item, result in _parallel.ordered(items(), lambda i: -i, 3, ahead=ahead):
+        for _item, result in _parallel.ordered(items(), lambda i: -i, 3, ahead=ahead):
             out.append(result)
     assert out == [-i for i in range(10)]
 

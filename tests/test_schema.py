@@ -23,13 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CASES, DATA, ROOT, shared
-from fastpgn import _backend, arrow, csv_rows, csv_text, schema
-from fastpgn.scan import columns as _columns_py
-from fastpgn import scan as _scan
+from fastpgn import _backend, arrow, csv_rows, csv_text, scan as _scan, schema
 from fastpgn.errors import InputError, PGNError, PGNSyntaxError
 from fastpgn.oneliner import parse_line
 from fastpgn.reader import Rejected, read_games, read_lines
+from fastpgn.scan import columns as _columns_py
+from helpers import CASES, DATA, ROOT, shared
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -111,7 +110,7 @@ def test_ratings_dates_and_time_controls():
              "WhiteElo": "2479", "BlackElo": "?", "WhiteRatingDiff": "+11", "BlackRatingDiff": "-12",
              "TimeControl": "600+5", "Date": "2024.01.01", "Round": "-"})
     assert (r["game_id"], r["site"]) == ("abcdefgh", "https://lichess.org/abcdefgh")
-    assert r["utc"] == datetime.datetime(2024, 1, 2, 18, 8, 33, tzinfo=datetime.timezone.utc)
+    assert r["utc"] == datetime.datetime(2024, 1, 2, 18, 8, 33, tzinfo=datetime.UTC)
     assert r["date"] == datetime.date(2024, 1, 2)
     assert (r["white_elo"], r["black_elo"], r["white_rating_diff"], r["black_rating_diff"]) == (2479, None, 11, -12)
     assert (r["base_seconds"], r["increment_seconds"], r["speed"]) == (600, 5, "rapid")
@@ -121,7 +120,7 @@ def test_ratings_dates_and_time_controls():
     assert (bare["game_id"], bare["site"], bare["utc"], bare["date"], bare["white_elo"]) == (None,) * 5
     assert (bare["base_seconds"], bare["increment_seconds"], bare["speed"]) == (None, None, "correspondence")
     old = row({"Date": "2013.01.01", "Time": "03:34:47"})   # no UTC tags: Date and Time
-    assert old["utc"] == datetime.datetime(2013, 1, 1, 3, 34, 47, tzinfo=datetime.timezone.utc)
+    assert old["utc"] == datetime.datetime(2013, 1, 1, 3, 34, 47, tzinfo=datetime.UTC)
     assert row({"UTCDate": "2021.02.30", "UTCTime": "12:00:00"})["date"] is None
 
 

@@ -28,7 +28,6 @@ import fastpgn
 from fastpgn import schema as fastpgn_schema
 from fastpgn.cli import main as cli_main
 from fastpgn.oneliner import parse_line
-
 from helpers import ROOT, shared, spark_session
 
 pa = pytest.importorskip("pyarrow")
@@ -594,9 +593,8 @@ def test_convert_never_writes_through_a_link_in_the_dataset_folder(spark, tmp_pa
 def test_the_pyarrow_writer_writes_the_same_dataset_in_pyarrows_bytes(spark, tmp_path):
     """``writer="pyarrow"``: each file holds the table of the default writer's, in the bytes pyarrow's own
     ParquetWriter writes; the dataset records it, so a rerun with the default writer is refused."""
-    from helpers import one_writer
-
     from fastpgn import spark as fs
+    from helpers import one_writer
 
     pgn = corpus("lichess_db_standard_rated_2021-10.head999.pgn.zst")
     for writer in ("fastpgn", "pyarrow"):

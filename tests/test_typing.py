@@ -8,6 +8,7 @@ board/_board_cy.pyi), not Any, and the board layer is annotated throughout.
 from __future__ import annotations
 
 import pytest
+
 from helpers import ROOT
 
 api = pytest.importorskip("mypy.api", reason="mypy not installed: pip install -e .[test]")

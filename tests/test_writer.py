@@ -10,8 +10,8 @@ import io
 
 import pytest
 
-from helpers import decompressed, game_texts, shared
 from fastpgn import Game, Where, read_games, write_pgn
+from helpers import decompressed, game_texts, shared
 
 chess_pgn = pytest.importorskip("chess.pgn")
 

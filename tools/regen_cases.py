@@ -10,8 +10,7 @@ Run: python tools/regen_cases.py  (then read the diff: it is the spec).
 
 from pathlib import Path
 
-from fastpgn import openings
-from fastpgn import scan as _scan
+from fastpgn import openings, scan as _scan
 from fastpgn.board import moves_hook
 from fastpgn.reader import read_lines
 

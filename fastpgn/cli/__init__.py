@@ -25,7 +25,13 @@ import time
 import fastpgn
 from fastpgn.cli import _process
 from fastpgn.cli._common import (
-    add_encoding_argument, add_jobs_option, add_parquet_writer_option, guarded, not_utf8_note, plural, progress_bar,
+    add_encoding_argument,
+    add_jobs_option,
+    add_parquet_writer_option,
+    guarded,
+    not_utf8_note,
+    plural,
+    progress_bar,
 )
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
 from fastpgn.errors import InputError, PGNError
@@ -107,7 +113,8 @@ def _chunk_size(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"CHUNK_SIZE must be a whole number such as 100000 or 100_000, not {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"CHUNK_SIZE must be a whole number such as 100000 or 100_000, not {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError("CHUNK_SIZE must be at least 1")
     return value
@@ -295,8 +302,8 @@ def _positionals(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[list
 
 
 def convert_main(argv) -> int:
-    from fastpgn.convert.many import expand_inputs
     from fastpgn.convert.converter import Options
+    from fastpgn.convert.many import expand_inputs
 
     parser = convert_parser()
     inputs, chunk, options = _positionals(parser, list(argv))
@@ -489,8 +496,8 @@ class _ManyProgress:
 
 def _convert_many(args, inputs: list[str], opts) -> int:
     """Several inputs at once: a summary line per input as it ends, a total, the highest exit status."""
-    from fastpgn.convert.many import ManyInputs
     from fastpgn.convert.converter import OutputError, Summary
+    from fastpgn.convert.many import ManyInputs
 
     if "-" in inputs:
         print("fastpgn: - (stdin) can only be converted on its own, not among other inputs", file=sys.stderr)

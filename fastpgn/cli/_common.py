@@ -14,7 +14,8 @@ import argparse
 import io
 import os
 import sys
-from typing import Callable, Iterator, TextIO, cast
+from collections.abc import Callable, Iterator
+from typing import TextIO, cast
 
 from fastpgn.errors import InputError, OutputError, PGNError, Rejected, not_utf8_note, plural  # noqa: F401
 

@@ -22,15 +22,20 @@ import os
 import sys
 import time
 
-from fastpgn.convert.table_out import TableOut, chunk_files, is_folder, stem_of
-from fastpgn.engine.analysis import complete_games
-from fastpgn.engine.pipeline import DEFAULT_NODES, Failed, Pipeline, _OutputFile
 from fastpgn.cli._common import (
-    add_encoding_argument, add_jobs_option, add_parquet_writer_option, parse_args, plural,
-    progress_bar, set_progress_total,
+    add_encoding_argument,
+    add_jobs_option,
+    add_parquet_writer_option,
+    parse_args,
+    plural,
+    progress_bar,
+    set_progress_total,
 )
 from fastpgn.cli._filters import FilterParser, add_filter_arguments
+from fastpgn.convert.table_out import TableOut, chunk_files, is_folder, stem_of
 from fastpgn.engine import EngineError
+from fastpgn.engine.analysis import complete_games
+from fastpgn.engine.pipeline import DEFAULT_NODES, Failed, Pipeline, _OutputFile
 from fastpgn.errors import InputError, OutputError
 from fastpgn.io import output as _output
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 from fastpgn.cli._common import EXIT_RULE, Run, add_encoding_argument, add_error_options, guarded, parse_args
 from fastpgn.errors import InputError
-from fastpgn.notations.crypt import decode_games, encode_games
 from fastpgn.io.sources import line_blocks
+from fastpgn.notations.crypt import decode_games, encode_games
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,13 +50,13 @@ def _text_lines(data) -> Iterator[str]:
     for block in line_blocks(data, _BLOCK):
         try:
             text = block.decode("utf-8")
-        except UnicodeDecodeError:
+        except UnicodeDecodeError as undecodable:
             for k, raw in enumerate(block.split(b"\n"), number):
                 try:
                     yield raw.decode("utf-8-sig" if k == 1 else "utf-8")
                 except UnicodeDecodeError as exc:
                     raise InputError("not UTF-8 text", line=k, column=exc.start + 1) from None
-            raise AssertionError("unreachable")  # pragma: no cover
+            raise AssertionError("unreachable") from undecodable  # pragma: no cover
         if number == 1 and text.startswith("\ufeff"):
             text = text[1:]
         lines = text.split("\n")

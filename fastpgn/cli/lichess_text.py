@@ -11,17 +11,32 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from fastpgn.cli._common import (EXIT_RULE, Output, Run, Unusable, add_encoding_argument, add_error_options,
-                                 guarded, parse_args, plural)
+from fastpgn.cli._common import (
+    EXIT_RULE,
+    Output,
+    Run,
+    Unusable,
+    add_encoding_argument,
+    add_error_options,
+    guarded,
+    parse_args,
+    plural,
+)
 from fastpgn.errors import FormatError, InputError
+from fastpgn.io.sources import line_blocks
 from fastpgn.notations._lichess_text_read import _block_movetext, _read
 from fastpgn.notations._lichess_text_stats import Stats
-from fastpgn.notations._lichess_text_write import (DEFAULT_ME, DEFAULT_OPPONENT, _pgn_text, _player_tags,
-                                                  game_to_compact, my_colour)
-from fastpgn.io.sources import line_blocks
+from fastpgn.notations._lichess_text_write import (
+    DEFAULT_ME,
+    DEFAULT_OPPONENT,
+    _pgn_text,
+    _player_tags,
+    game_to_compact,
+    my_colour,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,7 +80,7 @@ def _file_batches(data) -> Iterator[tuple[int, list[str], list[str] | None]]:
     for block in line_blocks(data, _BLOCK):
         try:
             text = block.decode("utf-8")
-        except UnicodeDecodeError:
+        except UnicodeDecodeError as undecodable:
             lines = []
             for k, raw in enumerate(block.split(b"\n"), number):
                 try:
@@ -74,7 +89,7 @@ def _file_batches(data) -> Iterator[tuple[int, list[str], list[str] | None]]:
                     if lines:
                         yield number, lines, None
                     raise InputError("not UTF-8 text", line=k, column=exc.start + 1) from None
-            raise AssertionError("unreachable")  # pragma: no cover
+            raise AssertionError("unreachable") from undecodable  # pragma: no cover
         if number == 1 and text.startswith("\ufeff"):
             text = text[1:]
         lines = text.split("\n")

@@ -113,8 +113,8 @@ def _run(argv) -> int:
         return 2
     from pyspark.sql import SparkSession
 
-    from fastpgn.errors import InputError
     from fastpgn.convert.converter import OutputError
+    from fastpgn.errors import InputError
 
     try:
         fs._inputs(args.inputs)      # a missing input, or two of one name, stop the run before Spark starts

@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 import queue
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from fastpgn import scan as _scan
 from fastpgn.errors import OutputError, Rejected, rejected_games  # noqa: F401 (OutputError's home was here)

@@ -59,9 +59,9 @@ on that input alone.
 
 from __future__ import annotations
 
-import sys
 import os
 import stat
+import sys
 import threading
 import time
 from concurrent.futures import Executor
@@ -69,22 +69,47 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from fastpgn import openings as _openings
-from fastpgn import scan as _scan
-from fastpgn.convert.chunks import (GZIP_LEVEL, GZIP_LIBRARY, SUFFIX, ZSTD_LEVEL, BlockResult, ChunkFiles, ChunkFormat,
-                                    OutputError,
-                                    ChunkWriter, LinesFormat, StreamOutput, compress, decompress)  # noqa: F401
-from fastpgn.convert.tables import FORMATS, chunk_format  # noqa: F401 (the converter's public names)
-from fastpgn.convert.tables import ParquetFormat, RowGroupEncoders, encoder_limit
+from fastpgn import openings as _openings, scan as _scan
+from fastpgn.convert.chunks import (
+    GZIP_LEVEL,
+    GZIP_LIBRARY,
+    SUFFIX,
+    ZSTD_LEVEL,
+    BlockResult,
+    ChunkFiles,
+    ChunkFormat,
+    ChunkWriter,
+    LinesFormat,  # noqa: F401 - the converter's public name
+    OutputError,
+    StreamOutput,
+    compress,
+    decompress,
+)
 from fastpgn.convert.limit import GameLimit
 from fastpgn.convert.rejects import RejectsFile
 from fastpgn.convert.resume import STATE_VERSION, ResumeState, Tally, damage_note, done_name, state_name
 from fastpgn.convert.schedule import OrderedScheduler, start_encoders, start_workers
-from fastpgn.io.ahead import ReadAhead
+from fastpgn.convert.tables import (
+    FORMATS,  # noqa: F401 - the converter's public name
+    ParquetFormat,
+    RowGroupEncoders,
+    chunk_format,
+    encoder_limit,
+)
 from fastpgn.errors import InputError, PGNError, Rejected
 from fastpgn.io import output as _output
-from fastpgn.io.sources import (BLOCK_SIZE, READ_SIZE, Block, Source, check_pgn, cut_blocks, has_moves, not_utf8,
-                             open_source)
+from fastpgn.io.ahead import ReadAhead
+from fastpgn.io.sources import (
+    BLOCK_SIZE,
+    READ_SIZE,
+    Block,
+    Source,
+    check_pgn,
+    cut_blocks,
+    has_moves,
+    not_utf8,
+    open_source,
+)
 
 __all__ = ["Converter", "Options", "OutputError", "SharedWorkers", "Summary",
            # the chunk output's settings and codec, for code written against them here

@@ -30,12 +30,12 @@ import queue
 import re
 import threading
 from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
-from fastpgn.errors import InputError
 from fastpgn.convert.converter import Converter, Options, OutputError, SharedWorkers, Summary
+from fastpgn.errors import InputError
 
 __all__ = ["PGN_SUFFIXES", "ManyInputs", "InputOutcome", "expand_inputs", "is_pgn_name"]
 

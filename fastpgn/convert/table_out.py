@@ -52,7 +52,7 @@ class TableOut:
     def __init__(self, fmt: str, output: str | None, stem: str, overwrite: bool,
                  parquet_writer: str = "fastpgn") -> None:
         from fastpgn import schema
-        from fastpgn.scan import columns as _columns_py     # (the default openings map, loaded once)
+        from fastpgn.scan import columns as _columns_py  # (the default openings map, loaded once)
 
         self.format = fmt
         self.parquet_writer = parquet_writer    # who writes the per-ply lists' pages (--parquet-writer)

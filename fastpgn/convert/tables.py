@@ -27,13 +27,12 @@ import os
 from collections import deque
 from pathlib import Path
 
-from fastpgn import schema
-from fastpgn import scan as _scan
+from fastpgn import scan as _scan, schema
 from fastpgn.convert.chunks import BlockResult, ChunkFile, ChunkFormat, LinesFormat, compress
+from fastpgn.errors import OutputError, rejected_games
 from fastpgn.io import output as _output
 from fastpgn.parquet.list_chunks import check_writer, encode_row_group
 from fastpgn.parquet.row_groups import JoinedParquetFile
-from fastpgn.errors import OutputError, rejected_games
 
 ROW_GROUP_ROWS = 16_384
 FORMATS = ("lines", "parquet", "csv", "pgn")

@@ -5,8 +5,17 @@ lichess's layout (``analysis``).
 >>> from fastpgn.engine import Engine, Score
 """
 
-from fastpgn.engine.uci import (Engine, EngineError, EngineNotFoundError, EngineTimeoutError, Info, Option, Score,
-                                SearchResult, find_engine)
+from fastpgn.engine.uci import (
+    Engine,
+    EngineError,
+    EngineNotFoundError,
+    EngineTimeoutError,
+    Info,
+    Option,
+    Score,
+    SearchResult,
+    find_engine,
+)
 
 __all__ = ['Engine', 'EngineError', 'EngineNotFoundError', 'EngineTimeoutError', 'Info', 'Option', 'Score',
            'SearchResult', 'find_engine']

@@ -23,8 +23,9 @@ and re-exports these names.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 from fastpgn.engine import Engine, EngineError
 

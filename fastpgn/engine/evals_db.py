@@ -21,10 +21,9 @@ memory. ``cp``/``mate`` are White's view, as lichess's ``[%eval]``.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
-from fastpgn._duckdb_files import literal, parquet_files, sql_files
-from fastpgn._duckdb_files import sql_string as _quote
+from fastpgn._duckdb_files import literal, parquet_files, sql_files, sql_string as _quote
 
 __all__ = ["EvalsDB", "IndexSummary", "build_index", "default_index_path", "game_keys", "lichess_eval"]
 

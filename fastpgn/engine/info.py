@@ -11,8 +11,8 @@ fastpgn's board on first use. ``fastpgn.engine`` re-exports these names.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 __all__ = ["Info", "STARTING_FEN", "Score", "SearchResult"]
 

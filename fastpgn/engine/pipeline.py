@@ -19,8 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, TextIO
 from fastpgn.convert.table_out import TableOut
 from fastpgn.engine.analysis import EvalCache, Limit, analysable, analyse_game, lichess_pgn
 from fastpgn.engine.uci import Engine
-from fastpgn.errors import (EngineError, InputDamageError, InputError, OutputError, PGNError, not_utf8_note,
-                            plural)
+from fastpgn.errors import EngineError, InputDamageError, InputError, OutputError, PGNError, not_utf8_note, plural
 
 if TYPE_CHECKING:
     from fastpgn.engine.evals_db import EvalsDB
@@ -313,8 +312,7 @@ class Pipeline:
 
     def _line(self, text: str) -> str:
         """The 22-field line of one game's PGN text: the converter's own kernel writes it."""
-        from fastpgn import openings
-        from fastpgn import scan as _scan
+        from fastpgn import openings, scan as _scan
 
         if self._openings is None:
             self._openings = _scan.kernel.opening_table(openings.load())

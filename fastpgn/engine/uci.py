@@ -31,13 +31,21 @@ import subprocess
 import threading
 import time
 import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import IO, TYPE_CHECKING, Callable, Iterable, Mapping, NoReturn, Sequence
+from typing import IO, TYPE_CHECKING, NoReturn
 
 from fastpgn.engine.info import STARTING_FEN, Info, Score, SearchResult
 from fastpgn.engine.options import Option, _option_value, _parse_option
-from fastpgn.engine.process import _EOF, _argv, _exit_text, _pump, _reap, find_engine
-from fastpgn.engine.process import GAME_DIRS  # noqa: F401 - re-exported: it was defined here
+from fastpgn.engine.process import (
+    _EOF,
+    GAME_DIRS,  # noqa: F401 - re-exported: it was defined here
+    _argv,
+    _exit_text,
+    _pump,
+    _reap,
+    find_engine,
+)
 from fastpgn.errors import EngineError, EngineNotFoundError, EngineTimeoutError
 
 if TYPE_CHECKING:

@@ -37,7 +37,8 @@ from fastpgn.errors import InputDamageError, InputError
 
 TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
 if TYPE_CHECKING:
-    from typing import BinaryIO, Iterator
+    from collections.abc import Iterator
+    from typing import BinaryIO
 
 BLOCK_SIZE = 4 << 20
 

@@ -12,7 +12,7 @@ Any failure here is the caller's cue to fall back to the stream decoder
 from __future__ import annotations
 
 import os
-from typing import Generator
+from collections.abc import Generator
 
 try:
     import indexed_bzip2 as _ibz2

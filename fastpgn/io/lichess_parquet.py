@@ -47,12 +47,12 @@ from __future__ import annotations
 import bisect
 import io
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
+from fastpgn.errors import SEVERAL_GAMES_MARK, InputError
 from fastpgn.io.ahead import chained, read_ahead
 from fastpgn.io.blocks import BLOCK_SIZE, Block, _ChunkFiller, find_cut, lf_text
-from fastpgn.errors import SEVERAL_GAMES_MARK, InputError
 from fastpgn.io.source import READ_SIZE, Source
 
 __all__ = ["MOVETEXT", "ParquetSource", "TAG_ORDER", "open_parquet", "parquet_files",

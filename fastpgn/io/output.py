@@ -40,8 +40,9 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 from fastpgn.errors import OutputError
 

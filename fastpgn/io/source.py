@@ -18,7 +18,8 @@ from fastpgn.io.blocks import BLOCK_SIZE, Block, _ChunkFiller, cut_blocks, cut_b
 # typing's, without importing typing (a reader's start-up: docs/performance.md)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Iterator, Protocol
+    from collections.abc import Callable, Iterator
+    from typing import Protocol
 
 READ_SIZE = 1 << 20
 HEAD_SIZE = 1 << 16     # the first bytes check_pgn decides on, whatever the block size

@@ -29,16 +29,15 @@ import os
 import stat
 import sys
 
-from fastpgn.io.blocks import (BLOCK_SIZE, Block, blocks, cut_blocks, cut_buffer, find_cut, has_moves,
-                             line_blocks)
 from fastpgn.errors import InputDamageError, InputError
+from fastpgn.io.blocks import BLOCK_SIZE, Block, blocks, cut_blocks, cut_buffer, find_cut, has_moves, line_blocks
 from fastpgn.io.source import HEAD_SIZE, READ_SIZE, Source, _codec_name, _Pieces, detect
 
 # Each decoder (fastpgn.io.zstd, _bzip2, bz2, ISA-L), pathlib and typing are imported where
 # they are needed: start-up is a good part of reading a file's headers (docs/performance.md).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from collections.abc import Iterator
 
 __all__ = ["BLOCK_SIZE", "Block", "READ_SIZE", "Source", "blocks", "check_pgn", "cut_blocks", "cut_buffer", "detect",
            "find_cut", "has_moves", "HEAD_SIZE", "is_parquet_input", "line_blocks", "not_utf8", "open_source"]
@@ -168,7 +167,7 @@ def open_source(source, threads: int = 1, encoding: str | None = None) -> Source
             raw = stdin if stdin is not None else _Pieces(pieces_of_reader(sys.stdin.read, "<stdin>"))
             return Source(raw, "<stdin>", None, None, False, threads, codec)
         if is_parquet_input(text):
-            from fastpgn.io import lichess_parquet   # lichess's Parquet release: its rows as PGN text
+            from fastpgn.io import lichess_parquet  # lichess's Parquet release: its rows as PGN text
 
             return lichess_parquet.open_parquet(text, threads)
         # The file pathlib names: on POSIX that is the name itself unless it is empty or ends in

@@ -10,8 +10,19 @@ from __future__ import annotations
 
 from fastpgn.errors import FormatError
 from fastpgn.notations._icn_long_form import _DEFAULT_PROMOTIONS, _MAX_DIGITS, _MOVE_RULE, _default_win_conditions, _key
-from fastpgn.notations._icn_parse import (_DIGITS, _LETTERS, _error, _letters_end, _move_starts_at, _piece_name,
-                                        _read_moves, _read_rules_json, _skip_ws, _square_at, _token_end)
+from fastpgn.notations._icn_parse import (
+    _DIGITS,
+    _LETTERS,
+    _error,
+    _letters_end,
+    _move_starts_at,
+    _piece_name,
+    _read_moves,
+    _read_rules_json,
+    _skip_ws,
+    _square_at,
+    _token_end,
+)
 
 
 def _cut_tags_lenient(text: str, metadata: dict) -> str:

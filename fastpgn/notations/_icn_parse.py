@@ -20,8 +20,14 @@ import re
 from typing import Any
 
 from fastpgn.errors import FormatError
-from fastpgn.notations._icn_long_form import (_DEFAULT_PROMOTIONS, _MAX_DEPTH, _MAX_DIGITS, _PIECE_NAMES,
-                                            _default_win_conditions, _key)
+from fastpgn.notations._icn_long_form import (
+    _DEFAULT_PROMOTIONS,
+    _MAX_DEPTH,
+    _MAX_DIGITS,
+    _PIECE_NAMES,
+    _default_win_conditions,
+    _key,
+)
 
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _DIGITS = frozenset("0123456789")

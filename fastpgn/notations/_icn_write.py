@@ -13,9 +13,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastpgn.errors import FormatError
-from fastpgn.notations._icn_long_form import (_DEFAULT_PROMOTIONS, _RESERVED_RULES, PIECE_CODES, _check_long,
-                                            _check_move, _check_position, _check_rights, _js_json, _js_text,
-                                            _parse_key)
+from fastpgn.notations._icn_long_form import (
+    _DEFAULT_PROMOTIONS,
+    _RESERVED_RULES,
+    PIECE_CODES,
+    _check_long,
+    _check_move,
+    _check_position,
+    _check_rights,
+    _js_json,
+    _js_text,
+    _parse_key,
+)
 
 __all__ = ["generate_special_rights", "long_to_short", "long_to_short_compact_move", "long_to_short_position",
            "long_to_short_position_from_gamerules"]

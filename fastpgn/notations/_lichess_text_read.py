@@ -10,9 +10,9 @@ blocks of moves lines to the compact kernel first.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice, repeat
-from typing import Callable, Iterable, Iterator
 
 from fastpgn.errors import FormatError
 from fastpgn.notations._compact import kernel as _compact

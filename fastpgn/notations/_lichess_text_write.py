@@ -13,8 +13,14 @@ from itertools import chain, count, repeat
 
 from fastpgn.errors import FormatError
 from fastpgn.notations._compact_py import scan_ply
-from fastpgn.notations._lichess_text_read import (_ROUNDS_MAX, CompactGame, _details, _moves_in_comment,
-                                                 _split_round, parse_details)
+from fastpgn.notations._lichess_text_read import (
+    _ROUNDS_MAX,
+    CompactGame,
+    _details,
+    _moves_in_comment,
+    _split_round,
+    parse_details,
+)
 
 __all__ = ["DEFAULT_ME", "DEFAULT_OPPONENT", "game_to_compact", "compact_to_pgn"]
 

@@ -25,8 +25,8 @@ when the line holds something else. Blank lines are skipped.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from fastpgn.errors import FormatError
 

@@ -96,9 +96,15 @@ from fastpgn.notations._icn_lenient import _parse_lenient
 from fastpgn.notations._icn_long_form import PIECE_CODES
 from fastpgn.notations._icn_parse import _parse_strict, short_to_long_compact_move
 from fastpgn.notations._icn_replay import game_to_position
-from fastpgn.notations._icn_write import (generate_special_rights, long_to_short, long_to_short_compact_move,
-                                        long_to_short_position, long_to_short_position_from_gamerules)
+from fastpgn.notations._icn_write import (
+    generate_special_rights,
+    long_to_short,
+    long_to_short_compact_move,
+    long_to_short_position,
+    long_to_short_position_from_gamerules,
+)
 
+# isort: split
 # Re-exported: they were defined here, and the PGN bridge and the tests reach them through this module.
 from fastpgn.notations._icn_long_form import _DEFAULT_PROMOTIONS, _RESERVED_RULES, _check_long  # noqa: F401
 from fastpgn.notations._icn_parse import _read_json  # noqa: F401

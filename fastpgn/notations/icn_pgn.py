@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from fastpgn.board import Board, declared_start, moves_to_pgn
 from fastpgn.errors import BoardError, FormatError, IllegalMoveError, InvalidFENError, PGNError

@@ -39,6 +39,7 @@ from fastpgn.notations._lichess_text_read import CompactGame, parse_details, rea
 from fastpgn.notations._lichess_text_stats import Stats
 from fastpgn.notations._lichess_text_write import DEFAULT_ME, DEFAULT_OPPONENT, compact_to_pgn, game_to_compact  # noqa: F401
 
+# isort: split
 # Re-exported: they were defined here, and tests reach them through this module.
 from fastpgn.notations._lichess_text_read import _block_movetext, _is_details, _movetext_plies, _split_round  # noqa: F401
 from fastpgn.notations._lichess_text_write import _compact_moves  # noqa: F401

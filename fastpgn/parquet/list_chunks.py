@@ -37,10 +37,17 @@ import threading
 
 from fastpgn.parquet import pages, thrift
 from fastpgn.parquet.row_groups import (
-    CC_META, FILE_ROW_GROUPS, MAGIC, RG_COLUMNS, RG_TOTAL_COMPRESSED, EncodedRowGroup, JoinedParquetFile, JoinError,
+    CC_META,
+    FILE_ROW_GROUPS,
+    MAGIC,
+    RG_COLUMNS,
+    RG_TOTAL_COMPRESSED,
+    EncodedRowGroup,
+    JoinedParquetFile,
+    JoinError,
+    encode_row_group as pyarrow_row_group,
     moved_column,
 )
-from fastpgn.parquet.row_groups import encode_row_group as pyarrow_row_group
 from fastpgn.parquet.settings import list_string_sizes, rows_within
 
 # parquet.thrift's numbers

@@ -32,9 +32,9 @@ from __future__ import annotations
 import os
 import struct
 
-from fastpgn.parquet.thrift import ThriftError, field, read_struct, write_struct
 from fastpgn.errors import ParquetWriteError
 from fastpgn.io import output as _output
+from fastpgn.parquet.thrift import ThriftError, field, read_struct, write_struct
 
 MAGIC = b"PAR1"
 

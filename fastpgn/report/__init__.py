@@ -16,9 +16,10 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import fastpgn
 from fastpgn._duckdb_files import literal, parquet_files, sql_files

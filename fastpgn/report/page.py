@@ -193,7 +193,7 @@ def _judgements(t, title: str, x_title: str, labels: list | None = None):
     rows = t["rows"]
     fig = _figure(title, x_title, "% of analysed moves", barmode="group")
     x = labels or [r[0] for r in rows]
-    for at, (column, word) in enumerate(JUDGEMENTS):
+    for at, (_column, word) in enumerate(JUDGEMENTS):
         _bar(fig, x, [r[2 + at] for r in rows], word, customdata=[r[1] for r in rows],
              hovertemplate="%{x}: %{y}% " + word.lower() + " (of %{customdata:,} moves)<extra></extra>")
     fig.update_xaxes(type="category")
@@ -344,7 +344,7 @@ def render(report, plotly_js: str | None = None) -> str:
                             f'width:100%;"></div></div><div class="numbers">{_html_table(name, t)}</div>'
                             "</div></section>")
     filters = ", ".join(f"{k}={v}" for k, v in report.filters.items()) or "none"
-    made = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    made = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -18,7 +18,6 @@ from typing import NamedTuple
 
 from fastpgn.lichess import SPEEDS
 
-
 # The order speeds are shown in (lichess's, slowest last); a game without a speed is "unknown".
 SPEED_ORDER = SPEEDS + ("unknown",)
 SPEED = "coalesce(speed, 'unknown')"

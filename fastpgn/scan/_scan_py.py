@@ -54,19 +54,36 @@ games_read, rejects, filtered)``; a reject is ``(reason, error_offset,
 game_number, start, end)``.
 """
 
-from fastpgn.scan.grammar import (
-    ELO_BLACK, ELO_BOTH, ELO_EITHER, ELO_WHITE, LINE_TAGS, RELEASES_GIL, REPLAYS_WITHOUT_GIL, SEP, SPEED_LIMITS,
-    SPEEDS, _scan_game, last_game, speed_bit, utf8_error, where_plan,
-)
+from fastpgn.scan import columns as _columns_py, csv as _csv_py
+from fastpgn.scan.contract import ColumnError, ScanResult
 from fastpgn.scan.fastpath import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
+from fastpgn.scan.grammar import (
+    ELO_BLACK,
+    ELO_BOTH,
+    ELO_EITHER,
+    ELO_WHITE,
+    LINE_TAGS,
+    RELEASES_GIL,
+    REPLAYS_WITHOUT_GIL,
+    SEP,
+    SPEED_LIMITS,
+    SPEEDS,
+    _scan_game,
+    last_game,
+    speed_bit,
+    utf8_error,
+    where_plan,
+)
 from fastpgn.scan.lines import lines_from_block, opening_table
 from fastpgn.scan.records import (
-    GameCore, RecordFeed, games_from_block, headers_from_block, records_from_spans, spans_from_block,
+    GameCore,
+    RecordFeed,
+    games_from_block,
+    headers_from_block,
+    records_from_spans,
+    spans_from_block,
 )
 from fastpgn.scan.release import release_suspects, release_text
-from fastpgn.scan import columns as _columns_py
-from fastpgn.scan import csv as _csv_py
-from fastpgn.scan.contract import ColumnError, ScanResult
 
 
 def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,

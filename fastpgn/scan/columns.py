@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fastpgn import schema
-from fastpgn import scan as _scan
+from fastpgn import scan as _scan, schema
 from fastpgn.scan.analysis import analysis_columns
 from fastpgn.scan.contract import ColumnError, ScanResult
 from fastpgn.scan.grammar import _GLYPH_NAGS, game_nags

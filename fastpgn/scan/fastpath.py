@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from fastpgn.scan.grammar import _Game, _clock_seconds, _eval_ok, _eval_value, _first_ply, _san_ok, _scan_game
+from fastpgn.scan.grammar import _clock_seconds, _eval_ok, _eval_value, _first_ply, _Game, _san_ok, _scan_game
 
 # ---------------------------------------------------------------- fast path (pure Python only)
 #

@@ -76,7 +76,6 @@ from __future__ import annotations
 from fastpgn import lichess
 from fastpgn.lichess import RESULT_CODES, TERMINATION_CODES
 
-
 SEP = lichess.SEP.encode()
 # Pure Python holds the GIL: the converter gives this backend worker processes, not threads.
 RELEASES_GIL = False

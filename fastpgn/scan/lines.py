@@ -10,14 +10,38 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from fastpgn.scan.grammar import (  # noqa: F401  (SEP, LINE_TAGS: the kernel's public names)
-    LINE_TAGS, SEP, S_BDIFF, S_BELO, S_BLACK, S_BTITLE, S_DATE, S_ECO, S_OPENING, S_RESULT, S_SITE, S_TC,
-    S_TERMINATION, S_TIME, S_UTCDATE, S_UTCTIME, S_WDIFF, S_WELO, S_WHITE, S_WTITLE, _RESULT_CODE, _SLOT,
-    _TERMINATION_CODE, _Game, _as_bytes, _first, where_plan,
-)
 from fastpgn.scan import fastpath as _fastpath_py
 from fastpgn.scan.contract import ScanResult
 from fastpgn.scan.fastpath import _COUNTS, _each_game, _fast_as_game
+from fastpgn.scan.grammar import (  # noqa: F401  (SEP, LINE_TAGS: the kernel's public names)
+    _RESULT_CODE,
+    _SLOT,
+    _TERMINATION_CODE,
+    LINE_TAGS,
+    S_BDIFF,
+    S_BELO,
+    S_BLACK,
+    S_BTITLE,
+    S_DATE,
+    S_ECO,
+    S_OPENING,
+    S_RESULT,
+    S_SITE,
+    S_TC,
+    S_TERMINATION,
+    S_TIME,
+    S_UTCDATE,
+    S_UTCTIME,
+    S_WDIFF,
+    S_WELO,
+    S_WHITE,
+    S_WTITLE,
+    SEP,
+    _as_bytes,
+    _first,
+    _Game,
+    where_plan,
+)
 
 _DAY_SECONDS: dict[bytes, bytes] = {}  # UTCTime value -> _seconds_of_day(value)
 _LINE_PLANS: dict[bytes, itemgetter[bytes]] = {}  # a _TAG_LAYOUTS key -> an itemgetter of _fast_line's tag values

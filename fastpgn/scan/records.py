@@ -7,8 +7,9 @@ result token, first ply, start, end) and headers only, for fastpgn.reader.
 from __future__ import annotations
 
 from fastpgn.scan.contract import ScanResult
-from fastpgn.scan.grammar import _as_bytes, _first, where_plan
 from fastpgn.scan.fastpath import _each_game
+from fastpgn.scan.grammar import _as_bytes, _first, where_plan
+
 
 def _ply_moves(moves: list) -> list:
     """games_from_block's moves: the SAN tokens as str (UTF-8: castling may be written with en dashes)."""

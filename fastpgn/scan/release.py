@@ -67,7 +67,7 @@ def release_text(columns, movetext):
 
     if str(movetext.type) != "string":
         raise TypeError(f"the movetext must be string, not {movetext.type}")
-    for name, kind, signed, unrated, array in columns:
+    for _name, kind, _signed, _unrated, array in columns:
         types = KINDS.get(kind)
         if types is None:
             raise ValueError(f"no column kind {kind!r}")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 
 import pytest
-from helpers import backend_params, shared
 
 from fastpgn import _backend
 from fastpgn.errors import AmbiguousMoveError, BoardError, IllegalMoveError, InvalidFENError, PGNError
+from helpers import backend_params, shared
 
 START = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"
 KIWIPETE = "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1"

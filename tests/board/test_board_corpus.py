@@ -16,8 +16,8 @@ import re
 import chess
 import chess.pgn
 import pytest
-from helpers import backend_params, decompressed, shared
 
+from helpers import backend_params, decompressed, shared
 
 _COMMENT = re.compile(r"\{[^}]*\}")
 _NOT_A_MOVE = re.compile(r"\d+\.+|1-0|0-1|1/2-1/2|\*|\$\d+")

@@ -11,12 +11,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from helpers import kernel_params
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fastpgn import read_games
 from fastpgn.errors import PGNError
+from helpers import kernel_params
 
 KERNELS = {p.id: p.values[0] for p in kernel_params("board._board")}
 if "cy" not in KERNELS:
@@ -123,14 +122,14 @@ def test_san_lists_alike(game, data):
     tokens = data.draw(mutated(sans)) if data.draw(st.booleans()) else sans
     text = data.draw(st.sampled_from([" ", "  ", "\n", " \t"])).join(tokens)
     for entry in ("san_to_uci", "validate_san", "replay_fens", "canonical_san"):
-        py, cy = both(lambda k: answer(getattr(k, entry), text, fen=fen, chess960=chess960))
+        py, cy = both(lambda k, entry=entry: answer(getattr(k, entry), text, fen=fen, chess960=chess960))
         assert py == cy, entry
     raw = text.encode("utf-8", "surrogatepass")
     if data.draw(st.booleans()):  # bytes that are not UTF-8, as a dump may hold
         at = data.draw(st.integers(0, len(raw)))
         raw = raw[:at] + data.draw(st.sampled_from([b"\xff", b"\xc3", b"\xe9x"])) + raw[at:]
     for entry in ("san_to_uci", "validate_san"):
-        py, cy = both(lambda k: answer(getattr(k, entry), raw, fen=fen, chess960=chess960))
+        py, cy = both(lambda k, entry=entry: answer(getattr(k, entry), raw, fen=fen, chess960=chess960))
         assert py == cy, entry
     py, cy = both(lambda k: answer(lambda: summary(k.replay(text, fen=fen, chess960=chess960))))
     assert py == cy
@@ -142,7 +141,7 @@ def test_nul_and_whitespace_in_moves_alike(text):
     # A NUL inside the text is part of its token (the compiled twin also ends a text at the NUL after it).
     for moves in (text, text.encode()):
         for entry in ("san_to_uci", "validate_san"):
-            py, cy = both(lambda k: answer(getattr(k, entry), moves))
+            py, cy = both(lambda k, entry=entry, moves=moves: answer(getattr(k, entry), moves))
             assert py == cy, (entry, moves)
             assert py[0] == ("error" if "\x00" in text else "ok")
 
@@ -237,7 +236,7 @@ def test_every_en_passant_square_alike(fen):
         for file in "abcdefgh":
             for side in "wb":
                 text = " ".join(fields[:1] + [side, fields[2], file + rank] + fields[4:])
-                py, cy = both(lambda k: answer(lambda: summary(k.Board(text, True))))
+                py, cy = both(lambda k, text=text: answer(lambda: summary(k.Board(text, True))))
                 assert py == cy, text
                 native_agrees(text, True)
 
@@ -290,9 +289,9 @@ def test_fens_of_the_corpus_read_without_the_gil():
 def test_uci_and_moves_alike(game, text):
     fen, chess960, sans = game
     boards = PY.replay(" ".join(sans), fen, chess960), CY.replay(" ".join(sans), fen, chess960)
-    py, cy = (answer(lambda: b.uci(b.push_uci(text))) for b in boards)
+    py, cy = (answer(lambda b=b: b.uci(b.push_uci(text))) for b in boards)
     assert py == cy
-    py, cy = (answer(lambda: b.parse_san(text).uci()) for b in boards)
+    py, cy = (answer(lambda b=b: b.parse_san(text).uci()) for b in boards)
     assert py == cy
     assert summary(boards[0]) == summary(boards[1])
 

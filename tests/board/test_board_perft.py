@@ -8,6 +8,7 @@ Results" table (Shredder-FEN castling letters).
 from __future__ import annotations
 
 import pytest
+
 from helpers import backend_params
 
 POSITIONS = [

@@ -18,12 +18,12 @@ import random
 import chess
 import chess.pgn
 import pytest
-from helpers import CASES, FAKE_ENGINE, kernel_params
 
 from fastpgn import _backend, openings
 from fastpgn.board import game_to_pgn, moves_hook, moves_to_pgn, san_to_uci
 from fastpgn.errors import FormatError, IllegalMoveError
 from fastpgn.reader import read_games
+from helpers import CASES, FAKE_ENGINE, kernel_params
 
 CASE = CASES / "null-moves.pgn"
 SCANS = dict(_backend.available("scan._scan"))

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from helpers import ENV, ROOT, chunk_files, shared, stderr_on_a_terminal
-from fastpgn.convert.many import ManyInputs, expand_inputs
 from fastpgn.cli import main
+from fastpgn.convert.converter import Options, OutputError
+from fastpgn.convert.many import ManyInputs, expand_inputs
 from fastpgn.errors import InputError
 from fastpgn.filters import Where
-from fastpgn.convert.converter import Options, OutputError
+from helpers import ENV, ROOT, chunk_files, shared, stderr_on_a_terminal
 
 LICHESS = ("data", "lichess-db")
 GOOD = ["lichess_db_standard_rated_2022-06.head2499.pgn.zst",

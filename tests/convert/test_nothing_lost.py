@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from helpers import ENV, ROOT, all_lines, chunk_files, decompressed, shared
 from fastpgn.cli import main
 from fastpgn.errors import InputError
 from fastpgn.reader import read_games, read_lines
+from helpers import ENV, ROOT, all_lines, chunk_files, decompressed, shared
 
 LICHESS = ("data", "lichess-db")
 # The first game of the named case: a move token that is no move.

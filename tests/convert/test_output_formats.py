@@ -24,13 +24,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ENV, big_input, chunk_files, converter_writer, one_writer, shared, signal_after_chunks
 from fastpgn import arrow, csv_rows
-from fastpgn.convert import tables
-from fastpgn.parquet import settings
 from fastpgn.cli import main
-from fastpgn.errors import InputError
+from fastpgn.convert import tables
 from fastpgn.convert.converter import Converter, Options
+from fastpgn.errors import InputError
+from fastpgn.parquet import settings
+from helpers import ENV, big_input, chunk_files, converter_writer, one_writer, shared, signal_after_chunks
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pip install -e ".[test]"')

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ENV, official_schema, release_rows, shared, signal_after_chunks
 from fastpgn.cli import main
 from fastpgn.convert.converter import Converter, Options
 from fastpgn.io.sources import open_source
+from helpers import ENV, official_schema, release_rows, shared, signal_after_chunks
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 pq = pytest.importorskip("pyarrow.parquet", reason='pyarrow is not installed: pip install -e ".[test]"')

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ENV, big_input, chunk_files, game_texts, shared, signal_after_chunks
 from fastpgn import read_games
 from fastpgn.cli import main
+from helpers import ENV, big_input, chunk_files, game_texts, shared, signal_after_chunks
 
 chess_pgn = pytest.importorskip("chess.pgn")
 

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from helpers import ENV, ROOT, all_lines, big_input, chunk_files, shared, signal_after_chunks, stderr_on_a_terminal
 from fastpgn.cli import main
+from fastpgn.convert.converter import Converter, Options
 from fastpgn.errors import PGNSyntaxError
 from fastpgn.oneliner import iter_lines
-from fastpgn.convert.converter import Converter, Options
 from fastpgn.reader import read_lines
+from helpers import ENV, ROOT, all_lines, big_input, chunk_files, shared, signal_after_chunks, stderr_on_a_terminal
+
 
 def test_an_empty_folder_says_it_holds_no_pgn_files(tmp_path, capsys):
     """A folder with no PGN file in it was "a folder, not a PGN file": it names what was looked for."""

@@ -18,12 +18,22 @@ from pathlib import Path
 
 import pytest
 
-from helpers import (FAKE_ENGINE, G2013, G2021, G2023, ROOT, fake_engine, first_games, game_texts, shared,
-                     stockfish as find_stockfish)
-from helpers import analyse_cli as run
-from fastpgn.engine.analysis import complete_games, lichess_pgn, fen_without_counters
 from fastpgn.cli.analyse import main
+from fastpgn.engine.analysis import complete_games, fen_without_counters, lichess_pgn
 from fastpgn.reader import read_games
+from helpers import (
+    FAKE_ENGINE,
+    G2013,
+    G2021,
+    G2023,
+    ROOT,
+    analyse_cli as run,
+    fake_engine,
+    first_games,
+    game_texts,
+    shared,
+    stockfish as find_stockfish,
+)
 
 FAKE = FAKE_ENGINE
 

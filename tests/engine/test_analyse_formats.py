@@ -15,8 +15,7 @@ import sys
 
 import pytest
 
-from helpers import ENV, G2021, G2023, fake_engine, first_games, shared
-from helpers import analyse_cli as run
+from helpers import ENV, G2021, G2023, analyse_cli as run, fake_engine, first_games, shared
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

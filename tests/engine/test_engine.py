@@ -17,11 +17,10 @@ import time
 
 import pytest
 
-from helpers import FAKE_ENGINE as FAKE, ROOT, stockfish
 from fastpgn.board import Board
-from fastpgn.engine import (Engine, EngineError, EngineNotFoundError, EngineTimeoutError, Info, Option, Score)
+from fastpgn.engine import Engine, EngineError, EngineNotFoundError, EngineTimeoutError, Info, Option, Score
 from fastpgn.errors import IllegalMoveError, PGNError
-
+from helpers import FAKE_ENGINE as FAKE, ROOT, stockfish
 
 
 @pytest.fixture(scope="module")

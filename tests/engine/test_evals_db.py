@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import G2023, fake_engine, first_games, shared, stockfish as find_stockfish
-from helpers import analyse_cli as run
 from fastpgn.reader import read_games
+from helpers import G2023, analyse_cli as run, fake_engine, first_games, shared, stockfish as find_stockfish
 
 chess = pytest.importorskip("chess")
 pytest.importorskip("chess.engine")

@@ -22,11 +22,11 @@ import sys
 import pytest
 import zstandard
 
-from helpers import ENV, game_texts, shared
 from fastpgn import read_games, read_headers, read_lines, scan
 from fastpgn.cli import main
 from fastpgn.errors import InputDamageError
 from fastpgn.io.sources import blocks, cut_buffer
+from helpers import ENV, game_texts, shared
 
 DUMP = ("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst")
 RESULTS = (b"1-0", b"0-1", b"1/2-1/2", b"*")

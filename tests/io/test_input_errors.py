@@ -15,15 +15,14 @@ import warnings
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from helpers import all_lines, chunk_files, decompressed, kernel_params, shared
 from fastpgn.arrow import read_arrow
 from fastpgn.cli import main
 from fastpgn.errors import InputDamageError, InputError, NotUTF8Warning, PGNSyntaxError
-from fastpgn.reader import read_games, read_headers, read_lines
 from fastpgn.io.sources import check_pgn
+from fastpgn.reader import read_games, read_headers, read_lines
+from helpers import all_lines, chunk_files, decompressed, kernel_params, shared
 
 DUMP = ("data", "lichess-db", "lichess_db_standard_rated_2013-01.head348.pgn.zst")
 BLOCK_SIZES = (1, 7, 64, 1000, 1 << 20)

@@ -22,8 +22,8 @@ pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip instal
 pq = pytest.importorskip("pyarrow.parquet")
 
 import fastpgn  # noqa: E402
-from fastpgn.io import lichess_parquet, sources  # noqa: E402
 from fastpgn.errors import InputError, PGNSyntaxError  # noqa: E402
+from fastpgn.io import lichess_parquet, sources  # noqa: E402
 
 #: Tags the release has no column for: reading the release cannot give them back.
 NOT_IN_RELEASE = ("Date", "Round")
@@ -152,7 +152,7 @@ def test_values_with_quotes_and_null_tags(tmp_path):
     path = tmp_path / "games.parquet"
     pq.write_table(rows, path)
     got = _table(path, columns=["white", "white_elo", "utc", "plies"]).to_pylist()
-    utc = datetime.datetime(2024, 1, 31, 23, 59, 59, tzinfo=datetime.timezone.utc)
+    utc = datetime.datetime(2024, 1, 31, 23, 59, 59, tzinfo=datetime.UTC)
     assert got == [{"white": 'Ann "the rook"', "white_elo": None, "utc": utc, "plies": 1},
                    {"white": None, "white_elo": 1700, "utc": None, "plies": 0}]
 
@@ -183,7 +183,7 @@ def test_other_revisions_types_read_alike(tmp_path):
     pq.write_table(rows, path)
     got = _table(path, columns=["game_id", "site", "event", "utc", "white_elo", "black_elo", "white_rating_diff",
                                 "black_rating_diff", "speed", "clock", "result"]).to_pylist()
-    utc = datetime.datetime(2024, 2, 29, 12, 30, 1, tzinfo=datetime.timezone.utc)
+    utc = datetime.datetime(2024, 2, 29, 12, 30, 1, tzinfo=datetime.UTC)
     assert got == [{"game_id": "abcdefgh", "site": "https://lichess.org/abcdefgh", "event": "Rated Blitz game",
                     "utc": utc, "white_elo": 1500,
                     "black_elo": 1600, "white_rating_diff": 5, "black_rating_diff": -5, "speed": "blitz",

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import SHARED, fake_engine, first_games, official_schema, release_rows, shared
 from fastpgn.cli import main
 from fastpgn.convert import converter as pipeline
 from fastpgn.errors import OutputError
 from fastpgn.io import output
+from helpers import SHARED, fake_engine, first_games, official_schema, release_rows, shared
 
 NAME = "lichess_db_standard_rated_2023-02.head15.pgn.zst"
 SRC = SHARED / "data" / "lichess-db" / NAME

@@ -8,12 +8,11 @@ import random
 import pytest
 import zstandard
 
-from helpers import decompressed, reference_cuts, shared
-from fastpgn import openings
-from fastpgn import scan as _scan
-from fastpgn.io.blocks import lf_text
+from fastpgn import openings, scan as _scan
 from fastpgn.errors import InputError
+from fastpgn.io.blocks import lf_text
 from fastpgn.io.sources import blocks, cut_blocks, cut_buffer, detect, open_source
+from helpers import decompressed, reference_cuts, shared
 
 SAMPLE = "lichess_db_standard_rated_2021-10.head999.pgn.zst"
 

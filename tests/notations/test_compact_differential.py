@@ -12,14 +12,13 @@ from __future__ import annotations
 import functools
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from helpers import COMPARES_BOTH_KERNELS, shared
 from fastpgn import _backend
 from fastpgn.errors import FormatError
 from fastpgn.notations import lichess_text as lt
 from fastpgn.reader import read_games
+from helpers import COMPARES_BOTH_KERNELS, shared
 
 BACKENDS = dict(_backend.available("notations._compact"))
 pytestmark = [pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled compact kernel is not built here"),

@@ -16,11 +16,11 @@ import chess.pgn
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from helpers import ROOT, shared
 from fastpgn.cli import crypt as crypt_cli
 from fastpgn.errors import FormatError, InputDamageError
 from fastpgn.notations import crypt
 from fastpgn.reader import read_games
+from helpers import ROOT, shared
 
 CONF = ("conformance", "002-pgn-crypt")
 

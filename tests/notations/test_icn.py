@@ -9,12 +9,11 @@ import pickle
 import re
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from helpers import CONFORMANCE, NO_KERNEL, ROOT, shared
 from fastpgn.errors import FormatError
 from fastpgn.notations import icn
+from helpers import CONFORMANCE, NO_KERNEL, ROOT, shared
 
 ICN_DIR = ("conformance", "001-icn")
 CASES_FILE = "icn_conformance_cases.generated.json"

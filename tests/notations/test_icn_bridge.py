@@ -23,13 +23,13 @@ import chess
 import chess.pgn
 import pytest
 
-from helpers import DATA, ROOT, shared
 from fastpgn import cli
-from fastpgn.cli import icn as icn_cli
 from fastpgn.board import canonical_san
+from fastpgn.cli import icn as icn_cli
 from fastpgn.errors import FormatError, IllegalMoveError, InputError
 from fastpgn.notations import icn, icn_pgn
 from fastpgn.reader import read_games
+from helpers import DATA, ROOT, shared
 
 ICN_DIR = ("conformance", "001-icn")
 ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")

@@ -18,11 +18,11 @@ import chess.pgn
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from helpers import ROOT, shared
 from fastpgn.cli import lichess_text as lt_cli
 from fastpgn.errors import FormatError
 from fastpgn.notations import lichess_text as lt
 from fastpgn.reader import read_games
+from helpers import ROOT, shared
 
 CONF = ("conformance", "000-pgn-transform")
 VERSIONS = ("generated-v1.3/{}.pgn", "upstream-refs-v1.4/{}-pgn.ref", "generated-v1.5/{}.pgn")

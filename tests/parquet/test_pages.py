@@ -14,11 +14,10 @@ import ast
 import struct
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from helpers import G2021, G2022, ROOT, decompressed, kernel_params, shared
 from fastpgn import _backend
+from helpers import G2021, G2022, ROOT, decompressed, kernel_params, shared
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 

@@ -20,11 +20,11 @@ import io
 
 import pytest
 
-from helpers import decompressed, real_game, shared
 from fastpgn import _backend, csv_text, schema
 from fastpgn.scan import columns as _columns_py
 from fastpgn.scan.contract import ColumnError
 from fastpgn.scan.csv import WRITES
+from helpers import decompressed, real_game, shared
 
 BACKENDS = dict(_backend.available("scan._scan"))
 needs_cy = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")

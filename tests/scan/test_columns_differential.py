@@ -14,13 +14,21 @@ import random
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from helpers import (COMPARES_BOTH_KERNELS, CASES, MUTATION, NOISE, corpus_files, decompressed, mutated, real_game,
-                     shared)
 from fastpgn import _backend, filters
 from fastpgn.scan import columns as _columns_py
+from helpers import (
+    CASES,
+    COMPARES_BOTH_KERNELS,
+    MUTATION,
+    NOISE,
+    corpus_files,
+    decompressed,
+    mutated,
+    real_game,
+    shared,
+)
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 from fastpgn.arrow import record_batch  # noqa: E402
@@ -29,7 +37,7 @@ BACKENDS = dict(_backend.available("scan._scan"))
 pytestmark = [pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here"),
               COMPARES_BOTH_KERNELS]
 OPENINGS = _columns_py.default_openings()
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 
 
 def both(data: bytes, stop: bool = False, where=None, uci: bool = False, first: int = 0):

@@ -12,13 +12,12 @@ from __future__ import annotations
 import io
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from helpers import CASES, MUTATION, NOISE, corpus_files, decompressed, mutated, real_game, shared
 from fastpgn import _backend, csv_text, filters, schema
 from fastpgn.convert.converter import Converter, Options
 from fastpgn.scan import columns as _columns_py
+from helpers import CASES, MUTATION, NOISE, corpus_files, decompressed, mutated, real_game, shared
 
 BACKENDS = dict(_backend.available("scan._scan"))
 needs_cy = pytest.mark.skipif("cy" not in BACKENDS, reason="the compiled scanner is not built here")

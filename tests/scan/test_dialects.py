@@ -14,14 +14,13 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
-from helpers import CASES, blocks_as_cut, reference_cuts, shared
 from fastpgn import read_games, read_lines
-from fastpgn.io.blocks import lf_text
 from fastpgn.errors import InputError
+from fastpgn.io.blocks import lf_text
 from fastpgn.io.sources import blocks
+from helpers import CASES, blocks_as_cut, reference_cuts, shared
 
 chess_pgn = pytest.importorskip("chess.pgn")
 
@@ -322,8 +321,8 @@ def test_other_tools_dialects_read_as_python_chess_reads_them(name, dialect, pla
 
 def test_other_tools_dialects_in_one_file_replay_under_validate_and_uci():
     """The case file: every game kept by --validate's replay, its UCI what python-chess plays."""
-    from fastpgn.board import moves_hook
     from fastpgn import scan
+    from fastpgn.board import moves_hook
 
     data = (CASES / "other-tools-dialects.pgn").read_bytes()
     lines, read, rejects, _ = scan.kernel.lines_from_block(data, 0, len(data), moves_hook=moves_hook(uci=True))

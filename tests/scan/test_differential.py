@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastpgn
-from helpers import (COMPARES_BOTH_KERNELS, CASES, MUTATION, NOISE, corpus_files, decompressed, kernel_params, mutated,
-                     real_game, shared, typed)
 from fastpgn import _backend, openings
+from helpers import (
+    CASES,
+    COMPARES_BOTH_KERNELS,
+    MUTATION,
+    NOISE,
+    corpus_files,
+    decompressed,
+    kernel_params,
+    mutated,
+    real_game,
+    shared,
+    typed,
+)
 
 OPENINGS = openings.load()
 BACKENDS = dict(_backend.available("scan._scan"))
@@ -227,7 +236,7 @@ def test_native_validation_gives_what_the_validation_hook_gives():
 
         asked = []
 
-        def counted(moves, tags, marked=marked):  # the marked hook, its calls counted
+        def counted(moves, tags, marked=marked, asked=asked):  # the marked hook, its calls counted
             asked.append(moves)
             return marked(moves, tags)
 

@@ -13,15 +13,13 @@ import contextlib
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from helpers import CASES, DATA, decompressed, shared
 from fastpgn import _backend
-from fastpgn.scan import _scan_py
-from fastpgn.scan import fastpath as _fastpath_py
 from fastpgn.io.blocks import lf_text
 from fastpgn.reader import read_games, read_headers
+from fastpgn.scan import _scan_py, fastpath as _fastpath_py
+from helpers import CASES, DATA, decompressed, shared
 
 BACKENDS = dict(_backend.available("scan._scan"))
 

@@ -16,12 +16,11 @@ import contextlib
 import inspect
 
 import pytest
-from helpers import CASES, ROOT, kernel_params
 
 from fastpgn import _backend, filters, openings
-from fastpgn.scan import _scan_py
-from fastpgn.scan import fastpath as _fastpath_py
+from fastpgn.scan import _scan_py, fastpath as _fastpath_py
 from fastpgn.scan.contract import ScanResult
+from helpers import CASES, ROOT, kernel_params
 
 BACKENDS = dict(_backend.available("scan._scan"))
 STUB = ROOT / "fastpgn" / "scan" / "_kernel.pyi"

@@ -12,14 +12,12 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fastpgn
-from helpers import RELEASE_DUMPS, official_schema, release_rows, shared
 from fastpgn import _backend
-from fastpgn.io import lichess_parquet
-from fastpgn.io import sources
+from fastpgn.io import lichess_parquet, sources
+from helpers import RELEASE_DUMPS, official_schema, release_rows, shared
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 

@@ -7,9 +7,9 @@ import io
 
 import pytest
 
-from helpers import CASES, decompressed, shared
 from fastpgn import _backend, openings
 from fastpgn.io.blocks import lf_text
+from helpers import CASES, decompressed, shared
 
 SEP = "\u2502"
 OPENINGS = openings.load()

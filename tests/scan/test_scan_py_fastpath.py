@@ -13,14 +13,11 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from helpers import CASES, DATA, decompressed, shared, typed
 from fastpgn import _backend, openings
-from fastpgn.scan import fastpath as _fastpath_py
-from fastpgn.scan import lines as _lines_py
-from fastpgn.scan import _scan_py
+from fastpgn.scan import _scan_py, fastpath as _fastpath_py, lines as _lines_py
+from helpers import CASES, DATA, decompressed, shared, typed
 
 OPENINGS = openings.load()
 BACKENDS = dict(_backend.available("scan._scan"))

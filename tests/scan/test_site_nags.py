@@ -11,8 +11,8 @@ import io
 
 import pytest
 
-from helpers import decompressed, shared
 from fastpgn import _backend
+from helpers import decompressed, shared
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 chess_pgn = pytest.importorskip("chess.pgn", reason='python-chess is not installed: pip install -e ".[test]"')

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from helpers import all_lines, shared
 from fastpgn import openings
 from fastpgn.board import declared_start, moves_hook, moves_to_pgn
 from fastpgn.cli import main
 from fastpgn.errors import BoardError
 from fastpgn.reader import read_games
+from helpers import all_lines, shared
 
 OPENINGS = openings.load()
 VARIANT_FILES = [("edge-cases-nonlichess", "fics_atomic_10games.pgn", "atomic"),
