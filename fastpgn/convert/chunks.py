@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from fastpgn import scan as _scan
 from fastpgn.errors import OutputError, Rejected, rejected_games  # noqa: F401 (OutputError's home was here)
@@ -47,7 +47,8 @@ SUFFIX = {"gz": ".cri.gz", "zst": ".cri.zst", "none": ".cri"}
 def compress(data: bytes, kind: str) -> bytes:
     """One gzip member / zstd frame / plain bytes; deterministic (gzip mtime 0)."""
     if kind == "gz":
-        return _gzip.compress(data, GZIP_LEVEL, mtime=0)
+        packed: bytes = _gzip.compress(data, GZIP_LEVEL, mtime=0)
+        return packed
     if kind == "zst":
         import zstandard
 
@@ -57,7 +58,8 @@ def compress(data: bytes, kind: str) -> bytes:
 
 def decompress(data: bytes, kind: str) -> bytes:
     if kind == "gz":
-        return _gzip.decompress(data)
+        unpacked: bytes = _gzip.decompress(data)
+        return unpacked
     if kind == "zst":
         import zstandard
 
@@ -89,7 +91,7 @@ class ChunkFile:
         self.path = path
         self._file = _output.create(path)     # (a link planted at the .tmp name is refused, never written)
 
-    def write(self, payload) -> None:
+    def write(self, payload: Any) -> None:
         self._file.write(payload)
 
     def finish(self) -> None:
@@ -146,10 +148,10 @@ class ChunkFormat:
 
     suffix = ""
 
-    def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
+    def block(self, data: Any, offset: int, at_stream_start: bool, setup: Any) -> BlockResult:
         raise NotImplementedError
 
-    def split(self, payload, skip: int, sizes: list[int]) -> list:
+    def split(self, payload: Any, skip: int, sizes: list[int]) -> list[Any]:
         raise NotImplementedError
 
     def open(self, path: Path) -> ChunkFile:
@@ -164,7 +166,7 @@ class LinesFormat(ChunkFormat):
         self.compression = compression
         self.suffix = SUFFIX[compression]
 
-    def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
+    def block(self, data: Any, offset: int, at_stream_start: bool, setup: Any) -> BlockResult:
         lines, read, rejects, filtered = _scan.kernel.lines_from_block(
             data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start, where=setup.where,
             openings=setup.openings, moves_hook=setup.hook)
@@ -220,7 +222,7 @@ class ChunkFiles:
     def room(self) -> int:
         return self.size - self.lines
 
-    def add(self, payload, count: int, skip: int) -> Iterator[int]:
+    def add(self, payload: Any, count: int, skip: int) -> Iterator[int]:
         """Append a block's ``count`` games but its first ``skip``, cut at chunk boundaries.
 
         Yields, each time that completes a chunk, how many of the block's
@@ -246,7 +248,7 @@ class ChunkFiles:
             if self.append(piece, size):
                 yield done
 
-    def append(self, payload, count: int) -> bool:
+    def append(self, payload: Any, count: int) -> bool:
         """Append ``count`` games held in ``payload``; True when that completed a chunk."""
         if count == 0:
             return False
@@ -292,7 +294,7 @@ class StreamOutput:
     stream cannot be resumed.
     """
 
-    def __init__(self, stream, fmt: ChunkFormat, header: bool = True) -> None:
+    def __init__(self, stream: Any, fmt: ChunkFormat, header: bool = True) -> None:
         self.stream = stream
         self.format = fmt
         self.index = 0
@@ -303,7 +305,7 @@ class StreamOutput:
             assert isinstance(fmt, LinesFormat)  # a header row is CSV's, a LinesFormat: compressed alike
             stream.write(compress(header_row, fmt.compression))
 
-    def add(self, payload, count: int, skip: int) -> Iterator[int]:
+    def add(self, payload: Any, count: int, skip: int) -> Iterator[int]:
         if count - skip <= 0:
             return
         if skip:
@@ -335,9 +337,9 @@ class ChunkWriter:
     on the main thread, which owns the error handling.
     """
 
-    def __init__(self, deliver, depth: int = 8) -> None:
+    def __init__(self, deliver: Any, depth: int = 8) -> None:
         self._deliver = deliver
-        self._queue: queue.Queue = queue.Queue(depth)
+        self._queue: queue.Queue[Any] = queue.Queue(depth)
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="fastpgn-writer", daemon=True)
         self._thread.start()
@@ -357,7 +359,7 @@ class ChunkWriter:
         if self.error is not None:
             raise self.error
 
-    def put(self, *item) -> None:
+    def put(self, *item: Any) -> None:
         self.check()
         self._queue.put(item)
 

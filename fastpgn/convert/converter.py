@@ -67,7 +67,7 @@ import time
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from fastpgn import openings as _openings, scan as _scan
 from fastpgn.convert.chunks import (
@@ -80,7 +80,6 @@ from fastpgn.convert.chunks import (
     ChunkFormat,
     ChunkWriter,
     LinesFormat,  # noqa: F401 - the converter's public name
-    OutputError,
     StreamOutput,
     compress,
     decompress,
@@ -96,7 +95,7 @@ from fastpgn.convert.tables import (
     chunk_format,
     encoder_limit,
 )
-from fastpgn.errors import InputError, PGNError, Rejected
+from fastpgn.errors import InputError, OutputError, PGNError, Rejected
 from fastpgn.io import output as _output
 from fastpgn.io.ahead import ReadAhead
 from fastpgn.io.sources import (
@@ -165,7 +164,7 @@ class Summary:
     already_complete: bool = False      # --resume found the run finished: nothing was done
     games_not_utf8: int = 0             # games holding bytes that are not UTF-8 (read as U+FFFD)
     first_not_utf8: int | None = None   # the first such byte's offset
-    outputs: list = field(default_factory=list)
+    outputs: list[Any] = field(default_factory=list)
 
     @property
     def mb_per_s(self) -> float:
@@ -313,7 +312,7 @@ class Converter:
     stream goes on after another input's games).
     """
 
-    def __init__(self, opts: Options, progress=None, *, workers: SharedWorkers | None = None,
+    def __init__(self, opts: Options, progress: Any = None, *, workers: SharedWorkers | None = None,
                  cancel: threading.Event | None = None, stream_header: bool = True) -> None:
         # -o -: one stream to stdout, no chunks (so no CHUNK_SIZE and no --resume)
         self.to_stdout = opts.output_dir == "-"
@@ -368,7 +367,7 @@ class Converter:
 
     # -- the resume state's options
 
-    def _fingerprint(self, source: Source) -> dict:
+    def _fingerprint(self, source: Source) -> dict[str, Any]:
         o = self.opts
         return {"version": STATE_VERSION, "input": self.prefix, "input_size": source.size,
                 "chunk_size": o.chunk_size, "compression": o.compression, "limit": o.limit,
@@ -490,7 +489,7 @@ class Converter:
             # reaches the main thread only): leave it, a daemon, to close the input if it does.
             reader.then(source.close)
 
-    def _run(self, source: Source, table, start_time: float) -> Summary:
+    def _run(self, source: Source, table: Any, start_time: float) -> Summary:
         """Go on where the last run left off, convert block by block in input order, record the end."""
         fingerprint = self._fingerprint(source)
         saved = ResumeState.load(fingerprint, self.state_path, self.done_path) if self.opts.resume else None
@@ -577,7 +576,7 @@ class Converter:
         self.format.encoders = RowGroupEncoders(own, encoder_limit(self.jobs))
         return own
 
-    def _schedule(self, table, source: Source, start: int, head: bytes, moves_seen: bool) -> OrderedScheduler:
+    def _schedule(self, table: Any, source: Source, start: int, head: bytes, moves_seen: bool) -> OrderedScheduler:
         """The workers started, and the input's blocks from ``start`` on their way to them."""
         opts = self.opts
         shared = self.workers
@@ -591,13 +590,14 @@ class Converter:
         self._reader = scheduler.reader
         return scheduler
 
-    def _pool(self, table) -> Executor | None:
+    def _pool(self, table: Any) -> Executor | None:
         """The run's workers (see ``_schedule.start_workers``): threads, processes, or inline (None)."""
         o = self.opts
         return start_workers(self.jobs, self.format, table, o.validate or o.positions or o.fens, o.uci,
                              None if self.where is None else self.where.spec())
 
-    def _take(self, count: ResumeState, block: Block, result: BlockResult, data, rejects: RejectsFile):
+    def _take(self, count: ResumeState, block: Block, result: BlockResult, data: Any,
+              rejects: RejectsFile) -> tuple[Delivery, bool]:
         """A block's result, in input order: the --limit rule, its rejected games, the counts.
 
         Returns the delivery for the writer thread, and whether the block
@@ -633,7 +633,7 @@ class Converter:
         count.skip_lines = 0
         return delivery, last
 
-    def _summarise(self, done: ResumeState, start_time: float, *, source: Source | None = None, outputs=(),
+    def _summarise(self, done: ResumeState, start_time: float, *, source: Source | None = None, outputs: Any = (),
                    damage: PGNError | None = None, already_complete: bool = False) -> Summary:
         """The summary of the run that ``done`` counts (a finished run's record, when ``already_complete``)."""
         s = self.summary
@@ -686,7 +686,7 @@ class Converter:
                 partial = text[cut:]
             seen += n
 
-    def _deliver(self, chunks: ChunkFiles | StreamOutput, fingerprint: dict, delivery: Delivery) -> None:
+    def _deliver(self, chunks: ChunkFiles | StreamOutput, fingerprint: dict[str, Any], delivery: Delivery) -> None:
         """On the writer thread: a block's games into the chunks, and a checkpoint after each chunk it completes."""
         d = delivery
         for lines_done in chunks.add(d.payload, d.written, d.skip):

@@ -12,11 +12,15 @@ from fastpgn import scan as _scan
 from fastpgn.convert.chunks import BlockResult, ChunkFormat
 from fastpgn.errors import Rejected
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class GameLimit:
     """``--limit limit``: which block ends the run, and what of it counts; ``where`` the run's filter (or None)."""
 
-    def __init__(self, limit: int, fmt: ChunkFormat, where=None) -> None:
+    def __init__(self, limit: int, fmt: ChunkFormat, where: Any = None) -> None:
         self.limit = limit
         self.format = fmt
         self.where = where
@@ -29,7 +33,7 @@ class GameLimit:
         ``written`` games having been written before it."""
         return written + count - skip >= self.limit
 
-    def cut(self, result: BlockResult, written: int, skip: int, block, data) -> BlockResult:
+    def cut(self, result: BlockResult, written: int, skip: int, block: Any, data: Any) -> BlockResult:
         """The block's result up to the Nth written game; ``data`` its bytes (None: ``block.data``)."""
         keep = self.limit - written + skip
         if result.filtered:
@@ -46,7 +50,7 @@ class GameLimit:
         return BlockResult(payload, count, read, rejects, filtered)
 
 
-def _start_of_game(number: int, data, offset: int, at_stream_start: bool) -> int:
+def _start_of_game(number: int, data: Any, offset: int, at_stream_start: bool) -> int:
     """The input offset where the block's game ``number`` (from 1) starts, rejected or not; the block's end
     when it holds fewer games."""
     scan = _scan.kernel.games_from_block(data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start)
@@ -69,8 +73,8 @@ def _games_up_to_line(keep: int, read: int, rejects: list[Rejected]) -> tuple[in
     return min(last, read), [r for r in rejects if r.number <= last]
 
 
-def _kept_up_to_line(keep: int, data, offset: int, at_stream_start: bool, rejects: list[Rejected],
-                     where) -> tuple[int, list[Rejected], int]:
+def _kept_up_to_line(keep: int, data: Any, offset: int, at_stream_start: bool, rejects: list[Rejected],
+                     where: Any) -> tuple[int, list[Rejected], int]:
     """_games_up_to_line for a filtered block: how many games up to its ``keep``-th written line, the
     rejected among them, and the filtered out among them.
 

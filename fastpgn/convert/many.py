@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fastpgn.convert.converter import Converter, Options, OutputError, SharedWorkers, Summary
 from fastpgn.errors import InputError
@@ -191,7 +192,7 @@ class ManyInputs:
         so a ManyInputs runs once.
         """
         shared = self.workers
-        done: queue.Queue = queue.Queue()
+        done: queue.Queue[Any] = queue.Queue()
         todo = deque(self.converters)
         threads: list[threading.Thread] = []
         running = 0
@@ -216,7 +217,7 @@ class ManyInputs:
                 thread.join()
             shared.close(cancel=self.cancel.is_set())
 
-    def _convert(self, converter: Converter, done: queue.Queue) -> None:
+    def _convert(self, converter: Converter, done: queue.Queue[Any]) -> None:
         """One input's run, on its own thread; its InputOutcome to ``done``."""
         outcome = InputOutcome(converter.opts.input, converter)
         try:

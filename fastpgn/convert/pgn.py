@@ -16,6 +16,10 @@ from fastpgn.convert.chunks import BlockResult, ChunkFormat, compress, decompres
 from fastpgn.errors import rejected_games
 from fastpgn.scan.contract import game_text, line_end
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 SUFFIX = {"gz": ".pgn.gz", "zst": ".pgn.zst", "none": ".pgn"}
 
 
@@ -25,12 +29,12 @@ class PgnPayload(bytes):
 
     sizes: tuple[int, ...]
 
-    def __new__(cls, data: bytes, sizes):
+    def __new__(cls, data: bytes, sizes: Any) -> PgnPayload:
         self = super().__new__(cls, data)
         self.sizes = tuple(sizes)
         return self
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (PgnPayload, (bytes(self), self.sizes))
 
 
@@ -41,7 +45,7 @@ class PgnFormat(ChunkFormat):
         self.compression = compression
         self.suffix = SUFFIX[compression]
 
-    def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
+    def block(self, data: Any, offset: int, at_stream_start: bool, setup: Any) -> BlockResult:
         kernel = _scan.kernel
         games, read, rejects, filtered = kernel.games_from_block(
             data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start, where=setup.where)

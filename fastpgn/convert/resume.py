@@ -22,6 +22,10 @@ from pathlib import Path
 from fastpgn.errors import InputError
 from fastpgn.io import output as _output
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 STATE_VERSION = 1
 
 
@@ -38,7 +42,7 @@ _OPTION_NAMES = {
 }
 
 
-def differences(saved: dict, now: dict) -> str:
+def differences(saved: dict[str, Any], now: dict[str, Any]) -> str:
     """How the options of a saved run differ from this run's: each option by its command-line name, its
     value then and now (a filter by its flag).
 
@@ -62,7 +66,7 @@ def differences(saved: dict, now: dict) -> str:
     return "; ".join(found)
 
 
-def _shown(value) -> str:
+def _shown(value: Any) -> str:
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -107,7 +111,7 @@ class ResumeState:
     complete: bool = False
 
     @classmethod
-    def load(cls, fingerprint: dict, *paths: Path) -> ResumeState | None:
+    def load(cls, fingerprint: dict[str, Any], *paths: Path) -> ResumeState | None:
         """The state in the first of ``paths`` that exists, None if none does.
 
         InputError when it was saved by a run of other options (``fingerprint``) or input.
@@ -124,13 +128,13 @@ class ResumeState:
                 return cls(**{k: v for k, v in saved["progress"].items() if k in known})
         return None
 
-    def save(self, path: Path, fingerprint: dict, damage: dict | None = None) -> None:
+    def save(self, path: Path, fingerprint: dict[str, Any], damage: dict[str, Any] | None = None) -> None:
         """Write the state to ``path`` whole or not at all (a ``.tmp`` renamed; a full disk leaves no half of it);
         ``damage``: the note of a run that ended at damage (``damage_note``)."""
         record = {"options": fingerprint, "progress": self.progress(), **({"damage": damage} if damage else {})}
         _output.replace(path, json.dumps(record, indent=1).encode())
 
-    def progress(self) -> dict:
+    def progress(self) -> dict[str, Any]:
         """The ``progress`` object of the file, its fields in the order earlier versions wrote them."""
         if self.complete:
             return {"complete": True, "chunk": self.chunk, "games_read": self.games_read,
@@ -169,7 +173,7 @@ def done_name(prefix: str) -> str:
     return f".{prefix}.fastpgn-done.json"
 
 
-def damage_note(message: str, totals: ResumeState) -> dict:
+def damage_note(message: str, totals: ResumeState) -> dict[str, Any]:
     """The ``damage`` object of a run that ended at damage: what the damage is, and what the run counted."""
     return {"message": message, "games_read": totals.games_read, "games_written": totals.games_written,
             "games_rejected": totals.games_rejected, "games_filtered": totals.games_filtered}

@@ -30,6 +30,11 @@ from fastpgn.io.ahead import ReadAhead
 from fastpgn.io.ordered import Done, InOrder
 from fastpgn.io.sources import Block
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
 # ---------------------------------------------------------------- worker side
 
 
@@ -38,7 +43,7 @@ class WorkerSetup:
 
     __slots__ = ("openings", "hook", "where")
 
-    def __init__(self, openings, hook, where) -> None:
+    def __init__(self, openings: Any, hook: Any, where: Any) -> None:
         self.openings = openings
         self.hook = hook
         self.where = where
@@ -56,8 +61,8 @@ _FORMAT: ChunkFormat | None = None      # set in each worker (once, by _init_wor
 _SETUP: WorkerSetup | None = None
 
 
-def _init_worker(fmt: ChunkFormat, openings_map, validate: bool, uci: bool, in_pool: bool = True,
-                 where=None) -> None:
+def _init_worker(fmt: ChunkFormat, openings_map: Any, validate: bool, uci: bool, in_pool: bool = True,
+                 where: Any = None) -> None:
     global _FORMAT, _SETUP
     if in_pool:
         # Ctrl-C reaches the whole process group: the main process alone handles it.
@@ -109,7 +114,7 @@ def start_encoders(jobs: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(jobs, thread_name_prefix="fastpgn-encoder", initializer=_yield_to_serial_stages)
 
 
-def _moves_hook(validate: bool, uci: bool):
+def _moves_hook(validate: bool, uci: bool) -> Any:
     if not (validate or uci):
         return None
     from fastpgn.board import moves_hook
@@ -117,13 +122,13 @@ def _moves_hook(validate: bool, uci: bool):
     return moves_hook(uci=uci)
 
 
-def _work(data, offset: int, at_stream_start: bool) -> BlockResult:
+def _work(data: Any, offset: int, at_stream_start: bool) -> BlockResult:
     """One block, on a worker: what the run's format makes of it."""
     assert _FORMAT is not None  # start_workers ran _init_worker in this process first
     return _FORMAT.block(data, offset, at_stream_start, _SETUP)
 
 
-def start_workers(jobs: int, fmt: ChunkFormat, table, validate: bool, uci: bool, where) -> Executor | None:
+def start_workers(jobs: int, fmt: ChunkFormat, table: Any, validate: bool, uci: bool, where: Any) -> Executor | None:
     """Where blocks are turned into results: threads, processes, or inline (None).
 
     The compiled kernel reads and writes without the GIL, and zstd and
@@ -185,7 +190,7 @@ class OrderedScheduler:
     scheduler's blocks alone.
     """
 
-    def __init__(self, pool: Executor | None, blocks, depth: int, keep_bytes: bool, owned: bool = True) -> None:
+    def __init__(self, pool: Executor | None, blocks: Any, depth: int, keep_bytes: bool, owned: bool = True) -> None:
         self.pool = pool
         self.owned = owned
         self._inline = pool is None
@@ -201,16 +206,16 @@ class OrderedScheduler:
             raise
 
     @property
-    def pending(self):
+    def pending(self) -> Any:
         """The blocks in the workers' hands or waiting to be handed back: ``((block, data), job)`` each."""
         return self._order.pending if self._order is not None else ()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[Block, BlockResult, Any]]:
         assert self._order is not None  # (made in __init__, or __init__ raised)
         for (block, data), result in self._order:
             yield block, result, data
 
-    def _submit(self, block: Block):
+    def _submit(self, block: Block) -> Any:
         if block.truncated:
             return (block, None), Done(truncated_result(block))
         if self._inline:

@@ -147,7 +147,7 @@ class TableOut:
             self.stream.write((",".join(self.names) + "\r\n").encode())
             self.header = False
 
-    def _parquet_file(self, where):
+    def _parquet_file(self, where: Any) -> Any:
         """A Parquet file as every Parquet file of fastpgn is written (the converter's encoding)."""
         from fastpgn.arrow import parquet_writer
         from fastpgn.parquet.list_chunks import ParquetFileWriter

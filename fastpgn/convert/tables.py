@@ -34,18 +34,22 @@ from fastpgn.io import output as _output
 from fastpgn.parquet.list_chunks import check_writer, encode_row_group
 from fastpgn.parquet.row_groups import JoinedParquetFile
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 ROW_GROUP_ROWS = 16_384
 FORMATS = ("lines", "parquet", "csv", "pgn")
 PARTITIONS = (None, "month")    # --partition: none, or hive folders by month of play (Parquet only)
 
 
-def _replays(setup) -> bool:
+def _replays(setup: Any) -> bool:
     """Whether the run replays its games (--validate, --uci, --positions, --fens): the column sinks then replay
     them with UCI."""
     return setup.hook is not None
 
 
-def _extras(positions: bool, fens: bool) -> dict:
+def _extras(positions: bool, fens: bool) -> dict[str, Any]:
     """The column sinks' keywords for --positions and --fens (none when not asked)."""
     return {**({"positions": True} if positions else {}), **({"fens": True} if fens else {})}
 
@@ -74,17 +78,17 @@ class ParquetFormat(ChunkFormat):
         self._schema = None
         self.encoders: RowGroupEncoders | None = None
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         # (a worker makes its own schema; the encoders are the writing process's threads)
         return {"uci": self.uci, "partition": self.partition, "positions": self.positions, "fens": self.fens,
                 "writer": self.writer, "_schema": None, "encoders": None}
 
-    def schema(self):
+    def schema(self) -> Any:
         if self._schema is None:
             self._schema = schema.arrow_schema(self.uci, self.positions, self.fens)
         return self._schema
 
-    def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
+    def block(self, data: Any, offset: int, at_stream_start: bool, setup: Any) -> BlockResult:
         from fastpgn.parquet.batches import record_batch
 
         replay = _replays(setup)
@@ -97,7 +101,7 @@ class ParquetFormat(ChunkFormat):
         rejected = rejected_games(rejects, data, offset)
         return BlockResult(batch, batch.num_rows, read, rejected, filtered)
 
-    def split(self, payload, skip: int, sizes: list[int]) -> list:
+    def split(self, payload: Any, skip: int, sizes: list[int]) -> list[Any]:
         pieces = []
         at = skip
         for size in sizes:
@@ -134,12 +138,12 @@ class RowGroupEncoders:
     the writing thread, in order, as before.
     """
 
-    def __init__(self, pool, limit: int = 1) -> None:
+    def __init__(self, pool: Any, limit: int = 1) -> None:
         self.pool = pool
         self.limit = max(1, limit)
-        self._flight: deque = deque()   # (file, job), in the order submitted
+        self._flight: deque[Any] = deque()   # (file, job), in the order submitted
 
-    def submit(self, file: ParquetChunkFile, table, first: int) -> None:
+    def submit(self, file: ParquetChunkFile, table: Any, first: int) -> None:
         """Encode ``table`` (games ``first`` + 1 ... of ``file``'s chunk) as ``file``'s next row group."""
         while len(self._flight) >= self.limit:
             self._append_oldest()
@@ -176,7 +180,7 @@ class RowGroupEncoders:
         file.append_encoded(group)
 
 
-def _encode(table, arrow_schema, writer: str, name: str, first: int):
+def _encode(table: Any, arrow_schema: Any, writer: str, name: str, first: int) -> Any:
     """One row group encoded (on an encoder thread); an error becomes one line naming the chunk and games."""
     from fastpgn.parquet.settings import parquet_writer
 
@@ -198,7 +202,7 @@ class ParquetChunkFile(ChunkFile):
     would write, whatever the threads.
     """
 
-    def __init__(self, path: Path, arrow_schema, encoders: RowGroupEncoders, writer: str = "fastpgn") -> None:
+    def __init__(self, path: Path, arrow_schema: Any, encoders: RowGroupEncoders, writer: str = "fastpgn") -> None:
         self.path = path
         self.schema = arrow_schema
         self.writer = writer
@@ -207,13 +211,13 @@ class ParquetChunkFile(ChunkFile):
         if path.parent.name.startswith("month="):
             self.name = f"{path.parent.parent.name}/{path.parent.name}/{self.name}"
         self._encoders = encoders
-        self._pending: list = []
+        self._pending: list[Any] = []
         self._rows = 0
         self._sizes: list[list[int]] = []    # the pending rows' list<string> bytes (settings.list_string_sizes)
         self._submitted = 0
         self._joined = JoinedParquetFile(path)
 
-    def write(self, payload) -> None:
+    def write(self, payload: Any) -> None:
         from fastpgn.parquet import settings
 
         self._pending.append(payload)
@@ -241,7 +245,7 @@ class ParquetChunkFile(ChunkFile):
         self._rows = rest.num_rows
         self._sizes = [[n - counts[rows] for n in counts[rows:]] for counts in self._sizes]
 
-    def append_encoded(self, group) -> None:
+    def append_encoded(self, group: Any) -> None:
         self._joined.append(group)
 
     def finish(self) -> None:
@@ -276,7 +280,7 @@ class MonthPartitionedChunkFile(ChunkFile):
     whatever of it was renamed before, so nothing is duplicated.
     """
 
-    def __init__(self, path: Path, arrow_schema, encoders: RowGroupEncoders, writer: str = "fastpgn") -> None:
+    def __init__(self, path: Path, arrow_schema: Any, encoders: RowGroupEncoders, writer: str = "fastpgn") -> None:
         self.path = path                            # the unpartitioned .tmp name: the folder and file name
         self._schema = arrow_schema
         self._writer = writer
@@ -291,7 +295,7 @@ class MonthPartitionedChunkFile(ChunkFile):
                                                                 self._encoders, self._writer)
         return chunk
 
-    def write(self, payload) -> None:
+    def write(self, payload: Any) -> None:
         for folder, rows in schema.by_month(payload):
             self._chunk(folder).write(rows)
 
@@ -328,7 +332,7 @@ class CsvFormat(LinesFormat):
         self.columns = schema.names(uci, positions, fens)
         self.header = (",".join(self.columns) + "\r\n").encode()
 
-    def block(self, data, offset: int, at_stream_start: bool, setup) -> BlockResult:
+    def block(self, data: Any, offset: int, at_stream_start: bool, setup: Any) -> BlockResult:
         # The live kernel's CSV sink: the compiled one writes the rows in C, without the GIL.
         text, read, rejects, filtered = _scan.kernel.csv_from_block(
             data, 0, len(data), base_offset=offset, at_stream_start=at_stream_start, where=setup.where,

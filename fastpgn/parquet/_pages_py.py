@@ -28,6 +28,10 @@ from __future__ import annotations
 
 import struct
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 #: More distinct values than this in one page, or a dictionary of more bytes: PLAIN values instead.
 DICTIONARY_LIMIT = 1 << 16
 DICTIONARY_BYTES = 1 << 20
@@ -43,7 +47,7 @@ def _varint(out: bytearray, n: int) -> None:
     out.append(n)
 
 
-def _rle(runs: list) -> bytes:
+def _rle(runs: list[list[int]]) -> bytes:
     """Levels as the RLE hybrid's runs (header ``count << 1``, the value in a byte), behind a 4-byte length."""
     out = bytearray()
     for value, count in runs:
@@ -52,7 +56,7 @@ def _rle(runs: list) -> bytes:
     return struct.pack("<i", len(out)) + bytes(out)
 
 
-def _bitpacked(out: bytearray, indices: list, width: int) -> None:
+def _bitpacked(out: bytearray, indices: list[int], width: int) -> None:
     """``indices`` as the RLE hybrid's bit-packed runs of ``width`` bits an index, least significant bit first."""
     for start in range(0, len(indices), 8 * _RUN_GROUPS):
         run = indices[start:start + 8 * _RUN_GROUPS]
@@ -64,7 +68,7 @@ def _bitpacked(out: bytearray, indices: list, width: int) -> None:
         out += acc.to_bytes(groups * width, "little")
 
 
-def _bits(validity, first: int, count: int):
+def _bits(validity: Any, first: int, count: int) -> list[bool]:
     """The validity bits ``first`` to ``first + count`` as booleans (all true without a bitmap)."""
     if validity is None:
         return [True] * count
@@ -72,13 +76,14 @@ def _bits(validity, first: int, count: int):
     return [bool(data[(first + i) >> 3] >> ((first + i) & 7) & 1) for i in range(count)]
 
 
-def _plain(word, code: str) -> bytes:
+def _plain(word: Any, code: str) -> bytes:
     if not code:
-        return struct.pack("<i", len(word)) + word
+        framed: bytes = struct.pack("<i", len(word)) + word
+        return framed
     return struct.pack("<I" if code == "I" else "<i", word)
 
 
-def _words(values, items: list, span: tuple, size: int, code: str) -> list:
+def _words(values: Any, items: list[int], span: tuple[int, int], size: int, code: str) -> list[Any]:
     """The set items' values: a number as its 4-byte word (a float's bits), a string as its bytes; a
     string's offsets are checked over ``span``, the items the lists hold."""
     value_validity, *buffers = values.buffers()
@@ -101,7 +106,7 @@ def _words(values, items: list, span: tuple, size: int, code: str) -> list:
     return [text[ends[j - lo]:ends[j - lo + 1]] for j in items]
 
 
-def list_page(array):
+def list_page(array: Any) -> tuple[bytes, bytes | None, int, int]:
     """``(body, dictionary, entries, distinct)`` of a ``list<float32|int16|int8|string>`` array: see the
     module's docstring. ``dictionary`` is None where the values are PLAIN; ``entries`` counts the levels (the
     page's values), ``distinct`` the dictionary's values (0 without one).
@@ -115,7 +120,7 @@ def list_page(array):
     value_validity, value_buffer = values.buffers()[:2]
     count, first = len(array), array.offset
     if not count:
-        offsets: tuple = (0,)
+        offsets: tuple[int, ...] = (0,)
     elif offsets_buffer is None or offsets_buffer.size < 4 * (first + count + 1):
         raise ValueError("list_page: the list's offsets are not in order within its values")
     else:
@@ -129,12 +134,12 @@ def list_page(array):
     if value_validity is not None and value_validity.size * 8 < values.offset + len(values):
         raise ValueError("list_page: the validity bitmap is shorter than the values")
     present = _bits(list_validity, first, count)
-    reps: list = []
-    defs: list = []
-    items: list = []        # the set items' positions in values
+    reps: list[list[int]] = []
+    defs: list[list[int]] = []
+    items: list[int] = []        # the set items' positions in values
     item_bits = _bits(value_validity, values.offset + offsets[0], offsets[-1] - offsets[0]) if count else []
 
-    def level(runs: list, value: int, n: int) -> None:
+    def level(runs: list[list[int]], value: int, n: int) -> None:
         if runs and runs[-1][0] == value:
             runs[-1][1] += n
         else:
@@ -161,7 +166,7 @@ def list_page(array):
     entries = sum(n for _, n in reps)
     words = _words(values, items, (offsets[0], offsets[-1]), size, code)
     body = bytearray(_rle(reps) + _rle(defs))
-    index: dict = {}
+    index: dict[Any, int] = {}
     plain_size = 0
     for word in words:
         if word not in index:

@@ -12,8 +12,12 @@ import functools
 
 from fastpgn import schema
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
-def record_batch(columns: dict, uci: bool = False, positions: bool = False, fens: bool = False):
+
+def record_batch(columns: dict[str, Any], uci: bool = False, positions: bool = False, fens: bool = False) -> Any:
     """A ``pyarrow.RecordBatch`` of a column dict (the schema's names; their order is kept).
 
     >>> batch = record_batch({"white": ["Ann", None], "white_elo": [1500, None]})
@@ -36,12 +40,12 @@ def record_batch(columns: dict, uci: bool = False, positions: bool = False, fens
 
 
 @functools.cache
-def _fields(uci: bool, positions: bool, fens: bool) -> dict:
+def _fields(uci: bool, positions: bool, fens: bool) -> dict[str, Any]:
     """The schema's fields by name."""
     return {field.name: field for field in schema.arrow_schema(uci, positions, fens)}
 
 
-def _column_array(pa, field, values):
+def _column_array(pa: Any, field: Any, values: Any) -> Any:
     """One column as an Arrow array of the field's type."""
     if isinstance(values, list):
         try:
@@ -62,7 +66,7 @@ def _column_array(pa, field, values):
     raise TypeError(f"column {field.name} must be a list or a pyarrow Array, not {type(values).__name__}")
 
 
-def _from_buffers(pa, kind, spec):
+def _from_buffers(pa: Any, kind: Any, spec: Any) -> Any:
     """An array from the compiled column sink's ``(length, null_count, buffers, children)``, without a copy."""
     length, nulls, buffers, children = spec
     wrapped = [None if b is None else pa.py_buffer(b) for b in buffers]

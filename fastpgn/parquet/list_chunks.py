@@ -50,6 +50,10 @@ from fastpgn.parquet.row_groups import (
 )
 from fastpgn.parquet.settings import list_string_sizes, rows_within
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 # parquet.thrift's numbers
 _PAGE_DATA, _PAGE_DICTIONARY = 0, 2
 _PLAIN, _RLE, _RLE_DICTIONARY = 0, 3, 8
@@ -69,7 +73,7 @@ PYARROWS = frozenset({"fens"})
 #: every other column.
 WRITERS = ("fastpgn", "pyarrow")
 
-_templates: dict = {}
+_templates: dict[tuple[bytes, Any], list[Any]] = {}
 _templates_lock = threading.Lock()
 
 
@@ -80,7 +84,7 @@ def check_writer(writer: str) -> str:
     return writer
 
 
-def own_columns(arrow_schema, writer: str = "fastpgn") -> list[str]:
+def own_columns(arrow_schema: Any, writer: str = "fastpgn") -> list[str]:
     """The schema's columns written here: lists of float32, int16, int8 or string (none for ``writer``
     ``"pyarrow"``)."""
     import pyarrow as pa
@@ -91,7 +95,7 @@ def own_columns(arrow_schema, writer: str = "fastpgn") -> list[str]:
             if pa.types.is_list(f.type) and str(f.type.value_type) in PHYSICAL and f.name not in PYARROWS]
 
 
-def _template(arrow_schema, make_writer) -> list:
+def _template(arrow_schema: Any, make_writer: Any) -> list[Any]:
     """The footer pyarrow writes for ``arrow_schema`` and no rows (its schema fields are taken from it)."""
     # by its IPC bytes: a schema with metadata hashes only from pyarrow 22 on (before, a dict in a tuple)
     key = (arrow_schema.serialize().to_pybytes(), make_writer)
@@ -109,11 +113,11 @@ def _template(arrow_schema, make_writer) -> list:
     return footer
 
 
-def _i32(fid: int, value: int) -> list:
+def _i32(fid: int, value: int) -> list[Any]:
     return [fid, thrift.I32, value]
 
 
-def _page_header(kind: int, raw: int, packed: int, detail: list) -> bytes:
+def _page_header(kind: int, raw: int, packed: int, detail: list[Any]) -> bytes:
     fields = [_i32(1, kind), _i32(2, raw), _i32(3, packed),
               [7 if kind == _PAGE_DICTIONARY else 5, thrift.STRUCT, detail]]
     out = bytearray()
@@ -121,7 +125,7 @@ def _page_header(kind: int, raw: int, packed: int, detail: list) -> bytes:
     return bytes(out)
 
 
-def column_chunk(name: str, array, codec) -> tuple[bytes, list, int]:
+def column_chunk(name: str, array: Any, codec: Any) -> tuple[bytes, list[Any], int]:
     """``array``'s column chunk: its bytes, its ``ColumnChunk`` structure (offsets from the chunk's start),
     and its uncompressed size."""
     body, dictionary, entries, distinct = pages.kernel.list_page(array)
@@ -159,7 +163,7 @@ def column_chunk(name: str, array, codec) -> tuple[bytes, list, int]:
     return bytes(out), [[2, thrift.I64, 0], [3, thrift.STRUCT, meta]], raw_total
 
 
-def _chunk_span(column: list) -> tuple[int, int]:
+def _chunk_span(column: list[Any]) -> tuple[int, int]:
     """Where a pyarrow column chunk's bytes start in its file, and how many."""
     meta = thrift.field(column, CC_META)[2]
     start = thrift.field(meta, 9)[2]
@@ -169,7 +173,7 @@ def _chunk_span(column: list) -> tuple[int, int]:
     return start, thrift.field(meta, 7)[2]
 
 
-def encode_row_group(table, arrow_schema, make_writer, writer: str = "fastpgn") -> EncodedRowGroup:
+def encode_row_group(table: Any, arrow_schema: Any, make_writer: Any, writer: str = "fastpgn") -> EncodedRowGroup:
     """``table`` as one row group: pyarrow's encoding of every column but :func:`own_columns`, which are
     written here, and the whole in the schema's order (``row_groups.encode_row_group``'s contract)."""
     import pyarrow as pa
@@ -183,7 +187,7 @@ def encode_row_group(table, arrow_schema, make_writer, writer: str = "fastpgn") 
     codec = pa.Codec("zstd")
     group = thrift.field(theirs.footer, FILE_ROW_GROUPS)[2][1][0]
     their_columns = thrift.field(group, RG_COLUMNS)[2][1]
-    by_field: dict = {}
+    by_field: dict[str, list[Any]] = {}
     for column in their_columns:
         top = thrift.field(thrift.field(column, CC_META)[2], 3)[2][1][0].decode()
         by_field.setdefault(top, []).append(column)
@@ -238,7 +242,7 @@ class ParquetFileWriter:
     who writes the per-ply lists' pages (:data:`WRITERS`).
     """
 
-    def __init__(self, where, arrow_schema, make_writer, writer: str = "fastpgn") -> None:
+    def __init__(self, where: Any, arrow_schema: Any, make_writer: Any, writer: str = "fastpgn") -> None:
         self.schema = arrow_schema
         self._make_writer = make_writer
         self._writer = check_writer(writer)
@@ -246,7 +250,7 @@ class ParquetFileWriter:
         thrift.write_struct(empty, _template(arrow_schema, make_writer))    # a file of no games: pyarrow's
         self._file = JoinedParquetFile(where, bytes(empty))
 
-    def write_table(self, table, row_group_size: int | None = None) -> None:
+    def write_table(self, table: Any, row_group_size: int | None = None) -> None:
         """``table``'s rows as row groups of ``row_group_size`` rows (one row group without it), fewer where a
         ``list<string>`` column would pass ``settings.LIST_STRING_BYTES`` (int32 offsets)."""
         size = row_group_size or max(table.num_rows, 1)
@@ -258,7 +262,7 @@ class ParquetFileWriter:
             self._file.append(encode_row_group(part, self.schema, self._make_writer, self._writer))
             at += rows
 
-    def write_batch(self, batch) -> None:
+    def write_batch(self, batch: Any) -> None:
         """One record batch as one row group."""
         import pyarrow as pa
 

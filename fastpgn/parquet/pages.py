@@ -22,3 +22,5 @@ if TYPE_CHECKING:
     BACKEND: str
 else:
     kernel, BACKEND = load("parquet._pages")
+
+__all__ = ["BACKEND", "kernel"]

@@ -36,6 +36,10 @@ from fastpgn.errors import ParquetWriteError
 from fastpgn.io import output as _output
 from fastpgn.parquet.thrift import ThriftError, field, read_struct, write_struct
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 MAGIC = b"PAR1"
 
 # Field ids of parquet.thrift (parquet-format) this join reads or moves
@@ -51,7 +55,7 @@ class JoinError(ParquetWriteError):
     """A row group's Parquet bytes are not what the join can move (a setting it does not support)."""
 
 
-def _footer(data: bytes) -> list:
+def _footer(data: bytes) -> list[Any]:
     try:
         return read_struct(data)[0]
     except (ThriftError, IndexError) as exc:
@@ -65,7 +69,7 @@ class EncodedRowGroup:
 
     __slots__ = ("body", "footer", "rows")
 
-    def __init__(self, data) -> None:
+    def __init__(self, data: Any) -> None:
         """``data``: the file's bytes (any buffer: pyarrow's own is kept as it is, not copied)."""
         view = memoryview(data)
         if len(view) < 12 or view[:4] != MAGIC or view[-4:] != MAGIC:
@@ -96,7 +100,7 @@ class EncodedRowGroup:
         self.rows = field(self.footer, FILE_NUM_ROWS)[2]
 
 
-def encode_row_group(table, arrow_schema, make_writer) -> EncodedRowGroup:
+def encode_row_group(table: Any, arrow_schema: Any, make_writer: Any) -> EncodedRowGroup:
     """``table`` as one row group, encoded by ``make_writer(sink, arrow_schema)`` (a ``ParquetWriter``)."""
     import pyarrow as pa
 
@@ -109,7 +113,7 @@ def encode_row_group(table, arrow_schema, make_writer) -> EncodedRowGroup:
     return EncodedRowGroup(sink.getvalue())
 
 
-def _moved(group: list, shift: int, ordinal: int) -> list:
+def _moved(group: list[Any], shift: int, ordinal: int) -> list[Any]:
     """A RowGroup structure whose bytes now start ``shift`` bytes later, numbered ``ordinal``."""
     out = []
     for fid, kind, value in group:
@@ -123,7 +127,7 @@ def _moved(group: list, shift: int, ordinal: int) -> list:
     return out
 
 
-def moved_column(column: list, shift: int) -> list:
+def moved_column(column: list[Any], shift: int) -> list[Any]:
     out = []
     for fid, kind, value in column:
         if fid == CC_FILE_OFFSET and value:
@@ -151,7 +155,7 @@ def join_footer(groups: list[tuple[EncodedRowGroup, int]]) -> bytes:
     return bytes(out)
 
 
-def _index(fields: list, fid: int) -> int:
+def _index(fields: list[Any], fid: int) -> int:
     for i, entry in enumerate(fields):
         if entry[0] == fid:
             return i
@@ -167,7 +171,7 @@ class JoinedParquetFile:
     the schema), written when none was appended; without it such a file is an error.
     """
 
-    def __init__(self, where, empty_footer: bytes | None = None) -> None:
+    def __init__(self, where: Any, empty_footer: bytes | None = None) -> None:
         self.path = where
         self._owned = isinstance(where, (str, os.PathLike))
         self._file = _output.create(where) if self._owned else where

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import bisect
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 #: The most string bytes one ``list<string>`` column (``fens``, ``moves``, ...) may hold in one row group: an
 #: Arrow string array's offsets are int32, so pyarrow cannot make one array of a row group's strings beyond it
 #: (16,384 games of 2,200 plies of FENs pass it). A constant of the module, so a test can make it small.
 LIST_STRING_BYTES = (1 << 31) - 1
 
 
-def list_string_sizes(data) -> list[list[int]]:
+def list_string_sizes(data: Any) -> list[list[int]]:
     """Each ``list<string>`` column of ``data`` (a record batch or table): its string bytes before each row,
     ``n + 1`` counts from 0, read from the columns' own offsets.
 
@@ -65,7 +69,7 @@ def rows_within(sizes: list[list[int]], rows: int, start: int = 0) -> int:
 _PLAIN_COLUMNS = ("game_id", "site", "byte_offset", "zobrist", "fens")
 
 
-def _leaf_paths(field) -> list[str]:
+def _leaf_paths(field: Any) -> list[str]:
     """The Parquet column paths of an Arrow field of the schema (as pyarrow names them: lists and maps
     in the standard's layout)."""
     import pyarrow as pa
@@ -82,7 +86,7 @@ def _leaf_paths(field) -> list[str]:
     return [field.name]
 
 
-def parquet_writer(where, arrow_schema):
+def parquet_writer(where: Any, arrow_schema: Any) -> Any:
     """A ``pyarrow.parquet.ParquetWriter`` with the settings of every Parquet file fastpgn writes (the
     converter's chunks, ``to_parquet``, ``fastpgn.spark.convert``): pyarrow encodes every column with
     them but the per-ply lists, which fastpgn's list-page writer writes (``fastpgn.parquet.list_chunks``;

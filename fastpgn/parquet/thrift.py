@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from fastpgn.errors import ParquetWriteError
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 #: The compact protocol's type ids.
 TRUE, FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT = range(1, 13)
 
@@ -40,7 +44,7 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _read_value(data: bytes, pos: int, kind: int) -> tuple:
+def _read_value(data: bytes, pos: int, kind: int) -> tuple[Any, int]:
     if kind == I32 or kind == I64 or kind == I16:
         n, pos = _read_varint(data, pos)
         return (n >> 1) ^ -(n & 1), pos
@@ -62,7 +66,7 @@ def _read_value(data: bytes, pos: int, kind: int) -> tuple:
         size, elem = head >> 4, head & 0x0F
         if size == 15:
             size, pos = _read_varint(data, pos)
-        items: list = []
+        items: list[Any] = []
         if elem == TRUE or elem == FALSE:
             items = [data[pos + i] == TRUE for i in range(size)]
             return (elem, items), pos + size
@@ -86,9 +90,9 @@ def _read_value(data: bytes, pos: int, kind: int) -> tuple:
     raise ThriftError(f"unknown Thrift type {kind} in a Parquet footer (byte {pos})")
 
 
-def read_struct(data: bytes, pos: int = 0) -> tuple[list, int]:
+def read_struct(data: bytes, pos: int = 0) -> tuple[list[Any], int]:
     """A structure's fields, in order (``[field_id, type, value]`` each), and where it ended."""
-    fields: list = []
+    fields: list[Any] = []
     last = 0
     while True:
         head = data[pos]
@@ -118,7 +122,7 @@ def _zigzag(out: bytearray, n: int) -> None:
     _varint(out, (n << 1) ^ (n >> 63))
 
 
-def _write_value(out: bytearray, kind: int, value) -> None:
+def _write_value(out: bytearray, kind: int, value: Any) -> None:
     if kind in (TRUE, FALSE):
         return
     if kind == BYTE:
@@ -154,7 +158,7 @@ def _write_value(out: bytearray, kind: int, value) -> None:
         write_struct(out, value)
 
 
-def write_struct(out: bytearray, fields: list) -> None:
+def write_struct(out: bytearray, fields: list[Any]) -> None:
     last = 0
     for fid, kind, value in fields:
         if kind in (TRUE, FALSE):
@@ -170,7 +174,7 @@ def write_struct(out: bytearray, fields: list) -> None:
     out.append(0)
 
 
-def field(fields: list, fid: int):
+def field(fields: list[Any], fid: int) -> Any:
     for field in fields:
         if field[0] == fid:
             return field

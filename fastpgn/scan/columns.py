@@ -23,7 +23,7 @@ _SEP = "\u2502"
 _DEFAULT_OPENINGS: list[OpeningMap] = []  # the shipped map, loaded on first use
 
 
-def default_openings():
+def default_openings() -> OpeningMap:
     """The shipped openings map, loaded once a process."""
     if not _DEFAULT_OPENINGS:
         from fastpgn import openings
