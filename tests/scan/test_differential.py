@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import fastpgn
-from fastpgn import _backend, openings
+from fastpgn import _backend, filters, openings
 from helpers import (
     CASES,
     COMPARES_BOTH_KERNELS,
@@ -316,7 +315,7 @@ def test_two_steps_agree_under_filters(path):
     even when the movetext is otherwise skipped): each backend's games equal its one-step read's, and the
     two backends' equal each other."""
     data = decompressed(path)
-    wheres = (fastpgn.filters.Where(min_elo=1800, speed="blitz"), fastpgn.filters.Where(with_evals=True, min_plies=20))
+    wheres = (filters.Where(min_elo=1800, speed="blitz"), filters.Where(with_evals=True, min_plies=20))
     for where in wheres:
         for headers_only in (False, True):
             answers = []
