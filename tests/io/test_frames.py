@@ -233,3 +233,14 @@ def test_an_interrupted_run_resumes_at_the_frame_that_holds_its_last_checkpoint(
     files = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
     assert files == sorted(p.name for p in reference.iterdir() if not p.name.startswith("."))
     assert [(out / f).read_bytes() for f in files] == [(reference / f).read_bytes() for f in files]
+
+
+def test_every_reader_on_threads_reads_the_multi_frame_corpus_as_the_single_frame_one(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    multi, single = str(shared(*MULTIFRAME)), str(shared(*SINGLE))
+    assert list(fastpgn.read_lines(multi, jobs=2)) == list(fastpgn.read_lines(single, jobs=1))
+    assert ([dict(g.headers) for g in fastpgn.read_headers(multi, jobs=2)]
+            == [dict(g.headers) for g in fastpgn.read_headers(single, jobs=1)])
+    fastpgn.to_parquet(multi, tmp_path / "multi.parquet", jobs=2)
+    fastpgn.to_parquet(single, tmp_path / "single.parquet", jobs=1)
+    assert pq.read_table(tmp_path / "multi.parquet").equals(pq.read_table(tmp_path / "single.parquet"))
