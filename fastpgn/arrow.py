@@ -61,6 +61,10 @@ class ColumnReader(_RecordReader):
         # the map as the kernel reads it fastest (the compiled one: a C copy), made once a reader
         self._table = openings if lists else _scan.kernel.opening_table(openings)
         self._threads_scan = not lists     # (the lists' sink is Python's, holding the GIL)
+        from fastpgn.reader import _filters_need_movetext
+
+        self._without_movetext = not (schema.FROM_MOVETEXT & set(self.columns)) and not (
+            self.where is not None and _filters_need_movetext(self.where))
         super().__init__(source, errors, block_size, encoding, jobs)
 
     def _read(self) -> Iterator[dict]:
