@@ -466,9 +466,10 @@ def cut_buffer(data: bytes, block_size: int = BLOCK_SIZE, ends_whole: bool = Fal
 
 
 class _ChunkFiller:
-    """``readinto`` over an iterator of byte strings (one copy per byte, into the caller's buffer)."""
+    """``readinto`` over an iterator of byte strings or views (one copy per byte, into the caller's buffer;
+    a view is done with once the next one is asked for)."""
 
-    def __init__(self, chunks: Iterator[bytes]) -> None:
+    def __init__(self, chunks: Iterator[bytes] | Iterator[bytes | memoryview]) -> None:
         self._chunks = chunks
         self._piece = memoryview(b"")
 

@@ -265,7 +265,8 @@ class Source:
         elif self.kind == "zst":
             frames = self._zstd_frames()
             if frames is not None:
-                yield from frames
+                for piece in frames:
+                    yield bytes(piece)      # (a view of a buffer that holds a later frame once asked for more)
                 return
             from fastpgn.io.zstd import _ZstdStream
 
@@ -280,7 +281,7 @@ class Source:
         else:
             yield from self._frames()
 
-    def _zstd_frames(self) -> Iterator[bytes] | None:
+    def _zstd_frames(self) -> Iterator[bytes | memoryview] | None:
         """The frames of a multi-frame zstd file decoded on ``threads`` threads (``fastpgn.io.frames``); None
         where one thread decodes: one thread asked for, no file to read at offsets (a pipe, bytes), or one
         frame (``split_note`` then says how to recompress it)."""
@@ -333,7 +334,7 @@ class Source:
         self.raw_read = raw
         return True
 
-    def _frames_then_stream(self, decoder) -> Iterator[bytes]:
+    def _frames_then_stream(self, decoder) -> Iterator[bytes | memoryview]:
         """The frames ``decoder`` hands out, then, from the first it could not (damage, a frame cut short,
         bytes that are no frame), the single-thread decoder from that frame's first byte: the same bytes and
         the same error, at the same offset, as a single-thread read."""
