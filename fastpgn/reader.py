@@ -230,7 +230,8 @@ class _RecordReader:
     ends_whole = False
 
     def _blocks(self) -> Generator[Block, None, None]:
-        source = open_source(self._source_arg, encoding=self.encoding)
+        # (jobs threads decode a multi-frame zstd file's frames: fastpgn.io.frames)
+        source = open_source(self._source_arg, threads=self.jobs, encoding=self.encoding)
         source.ends_whole = self.ends_whole
         self.name = source.name
         self._source = source

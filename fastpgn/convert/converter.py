@@ -164,6 +164,7 @@ class Summary:
     already_complete: bool = False      # --resume found the run finished: nothing was done
     games_not_utf8: int = 0             # games holding bytes that are not UTF-8 (read as U+FFFD)
     first_not_utf8: int | None = None   # the first such byte's offset
+    split_note: str | None = None       # why a zstd input decoded on one thread (fastpgn.io.frames.split_note)
     outputs: list[Any] = field(default_factory=list)
 
     @property
@@ -643,6 +644,7 @@ class Converter:
         s.already_complete = already_complete
         if source is not None:
             s.bytes_in, s.raw_bytes_in = source.offset, source.raw_read
+            s.split_note = source.split_note
             if self.limit is not None and self.limit.read_to is not None:
                 s.bytes_in = self.limit.read_to     # (the reader read ahead of the --limit-th game)
         s.outputs = [str(p) for p in outputs]
