@@ -54,6 +54,17 @@ def cases(pgn: Path, release: Path | None = None) -> dict[str, list[str]]:
         "convert-j2-parquet": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--format", "parquet", "-o", "{OUT}"],
         "convert-j2-csv": ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--format", "csv", "-o", "{OUT}"],
     }
+    frames = Path(str(pgn) + ".pzstd.zst")      # the same PGN in lichess's framing (make_corpus --pzstd)
+    if frames.exists():
+        mf = str(frames)
+        chosen["frames-convert-j2-elo2200"] = ["-m", "fastpgn", mf, "100000", "-j", "2", "-q", "--min-elo", "2200",
+                                               "-o", "{OUT}"]
+        chosen["frames-read_arrow-heads-j2"] = ["-m", "benchmarks.contenders", "fastpgn-arrow-heads-j2", mf]
+        chosen["frames-convert-j2"] = ["-m", "fastpgn", mf, "100000", "-j", "2", "-q", "-o", "{OUT}"]
+        chosen["frames-convert-j2-parquet"] = ["-m", "fastpgn", mf, "100000", "-j", "2", "-q", "--format", "parquet",
+                                               "-o", "{OUT}"]
+        chosen["convert-j2-elo2200"] = ["-m", "fastpgn", zst, "100000", "-j", "2", "-q", "--min-elo", "2200",
+                                        "-o", "{OUT}"]
     if release is not None:     # lichess's Parquet release of the same games (benchmarks.lichess_release)
         chosen["release-read_arrow"] = ["-m", "benchmarks.contenders", "lichess-parquet-arrow", str(release)]
         chosen["release-convert-j2-parquet"] = ["-m", "fastpgn", str(release), "100000", "-j", "2", "-q",
@@ -114,7 +125,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.ab", description=__doc__.splitlines()[0])
     p.add_argument("base", type=Path)
     p.add_argument("head", type=Path)
-    p.add_argument("--corpus", type=Path, default=CORPUS, help="plain PGN, with PGN.zst beside it")
+    p.add_argument("--corpus", type=Path, default=CORPUS,
+                   help="plain PGN, with PGN.zst beside it (and PGN.pzstd.zst, lichess's framing, for frames-*)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--cases", help="comma-separated: " + ", ".join(cases(CORPUS, Path("RELEASE"))))
     p.add_argument("--release", type=Path,
