@@ -42,6 +42,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.make_corpus import pzstd_frames
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 COUNTS = ("games", "plies", "evals", "clocks")
@@ -91,6 +93,7 @@ class Corpus:
     bz2: Path | None
     manifest: dict | None
     nbytes: int
+    frames: Path | None = None   # the same PGN in lichess's framing (pzstd -p10 -19: independent frames)
 
     def expected(self, n_games: int | None = None) -> dict | None:
         """Oracle counts for the first ``n_games`` games (all when None); None without an oracle."""
@@ -110,7 +113,39 @@ def _sibling(pgn: Path, suffix: str) -> Path | None:
 def load_corpus(pgn: Path) -> Corpus:
     manifest_path = pgn.with_suffix(".json")
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else None
-    return Corpus(pgn, _sibling(pgn, ".zst"), _sibling(pgn, ".bz2"), manifest, pgn.stat().st_size)
+    return Corpus(pgn, _sibling(pgn, ".zst"), _sibling(pgn, ".bz2"), manifest, pgn.stat().st_size,
+                  _sibling(pgn, ".pzstd.zst"))
+
+
+def frames_pairs(jobs: int) -> tuple:
+    """The ratios of the section in lichess's framing, at ``-j jobs``: each job beside the decoders."""
+    mf = "frames-"
+    return (
+        (f"{mf}convert-cy-j{jobs}-elo2200", f"{mf}zstd",
+         f"decode-bound: the converter --min-elo 2200 to lines at -j {jobs} against zstd -dc's single stream, "
+         "both of lichess's framing (target: at least 1.0, out of reach of one decoder)"),
+        (f"{mf}arrow-heads-j{jobs}", f"{mf}py-zstd",
+         f"decode-bound: read_arrow(jobs={jobs}) of three header columns against python-zstandard's single-stream "
+         "decode of the same file (target: at least 1.0)"),
+        (f"{mf}convert-cy-j{jobs}-elo2200", f"{mf}pzstd-p{jobs}",
+         f"the same filter against pzstd -d -p {jobs}, the frames decoded on {jobs} threads (nothing else done)"),
+        (f"{mf}convert-cy-j{jobs}", f"{mf}pzstd-p{jobs}",
+         f"the converter to lines at -j {jobs} against pzstd -d -p {jobs}"),
+        (f"{mf}convert-cy-j{jobs}-parquet", f"{mf}pzstd-p{jobs}",
+         f"the converter to Parquet at -j {jobs} against pzstd -d -p {jobs}"),
+        (f"{mf}convert-cy-j{jobs}", f"convert-cy-j{jobs}",
+         f"the converter to lines at -j {jobs}: lichess's framing against the single-frame .pgn.zst (target: 1.0 "
+         "or more)"),
+        (f"{mf}convert-cy-j{jobs}-parquet", f"convert-cy-j{jobs}-parquet",
+         f"the converter to Parquet at -j {jobs}: lichess's framing against the single-frame .pgn.zst "
+         "(target: 1.0 or more)"),
+        (f"{mf}convert-cy-j{jobs}-elo2200", f"convert-cy-j{jobs}-elo2200",
+         "the filter: lichess's framing against the single-frame .pgn.zst"),
+        (f"{mf}arrow-heads-j{jobs}", f"arrow-heads-j{jobs}",
+         "read_arrow of three header columns: lichess's framing against the single-frame .pgn.zst"),
+        (f"{mf}pzstd-p{jobs}", f"{mf}zstd", f"pzstd -d -p {jobs} against zstd -dc: what decoding the frames on "
+         f"{jobs} threads gives"),
+    )
 
 
 def game_starts(data: bytes) -> list[int]:
@@ -384,7 +419,8 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
 
         release = work / "lichess-release"
         release_sample = work / f"lichess-release-first{chess_sample.games}"
-        if not getattr(args, "list", False):
+        wanted = not args.only or "release" in args.only or "duckdb" in args.only
+        if not getattr(args, "list", False) and wanted:
             if not release.exists():
                 write_release(pgn, release)
             if not release_sample.exists():
@@ -615,6 +651,54 @@ def build_contenders(corpus: Corpus, args, work: Path, notes: list) -> list[Cont
     else:
         notes.append(f"bulletchess skipped: {py313_why}")
 
+    # lichess's framing (pzstd -p10 -19): the decode-bound jobs and full conversions beside the decoders
+    mf = corpus.frames
+    if mf is None:
+        notes.append("lichess's framing skipped: no .pgn.pzstd.zst beside the corpus (python -m "
+                     "benchmarks.make_corpus --pzstd, or benchmarks/setup.sh)")
+    elif conv_help is not None and cy_ok:
+        head = "the decode-bound jobs: "
+        for prefix, src, where in (("frames-", mf, "lichess's framing"), ("", zst, "single frame")):
+            if src is None:
+                continue
+            what = f"{'.pgn.pzstd.zst' if prefix else '.pgn.zst'} ({where})"
+            add(f"{prefix}convert-cy-j{jobs}-elo2200", f"python -m fastpgn (cython) -j {jobs} --min-elo 2200, {what}",
+                ("fastpgn", src, 100_000, "-j", jobs, "-o", "{OUT}", "--compression", "gz", "-q", "--min-elo", 2200),
+                "cython", None, input_=src, section="frames", post=_converter_post, claims=frozenset(),
+                note=head + "a filter keeping few games (both players 2200 or more), lines in gz chunks")
+            add(f"{prefix}arrow-heads-j{jobs}", f"fastpgn read_arrow(jobs={jobs}) of white_elo, black_elo, result, "
+                f"{what}", ("benchmarks.contenders", f"fastpgn-arrow-heads-j{jobs}", src), "cython", None,
+                input_=src, section="frames", claims=frozenset({"games"}),
+                note=head + "three header columns, the kernel's headers-only work")
+            if prefix:
+                add(f"{prefix}convert-cy-j{jobs}", f"python -m fastpgn (cython) -j {jobs}, {what} -> .gz",
+                    ("fastpgn", src, 100_000, "-j", jobs, "-o", "{OUT}", "--compression", "gz", "-q"),
+                    "cython", None, input_=src, section="frames", post=_converter_post,
+                    note="the full conversions: 22-field lines in gz chunks, the analysis schema in Parquet chunks")
+                if "--format" in conv_help and _importable("pyarrow")[0]:
+                    add(f"{prefix}convert-cy-j{jobs}-parquet",
+                        f"python -m fastpgn (cython) -j {jobs} --format parquet, {what} -> .parquet",
+                        ("fastpgn", src, 100_000, "-j", jobs, "-o", "{OUT}", "--format", "parquet", "-q"),
+                        "cython", None, input_=src, section="frames", post=_parquet_post,
+                        note="the full conversions: 22-field lines in gz chunks, the analysis schema in Parquet "
+                             "chunks")
+        if shutil.which("zstd"):
+            cs.append(Contender("frames-zstd", "zstd -dc > /dev/null, lichess's framing", ["zstd", "-dc", str(mf)],
+                                mf, corpus.nbytes, section="frames", claims=frozenset(), stdout_file=True,
+                                post=_no_counts, note="the single-stream floor: one thread decodes every frame"))
+        add("frames-py-zstd", "Python zstandard, 1 MiB reads across frames, lichess's framing",
+            ("benchmarks.contenders", "floor-zstd", mf), input_=mf, section="frames", claims=frozenset(),
+            note="the single-stream floor: one thread decodes every frame")
+        if shutil.which("pzstd"):
+            for n in sorted({1, 2, jobs} & set(range(1, jobs + 1))):
+                cs.append(Contender(f"frames-pzstd-p{n}", f"pzstd -d -p {n} -c > /dev/null, lichess's framing",
+                                    ["pzstd", "-d", "-q", "-p", str(n), "-c", str(mf)], mf, corpus.nbytes,
+                                    section="frames", claims=frozenset(), stdout_file=True, post=_no_counts,
+                                    note="the frames decoded on N threads, nothing else: what a parallel decoder "
+                                         "can reach"))
+        else:
+            notes.append("pzstd rows skipped: pzstd not installed (Debian package zstd)")
+
     # floors
     cs.append(Contender("grep", "grep -c '^\\[Event '", ["grep", "-c", "^\\[Event ", str(pgn)], pgn,
                         corpus.nbytes, section="floor", claims=frozenset({"games"}), expected=full,
@@ -781,12 +865,12 @@ def summarize(cs: list[Contender], corpus_bytes: int) -> list[dict]:
     return rows
 
 
-def pair_ratios(cs: list[Contender]) -> list[dict]:
-    """The ratios of PAIRS whose two contenders both ran: MB/s over MB/s (medians), and for contenders
+def pair_ratios(cs: list[Contender], pairs: tuple = PAIRS) -> list[dict]:
+    """The ratios of ``pairs`` whose two contenders both ran: MB/s over MB/s (medians), and for contenders
     that read the same games the median of the per-round ratios too."""
     by_name = {c.name: c for c in cs}
     out = []
-    for num, den, meaning in PAIRS:
+    for num, den, meaning in pairs:
         a, b = by_name.get(num), by_name.get(den)
         if a is None or b is None or not a.times or not b.times:
             continue
@@ -812,6 +896,10 @@ def print_table(rows: list[dict], meta: dict, notes: list, out=sys.stdout, pairs
     w = out.write
     w(f"Corpus: {meta['corpus']} ({meta['pgn_bytes'] / 1e6:.1f} MB PGN, {meta['games']:,} games"
       + (f", zstd ratio {meta['zst_ratio']:.2f}" if meta.get("zst_ratio") else "") + ")\n\n")
+    if meta.get("frames"):
+        f = meta["frames"]
+        w(f"lichess's framing: {f['file']} ({f['bytes'] / 1e6:.1f} MB, {f['zstd_frames']} zstd frames, ratio "
+          f"{meta['pgn_bytes'] / f['bytes']:.2f})\n\n")
     w(f"Date {meta['date']}, {meta['machine']}, commit {meta['commit']}, Python {meta['python']}, "
       f"fastpgn backend {meta['backend']}; median of {meta['runs']} runs; "
       f"1-min load average {meta['load_average_1min'][0]} before, {meta['load_average_1min'][1]} after; "
@@ -824,8 +912,10 @@ def print_table(rows: list[dict], meta: dict, notes: list, out=sys.stdout, pairs
               "jobs": "The jobs users run pgn-extract for: plain .pgn, one core (the pairs below must keep the same "
                       "games)",
               "kernel": "In-memory kernel (kernel calls timed inside the process; RSS holds the whole input)",
+              "frames": "lichess's framing (pzstd -p10 -19: independent zstd frames of 32 MiB of PGN): the "
+                        "decode-bound jobs and the full conversions beside the single-stream and pzstd decoders",
               "floor": "Floors"}
-    for section in ("end-to-end", "jobs", "kernel", "floor"):
+    for section in ("end-to-end", "jobs", "kernel", "frames", "floor"):
         part = [r for r in rows if r["section"] == section]
         if not part:
             continue
@@ -964,7 +1054,7 @@ def main(argv=None) -> int:
         load_after = os.getloadavg()[0]
         print(f"compare: {total_s:.0f} s in all", file=sys.stderr)
         rows = summarize(cs, corpus.nbytes)
-        pairs = pair_ratios(cs)
+        pairs = pair_ratios(cs, PAIRS + frames_pairs(os.cpu_count() or 1))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -980,6 +1070,9 @@ def main(argv=None) -> int:
         "pgn_bytes": corpus.nbytes,
         "games": (corpus.expected() or {}).get("games") or m.get("totals", {}).get("games") or 0,
         "zst_ratio": corpus.nbytes / corpus.zst.stat().st_size if corpus.zst else None,
+        "frames": None if corpus.frames is None else {
+            "file": corpus.frames.name, "bytes": corpus.frames.stat().st_size,
+            "zstd_frames": len(pzstd_frames(corpus.frames))},
         "expected": corpus.expected(),
         "oracle": (m.get("oracle") or {}).get("tool"),
         "reference": REFERENCE,

@@ -14,6 +14,9 @@ Writes, into ``-o`` (default ``bench-data/``, git-ignored):
 * ``lichess-<SIZE>-seed<SEED>.pgn``       plain PGN
 * ``lichess-<SIZE>-seed<SEED>.pgn.zst``   zstd level 3 (``--zstd-level``)
 * ``lichess-<SIZE>-seed<SEED>.pgn.bz2``   with ``--bz2`` (slow to write)
+* ``lichess-<SIZE>-seed<SEED>.pgn.pzstd.zst``  with ``--pzstd``: lichess's own framing, ``pzstd -p10 -19``
+  (independent zstd frames of 32 MiB of PGN, each behind a skippable frame giving its size); slow to
+  write (about 1 MB/s a core), so it is made once and kept while the PGN's sha256 is the same
 * ``lichess-<SIZE>-seed<SEED>.json``      manifest: sizes, sha256, game order,
   and per-distinct-game ply/eval/clock counts read by python-chess (the
   oracle ``compare.py`` checks every contender against), when it is installed.
@@ -22,6 +25,7 @@ Usage::
 
     python -m benchmarks.make_corpus --size 100MB
     python -m benchmarks.make_corpus --size 1GB --seed 1 --bz2
+    python -m benchmarks.make_corpus --size 1GB --pzstd
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ import io
 import json
 import os
 import random
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -274,6 +280,50 @@ def build(size: int, seed: int, out_dir: Path, source: Path, want_bz2: bool, zst
     return manifest_path
 
 
+#: The skippable frame pzstd writes before each zstd frame: magic, then 4 bytes holding the frame's size.
+SKIPPABLE = (0x184D2A50).to_bytes(4, "little") + (4).to_bytes(4, "little")
+
+
+def pzstd_frames(path: Path) -> list[int]:
+    """The compressed sizes of the zstd frames of a ``pzstd`` file, read from its skippable headers alone
+    (nothing is decoded); empty when the file does not start with one.
+
+    >>> pzstd_frames(Path(os.devnull))
+    []
+    """
+    sizes = []
+    with open(path, "rb") as f:
+        while (head := f.read(12))[:8] == SKIPPABLE and len(head) == 12:
+            sizes.append(int.from_bytes(head[8:], "little"))
+            f.seek(sizes[-1], os.SEEK_CUR)
+    return sizes
+
+
+def lichess_framing(manifest_path: Path, force: bool = False, pzstd: str = "pzstd") -> Path:
+    """``pzstd -p10 -19`` of the corpus beside it (``.pgn.pzstd.zst``), as lichess compresses its dumps;
+    kept while the manifest's sha256 is the one it was made from (``--force`` rebuilds)."""
+    manifest = json.loads(manifest_path.read_text())
+    pgn_path = manifest_path.with_suffix(".pgn")
+    out = Path(f"{pgn_path}.pzstd.zst")
+    made = manifest.get("pzstd") or {}
+    if (not force and out.exists() and made.get("of_sha256") == manifest["sha256"]
+            and made.get("bytes") == out.stat().st_size):
+        print(f"make_corpus: {out} is up to date ({len(made['frames'])} frames)", file=sys.stderr)
+        return out
+    t0 = time.perf_counter()
+    tmp = Path(f"{out}.tmp")
+    with open(tmp, "wb") as f:
+        subprocess.run([pzstd, "-p10", "-19", "-q", "-c", str(pgn_path)], stdout=f, check=True)
+    os.replace(tmp, out)
+    frames = pzstd_frames(out)
+    manifest["pzstd"] = {"command": "pzstd -p10 -19", "of_sha256": manifest["sha256"], "bytes": out.stat().st_size,
+                         "frames": frames}
+    manifest_path.write_text(json.dumps(manifest, separators=(",", ":")))
+    print(f"make_corpus: wrote {out} ({len(frames)} frames, ratio {manifest['bytes'] / out.stat().st_size:.2f}) "
+          f"in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.make_corpus", description=__doc__.split("\n\n")[0])
     p.add_argument("--size", type=parse_size, default=parse_size("100MB"),
@@ -287,6 +337,8 @@ def main(argv=None) -> int:
     p.add_argument("--zstd-level", type=int, default=3, help="zstd level (default 3, zstd's default)")
     p.add_argument("--no-oracle", action="store_true",
                    help="skip the python-chess count oracle (compare.py then checks contenders against each other)")
+    p.add_argument("--pzstd", action="store_true",
+                   help="also write .pgn.pzstd.zst, lichess's framing (pzstd -p10 -19; slow, kept once made)")
     p.add_argument("--force", action="store_true", help="rebuild even when the files are up to date")
     args = p.parse_args(argv)
     if not args.source.is_dir():
@@ -294,6 +346,11 @@ def main(argv=None) -> int:
         return 2
     manifest = build(args.size, args.seed, args.output_dir, args.source, args.bz2, args.zstd_level,
                      args.force, not args.no_oracle)
+    if args.pzstd:
+        if not shutil.which("pzstd"):
+            print("make_corpus: --pzstd needs pzstd (Debian package zstd; benchmarks/setup.sh)", file=sys.stderr)
+            return 2
+        lichess_framing(manifest, args.force)
     print(manifest.with_suffix(".pgn"))
     return 0
 

@@ -6,11 +6,13 @@
 #
 #   benchmarks/setup.sh                    # .venv: fastpgn[bench]; apt: pgn-extract zstd time; bench-data/py313
 #   PYTHON=/path/to/python benchmarks/setup.sh    # another environment's pip for the Python peers
+#   CORPUS=100MB benchmarks/setup.sh       # the corpus in lichess's framing at another size (none: skip it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
 
-# C peers and floors from Debian: pgn-extract (tag filters, validation), zstd -dc, /usr/bin/time (peak RSS).
+# C peers and floors from Debian: pgn-extract (tag filters, validation), zstd -dc and pzstd (the zstd
+# package has both), /usr/bin/time (peak RSS).
 if command -v apt-get >/dev/null; then
     apt-get update -qq && apt-get install -y -qq pgn-extract zstd time
 fi
@@ -29,4 +31,18 @@ if [ -n "$PY313" ]; then
     bench-data/py313/bin/python -m pip install -q bulletchess
 else
     echo "setup: no Python 3.13 (pyenv install 3.13): bulletchess will be skipped" >&2
+fi
+
+# The benchmark corpus and the same PGN in lichess's framing (pzstd -p10 -19, as lichess compresses its dumps:
+# independent frames of 32 MiB of PGN), which compare.py's decode-bound rows read. pzstd -19 is slow (about
+# 1 MB/s a core: some 20 CPU-minutes for 1 GB), so make_corpus --pzstd makes it once and keeps it while the
+# corpus's sha256 is the one it was made from.
+CORPUS=${CORPUS:-1GB}
+if [ "$CORPUS" != none ]; then
+    if command -v pzstd >/dev/null; then
+        "$PYTHON" -m benchmarks.make_corpus --size "$CORPUS" --pzstd \
+            || echo "setup: no benchmark corpus (the shared corpus beside the checkout, or FASTPGN_SHARED)" >&2
+    else
+        echo "setup: no pzstd (apt-get install zstd): the rows in lichess's framing will be skipped" >&2
+    fi
 fi

@@ -122,3 +122,34 @@ def test_pgn_extract_and_the_converter_keep_the_same_games(tmp_path):
         ours = sum(len(gzip.decompress(p.read_bytes()).splitlines()) for p in folder.glob("*.part_*"))
         assert ours == theirs > 0, name
     assert theirs == len(compare.game_starts(pgn.read_bytes()))     # every real game's moves are legal
+
+
+MULTIFRAME = SOURCE / "lichess_db_standard_rated_2022-06.head2499.multiframe.pgn.zst"
+SINGLE = SOURCE / "lichess_db_standard_rated_2022-06.head2499.pgn.zst"
+
+
+@pytest.mark.skipif(not MULTIFRAME.exists(), reason="the shared corpus's file in lichess's framing is absent")
+def test_the_frame_table_covers_lichess_framing_and_each_frame_decodes_alone():
+    import zstandard
+
+    sizes = make_corpus.pzstd_frames(MULTIFRAME)
+    data = MULTIFRAME.read_bytes()
+    assert len(sizes) > 1 and sum(12 + s for s in sizes) == len(data)
+    pgn, at = b"", 0
+    for size in sizes:          # each frame on its own, as a parallel decoder reads them
+        at += 12
+        pgn += zstandard.ZstdDecompressor().decompressobj().decompress(data[at:at + size])
+        at += size
+    assert pgn == zstandard.ZstdDecompressor().stream_reader(SINGLE.open("rb")).read()
+    assert make_corpus.pzstd_frames(SINGLE) == []
+
+
+@pytest.mark.skipif(not MULTIFRAME.exists(), reason="the shared corpus's file in lichess's framing is absent")
+def test_the_single_stream_floor_reads_every_frame(capsys):
+    import zstandard
+
+    from benchmarks.contenders import floor_zstd
+
+    floor_zstd(str(MULTIFRAME), None)
+    result = json.loads(capsys.readouterr().out.removeprefix("RESULT "))
+    assert result["bytes"] == len(zstandard.ZstdDecompressor().stream_reader(SINGLE.open("rb")).read())
