@@ -230,7 +230,9 @@ class _RecordReader:
     ends_whole = False
 
     def _blocks(self) -> Generator[Block, None, None]:
-        source = open_source(self._source_arg, encoding=self.encoding)
+        # The decoder gets the reader's jobs too: a .pgn.bz2 path is decoded on that many threads
+        # (indexed_bzip2, where installed), the bound of such a read (docs/performance.md).
+        source = open_source(self._source_arg, threads=self.jobs, encoding=self.encoding)
         source.ends_whole = self.ends_whole
         self.name = source.name
         self._source = source
