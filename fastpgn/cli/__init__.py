@@ -449,6 +449,8 @@ def _report(name: str, summary, error: BaseException | None, converter, args, sa
             + ("" if many else f", backend {s.backend}, {plural(s.workers, 'worker')}"))
         if s.games_rejected:
             say(f"fastpgn: {named('rejected games, each with its reason: ')}{converter.rejects_path}")
+        if s.split_note:
+            say(f"fastpgn: {named(s.split_note)}")
     if s.games_not_utf8:
         # Never silent, -q or not: the games were written with U+FFFD for those bytes.
         say(f"fastpgn: {named(not_utf8_note(s.games_not_utf8, s.first_not_utf8))}")

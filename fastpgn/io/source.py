@@ -76,6 +76,10 @@ if TYPE_CHECKING:
 
         def close(self) -> None: ...
 
+        def seek(self, offset: int, whence: int = 0, /) -> int: ...  # (of a file: a Source with a path)
+
+    from fastpgn.io.frames import FrameTable
+
 
 class Source:
     """A decompressed byte stream with its name, kind and progress in the raw input."""
@@ -99,6 +103,11 @@ class Source:
         self.offset = 0             # decompressed bytes handed out so far
         self._fill: Callable[[memoryview], int] | None = None  # readinto of the decoder, made on first use
         self.fallback: str | None = None   # why the parallel bzip2 decoder gave way to the stream decoder
+        self.frame_table: FrameTable | None = None  # a zstd file's frames, read to decode them on threads
+        self.split_note: str | None = None   # why a zstd file asked to decode on threads decodes on one
+        self.frame_starts: list[int] = []    # the decompressed offset of each frame handed out ...
+        self._frame_raw: list[int] = []      # ... and of its first byte in the file
+        self._first_frame = 0                # the frame to begin at (resume_at_frame)
         self.in_memory: bytes | None = None  # the whole input, when it was given as bytes
         self.encoding = _codec_name(encoding)  # None: UTF-8, read as it is; else transcoded to UTF-8 on the way in
         self._pending: InputError | None = None   # damage met while reading the head, raised by the next read
@@ -194,9 +203,13 @@ class Source:
             if self.encoding is not None:
                 self._fill = _ChunkFiller(self._transcoded()).readinto
             elif self.kind == "zst":
-                from fastpgn.io.zstd import _ZstdStream
+                frames = self._zstd_frames()
+                if frames is not None:
+                    self._fill = _ChunkFiller(frames).readinto
+                else:
+                    from fastpgn.io.zstd import _ZstdStream
 
-                self._fill = _ZstdStream(self, READ_SIZE).readinto
+                    self._fill = _ZstdStream(self, READ_SIZE).readinto
             elif self.kind == "pgn" and isinstance(self._raw, (io.BufferedReader, io.FileIO, io.BytesIO, _Pieces)):
                 self._raw_readinto = getattr(self._raw, "readinto1", self._raw.readinto)   # (see _read_raw)
                 self._fill = self._plain_readinto
@@ -250,6 +263,10 @@ class Source:
                 self.offset += len(data)
                 yield data
         elif self.kind == "zst":
+            frames = self._zstd_frames()
+            if frames is not None:
+                yield from frames
+                return
             from fastpgn.io.zstd import _ZstdStream
 
             stream = _ZstdStream(self, READ_SIZE)
@@ -262,6 +279,99 @@ class Source:
             yield from self._indexed_bzip2()
         else:
             yield from self._frames()
+
+    def _zstd_frames(self) -> Iterator[bytes] | None:
+        """The frames of a multi-frame zstd file decoded on ``threads`` threads (``fastpgn.io.frames``); None
+        where one thread decodes: one thread asked for, no file to read at offsets (a pipe, bytes), or one
+        frame (``split_note`` then says how to recompress it)."""
+        table = self._read_frame_table()
+        if table is None or len(table) <= 1 or self.path is None:
+            return None
+        from fastpgn.io import frames as _frames
+
+        return self._frames_then_stream(_frames.FrameDecoder(self.path, table, self._threads, self._first_frame))
+
+    def _read_frame_table(self) -> FrameTable | None:
+        """The frame table of a zstd file to decode on threads (None where one thread decodes), read once."""
+        if self.frame_table is not None:
+            return self.frame_table
+        if self.kind != "zst" or self.path is None or self._threads <= 1 or self.raw_read:
+            return None
+        from fastpgn.io import frames as _frames
+
+        try:
+            table = _frames.frame_table(self.path)
+        except OSError:
+            return None         # (the single-thread decoder reads it, and names what fails)
+        self.frame_table = table
+        self.split_note = _frames.split_note(self.name, table)
+        return table
+
+    def frame_at(self, offset: int) -> tuple[int, int]:
+        """``(file byte, decompressed offset)`` of the start of the last frame handed out that starts at or
+        before decompressed ``offset`` (``(0, 0)``: none, or one thread decodes): where a resumed run may
+        begin decoding (``resume_at_frame``)."""
+        import bisect
+
+        i = bisect.bisect_right(self.frame_starts, offset) - 1
+        return (self._frame_raw[i], self.frame_starts[i]) if i >= 0 else (0, 0)
+
+    def resume_at_frame(self, raw: int, offset: int) -> bool:
+        """Begin decoding at the frame whose first byte is file byte ``raw`` and whose text begins at
+        decompressed ``offset`` (a ``frame_at`` of an earlier run on the same input), before any read;
+        whether it can (a zstd file decoded on threads that has that frame)."""
+        table = self._read_frame_table()
+        if table is None or len(table) <= 1 or self.offset or self._fill is not None:
+            return False
+        import bisect
+
+        i = bisect.bisect_left(table.frames, (raw, 0))
+        if i >= len(table.frames) or table.frames[i][0] != raw:
+            return False
+        self._first_frame = i
+        self.offset = offset
+        self.raw_read = raw
+        return True
+
+    def _frames_then_stream(self, decoder) -> Iterator[bytes]:
+        """The frames ``decoder`` hands out, then, from the first it could not (damage, a frame cut short,
+        bytes that are no frame), the single-thread decoder from that frame's first byte: the same bytes and
+        the same error, at the same offset, as a single-thread read."""
+        import contextlib
+
+        with contextlib.closing(iter(decoder)) as frames:
+            for out in frames:
+                self.frame_starts.append(self.offset)
+                self._frame_raw.append(decoder.table.frames[decoder.handed - 1][0])
+                self.offset += len(out)
+                self.raw_read = decoder.raw_done
+                yield out
+        at = decoder.resume_at
+        if decoder.failed is None and at == self.size:
+            return
+        yield from self._damaged_frame(decoder.damaged)
+
+    def _damaged_frame(self, span: tuple[int, int]) -> Iterator[bytes]:
+        """The bytes of the frame at ``span`` of the file that failed to decode (or of what follows the
+        last whole frame), block by block up to the damage, then the damage (``frames.blocks_of_frame``)."""
+        import zstandard
+
+        from fastpgn.io import frames as _frames
+        from fastpgn.io.zstd import corrupt
+
+        start, end = span
+        self._raw_io(self._raw.seek, start)      # (a file: open_source gives a path only for one)
+        data = self._raw_io(self._raw.read, end - start)
+        self.raw_read = start + len(data)
+        try:
+            for out in _frames.blocks_of_frame(data):
+                self.offset += len(out)
+                yield out
+        except zstandard.ZstdError as exc:
+            raise corrupt(self.name, exc, self.offset) from None
+        except _frames.FrameCut:
+            raise InputDamageError(f"truncated zst data in {self.name}", self.offset) from None
+        raise InputDamageError(f"truncated zst data in {self.name}", self.offset)   # pragma: no cover
 
     def _new_decoder(self):
         if self.kind == "bz2":

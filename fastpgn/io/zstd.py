@@ -25,6 +25,19 @@ if TYPE_CHECKING:
         def _read_raw(self, n: int) -> bytes: ...
 
 
+def corrupt(name: str, exc: Exception, offset: int) -> InputDamageError:
+    """The damage python-zstandard reports, in the words of libzstd (its own prefix, which differs between
+    its decoders, left out).
+
+    >>> corrupt("a.zst", Exception("zstd decompress error: Data corruption detected"), 7)
+    InputDamageError('corrupt zst data in a.zst: Data corruption detected (PGN byte 7)')
+    """
+    reason = str(exc)
+    for prefix in ("zstd decompress error: ", "zstd decompressor error: "):
+        reason = reason.removeprefix(prefix)
+    return InputDamageError(f"corrupt zst data in {name}: {reason}", offset)
+
+
 class _ZstdStream:
     """zstd frames decoded straight into the caller's buffer (``readinto``), or as bytes (``read``)."""
 
@@ -51,7 +64,7 @@ class _ZstdStream:
         try:
             return call(arg)
         except self._error as exc:
-            raise InputDamageError(f"corrupt zst data in {self._source.name}: {exc}", self._source.offset) from None
+            raise corrupt(self._source.name, exc, self._source.offset) from None
 
     def readinto(self, view) -> int:
         return self._checked(self._decoded(self._reader.readinto, view))
