@@ -232,7 +232,8 @@ class _RecordReader:
     _without_movetext = False
 
     def _blocks(self) -> Generator[Block, None, None]:
-        # (jobs threads decode a multi-frame zstd file's frames: fastpgn.io.frames)
+        # jobs threads decode the input too: a multi-frame zstd file's frames (fastpgn.io.frames), a .pgn.bz2
+        # path's blocks (indexed_bzip2, where installed; docs/performance.md)
         source = open_source(self._source_arg, threads=self.jobs, encoding=self.encoding,
                              headers_only=self._without_movetext)
         source.ends_whole = self.ends_whole

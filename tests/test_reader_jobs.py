@@ -175,6 +175,61 @@ def test_a_damaged_zst_raises_after_the_same_games(tmp_path, errors):
         assert _every_reader(path, jobs, errors) == one, jobs
 
 
+def _bz2_spy(monkeypatch):
+    """The thread counts the parallel bzip2 decoder was started with, one a read that used it."""
+    from fastpgn.io import bzip2
+
+    started = []
+    decode = bzip2.parallel_decode
+    monkeypatch.setattr(bzip2, "parallel_decode",
+                        lambda path, threads: started.append(threads) or decode(path, threads))
+    return started
+
+
+def _bz2_inputs(tmp_path):
+    """A .pgn.bz2 dump of the corpus, 2 MB of another as 100 kB bzip2 blocks in several streams, and those
+    damaged: a byte flipped inside a middle block, and cut short in their middle. (The corpus's other
+    .pgn.bz2 is read at every jobs by test_every_reader_gives_the_same_at_any_jobs.)"""
+    import bz2
+
+    whole = [shared("data", "lichess-db", "lichess_db_standard_rated_2013-01.head348.pgn.bz2")]
+    pgn = bz2.decompress(shared("data", "lichess-db", DUMPS[2]).read_bytes())
+    pgn = pgn[:pgn.index(b"\n\n[Event ", 2_000_000) + 2]
+    streams = b"".join(bz2.compress(pgn[i:i + 700_000], 1) for i in range(0, len(pgn), 700_000))
+    several = tmp_path / "several.pgn.bz2"
+    several.write_bytes(streams)
+    flipped = bytearray(streams)
+    flipped[len(streams) // 2] ^= 0x10
+    damaged = {"flipped.pgn.bz2": bytes(flipped), "cut.pgn.bz2": streams[:len(streams) // 2]}
+    for name, data in damaged.items():
+        (tmp_path / name).write_bytes(data)
+    return whole + [several], [tmp_path / name for name in damaged], pgn
+
+
+@needs_corpus
+def test_a_bz2_path_is_decoded_on_the_readers_jobs(tmp_path, monkeypatch):
+    """jobs=2 decodes a .pgn.bz2 on two threads (indexed_bzip2), every reader giving what the stream decoder
+    gives at jobs=1; a damaged one raises the stream decoder's error, at the same offset, after the same games."""
+    pytest.importorskip("indexed_bzip2", reason='the parallel bzip2 decoder is not installed: pip install -e ".[fast]"')
+    whole, damaged, pgn = _bz2_inputs(tmp_path)
+    started = _bz2_spy(monkeypatch)
+    for path in whole + damaged:
+        one = _every_reader(path, 1)
+        assert not started, path      # (jobs=1: the standard library's stream decoder)
+        two = _every_reader(path, 2)
+        assert started and set(started) == {2}, path
+        started.clear()
+        assert two == one, path.name
+        if path in damaged:
+            kind, message = one["lines"][2]
+            assert kind == "InputDamageError" and "bz2 data in" in message, message
+            # every whole game before the damage, and only those
+            lines = one["lines"][0]
+            assert 100 < len(lines) < len(list(fastpgn.read_lines(pgn))), path.name
+        else:
+            assert one["lines"][2] is None and len(one["lines"][0]) > 300, path.name
+
+
 @needs_corpus
 def test_a_bad_game_raises_after_the_games_before_it():
     """errors="raise": every game before the first bad one comes out, then its error, at any jobs."""
