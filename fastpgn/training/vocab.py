@@ -18,13 +18,13 @@ piece code of the board arrays: 0 none, 2 knight, 3 bishop, 4 rook, 5 queen.
 A move a vocabulary has no id for gets :data:`NOT_IN_VOCABULARY` from
 :func:`ids` and a ``ValueError`` from :func:`move_to_id`.
 
-numpy is imported only by :func:`ids` (it comes with pyarrow).
+numpy is imported only by :func:`ids` (``pip install "fastpgn[training]"``).
 """
 
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -220,8 +220,7 @@ def ids(name: str, from_sq: np.ndarray, to_sq: np.ndarray, promotion: np.ndarray
     ...     castling=np.array([False, True])).tolist()  # e2e4 by White, O-O by Black (e8h8 as e1h1)
     [322, 103]
     """
-    import numpy as np
-
+    np = _numpy()
     if name not in SIZES:
         _moves(name)  # the one message for an unknown name
     frm = np.asarray(from_sq).astype(np.int64)
@@ -248,8 +247,16 @@ def ids(name: str, from_sq: np.ndarray, to_sq: np.ndarray, promotion: np.ndarray
     return out
 
 
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ModuleNotFoundError as exc:
+        raise ImportError('fastpgn.training.vocab.ids needs numpy, which is not installed: '
+                          'pip install "fastpgn[training]"') from exc
+    return numpy
+
+
 @cache
 def _numpy_table(name: str) -> np.ndarray:
-    import numpy as np
-
+    np = _numpy()
     return np.array(_table(name), dtype=np.uint16)

@@ -8,6 +8,7 @@ AlphaZero's by the properties their sources state.
 from __future__ import annotations
 
 import io
+import sys
 
 import chess
 import chess.pgn
@@ -267,3 +268,10 @@ def test_promotions_and_underpromotions():
             assert black == seen["e7e8n"]
         else:
             assert id_to_move(name, black) == "e2e1n"
+
+
+def test_ids_without_numpy_says_which_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    with pytest.raises(ImportError, match=r'needs numpy, which is not installed: pip install "fastpgn\[training\]"'):
+        ids("searchless", [12], [28], [0], [True])
+    assert move_to_id("searchless", "e2e4") == 317  # the scalar form needs no numpy
