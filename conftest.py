@@ -13,7 +13,8 @@ import doctest
 import pytest
 
 # The import names of the packages the extras (and python-chess, for Game.to_python_chess) bring.
-OPTIONAL = frozenset({"pyarrow", "pyspark", "pandas", "duckdb", "plotly", "polars", "chess", "isal", "indexed_bzip2"})
+OPTIONAL = frozenset({"pyarrow", "pyspark", "pandas", "duckdb", "plotly", "polars", "chess", "isal", "indexed_bzip2",
+                      "numpy"})
 
 
 def missing_optional(exc: BaseException | None) -> str | None:

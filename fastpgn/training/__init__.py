@@ -1,0 +1,5 @@
+"""Training data for chess models: the shapes models eat, built from the games fastpgn replays.
+
+:mod:`fastpgn.training.vocab` numbers moves as the move vocabularies of
+searchless chess, lc0, AlphaZero and Maia-2 number them.
+"""
