@@ -95,7 +95,7 @@ def frame_ranges(path: str | os.PathLike[str], size: int = RANGE_SIZE) -> list[F
     ...     _ = f.write(b"".join(zstandard.compress(games[i:i + 20]) for i in range(0, len(games), 20)))
     ...     f.flush()
     ...     [(r.first, r.stop) for r in frame_ranges(f.name, 40)]
-    [(0, 2), (2, None)]
+    [(0, 2), (2, 4), (4, None)]
     """
     from fastpgn.io import frames as _frames
 
