@@ -47,7 +47,14 @@ class FrameRange:
     """Frames ``[first, stop)`` of the zstd file at ``path`` (``stop`` None: to its end): a source every reader
     reads (``read_arrow(FrameRange(...))``), its games those whose first byte lies in those frames.
 
-    ``frames`` is the file's frame count when it was split (``frame_ranges``).
+    >>> import fastpgn, tempfile, zstandard
+    >>> text = b'[Event "a"]\\n\\n1. e4 *\\n\\n[Event "b"]\\n\\n1. d4 *\\n'
+    >>> with tempfile.NamedTemporaryFile(suffix=".zst") as f:
+    ...     _ = f.write(zstandard.compress(text[:30]) + zstandard.compress(text[30:]))
+    ...     f.flush()
+    ...     [(g.headers["Event"], g.offset) for r in (FrameRange(f.name, 0, 1), FrameRange(f.name, 1))
+    ...      for g in fastpgn.read_games(r)]
+    [('a', 0), ('b', 22)]
     """
 
     __slots__ = ("path", "first", "stop")
