@@ -31,7 +31,7 @@ import os
 
 from fastpgn.errors import InputError
 from fastpgn.io.blocks import BLOCK_SIZE, Block, _settle, cut_blocks, find_cut
-from fastpgn.io.source import HEAD_SIZE, Source
+from fastpgn.io.source import HEAD_SIZE, Source, detect
 
 TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def frame_ranges(path: str | os.PathLike[str], size: int = RANGE_SIZE) -> list[F
     whole = [FrameRange(path)]
     try:
         with open(path, "rb") as f:
-            if f.read(4) != b"\x28\xb5\x2f\xfd" and not _skippable(f, path):
+            if detect(f.read(4)) != "zst":
                 return whole
         table = _frames.frame_table(path)
     except OSError:
@@ -145,13 +145,6 @@ def frame_ranges(path: str | os.PathLike[str], size: int = RANGE_SIZE) -> list[F
         return whole
     stops: list[int | None] = [*firsts[1:], None]
     return [FrameRange(path, a, b) for a, b in zip(firsts, stops)]
-
-
-def _skippable(f, path: str) -> bool:
-    from fastpgn.io.source import detect
-
-    f.seek(0)
-    return detect(f.read(4)) == "zst"
 
 
 def open_range(frame_range: FrameRange, threads: int = 1, encoding: str | None = None) -> Source:
