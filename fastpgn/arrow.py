@@ -61,6 +61,10 @@ class ColumnReader(_RecordReader):
         # the map as the kernel reads it fastest (the compiled one: a C copy), made once a reader
         self._table = openings if lists else _scan.kernel.opening_table(openings)
         self._threads_scan = not lists     # (the lists' sink is Python's, holding the GIL)
+        from fastpgn.reader import _filters_need_movetext
+
+        self._without_movetext = not (schema.FROM_MOVETEXT & set(self.columns)) and not (
+            self.where is not None and _filters_need_movetext(self.where))
         super().__init__(source, errors, block_size, encoding, jobs)
 
     def _read(self) -> Iterator[dict]:
@@ -114,6 +118,23 @@ class ArrowReader(ColumnReader):
         self._pa = schema.require_pyarrow("fastpgn.read_arrow()")
         super().__init__(source, **options)
         self.schema = self._selected_schema()
+
+    def read_all(self):
+        """The batches not yet read, as one ``pyarrow.Table`` (``pyarrow.RecordBatchReader.read_all``'s).
+
+        >>> read_arrow(b'[WhiteElo "1500"]\\n\\n1. e4 *\\n', columns=["white_elo", "plies"]).read_all().to_pylist()
+        [{'white_elo': 1500, 'plies': 1}]
+        """
+        return self._pa.Table.from_batches(list(self), schema=self.schema)
+
+    def to_reader(self):
+        """The batches not yet read, as a ``pyarrow.RecordBatchReader`` (read once, as a stream)."""
+        return self._pa.RecordBatchReader.from_batches(self.schema, self)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The Arrow C stream interface: DuckDB (``duckdb.sql("FROM reader")``), polars (``pl.from_arrow``)
+        and pyarrow (``pa.table(reader)``) read the batches straight from the reader."""
+        return self.to_reader().__arrow_c_stream__(requested_schema)
 
     def _selected_schema(self):
         full = schema.arrow_schema(self.uci, self.positions, self.fens)

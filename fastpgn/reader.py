@@ -228,10 +228,13 @@ class _RecordReader:
     # The input's end is its last game's end (Source.ends_whole): PGN Crypt's game files, read by
     # fastpgn.crypt, end with a move and no result. Else such an end is a cut input's (damage).
     ends_whole = False
+    # The reader makes nothing of the movetext: an input that can leave it out does (lichess's Parquet release).
+    _without_movetext = False
 
     def _blocks(self) -> Generator[Block, None, None]:
         # (jobs threads decode a multi-frame zstd file's frames: fastpgn.io.frames)
-        source = open_source(self._source_arg, threads=self.jobs, encoding=self.encoding)
+        source = open_source(self._source_arg, threads=self.jobs, encoding=self.encoding,
+                             headers_only=self._without_movetext)
         source.ends_whole = self.ends_whole
         self.name = source.name
         self._source = source
@@ -344,6 +347,7 @@ class GameReader(_RecordFeed, _RecordReader):
     def __init__(self, source, errors, block_size, headers_only: bool = False, where=None,
                  encoding: str | None = None, jobs: int | None = None) -> None:
         self.headers_only = headers_only
+        self._without_movetext = headers_only and not (where is not None and _filters_need_movetext(where))
         # Threads, but not for an input of one block (no thread would pay: their start-up would).
         self._threads_scan = not _one_block(source, block_size)
         self.where, self._plan = _where(where)
@@ -411,6 +415,14 @@ class LineReader(_RecordFeed, _RecordReader):
     def _read(self) -> Iterator[list[str]]:
         # text: the kernel hands the lines over as str, decoded line by line
         return _RecordReader._scanned(self, _scan.kernel.lines_from_block, openings=self.openings, text=True)
+
+
+def _filters_need_movetext(where) -> bool:
+    """Whether a filter (a Where or its keywords) tests what only the movetext tells: plies, evals, clocks."""
+    from fastpgn import filters
+
+    w = filters.as_where(where)
+    return w is not None and (w.with_evals or w.with_clocks or w.min_plies is not None or w.max_plies is not None)
 
 
 def read_games(source, *, errors: str = "raise", block_size: int = 1 << 20, headers_only: bool = False,

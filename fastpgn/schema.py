@@ -126,6 +126,15 @@ def names(uci: bool = False, positions: bool = False, fens: bool = False) -> tup
 OPTIONAL = {"uci": "uci", "zobrist": "positions", "fens": "fens"}
 
 
+#: The columns made from a game's movetext (and ``byte_offset``, which counts the bytes of its text): a reader
+#: asked for none of them may leave the movetext out where the input lets it (lichess's Parquet release).
+FROM_MOVETEXT = frozenset((
+    "plies", "mate", "moves", "eval_cp", "eval_mate", "clock", "nags", "win_percent", "judgement",
+    "move_seconds", "white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies",
+    "white_mistakes", "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders",
+    "byte_offset", "uci", "zobrist", "fens"))
+
+
 def chosen_names(chosen, uci: bool = False, positions: bool = False, fens: bool = False) -> tuple[str, ...]:
     """The column names a reader or sink gives: all of them (``chosen`` None), or those of ``chosen``, checked
     (each a column the flags give, none twice)."""

@@ -513,7 +513,8 @@ class Converter:
                                   f"run had written {count.rejects_size:,}; it was changed since: add --overwrite "
                                   "to convert again")
         rejects = RejectsFile(self.rejects_path, keep=count.rejects_size)
-        head, moves_seen = self._first_bytes(source, count.block_offset)
+        self._frame_at = source.frame_at
+        head, moves_seen = self._first_bytes(source, count)
         if count.block_offset == 0:
             check_pgn(head, source.name)
         if saved is None and not self.to_stdout:
@@ -605,6 +606,7 @@ class Converter:
         ends the run (--limit).
         """
         count.rejects_size = rejects.size()
+        count.frame_raw, count.frame_offset = self._frame_at(block.offset)
         before = count.tally()
         skip = count.skip_lines
         found = not_utf8(block.data, block.offset)
@@ -623,7 +625,11 @@ class Converter:
             rejects.add(game)
             if self.opts.errors == "raise":
                 raise game.error()
+        if not count.moves_seen:
+            count.moves_seen = has_moves(bytes(block.data), len(block.data))
+        end = block.offset + len(block.data)
         block.release()
+        count.frame_raw, count.frame_offset = self._frame_at(end)
         count.games_read += result.read
         count.games_filtered += result.filtered
         rejects.flush()
@@ -652,22 +658,28 @@ class Converter:
         s.seconds = time.perf_counter() - start_time
         return s
 
-    def _first_bytes(self, source: Source, skip: int) -> tuple[bytes, bool]:
-        """The first decompressed bytes from absolute offset ``skip``, and whether movetext came before.
+    def _first_bytes(self, source: Source, count: ResumeState) -> tuple[bytes, bool]:
+        """The first decompressed bytes from absolute offset ``count.block_offset``, and whether movetext came
+        before.
 
-        A resumed run reads and drops the bytes before ``skip``, noting on
+        A resumed run reads and drops the bytes before that offset, noting on
         the way whether they held movetext, as the interrupted run's cutter
-        did (see ``sources.cut_blocks``). From the start, they are the
-        input's first HEAD_SIZE bytes (``Source.head``: what check_pgn
+        did (see ``sources.cut_blocks``); a multi-frame zstd input decoded on
+        threads begins at the frame that holds it (the state's ``frame_raw``),
+        the state saying whether movetext came before. From the start, they
+        are the input's first HEAD_SIZE bytes (``Source.head``: what check_pgn
         decides on, whatever the read sizes; damage among them comes with
         the blocks, after the whole games before it).
         """
+        skip = count.block_offset
         if skip == 0:
             return source.head(), False
-        scratch = bytearray(READ_SIZE)
-        view = memoryview(scratch)
         seen = 0
         moves_seen = False
+        if 0 < count.frame_offset <= skip and source.resume_at_frame(count.frame_raw, count.frame_offset):
+            seen, moves_seen = count.frame_offset, count.moves_seen
+        scratch = bytearray(READ_SIZE)
+        view = memoryview(scratch)
         partial = b""       # the line the last piece ended inside
         while True:
             n = source.readinto(view)

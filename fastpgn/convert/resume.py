@@ -84,6 +84,12 @@ class Tally:
     games_rejected: int = 0
     rejects_size: int = 0       # bytes of ``_<input>.rejected.pgn``: a resumed run cuts the file back to this
     games_filtered: int = 0
+    # A multi-frame zstd input decoded on threads: the file byte and decompressed offset of the frame that
+    # holds this point, where a resumed run begins decoding (Source.frame_at), and whether movetext came
+    # before the point (what the bytes between that frame and this point cannot say: see cut_blocks).
+    frame_raw: int = 0
+    frame_offset: int = 0
+    moves_seen: bool = False
 
 
 @dataclass
@@ -109,6 +115,9 @@ class ResumeState:
     rejects_size: int = 0
     games_filtered: int = 0     # absent from states saved before filters existed: none then
     complete: bool = False
+    frame_raw: int = 0          # (Tally's; absent from states of one-thread decodes and earlier versions)
+    frame_offset: int = 0
+    moves_seen: bool = False
 
     @classmethod
     def load(cls, fingerprint: dict[str, Any], *paths: Path) -> ResumeState | None:
@@ -143,10 +152,13 @@ class ResumeState:
         return {"games_read": self.games_read, "games_rejected": self.games_rejected,
                 "rejects_size": self.rejects_size, "games_filtered": self.games_filtered, "chunk": self.chunk,
                 "block_offset": self.block_offset, "skip_lines": self.skip_lines,
-                "games_written": self.games_written}
+                "games_written": self.games_written,
+                **({"frame_raw": self.frame_raw, "frame_offset": self.frame_offset, "moves_seen": self.moves_seen}
+                   if self.frame_offset else {})}
 
     def tally(self) -> Tally:
-        return Tally(self.games_read, self.games_rejected, self.rejects_size, self.games_filtered)
+        return Tally(self.games_read, self.games_rejected, self.rejects_size, self.games_filtered, self.frame_raw,
+                     self.frame_offset, self.moves_seen)
 
     @classmethod
     def checkpoint(cls, *, chunk: int, games_written: int, start: int, end: int, lines_done: int, count: int,

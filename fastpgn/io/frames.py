@@ -245,12 +245,13 @@ class FrameDecoder:
     decodes block by block to name the damage (``blocks_of_frame``).
     """
 
-    def __init__(self, path: str, table: FrameTable, threads: int) -> None:
+    def __init__(self, path: str, table: FrameTable, threads: int, first: int = 0) -> None:
         self._path = path
-        self._table = table
+        self._table = self.table = table
         self._threads = max(1, threads)
-        self.handed = 0
-        self.raw_done = 0
+        self._first = first         # the first frame to decode (a resumed run's)
+        self.handed = first
+        self.raw_done = table.frames[first][0] if first < len(table.frames) else table.end
         self.failed: int | None = None
 
     @property
@@ -289,7 +290,7 @@ class FrameDecoder:
                 return None
 
         # At most a frame beyond one per thread decoded and not yet handed out (32 MiB each, in lichess's).
-        ordered = InOrder(iter(range(len(table.frames))), lambda i: (i, pool.submit(work, i)),
+        ordered = InOrder(iter(range(self._first, len(table.frames))), lambda i: (i, pool.submit(work, i)),
                           self._threads + 1)
         try:
             for i, out in ordered:

@@ -159,14 +159,25 @@ def pgn_text(batch) -> bytes:
     return bytes(_pgn_view(batch))
 
 
-def _pgn_view(batch):
-    """The batch's PGN text as the live kernel writes it (a bytes-like object): one game a row."""
+def _pgn_view(batch, movetext_read: bool = True):
+    """The batch's PGN text as the live kernel writes it (a bytes-like object): one game a row.
+
+    Without ``movetext_read`` (the column was not read) each game's movetext is its ``Result`` (``*``
+    where it has none): a game of its tags alone, for readers of header columns only.
+    """
     import pyarrow as pa
 
     names = batch.schema.names
     order = [n for n in TAG_ORDER if n in names] + [n for n in names if n not in TAG_ORDER and n != MOVETEXT]
     columns = [c for c in (_column(pa, name, batch.column(name)) for name in order) if c is not None]
-    if MOVETEXT in names:
+    if not movetext_read:
+        import pyarrow.compute as pc
+
+        result = batch.column("Result") if "Result" in names else pa.nulls(batch.num_rows, pa.string())
+        if not pa.types.is_string(result.type):
+            result = result.cast(pa.string())
+        movetext = pc.coalesce(result, pa.scalar("*"))
+    elif MOVETEXT in names:
         movetext = batch.column(MOVETEXT)
         if pa.types.is_dictionary(movetext.type):
             movetext = movetext.cast(movetext.type.value_type)   # dictionary_decode
@@ -282,8 +293,10 @@ class _Located:
         return f"file {self.paths[i]}, row {game - self.starts[i]}"
 
 
-def pgn_blocks(path: str | os.PathLike, rows: int = ROWS, located: _Located | None = None) -> Iterator[memoryview]:
-    """The built PGN text of every file of ``path``, one record batch at a time.
+def pgn_blocks(path: str | os.PathLike, rows: int = ROWS, located: _Located | None = None,
+               movetext: bool = True) -> Iterator[memoryview]:
+    """The built PGN text of every file of ``path``, one record batch at a time (without ``movetext``, the
+    column is not read: each game's movetext is its result; see _pgn_view).
 
     InputError for a file that is not Parquet or lacks the ``movetext`` column.
     """
@@ -299,7 +312,7 @@ def pgn_blocks(path: str | os.PathLike, rows: int = ROWS, located: _Located | No
         _open(pq, file).close()
     # Parquet decoding and the joins (pyarrow's C++, without the GIL) overlap the kernel's scan of the block
     # before: the blocks are made on a thread of their own, two ahead.
-    return read_ahead(_batches(pq, files, rows, located), 2, "fastpgn-parquet")
+    return read_ahead(_batches(pq, files, rows, located, movetext), 2, "fastpgn-parquet")
 
 
 def _arrow_errors():
@@ -346,7 +359,7 @@ def _open(pq, file):
     return reader
 
 
-def _batches(pq, files, rows, located) -> Iterator[memoryview]:
+def _batches(pq, files, rows, located, movetext: bool = True) -> Iterator[memoryview]:
     """Each batch's PGN text; a batch pyarrow cannot read or convert is an InputError naming the file and
     row, raised once the text of every row before it was handed out."""
     errors = _arrow_errors()
@@ -358,7 +371,9 @@ def _batches(pq, files, rows, located) -> Iterator[memoryview]:
             located.add(game, str(file))
         row = 0
         try:
-            batches = reader.iter_batches(batch_size=rows)
+            # Header columns only: the movetext column, most of a file's bytes, is never decoded.
+            wanted = None if movetext else [n for n in reader.schema_arrow.names if n != MOVETEXT]
+            batches = reader.iter_batches(batch_size=rows, columns=wanted)
             while True:
                 try:
                     batch = next(batches, None)
@@ -369,11 +384,11 @@ def _batches(pq, files, rows, located) -> Iterator[memoryview]:
                     break
                 if batch.num_rows:
                     try:
-                        text = _pgn_view(batch)
+                        text = _pgn_view(batch, movetext)
                     except errors as exc:
-                        good, exc = _good_rows(batch, exc)
+                        good, exc = _good_rows(batch, exc, movetext)
                         if good:
-                            text = _pgn_view(batch.slice(0, good))
+                            text = _pgn_view(batch.slice(0, good), movetext)
                             built += len(text)
                             yield text
                         raise InputError(f"{file}: cannot read row {row + good} ({_said(exc)})", built) from None
@@ -385,7 +400,7 @@ def _batches(pq, files, rows, located) -> Iterator[memoryview]:
             reader.close()
 
 
-def _good_rows(batch, error: BaseException) -> tuple[int, BaseException]:
+def _good_rows(batch, error: BaseException, movetext: bool = True) -> tuple[int, BaseException]:
     """How many rows at the start of ``batch`` convert, and the error of the first that does not
     (halving: a value pyarrow cannot convert fails every slice that holds it)."""
     errors = _arrow_errors()
@@ -393,12 +408,12 @@ def _good_rows(batch, error: BaseException) -> tuple[int, BaseException]:
     while bad - good > 1:
         middle = (good + bad) // 2
         try:
-            _pgn_view(batch.slice(0, middle))
+            _pgn_view(batch.slice(0, middle), movetext)
             good = middle
         except errors:
             bad = middle
     try:
-        _pgn_view(batch.slice(good, 1))
+        _pgn_view(batch.slice(good, 1), movetext)
     except errors as exc:
         error = exc
     return good, error
@@ -467,9 +482,9 @@ class ParquetSource(Source):
     every game before it was read.
     """
 
-    def __init__(self, path: str | os.PathLike, threads: int = 1, rows: int = ROWS) -> None:
+    def __init__(self, path: str | os.PathLike, threads: int = 1, rows: int = ROWS, movetext: bool = True) -> None:
         self.located = _Located()
-        blocks = pgn_blocks(path, rows, self.located)
+        blocks = pgn_blocks(path, rows, self.located, movetext)
         first = next(blocks, None)      # (a generator that raised has closed itself)
         chunks = chained(first, blocks)
         self._stream = _Stream(chunks)
@@ -513,6 +528,7 @@ class ParquetSource(Source):
         return self.located.describe(game)
 
 
-def open_parquet(path: str | os.PathLike, threads: int = 1) -> ParquetSource:
-    """Open lichess's Parquet release at ``path`` (a file, a folder, a hive tree) as a PGN ``Source``."""
-    return ParquetSource(path, threads)
+def open_parquet(path: str | os.PathLike, threads: int = 1, movetext: bool = True) -> ParquetSource:
+    """Open lichess's Parquet release at ``path`` (a file, a folder, a hive tree) as a PGN ``Source``;
+    without ``movetext``, its movetext column is not read (each game's movetext is its result)."""
+    return ParquetSource(path, threads, movetext=movetext)

@@ -105,6 +105,9 @@ class Source:
         self.fallback: str | None = None   # why the parallel bzip2 decoder gave way to the stream decoder
         self.frame_table: FrameTable | None = None  # a zstd file's frames, read to decode them on threads
         self.split_note: str | None = None   # why a zstd file asked to decode on threads decodes on one
+        self.frame_starts: list[int] = []    # the decompressed offset of each frame handed out ...
+        self._frame_raw: list[int] = []      # ... and of its first byte in the file
+        self._first_frame = 0                # the frame to begin at (resume_at_frame)
         self.in_memory: bytes | None = None  # the whole input, when it was given as bytes
         self.encoding = _codec_name(encoding)  # None: UTF-8, read as it is; else transcoded to UTF-8 on the way in
         self._pending: InputError | None = None   # damage met while reading the head, raised by the next read
@@ -281,7 +284,18 @@ class Source:
         """The frames of a multi-frame zstd file decoded on ``threads`` threads (``fastpgn.io.frames``); None
         where one thread decodes: one thread asked for, no file to read at offsets (a pipe, bytes), or one
         frame (``split_note`` then says how to recompress it)."""
-        if self.path is None or self._threads <= 1 or self.raw_read:
+        table = self._read_frame_table()
+        if table is None or len(table) <= 1 or self.path is None:
+            return None
+        from fastpgn.io import frames as _frames
+
+        return self._frames_then_stream(_frames.FrameDecoder(self.path, table, self._threads, self._first_frame))
+
+    def _read_frame_table(self) -> FrameTable | None:
+        """The frame table of a zstd file to decode on threads (None where one thread decodes), read once."""
+        if self.frame_table is not None:
+            return self.frame_table
+        if self.kind != "zst" or self.path is None or self._threads <= 1 or self.raw_read:
             return None
         from fastpgn.io import frames as _frames
 
@@ -291,9 +305,33 @@ class Source:
             return None         # (the single-thread decoder reads it, and names what fails)
         self.frame_table = table
         self.split_note = _frames.split_note(self.name, table)
-        if len(table) <= 1:
-            return None
-        return self._frames_then_stream(_frames.FrameDecoder(self.path, table, self._threads))
+        return table
+
+    def frame_at(self, offset: int) -> tuple[int, int]:
+        """``(file byte, decompressed offset)`` of the start of the last frame handed out that starts at or
+        before decompressed ``offset`` (``(0, 0)``: none, or one thread decodes): where a resumed run may
+        begin decoding (``resume_at_frame``)."""
+        import bisect
+
+        i = bisect.bisect_right(self.frame_starts, offset) - 1
+        return (self._frame_raw[i], self.frame_starts[i]) if i >= 0 else (0, 0)
+
+    def resume_at_frame(self, raw: int, offset: int) -> bool:
+        """Begin decoding at the frame whose first byte is file byte ``raw`` and whose text begins at
+        decompressed ``offset`` (a ``frame_at`` of an earlier run on the same input), before any read;
+        whether it can (a zstd file decoded on threads that has that frame)."""
+        table = self._read_frame_table()
+        if table is None or len(table) <= 1 or self.offset or self._fill is not None:
+            return False
+        import bisect
+
+        i = bisect.bisect_left(table.frames, (raw, 0))
+        if i >= len(table.frames) or table.frames[i][0] != raw:
+            return False
+        self._first_frame = i
+        self.offset = offset
+        self.raw_read = raw
+        return True
 
     def _frames_then_stream(self, decoder) -> Iterator[bytes]:
         """The frames ``decoder`` hands out, then, from the first it could not (damage, a frame cut short,
@@ -303,6 +341,8 @@ class Source:
 
         with contextlib.closing(iter(decoder)) as frames:
             for out in frames:
+                self.frame_starts.append(self.offset)
+                self._frame_raw.append(decoder.table.frames[decoder.handed - 1][0])
                 self.offset += len(out)
                 self.raw_read = decoder.raw_done
                 yield out

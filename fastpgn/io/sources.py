@@ -43,7 +43,7 @@ __all__ = ["BLOCK_SIZE", "Block", "READ_SIZE", "Source", "blocks", "check_pgn", 
            "find_cut", "has_moves", "HEAD_SIZE", "is_parquet_input", "line_blocks", "not_utf8", "open_source"]
 
 
-def open_source(source, threads: int = 1, encoding: str | None = None) -> Source:
+def open_source(source, threads: int = 1, encoding: str | None = None, headers_only: bool = False) -> Source:
     """Open ``source`` for reading: a path (str or ``os.PathLike``), ``-`` (stdin), bytes, a binary
     or text file object, or an iterable of lines (str or bytes).
 
@@ -64,7 +64,9 @@ def open_source(source, threads: int = 1, encoding: str | None = None) -> Source
     ``read`` comes after every byte before it, as an InputError naming the
     source and the byte offset (or as itself, for what is not an OSError or
     ValueError). Raises InputError for a missing file, a folder, or an
-    unreadable one; TypeError for what is none of these.
+    unreadable one; TypeError for what is none of these. ``headers_only``:
+    the reader needs no movetext, so lichess's Parquet release is read
+    without its movetext column (each game's movetext is its result).
 
     >>> open_source(b"[Event \\"x\\"]\\n\\n*\\n").kind
     'pgn'
@@ -169,7 +171,7 @@ def open_source(source, threads: int = 1, encoding: str | None = None) -> Source
         if is_parquet_input(text):
             from fastpgn.io import lichess_parquet  # lichess's Parquet release: its rows as PGN text
 
-            return lichess_parquet.open_parquet(text, threads)
+            return lichess_parquet.open_parquet(text, threads, movetext=not headers_only)
         # The file pathlib names: on POSIX that is the name itself unless it is empty or ends in
         # "/" or "/." (importing pathlib takes longer than the rest of a reader's start-up).
         if os.name == "posix" and text and not text.endswith(("/", "/.")):

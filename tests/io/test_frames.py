@@ -162,3 +162,63 @@ def test_the_converter_says_when_a_zstd_input_is_one_frame_and_how_to_recompress
     assert single.split_note is not None and "pzstd" in single.split_note and SINGLE[-1] in single.split_note
     assert _convert(shared(*MULTIFRAME), tmp_path / "b", 2).split_note is None
     assert _convert(shared(*SINGLE), tmp_path / "c", 1).split_note is None     # (one thread asked for)
+
+
+@pytest.mark.parametrize("chunks_done", [2, 4])
+def test_an_interrupted_run_resumes_at_the_frame_that_holds_its_last_checkpoint(tmp_path, monkeypatch, chunks_done):
+    """The resume state names the frame (file byte, decompressed offset): a resumed run decodes from there, not
+    from the file's start, and its chunks are the uninterrupted run's, byte for byte."""
+    import json
+
+    from fastpgn.convert import converter as pipeline
+    from fastpgn.io.source import Source
+
+    src = shared(*MULTIFRAME)
+    reference = tmp_path / "reference"
+    full = Converter(Options(input=str(src), chunk_size=300, output_dir=str(reference), jobs=2,
+                             block_size=100_000)).run()
+    out = tmp_path / "resumed"
+    original = pipeline.ChunkFiles.close
+    calls = {"n": 0}
+
+    def close_then_die(self):
+        original(self)
+        calls["n"] += 1
+        if calls["n"] == chunks_done:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline.ChunkFiles, "close", close_then_die)
+    opts = Options(input=str(src), chunk_size=300, output_dir=str(out), jobs=2, block_size=100_000)
+    with pytest.raises(KeyboardInterrupt):
+        Converter(opts).run()
+    monkeypatch.setattr(pipeline.ChunkFiles, "close", original)
+    state = json.loads(next(out.glob(".*.fastpgn-state.json")).read_text())["progress"]
+    table = frames.frame_table(src)
+    assert state["frame_raw"] in [a for a, _ in table.frames[1:]]        # a frame past the first
+    assert 0 < state["frame_offset"] <= state["block_offset"] and state["moves_seen"] is True
+    begun = []
+    resume_at_frame = Source.resume_at_frame
+
+    def spy(self, raw, offset):
+        begun.append(resume_at_frame(self, raw, offset))
+        return begun[-1]
+
+    monkeypatch.setattr(Source, "resume_at_frame", spy)
+    opts.resume = True
+    summary = Converter(opts).run()
+    assert begun == [True]
+    assert summary.games_written == full.games_written == 2499
+    files = sorted(p.name for p in out.iterdir() if not p.name.startswith("."))
+    assert files == sorted(p.name for p in reference.iterdir() if not p.name.startswith("."))
+    assert [(out / f).read_bytes() for f in files] == [(reference / f).read_bytes() for f in files]
+
+
+def test_every_reader_on_threads_reads_the_multi_frame_corpus_as_the_single_frame_one(tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    multi, single = str(shared(*MULTIFRAME)), str(shared(*SINGLE))
+    assert list(fastpgn.read_lines(multi, jobs=2)) == list(fastpgn.read_lines(single, jobs=1))
+    assert ([dict(g.headers) for g in fastpgn.read_headers(multi, jobs=2)]
+            == [dict(g.headers) for g in fastpgn.read_headers(single, jobs=1)])
+    fastpgn.to_parquet(multi, tmp_path / "multi.parquet", jobs=2)
+    fastpgn.to_parquet(single, tmp_path / "single.parquet", jobs=1)
+    assert pq.read_table(tmp_path / "multi.parquet").equals(pq.read_table(tmp_path / "single.parquet"))

@@ -336,8 +336,9 @@ def test_a_row_is_one_game_whatever_its_movetext_holds(tmp_path, scan, monkeypat
     assert not any(b"Mallory" in g.text for g in games.rejected[1:])    # the rows after: their own text
     with pytest.raises(PGNSyntaxError, match=f"file {path}, row 1"):
         list(fastpgn.read_games(path))
+    # A reader of the headers alone does not read the movetext column: each row is the game of its tags.
     headers = fastpgn.read_headers(path, errors="skip")
-    assert [h.headers.get("White") for h in headers] == ["a"] and headers.games_read == 4
+    assert [h.headers.get("White") for h in headers] == ["a", "b", "c", "d"] and not headers.rejected
     table = _table(path, errors="skip")
     assert table.num_rows == 1
     lines = list(fastpgn.read_lines(path, errors="skip"))
@@ -415,3 +416,30 @@ def test_the_batches_blocks_are_the_streams(tmp_path, corpus, monkeypatch, shape
         assert [(g[2]["White"], g[3]) for g in games] == [("a", ["e4"]), ("b", []), ("c", ["d4"]), ("d", [])]
     if shape == "damaged":
         assert ours["games"][1] and "row 4500" in ours["games"][1][1] and len(ours["games"][0]) == 4500
+
+
+HEADER_COLUMNS = ["game_id", "event", "utc", "date", "white", "black", "white_elo", "black_elo", "result",
+                  "termination", "time_control", "speed", "eco", "opening", "tags"]
+
+
+def test_header_columns_of_the_release_are_read_without_its_movetext(corpus, tmp_path):
+    """Counting before downloading: a reader of header columns never decodes the movetext column (most of
+    a release file's bytes): the same rows and values as a read of every column."""
+    _, root = corpus
+    headers = _table(root, columns=HEADER_COLUMNS, jobs=2)
+    full = _table(root, jobs=2).select(HEADER_COLUMNS)
+    assert headers.num_rows == 348 + 15 and headers.equals(full)
+    assert ([g.headers for g in fastpgn.read_headers(root)] == [g.headers for g in fastpgn.read_games(root)])
+    # A filter on the header columns keeps the same games either way.
+    where = {"min_elo": 1500, "speed": "blitz"}
+    assert _table(root, columns=["game_id"], where=where).equals(_table(root, where=where).select(["game_id"]))
+    # The movetext is not read: a row whose movetext is bad is a rejected game for a reader of the moves,
+    # and a game for a reader of its headers.
+    rows = pa.table({"White": ["Ann", "Bob"], "Result": ["1-0", "0-1"],
+                     "movetext": ["1. e4 { cut", "1. d4 d5 0-1"]})
+    path = tmp_path / "one.parquet"
+    pq.write_table(rows, path)
+    moves = fastpgn.read_arrow(path, columns=["white", "plies"], errors="skip")
+    assert moves.read_all().column("white").to_pylist() == ["Bob"] and len(moves.rejected) == 1
+    assert _table(path, columns=["white", "result"]).to_pylist() == [{"white": "Ann", "result": "1-0"},
+                                                                      {"white": "Bob", "result": "0-1"}]
