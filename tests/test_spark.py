@@ -28,7 +28,7 @@ import fastpgn
 from fastpgn import schema as fastpgn_schema
 from fastpgn.cli import main as cli_main
 from fastpgn.oneliner import parse_line
-from helpers import ROOT, shared, spark_session
+from helpers import MULTIFRAME, ROOT, SINGLE, shared, spark_session
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -609,3 +609,89 @@ def test_the_pyarrow_writer_writes_the_same_dataset_in_pyarrows_bytes(spark, tmp
     assert theirs[0].read_bytes() == one_writer(games, fs.BATCH_ROWS) != ours[0].read_bytes()
     with pytest.raises(ValueError, match="other options"):
         fs.convert(spark, [pgn], tmp_path / "pyarrow")
+
+
+# ---------------------------------------------------------------- spark.read.format("fastpgn")
+
+def _read_arrow_rows(path, where=None) -> list[dict]:
+    from fastpgn import spark as fs
+
+    target = fs._task_arrow_schema(False)
+    reader = fastpgn.read_arrow(str(path), where=where)
+    table = pa.Table.from_batches(list(reader), schema=reader.schema).cast(target)
+    return table.sort_by("byte_offset").to_pylist()
+
+
+def _spark_rows(frame) -> list[dict]:
+    return frame.toArrow().sort_by("byte_offset").to_pylist()
+
+
+def test_the_data_source_splits_a_multi_frame_file_into_tasks_whose_rows_are_read_arrows(spark):
+    from fastpgn import spark as fs
+
+    path = shared(*MULTIFRAME)
+    frame = spark.read.format("fastpgn").option("partitionSize", str(1 << 20)).load(str(path))
+    assert frame.schema == fs.schema()
+    assert frame.rdd.getNumPartitions() == 6     # (11 frames of 512 KiB, two a range)
+    assert frame.count() == 2499
+    expected = _read_arrow_rows(shared(*SINGLE))
+    assert _spark_rows(frame) == expected        # every column, byte_offset with them, row for row
+    # A file that cannot be split (one zstd frame) is one partition, with the same rows.
+    whole = spark.read.format("fastpgn").option("partitionSize", "1").load(str(shared(*SINGLE)))
+    assert whole.rdd.getNumPartitions() == 1
+    assert _spark_rows(whole.select("byte_offset", "game_id")) == [
+        {"byte_offset": r["byte_offset"], "game_id": r["game_id"]} for r in expected]
+
+
+def test_the_data_source_runs_the_filters_it_can_in_the_kernel_and_gives_the_rows_read_arrow_gives(spark):
+    from fastpgn.filters import Where
+
+    path = shared(*MULTIFRAME)
+    frame = spark.read.format("fastpgn").option("partitionSize", str(2 << 20)).load([str(path)])
+    assert frame.rdd.getNumPartitions() >= 2
+    pushed = frame.where("white_elo >= 2200")
+    expected = _read_arrow_rows(path, where=Where(min_elo=2200, elo_of="white"))
+    assert 0 < len(expected) < 2499
+    assert _spark_rows(pushed) == expected
+    assert expected == [r for r in _read_arrow_rows(path) if r["white_elo"] is not None and r["white_elo"] >= 2200]
+    # Pushed and not: the kernel's speed and Spark's result test together.
+    both = frame.where("speed = 'blitz' and result = '1-0' and plies > 40").select("byte_offset")
+    rows = _read_arrow_rows(path)
+    assert sorted(r["byte_offset"] for r in both.collect()) == [
+        r["byte_offset"] for r in rows if r["speed"] == "blitz" and r["result"] == "1-0" and r["plies"] > 40]
+
+
+def test_the_data_source_says_which_filters_run_in_the_kernel():
+    pytest.importorskip("pyspark")
+    from pyspark.sql.datasource import EqualTo, GreaterThan, GreaterThanOrEqual, In, LessThan, StringStartsWith
+
+    from fastpgn import spark as fs
+    from fastpgn.spark.source import FastpgnReader
+
+    reader = FastpgnReader({"path": "x.pgn.zst"}, fs.schema())
+    kernel = [GreaterThanOrEqual(("white_elo",), 2200), LessThan(("white_elo",), 2400),
+              In(("speed",), ("blitz", "rapid")), EqualTo(("eco",), "B20"), GreaterThan(("plies",), 40),
+              EqualTo(("white",), "DrNykterstein")]
+    spark_side = [EqualTo(("result",), "1-0"), StringStartsWith(("eco",), "B"), In(("speed",), ("Blitz",)),
+                  GreaterThanOrEqual(("black_elo",), 2000), GreaterThan(("utc",), 0)]
+    back = list(reader.pushFilters(kernel + spark_side))
+    assert sorted(map(repr, back)) == sorted(map(repr, spark_side))
+    assert all(any(b is f for f in spark_side) for b in back)     # (Spark asks for its own objects back)
+    assert sorted(map(repr, reader.pushed)) == sorted(map(repr, kernel))
+    assert reader.where == {"speed": ["blitz", "rapid"], "tags": [("ECO", "B20"), ("White", "DrNykterstein")],
+                            "min_plies": 41, "max_plies": None, "min_elo": 2200, "max_elo": 2399,
+                            "elo_of": "white"}
+    same = FastpgnReader({"path": "x"}, fs.schema())
+    assert list(same.pushFilters([GreaterThan(("white_elo",), 2000), GreaterThan(("black_elo",), 2000)])) == []
+    assert same.where == {"min_elo": 2001, "max_elo": None, "elo_of": "both"}
+
+
+def test_register_makes_the_format_known_to_a_users_own_session(spark):
+    from fastpgn import spark as fs
+
+    fs.register(spark)
+    path = shared("data", "lichess-db", FILES[1])        # bzip2: one partition
+    frame = spark.read.format("fastpgn").load(str(path)).select("byte_offset", "white")
+    assert frame.rdd.getNumPartitions() == 1
+    assert _spark_rows(frame) == [{"byte_offset": r["byte_offset"], "white": r["white"]}
+                                  for r in _read_arrow_rows(path)]

@@ -200,6 +200,10 @@ def open_source(source, threads: int = 1, encoding: str | None = None, headers_o
         except BaseException:
             raw.close()
             raise
+    from fastpgn.io import frame_ranges
+
+    if isinstance(source, frame_ranges.FrameRange):
+        return frame_ranges.open_range(source, threads, codec)
     if hasattr(source, "read"):
         name = str(getattr(source, "name", "<stream>"))
         if isinstance(source, (io.RawIOBase, io.BufferedIOBase)):

@@ -12,29 +12,7 @@ from fastpgn.convert.converter import Converter, Options  # noqa: E402
 from fastpgn.errors import InputDamageError  # noqa: E402
 from fastpgn.io import frames  # noqa: E402
 from fastpgn.io.sources import open_source  # noqa: E402
-from helpers import decompressed, shared  # noqa: E402
-
-MULTIFRAME = ("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.multiframe.pgn.zst")
-SINGLE = ("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zst")
-
-# Games whose text holds what a cut between frames could be mistaken at: a multi-line comment holding a
-# blank line and "[Event " (a game boundary by the splitting rule of docs/differences.md), a blank line
-# of CRLF, escape lines, and a game of tags alone.
-TRICKY = (b'[Event "a"]\n[Site "x"]\n\n1. e4 { a comment\n\n[Event "inside"]\n\n} e5 2. Nf3 1-0\n\n'
-          b'[Event "b"]\r\n[White "w"]\r\n\r\n1. d4 d5 (1... Nf6 { v } 2. c4) 2. c4 *\r\n\r\n'
-          b'% an escape line\n[Event "c"]\n[Black "b"]\n\n1. e4 0-1\n\n'
-          b'[Event "d"]\n\n[Event "e"]\n[Result "1/2-1/2"]\n\n1. c4 c5 1/2-1/2\n')
-
-
-def pzstd_layout(text: bytes, step: int, checksum: bool = True) -> bytes:
-    """``text`` compressed as pzstd does: frames of ``step`` bytes of text, no content size, each behind a
-    12-byte skippable frame holding its compressed size."""
-    cctx = zstandard.ZstdCompressor(level=3, write_content_size=False, write_checksum=checksum)
-    out = []
-    for at in range(0, len(text), step):
-        frame = cctx.compress(text[at:at + step])
-        out += [b"\x50\x2a\x4d\x18", (4).to_bytes(4, "little"), len(frame).to_bytes(4, "little"), frame]
-    return b"".join(out)
+from helpers import MULTIFRAME, SINGLE, TRICKY, decompressed, pzstd_layout, shared  # noqa: E402
 
 
 def stream(path, threads: int) -> tuple[bytes, str | None, int | None]:

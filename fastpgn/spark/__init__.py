@@ -8,6 +8,9 @@ pyspark is imported on first use (``pip install "fastpgn[spark]"``); ``import fa
   DataFrame of the 22 fields, typed, with Spark SQL functions only: the executors need no fastpgn.
 - ``read_pgn(spark, inputs)``: dump files as a DataFrame of ``schema()``, one task per file, the kernel
   inside the tasks through ``mapInArrow`` (the executors need fastpgn).
+- ``spark.read.format("fastpgn").load(paths)`` (``register(spark)``; ``session()`` registers it): the same
+  rows through Spark's Python Data Source API, each big multi-frame input split into frame-range tasks,
+  the filters Spark pushes down run in the kernel (``fastpgn.spark.source``).
 - ``convert(spark, inputs, output)``: dump files to a Parquet dataset, one task per file, each task
   writing its own files and publishing them with one rename; reruns skip complete files.
 
@@ -682,9 +685,25 @@ def session(master: str | None = None, app: str = "fastpgn", conf: Iterable[tupl
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     for key, value in conf:
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    spark = builder.getOrCreate()
+    register(spark)
+    return spark
+
+
+def register(spark) -> None:
+    """Make ``spark.read.format("fastpgn").load(paths)`` read dump files in your own SparkSession ``spark``
+    (``session()`` does it for its own): each input split into frame ranges read in parallel tasks, the
+    filters Spark pushes down run in fastpgn's kernel (``fastpgn.spark.source``; docs/spark.md).
+
+    >>> register(spark)                                                                    # doctest: +SKIP
+    >>> spark.read.format("fastpgn").load("2024-01.pgn.zst").where("white_elo >= 2500").count()   # doctest: +SKIP
+    """
+    _require_pyspark()
+    from fastpgn.spark import source
+
+    source.register(spark)
 
 
 __all__ = ["FileReport", "LINE_TYPES", "convert", "partition_value", "read_dataset", "read_lines", "read_pgn",
-           "schema", "session", "spark_type"]
+           "register", "schema", "session", "spark_type"]
 
