@@ -126,7 +126,7 @@ def frame_ranges(path: str | os.PathLike[str], size: int = RANGE_SIZE) -> list[F
             f.seek(start)
             data = f.read(end - start)
         try:
-            step = len(_frames.decode_frame(data))
+            step = _frames.decode_frame(data)[1]
         except Exception:       # noqa: BLE001 - a damaged first frame: the reader names it
             return whole
         if not step:
@@ -237,7 +237,11 @@ class RangeSource(Source):
         start, end = self.table.frames[k]
         raw = os.pread(self._fd, end - start, start)
         try:
-            data = _frames.decode_frame(raw, self.table.content_sizes[k]) if len(raw) == end - start else None
+            if len(raw) == end - start:
+                buffer, n = _frames.decode_frame(raw)
+                data = bytes(memoryview(buffer)[:n])
+            else:
+                data = None
         except zstandard.ZstdError:
             data = None
         if data is None:
