@@ -48,7 +48,9 @@ def start_fen(fen: str | None, variant: str | None) -> str:
     """The position before a game's first move as the board writes it: the one rule of both kernels.
 
     ``fen`` and ``variant`` are the game's FEN and Variant tags (None: absent);
-    the game's moves replayed from there already (so the FEN reads).
+    the game's moves replayed from there already (so the FEN reads). The start is
+    the replay's own (``fastpgn.board.replay``): a castling right without its rook
+    dropped, an en passant square no pawn can take on left out.
 
     >>> start_fen(None, None) == STANDARD_START
     True
@@ -57,10 +59,10 @@ def start_fen(fen: str | None, variant: str | None) -> str:
     """
     if fen is None:
         return STANDARD_START
-    from fastpgn.board import Board, declared_start
+    from fastpgn.board import declared_start, replay
 
     fen, chess960 = declared_start(fen, variant)
-    return Board(fen, chess960=chess960).fen()
+    return replay("", fen, chess960).fen()
 
 
 def fen_row(fen: str) -> tuple[bytes, bool, int, int, int, int]:
