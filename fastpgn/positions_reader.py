@@ -19,7 +19,6 @@ from collections.abc import Iterator
 
 from fastpgn import schema
 from fastpgn.arrow import BATCH_SIZE, ArrowReader
-from fastpgn.errors import PGNError
 from fastpgn.parquet.batches import record_batch
 from fastpgn.scan import kernel as _kernel
 from fastpgn.scan.positions import POSITION_COLUMNS
@@ -87,29 +86,18 @@ class PositionReader(ArrowReader):
             scanned.close()
 
     def _read(self) -> Iterator:
-        pending = []    # batches of whole blocks, not yet batch_size rows together
-        rows = 0
-        try:
-            for batch, games in self._column_blocks():
-                if "game_index" in self.names:
-                    batch = _numbered(batch, self.names.index("game_index"), self.games_yielded)
-                self.games_yielded += games
-                if batch.num_rows:
-                    pending.append(batch)
-                    rows += batch.num_rows
-                while rows >= self.batch_size:
-                    batch, pending, rows = self._cut(pending, self.batch_size)
-                    self.positions_yielded += batch.num_rows
-                    yield batch
-        except PGNError:
-            while rows:     # the positions before the error first, as read_arrow does
-                batch, pending, rows = self._cut(pending, rows)
-                self.positions_yielded += batch.num_rows
-                yield batch
-            raise
-        while rows:
-            batch, pending, rows = self._cut(pending, rows)
-            self.positions_yielded += batch.num_rows
+        return self._batched(self._numbered_blocks())
+
+    def _yielded(self, batch) -> None:
+        self.positions_yielded += batch.num_rows
+
+    def _numbered_blocks(self) -> Iterator:
+        """Each block's batch, its games counted and ``game_index`` numbered among the games yielded."""
+        at = self.names.index("game_index") if "game_index" in self.names else -1
+        for batch, games in self._column_blocks():
+            if at >= 0:
+                batch = _numbered(batch, at, self.games_yielded)
+            self.games_yielded += games
             yield batch
 
 
