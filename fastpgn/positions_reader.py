@@ -61,6 +61,7 @@ class PositionReader(ArrowReader):
         game = [name for name in names if name not in _TYPES]
         # game_id always: it is cheap, and the chosen columns are checked against the schema there
         super().__init__(source, batch_size, columns=["game_id", *(n for n in game if n != "game_id")], **options)
+        self._without_movetext = False     # (the positions are the moves': a Parquet release's movetext is read)
 
     def _selected_schema(self):
         pa = self._pa

@@ -9,7 +9,7 @@ import io
 import pytest
 
 from fastpgn import read_arrow, read_positions
-from helpers import first_games, game_texts, shared
+from helpers import first_games, game_texts, official_schema, release_rows, shared
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
 pytest.importorskip("chess.pgn", reason='python-chess (the oracle) is not installed: pip install -e ".[test]"')
@@ -134,3 +134,16 @@ def test_a_game_from_a_fen_starts_there():
 def test_unknown_columns_are_named():
     with pytest.raises(ValueError, match="no column 'bored'"):
         read_positions(b"1. e4 *\n", columns=["bored"])
+
+
+def test_lichess_parquet_release_gives_the_positions_of_its_pgn(corpus, tmp_path):
+    import pyarrow.parquet as pq
+
+    pgn = corpus.read_bytes()
+    path = tmp_path / "train-00000-of-00001.parquet"
+    pq.write_table(pa.Table.from_pylist(release_rows(pgn), schema=official_schema()), path)
+    columns = ["game_id", "ply", "board", "move"]    # none the games' own columns make from the moves
+    from_release = pa.Table.from_batches(list(read_positions(path, columns=columns)))
+    from_pgn = pa.Table.from_batches(list(read_positions(pgn, columns=columns)))
+    assert from_release.num_rows == from_pgn.num_rows > GAMES
+    assert from_release.equals(from_pgn)
