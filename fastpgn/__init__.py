@@ -34,6 +34,7 @@ _LAZY.update({"Where": "fastpgn.filters", "Engine": "fastpgn.engine", "Rejected"
 _LAZY.update({name: "fastpgn.arrow" for name in ("read_arrow", "to_parquet")})
 _LAZY["to_csv"] = "fastpgn.csv_rows"
 _LAZY["position_key"] = "fastpgn.positions"
+_LAZY["read_positions"] = "fastpgn.positions_reader"
 _LAZY["write_pgn"] = "fastpgn.writer"
 
 
@@ -80,6 +81,7 @@ __all__ = [
     "to_parquet",
     "to_csv",
     "position_key",
+    "read_positions",
     "Where",
     "Engine",
     "AmbiguousMoveError",

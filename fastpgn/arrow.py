@@ -145,26 +145,35 @@ class ArrowReader(ColumnReader):
         return functools.partial(_batch, self.columns, self.uci, self.positions, self.fens)
 
     def _read(self) -> Iterator:
+        return self._batched(batch for batch, _ in ColumnReader._column_blocks(self))
+
+    def _yielded(self, batch) -> None:
+        """Count a batch handed out."""
+        self.games_yielded += batch.num_rows
+
+    def _batched(self, blocks: Iterator) -> Iterator:
+        """The batches of whole blocks ``blocks`` gives, cut into ``batch_size`` rows, each counted
+        (``_yielded``) as it is handed out."""
         pending = []    # batches of whole blocks, not yet batch_size rows together
         rows = 0
         try:
-            for batch, n in ColumnReader._column_blocks(self):
+            for batch in blocks:
                 pending.append(batch)
-                rows += n
+                rows += batch.num_rows
                 while rows >= self.batch_size:
                     batch, pending, rows = self._cut(pending, self.batch_size)
-                    self.games_yielded += batch.num_rows
+                    self._yielded(batch)
                     yield batch
         except PGNError:
-            # The games before the error are yielded first, as read_games does.
+            # The rows before the error are yielded first, as read_games does.
             while rows:
                 batch, pending, rows = self._cut(pending, rows)
-                self.games_yielded += batch.num_rows
+                self._yielded(batch)
                 yield batch
             raise
         while rows:
             batch, pending, rows = self._cut(pending, rows)
-            self.games_yielded += batch.num_rows
+            self._yielded(batch)
             yield batch
 
     def _cut(self, pending: list, size: int):

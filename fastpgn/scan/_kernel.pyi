@@ -120,6 +120,11 @@ def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int =
                        at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,
                        openings: Openings | None = None, uci: bool = False, positions: bool = False,
                        fens: bool = False) -> ScanResult[dict[str, Any]]: ...
+# ((the games' column dict, without uci and fens), one row per position: scan/positions.py's columns)
+def positions_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                         at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,
+                         openings: Openings | None = None,
+                         final: bool = False) -> ScanResult[tuple[dict[str, Any], dict[str, Any]]]: ...
 def csv_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
                    at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,
                    openings: Openings | None = None, uci: bool = False,

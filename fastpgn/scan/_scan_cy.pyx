@@ -16,6 +16,7 @@ inlines across them), each beside its pure twin (see fastpgn.scan._scan_py's tab
 * scan/columns.pxi: the column sink (the analysis schema in Arrow buffers).
 * scan/analysis.pxi: what lichess computes from the evals and clocks (the analysis columns).
 * scan/csv.pxi: the CSV sink (the column sink's buffers written as CSV rows).
+* scan/positions.pxi: the positions sink (one row per position, from the column sink's replay).
 * scan/records.pxi: the record sink (headers, SAN, evals, clocks; headers
   only), with the str and int caches; the compiled cores of reader.Game
   and reader.GameReader (GameCore, RecordFeed).
@@ -98,4 +99,5 @@ include "buffers.pxi"
 include "columns.pxi"
 include "analysis.pxi"
 include "csv.pxi"
+include "positions.pxi"
 include "release.pxi"

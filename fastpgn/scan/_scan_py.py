@@ -32,6 +32,9 @@ pure Python                 Cython                        owns
 ``scan/analysis.py``         ``scan/analysis.pxi``          what lichess computes from the evals and
                                                           clocks (fastpgn.accuracy's formulas)
 ``scan/csv.py``              ``scan/csv.pxi``               those columns as CSV rows (csv_text's rules)
+``scan/positions.py``        ``scan/positions.pxi``         one row per position (board, side, castling,
+                                                          en passant, clocks, the move) from the
+                                                          column sink's replay
 ``scan/release.py``          ``scan/release.pxi``           a record batch of lichess's Parquet release
                                                           written as PGN text (not a sink: the
                                                           grammar's input)
@@ -54,7 +57,7 @@ games_read, rejects, filtered)``; a reject is ``(reason, error_offset,
 game_number, start, end)``.
 """
 
-from fastpgn.scan import columns as _columns_py, csv as _csv_py
+from fastpgn.scan import columns as _columns_py, csv as _csv_py, positions as _positions_py
 from fastpgn.scan.contract import ColumnError, ScanResult
 from fastpgn.scan.fastpath import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
 from fastpgn.scan.grammar import (
@@ -95,6 +98,14 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
                                           fens=fens)
 
 
+def positions_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True,
+                         stop_on_error=False, where=None, openings=None, final=False):
+    """One row per position of the games in ``data[start:end]``, as Python lists (see scan/positions.py)."""
+    return _positions_py.positions_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
+                                              at_stream_start=at_stream_start, stop_on_error=stop_on_error,
+                                              where=where, openings=openings, final=final, scan=games_from_block)
+
+
 def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
                    where=None, openings=None, uci=False, columns=None, positions=False, fens=False):
     """The whole games in ``data[start:end]`` as CSV rows (see scan/csv.py)."""
@@ -108,7 +119,7 @@ __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
     "ColumnError", "GameCore", "RecordFeed", "ScanResult", "records_from_spans", "spans_from_block",
     "SPEED_LIMITS", "SPEEDS", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
-    "last_game", "release_suspects", "release_text", "speed_bit", "utf8_error", "where_plan",
+    "last_game", "positions_from_block", "release_suspects", "release_text", "speed_bit", "utf8_error", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other
     "_CLOCKS", "_SAN", "_fast_game", "_fast_headers", "_fast_where", "_scan_game",
 ]

@@ -1,0 +1,212 @@
+"""Every position of a dump as Arrow record batches: one row per position, the position before each move.
+
+``read_positions`` reads any source ``read_arrow`` reads, through the same
+block machinery (``jobs``, ``errors``, ``where``, rejects and counts), with
+the kernels' positions sink (``fastpgn/scan/positions.py``): each game is
+replayed once, as ``read_arrow(uci=True)`` replays it (a game whose moves do
+not replay is rejected with the same reason), and each position it passes
+through becomes a row, its board a ``fixed_size_list<uint8, 64>``. The
+game's own columns (``fastpgn.schema``: ``white_elo``, ``result``,
+``speed``, ...) are joined to its rows on request; a per-ply one
+(``clock``, ``eval_cp``, ``move_seconds``, ...) gives each row the entry of
+the move played from the position (null on a final position). The layout is
+in docs/training.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fastpgn import schema
+from fastpgn.arrow import BATCH_SIZE, ArrowReader
+from fastpgn.parquet.batches import record_batch
+from fastpgn.scan import kernel as _kernel
+from fastpgn.scan.positions import POSITION_COLUMNS
+
+#: The columns ``read_positions`` gives by default, in order.
+DEFAULT_COLUMNS = ("game_id", "game_index", "ply", "board", "white_to_move", "castling", "ep_square", "halfmove",
+                   "fullmove", "from_square", "to_square", "promotion", "move")
+#: The analysis schema's columns with one entry per ply: a row takes the entry of the move played from it.
+PER_PLY = frozenset({"moves", "eval_cp", "eval_mate", "clock", "nags", "win_percent", "judgement", "move_seconds"})
+# What the rows' own columns are in Arrow (game_index: the game's number among those yielded, from 0)
+_TYPES = {"game_index": "int64", "ply": "int16", "board": "board", "white_to_move": "bool", "castling": "uint8",
+          "ep_square": "int8", "halfmove": "uint16", "fullmove": "uint16", "from_square": "uint8",
+          "to_square": "uint8", "promotion": "uint8", "move": "string"}
+_BLOCK_INDEX = "int32"      # game_index as the sink gives it: the game's row in its block
+
+
+def _row_type(pa, name: str):
+    spec = _TYPES[name]
+    return pa.list_(pa.uint8(), 64) if spec == "board" else getattr(pa, {"bool": "bool_", "string": "string"}
+                                                                         .get(spec, spec))()
+
+
+class PositionReader(ArrowReader):
+    """Iterate ``pyarrow.RecordBatch`` objects of ``batch_size`` positions; see ``read_positions``.
+
+    Counts as the other readers, in games: ``games_read == games_yielded +
+    len(rejected) + games_filtered``; ``positions_yielded`` counts the rows.
+    """
+
+    def __init__(self, source, batch_size: int = BATCH_SIZE, *, columns=None, final: bool = False,
+                 **options) -> None:
+        if isinstance(columns, str):
+            raise TypeError("columns must be a list of column names, not a string")
+        names = DEFAULT_COLUMNS if columns is None else tuple(columns)
+        if len(set(names)) != len(names):
+            raise ValueError("a column is named twice in columns")
+        self.final = bool(final)
+        self.names = names
+        self.positions_yielded = 0
+        game = [name for name in names if name not in _TYPES]
+        # game_id always: it is cheap, and the chosen columns are checked against the schema there
+        super().__init__(source, batch_size, columns=["game_id", *(n for n in game if n != "game_id")], **options)
+        self._without_movetext = False     # (the positions are the moves': a Parquet release's movetext is read)
+
+    def _selected_schema(self):
+        pa = self._pa
+        full = schema.arrow_schema()
+        fields = []
+        for name in self.names:
+            if name in _TYPES:
+                fields.append(pa.field(name, _row_type(pa, name)))
+            else:
+                field = full.field(name)
+                fields.append(field.with_type(field.type.value_type) if name in PER_PLY else field)
+        return pa.schema(fields, metadata=full.metadata)
+
+    def _maker(self):
+        return _Rows(self.names, self.columns, self.schema)
+
+    def _column_blocks(self) -> Iterator[tuple]:
+        scanned = self._scanned(_kernel.positions_from_block, made=self._maker(), openings=self._table,
+                                final=self.final)
+        try:
+            yield from scanned
+        finally:
+            scanned.close()
+
+    def _read(self) -> Iterator:
+        return self._batched(self._numbered_blocks())
+
+    def _yielded(self, batch) -> None:
+        self.positions_yielded += batch.num_rows
+
+    def _numbered_blocks(self) -> Iterator:
+        """Each block's batch, its games counted and ``game_index`` numbered among the games yielded."""
+        at = self.names.index("game_index") if "game_index" in self.names else -1
+        for batch, games in self._column_blocks():
+            if at >= 0:
+                batch = _numbered(batch, at, self.games_yielded)
+            self.games_yielded += games
+            yield batch
+
+
+def _numbered(batch, at: int, base: int):
+    """``batch`` with its block's game rows (column ``at``) as the games' numbers among those yielded."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = pc.add(batch.column(at).cast(pa.int64()), pa.scalar(base, pa.int64()))
+    return batch.set_column(at, batch.schema.field(at), column)
+
+
+class _Rows:
+    """What makes ``(a RecordBatch of a block's positions, its games)`` of the positions sink's output, on
+    the thread that scanned it (holding no reference to the reader)."""
+
+    def __init__(self, names: tuple, game_columns: tuple, out_schema) -> None:
+        self.names, self.game_columns, self.schema = names, game_columns, out_schema
+
+    def __call__(self, output: tuple) -> tuple:
+        import pyarrow as pa
+
+        games, rows = output
+        ids = games["game_id"]
+        count = len(ids) if isinstance(ids, list) else ids[0]
+        index = _row_array(pa, "game_index", rows["game_index"], pa.int32())
+        table = record_batch({name: games[name] for name in self.game_columns}) if count else None
+        arrays = []
+        for name, field in zip(self.names, self.schema):
+            if name == "game_index":
+                arrays.append(index)
+            elif name in _TYPES:
+                arrays.append(_row_array(pa, name, rows[name], field.type))
+            elif table is None:
+                arrays.append(pa.nulls(0, field.type))
+            elif name in PER_PLY:
+                arrays.append(_at_ply(table.column(name), index, _row_array(pa, "ply", rows["ply"], pa.int16())))
+            else:
+                arrays.append(table.column(name).take(index))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema), count
+
+
+def _row_array(pa, name: str, values, kind):
+    """One of the sink's row columns as an Arrow array: a list (the pure sink; ``board`` bytes) or the compiled
+    sink's ``(length, null_count, buffers, children)``, wrapped without a copy."""
+    if name == "board":
+        if isinstance(values, (bytes, bytearray)):
+            flat = pa.Array.from_buffers(pa.uint8(), len(values), [None, pa.py_buffer(values)])
+        else:
+            length, nulls, buffers, children = values[3][0]
+            flat = pa.Array.from_buffers(pa.uint8(), length, [None, pa.py_buffer(buffers[1])])
+        return pa.FixedSizeListArray.from_arrays(flat, 64)
+    if name == "game_index":
+        kind = pa.int32()
+    if isinstance(values, list):
+        return pa.array(values, type=kind)
+    length, nulls, buffers, children = values
+    return pa.Array.from_buffers(kind, length, [None if b is None else pa.py_buffer(b) for b in buffers],
+                                 null_count=nulls)
+
+
+def _at_ply(lists, index, ply):
+    """Per row, entry ``ply`` of its game's list in ``lists`` (row ``index`` of it); null past its end."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    starts = lists.offsets.slice(0, len(lists)).take(index).cast(pa.int64())
+    lengths = pc.fill_null(pc.list_value_length(lists).take(index), 0)
+    inside = pc.less(ply.cast(pa.int64()), lengths.cast(pa.int64()))
+    at = pc.if_else(inside, pc.add(starts, ply.cast(pa.int64())), pa.scalar(None, pa.int64()))
+    return lists.values.take(at)
+
+
+def read_positions(source, *, columns=None, where=None, batch_size: int = BATCH_SIZE, jobs: int | None = None,
+                   errors: str = "raise", final: bool = False, openings=None, block_size: int | None = None,
+                   encoding: str | None = None) -> PositionReader:
+    """Iterate the positions of ``source``'s games as ``pyarrow.RecordBatch`` objects: one row per position.
+
+    A row is the position before a move (``ply`` moves played, 0: the game's
+    start) and the move played from it; ``final=True`` adds each game's last
+    position (its move columns null). ``columns`` names the columns, in order
+    (default ``DEFAULT_COLUMNS``): the rows' own (``game_index``, ``ply``,
+    ``board`` as ``fixed_size_list<uint8, 64>``, a1 = 0 ... h8 = 63, 0 empty,
+    1-6 white P N B R Q K, 7-12 black; ``white_to_move``, ``castling`` bits
+    1 K 2 Q 4 k 8 q, ``ep_square`` or -1, ``halfmove``, ``fullmove``,
+    ``from_square``, ``to_square``, ``promotion`` 0 or 2-5 N B R Q, ``move``
+    in UCI) and any of the analysis schema's (``fastpgn.schema``), each
+    game's value on each of its rows; a per-ply one (``clock``, ``eval_cp``,
+    ...) gives the entry of the move played from the position. ``source``,
+    ``where``, ``errors``, ``jobs``, ``openings`` and ``encoding`` are
+    ``read_arrow``'s; a game whose moves do not replay is rejected as
+    ``read_arrow(uci=True)`` rejects it. Counts are in games
+    (``games_read == games_yielded + len(rejected) + games_filtered``),
+    ``positions_yielded`` in rows; the batches are the same for any ``jobs``.
+
+    >>> pgn = b'[Site "https://lichess.org/abc"]\\n[WhiteElo "1500"]\\n\\n1. e4 { [%clk 0:01:00] } e5 *\\n'
+    >>> batch = next(read_positions(pgn, columns=["game_id", "ply", "move", "ep_square", "white_elo", "clock"]))
+    >>> batch.to_pydict()
+    {'game_id': ['abc', 'abc'], 'ply': [0, 1], 'move': ['e2e4', 'e7e5'], 'ep_square': [-1, -1], \
+'white_elo': [1500, 1500], 'clock': [60.0, None]}
+    >>> import numpy as np
+    >>> board = next(read_positions(pgn, final=True))["board"]
+    >>> np.asarray(board.values).reshape(-1, 8, 8)[2][3]    # the fourth rank after 1. e4 e5 (a4 ... h4)
+    array([0, 0, 0, 0, 1, 0, 0, 0], dtype=uint8)
+    """
+    options = {} if block_size is None else {"block_size": block_size}
+    return PositionReader(source, batch_size, columns=columns, final=final, errors=errors, where=where,
+                          openings=openings, encoding=encoding, jobs=jobs, **options)
+
+
+__all__ = ["DEFAULT_COLUMNS", "PER_PLY", "POSITION_COLUMNS", "PositionReader", "read_positions"]
