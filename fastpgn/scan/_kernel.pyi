@@ -32,7 +32,7 @@ SPEEDS: tuple[str, ...]             # lichess's speeds, fastest first
 SPEED_LIMITS: tuple[int, ...]       # their upper bounds in estimated seconds, exclusive
 
 class WherePlan:
-    """A filter as the kernel reads it (where_plan's; compiled: a C copy, pure: scan/grammar.py's _Where)."""
+    """A filter as the kernel reads it (where_plan's; compiled: a C copy, pure: scan/filters.py's _Where)."""
 
     @property
     def needs_moves(self) -> bool: ...

@@ -11,7 +11,11 @@ pure Python                 Cython                        owns
                                                           and ColumnError, a column a sink leaves out;
                                                           the interface typed: ``scan/_kernel.pyi``
 ``scan/grammar.py``          ``scan/grammar.pxi``           where games start and end, tags, movetext,
-                                                          comments, results; filters on the tags
+                                                          comments, results
+``scan/filters.py``          ``scan/filters.pxi``           the filters (``where_plan``) the grammar tests
+                                                          on a game's tags and then on its movetext;
+                                                          lichess's speed of a TimeControl
+``scan/utf8.py``             ``scan/utf8.pxi``              where the first byte that is not UTF-8 is
 ``scan/fastpath.py``         (none needed)                 lichess-shaped games read with whole-string
                                                           operations, else handed back to the grammar;
                                                           ``_each_game``: the one path choice the sinks
@@ -57,23 +61,8 @@ game_number, start, end)``.
 from fastpgn.scan import columns as _columns_py, csv as _csv_py
 from fastpgn.scan.contract import ColumnError, ScanResult
 from fastpgn.scan.fastpath import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
-from fastpgn.scan.grammar import (
-    ELO_BLACK,
-    ELO_BOTH,
-    ELO_EITHER,
-    ELO_WHITE,
-    LINE_TAGS,
-    RELEASES_GIL,
-    REPLAYS_WITHOUT_GIL,
-    SEP,
-    SPEED_LIMITS,
-    SPEEDS,
-    _scan_game,
-    last_game,
-    speed_bit,
-    utf8_error,
-    where_plan,
-)
+from fastpgn.scan.filters import ELO_BLACK, ELO_BOTH, ELO_EITHER, ELO_WHITE, SPEED_LIMITS, SPEEDS, speed_bit, where_plan
+from fastpgn.scan.grammar import LINE_TAGS, RELEASES_GIL, REPLAYS_WITHOUT_GIL, SEP, _scan_game, last_game
 from fastpgn.scan.lines import lines_from_block, opening_table
 from fastpgn.scan.records import (
     GameCore,
@@ -84,6 +73,7 @@ from fastpgn.scan.records import (
     spans_from_block,
 )
 from fastpgn.scan.release import release_suspects, release_text
+from fastpgn.scan.utf8 import utf8_error
 
 
 def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,

@@ -13,6 +13,7 @@ from operator import itemgetter
 from fastpgn.scan import fastpath as _fastpath_py
 from fastpgn.scan.contract import ScanResult
 from fastpgn.scan.fastpath import _COUNTS, _each_game, _fast_as_game
+from fastpgn.scan.filters import where_plan
 from fastpgn.scan.grammar import (  # noqa: F401  (SEP, LINE_TAGS: the kernel's public names)
     _RESULT_CODE,
     _SLOT,
@@ -40,7 +41,6 @@ from fastpgn.scan.grammar import (  # noqa: F401  (SEP, LINE_TAGS: the kernel's 
     _as_bytes,
     _first,
     _Game,
-    where_plan,
 )
 
 _DAY_SECONDS: dict[bytes, bytes] = {}  # UTCTime value -> _seconds_of_day(value)

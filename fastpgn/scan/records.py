@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from fastpgn.scan.contract import ScanResult
 from fastpgn.scan.fastpath import _each_game
-from fastpgn.scan.grammar import _as_bytes, _first, where_plan
+from fastpgn.scan.filters import where_plan
+from fastpgn.scan.grammar import _as_bytes, _first
 
 
 def _ply_moves(moves: list) -> list:
