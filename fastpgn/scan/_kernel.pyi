@@ -126,6 +126,10 @@ def csv_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, 
                    columns: Sequence[str] | None = None, positions: bool = False,
                    fens: bool = False) -> ScanResult[bytes]: ...
 
+# that the column sinks make every column of fastpgn.schema.COLUMNS as its type lays it out (ColumnError naming
+# the first that differs and the sink); run as the kernel loads
+def check_columns() -> None: ...
+
 # ---------------------------------------------------------------- what the entry points are given
 
 def opening_table(openings: Openings | None) -> Openings | None: ...

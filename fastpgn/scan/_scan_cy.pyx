@@ -104,3 +104,7 @@ include "columns.pxi"
 include "analysis.pxi"
 include "csv.pxi"
 include "release.pxi"
+
+# The column sinks checked against fastpgn.schema.COLUMNS as the kernel loads: a column a sink leaves out
+# is a ColumnError naming it and the sink when fastpgn.scan is imported, not at some later block.
+check_columns()

@@ -59,6 +59,7 @@ game_number, start, end)``.
 """
 
 from fastpgn.scan import columns as _columns_py, csv as _csv_py
+from fastpgn.scan.columns import check_columns
 from fastpgn.scan.contract import ColumnError, ScanResult
 from fastpgn.scan.fastpath import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
 from fastpgn.scan.filters import ELO_BLACK, ELO_BOTH, ELO_EITHER, ELO_WHITE, SPEED_LIMITS, SPEEDS, speed_bit, where_plan
@@ -97,8 +98,11 @@ def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_s
 __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
     "ColumnError", "GameCore", "RecordFeed", "ScanResult", "records_from_spans", "spans_from_block",
-    "SPEED_LIMITS", "SPEEDS", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
+    "SPEED_LIMITS", "SPEEDS", "check_columns", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
     "last_game", "release_suspects", "release_text", "speed_bit", "utf8_error", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other
     "_CLOCKS", "_SAN", "_fast_game", "_fast_headers", "_fast_where", "_scan_game",
 ]
+
+# The column sink checked against fastpgn.schema.COLUMNS as the kernel loads (as scan/_scan_cy.pyx does).
+check_columns()

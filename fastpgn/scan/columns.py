@@ -125,15 +125,28 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
         columns["zobrist"] = [p[0] for p in places]
     if fens:
         columns["fens"] = [p[1] for p in places]
-    names = schema.names(uci, positions, fens)
-    if tuple(columns) != names:
-        columns = in_schema_order(columns, names, "the pure column sink (fastpgn/scan/columns.py)")
-    return ScanResult(columns, read, rejects, filtered)
+    return ScanResult(in_schema_order(columns, schema.names(uci, positions, fens), _SINK), read, rejects, filtered)
+
+
+_SINK = "the pure column sink (fastpgn/scan/columns.py)"
+
+
+def check_columns() -> None:
+    """That this sink makes every column of ``fastpgn.schema.COLUMNS`` and no other: a ColumnError naming the
+    first that differs and the sink. Run when the pure kernel is loaded (the end of scan/_scan_py.py); every
+    block checks its own columns too (``in_schema_order``).
+
+    >>> check_columns()
+    """
+    made = _columns(b"", [], None)
+    made.update({name: [] for name in schema.OPTIONAL})     # (columns_from_block adds them when asked)
+    in_schema_order(made, schema.names(uci=True, positions=True, fens=True), _SINK)
 
 
 def in_schema_order(columns: dict, names: tuple, sink: str) -> dict:
     """``columns`` in the order of ``names`` (the schema's); ColumnError naming ``sink`` and the first column
-    it lacks, or one it makes that the schema does not name.
+    it lacks, one it makes that the schema does not name, or two it makes from one list (the compiled sink's
+    two rows of ``_FILLS`` naming one buffer).
 
     >>> in_schema_order({"b": [1], "a": [2]}, ("a", "b"), "this sink")
     {'a': [2], 'b': [1]}
@@ -147,6 +160,12 @@ def in_schema_order(columns: dict, names: tuple, sink: str) -> dict:
     for name in columns:
         if name not in names:
             raise ColumnError(f"{sink} makes a column {name!r} that fastpgn.schema.COLUMNS does not name")
+    if len({id(values) for values in columns.values()}) < len(columns):
+        owners: dict[int, str] = {}
+        for name in names:
+            first = owners.setdefault(id(columns[name]), name)
+            if first != name:
+                raise ColumnError(f"{sink} makes the columns {first!r} and {name!r} from one list")
     return {name: columns[name] for name in names}
 
 
@@ -229,4 +248,4 @@ def _columns(data, records: list, openings) -> dict:
     return columns
 
 
-__all__ = ["columns_from_block", "default_openings", "in_schema_order"]
+__all__ = ["check_columns", "columns_from_block", "default_openings", "in_schema_order"]
