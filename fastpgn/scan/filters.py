@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from fastpgn import lichess
 
+TYPE_CHECKING = False   # typing's, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, TypeVar
+
+    _Text = TypeVar("_Text", bytes, str)
+
 # fastpgn.filters.Where compiles to a spec of plain values (where_spec);
 # where_plan turns the spec into what the kernel reads. A game's tags are
 # tested when its tag section is read, before its movetext: a game they
@@ -24,27 +31,27 @@ SPEEDS = lichess.SPEEDS
 SPEED_LIMITS = tuple(limit for _, limit in lichess.SPEED_LIMITS)
 
 
-def _ascii_lower(value):
+def _ascii_lower(value: _Text) -> _Text:
     """``value`` (bytes or str) with A-Z lowered, nothing else."""
     if isinstance(value, bytes):
         return value.lower()
     return value.lower() if value.isascii() else value.encode().lower().decode()
 
 
-def _digits(value) -> int:
+def _digits(value: bytes | str) -> int:
     """The number 1 to 9 ASCII digits say, else -1."""
     if 0 < len(value) <= 9 and value.isdigit() and value.isascii():
         return int(value)
     return -1
 
 
-def speed_bit(time_control) -> int:
+def speed_bit(time_control: bytes | str) -> int:
     """The bit (1 << index in SPEEDS) of lichess's speed for a TimeControl value; 0 if it names none."""
     index = lichess.speed_index(time_control)
     return 1 << index if index >= 0 else 0
 
 
-def _well_formed_date(value) -> bool:
+def _well_formed_date(value: bytes | str) -> bool:
     """``YYYY.MM.DD`` with ASCII digits (what a date range compares)."""
     if len(value) != 10 or not value.isascii():
         return False
@@ -60,11 +67,11 @@ class _Where:
     __slots__ = ("elo_mode", "min_elo", "max_elo", "speeds", "dates", "tests", "min_plies", "max_plies",
                  "evals", "clocks", "needs_moves", "spec")
 
-    def __init__(self, spec: tuple) -> None:
+    def __init__(self, spec: tuple[Any, ...]) -> None:
         (self.elo_mode, self.min_elo, self.max_elo, self.speeds, since, until, tests, self.evals, self.clocks,
          self.min_plies, self.max_plies) = spec
         self.spec = spec
-        self.dates = None
+        self.dates: tuple[tuple[bytes | None, bytes | None], tuple[str | None, str | None]] | None = None
         if since is not None or until is not None:
             self.dates = ((since, until), (None if since is None else since.decode(),
                                            None if until is None else until.decode()))
@@ -74,10 +81,10 @@ class _Where:
             for names, kind, values, default in tests))
         self.needs_moves = bool(self.evals or self.clocks or self.min_plies >= 0 or self.max_plies >= 0)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[_Where], tuple[tuple[Any, ...]]]:
         return (_Where, (self.spec,))
 
-    def keep_tags(self, tags, text: bool) -> bool:
+    def keep_tags(self, tags: Iterable[tuple[Any, Any]], text: bool) -> bool:
         """Whether a game with these ``(name, value)`` pairs (the last of a name counts) passes the tag tests."""
         d = dict(tags)
         if self.elo_mode >= 0:
@@ -121,7 +128,12 @@ class _Where:
                 and plies >= self.min_plies and (self.max_plies < 0 or plies <= self.max_plies))
 
 
-def where_plan(spec):
+if TYPE_CHECKING:
+    #: A filter as the pure kernel takes it: fastpgn.filters.Where.spec()'s tuple, or where_plan's _Where.
+    Spec = tuple[Any, ...] | _Where
+
+
+def where_plan(spec: Spec | None) -> _Where | None:
     """A filter spec (fastpgn.filters.Where.spec()) as the kernel reads it; None stays None.
 
     Make it once per run, as opening_table: the compiled kernel copies the

@@ -76,6 +76,12 @@ from __future__ import annotations
 from fastpgn import lichess
 from fastpgn.lichess import RESULT_CODES, TERMINATION_CODES
 
+TYPE_CHECKING = False   # typing's, without importing typing
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+    from fastpgn.scan.filters import _Where
+
 SEP = lichess.SEP.encode()
 # Pure Python holds the GIL: the converter gives this backend worker processes, not threads.
 RELEASES_GIL = False
@@ -393,7 +399,7 @@ def _nag_value(digits: bytes) -> int | None:
     return value if value <= NAG_LIMIT else None
 
 
-def game_nags(text: bytes) -> list:
+def game_nags(text: bytes) -> list[tuple[int, int | None]]:
     """The NAGs of the one game ``text`` holds: ``(ply, NAG)`` pairs in the order written (NAG None: over
     NAG_LIMIT). Those written before the first move, after the result or inside a variation are not a main-line
     move's and are left out.
@@ -416,17 +422,17 @@ class _Game:
     def __init__(self, start: int) -> None:
         self.start = start
         self.end = start
-        self.tags: list = []          # (name, raw value) pairs, escapes undone
-        self.moves: list = []         # SAN tokens as written
-        self.evals: list = []         # per ply: bytes or None
-        self.clocks: list = []        # per ply: seconds text or None
+        self.tags: list[tuple[bytes, bytes]] = []   # (name, raw value) pairs, escapes undone
+        self.moves: list[bytes] = []      # SAN tokens as written
+        self.evals: list[bytes | None] = []   # per ply: bytes or None
+        self.clocks: list[bytes | None] = []  # per ply: seconds text or None
         self.result = b""
         self.first_ply = -1           # ply index the move number before the first move names
         self.bad = ""
         self.bad_pos = -1
         self.moves_field: bytes | None = None  # replaces field 20 when a moves hook rewrote it
         self.filtered = False         # a where_plan dropped it (a bad game is rejected instead)
-        self.nags: list = []          # (ply, NAG or None when over NAG_LIMIT) in the order written: the column sink's
+        self.nags: list[tuple[int, int | None]] = []   # (ply, NAG or None when over NAG_LIMIT) in the order written: the column sink's
 
 
 def _unescape(raw: bytes) -> bytes:
@@ -446,7 +452,7 @@ def _unescape(raw: bytes) -> bytes:
     return bytes(out)
 
 
-def _tags_on_line(buf: bytes, pos: int, stop: int, tags: list) -> int:
+def _tags_on_line(buf: bytes, pos: int, stop: int, tags: list[tuple[bytes, bytes]]) -> int:
     """Read the tag pairs of one line; return where movetext starts on it (``stop`` if none)."""
     while True:
         while pos < stop and buf[pos] in _WS:
@@ -794,7 +800,7 @@ def _skip_comment(buf: bytes, pos: int, end: int) -> int:
     return close + 1
 
 
-def _scan_game(buf: bytes, pos: int, end: int, where=None, headers: bool = False) -> _Game | None:
+def _scan_game(buf: bytes, pos: int, end: int, where: _Where | None = None, headers: bool = False) -> _Game | None:
     """Scan the game whose first line starts at or after ``pos``; None if only blank lines remain.
 
     ``where`` (a where_plan) drops a game whose tags it refuses before its
@@ -864,14 +870,14 @@ def _first(buf: bytes, start: int, end: int, at_stream_start: bool) -> int:
     return start
 
 
-def _as_bytes(buf) -> bytes:
+def _as_bytes(buf: Buffer) -> bytes:
     """The block as bytes (the compiled kernel reads any bytes-like object in place)."""
     return buf if type(buf) is bytes else bytes(buf)
 
 
 # -- the last game of an input: what its text ends inside (fastpgn.io.blocks: a plain input cut short) --
 
-def last_game(data, start: int, end: int, *, at_stream_start: bool = True) -> tuple[int, str]:
+def last_game(data: Buffer, start: int, end: int, *, at_stream_start: bool = True) -> tuple[int, str]:
     """Where the last game of ``data[start:end]`` starts, and what the text ends inside.
 
     The games are those the scanner reads (tags read, movetext skipped as

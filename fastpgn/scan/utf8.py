@@ -6,8 +6,12 @@ count the games such a byte is in.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False   # typing's, without importing typing
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
-def utf8_error(data, start: int = 0) -> int:
+
+def utf8_error(data: Buffer, start: int = 0) -> int:
     """The index of the first byte of ``data[start:]`` that is not UTF-8 (``UnicodeDecodeError.start``), or -1.
 
     >>> utf8_error(b"ab\\xc3\\xa9c"), utf8_error(b"ab\\xe9c"), utf8_error(b"\\xe9a\\xe9", 1)
