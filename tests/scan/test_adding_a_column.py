@@ -39,9 +39,10 @@ DUMP = ("data", "lichess-db", "lichess_db_standard_rated_2022-06.head2499.pgn.zs
 
 def with_scratch(monkeypatch, kind: str, instead_of: str | None = None) -> None:
     """``fastpgn.schema.COLUMNS`` with a scratch column of type ``kind`` before ``byte_offset`` (so every column
-    after it moves: what a column added in the middle does), and without the column ``instead_of``."""
+    after it moves: what a column added in the middle does; before ``tags`` in the place of ``byte_offset``
+    itself), and without the column ``instead_of``."""
     every = tuple(c for c in schema.COLUMNS if c.name != instead_of)
-    at = [c.name for c in every].index("byte_offset")
+    at = [c.name for c in every].index("tags" if instead_of == "byte_offset" else "byte_offset")
     scratch = schema.Column("scratch", kind, "a column made for this test")
     monkeypatch.setattr(schema, "COLUMNS", every[:at] + (scratch,) + every[at:])
 
@@ -181,7 +182,13 @@ def test_a_column_left_out_of_a_sink_fails_when_the_kernel_is_loaded(implementat
     ColumnError naming the column and the sink, before any block is read."""
     if implementation == "cython" and "cy" not in BACKENDS:
         pytest.skip("the compiled scanner is not built here")
-    script = ("from fastpgn import schema\n"
+    # (fastpgn's own __init__ imports the readers, and so the kernel: the package is entered without it here,
+    # so the schema can name a column no sink makes before the kernel loads, as an edited schema.py would)
+    script = ("import importlib.util, sys, types\n"
+              "package = types.ModuleType('fastpgn')\n"
+              "package.__path__ = importlib.util.find_spec('fastpgn').submodule_search_locations\n"
+              "sys.modules['fastpgn'] = package\n"
+              "from fastpgn import schema\n"
               "schema.COLUMNS += (schema.Column('scratch', 'int16', 'left out of every sink'),)\n"
               "try:\n"
               "    import fastpgn.scan\n"
