@@ -58,7 +58,7 @@ games_read, rejects, filtered)``; a reject is ``(reason, error_offset,
 game_number, start, end)``.
 """
 
-from __future__ import annotations
+import typing as _typing  # (a private name: every public name of a kernel is _kernel.pyi's)
 
 from fastpgn.scan import columns as _columns_py, csv as _csv_py
 from fastpgn.scan.columns import check_columns
@@ -78,8 +78,7 @@ from fastpgn.scan.records import (
 from fastpgn.scan.release import release_suspects, release_text
 from fastpgn.scan.utf8 import utf8_error
 
-TYPE_CHECKING = False   # typing's, without importing typing
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
@@ -88,10 +87,10 @@ if TYPE_CHECKING:
     from fastpgn.scan.filters import Spec
 
 
-def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
-                       at_stream_start: bool = True, stop_on_error: bool = False, where: Spec | None = None,
-                       openings: Mapping[bytes, bytes] | None = None, uci: bool = False, positions: bool = False,
-                       fens: bool = False) -> ScanResult[dict[str, list[Any]]]:
+def columns_from_block(data: "Buffer", start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                       at_stream_start: bool = True, stop_on_error: bool = False, where: "Spec | None" = None,
+                       openings: "Mapping[bytes, bytes] | None" = None, uci: bool = False, positions: bool = False,
+                       fens: bool = False) -> "ScanResult[dict[str, list[Any]]]":
     """The analysis schema's columns of the games in ``data[start:end]``, as Python lists (see scan/columns.py)."""
     return _columns_py.columns_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
                                           at_stream_start=at_stream_start, stop_on_error=stop_on_error, where=where,
@@ -99,11 +98,11 @@ def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int =
                                           fens=fens)
 
 
-def csv_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
-                   at_stream_start: bool = True, stop_on_error: bool = False, where: Spec | None = None,
-                   openings: Mapping[bytes, bytes] | None = None, uci: bool = False,
-                   columns: Sequence[str] | None = None, positions: bool = False,
-                   fens: bool = False) -> ScanResult[bytes]:
+def csv_from_block(data: "Buffer", start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                   at_stream_start: bool = True, stop_on_error: bool = False, where: "Spec | None" = None,
+                   openings: "Mapping[bytes, bytes] | None" = None, uci: bool = False,
+                   columns: "Sequence[str] | None" = None, positions: bool = False,
+                   fens: bool = False) -> "ScanResult[bytes]":
     """The whole games in ``data[start:end]`` as CSV rows (see scan/csv.py)."""
     return _csv_py.csv_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
                                   at_stream_start=at_stream_start, stop_on_error=stop_on_error, where=where,
