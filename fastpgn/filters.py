@@ -31,7 +31,7 @@ from fastpgn.lichess import SPEED_LIMITS, SPEEDS, speed_of
 
 ELO_OF = ("white", "black", "both", "either")
 
-# A tag test's kind, bits (scan/grammar.py): fold the case of A-Z, compare a prefix.
+# A tag test's kind, bits (scan/filters.py): fold the case of A-Z, compare a prefix.
 _TAG_EQUAL, _TAG_FOLD, _TAG_PREFIX = 0, 1, 2
 _FIELDS = ("min_elo", "max_elo", "elo_of", "speed", "time_control", "since", "until", "variant", "player",
            "eco", "termination", "with_evals", "with_clocks", "min_plies", "max_plies", "tags")

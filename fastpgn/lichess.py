@@ -2,7 +2,7 @@
 
 The floor that the scanner kernel, the schema, the filters and the faces all
 read: it imports nothing of fastpgn, so any module may import it. The
-compiled kernel keeps C copies of these tables (``scan/grammar.pxi``'s
+compiled kernel keeps C copies of these tables (``scan/filters.pxi``'s
 speed limits, ``scan/lines.pxi``'s codes); tests/test_lichess.py holds both
 kernels to them.
 

@@ -16,21 +16,30 @@ called.
 
 from __future__ import annotations
 
-import datetime as _datetime
 import functools
-from typing import NamedTuple
 
 from fastpgn.lichess import speed_of
 
 ARROW_EXTRA = 'pip install "fastpgn[arrow]"'
 
+# The scanner kernel checks its columns against COLUMNS when it is loaded (a reader's start-up:
+# tests/scan/test_headers_only.py), so this module imports neither typing nor datetime at run time.
+TYPE_CHECKING = False   # typing's, without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-class Column(NamedTuple):
-    """One column: its name, its Arrow type (as Arrow prints it) and what it holds."""
+    class Column(NamedTuple):
+        """One column: its name, its Arrow type (as Arrow prints it) and what it holds."""
 
-    name: str
-    type: str
-    meaning: str
+        name: str
+        type: str
+        meaning: str
+else:
+    from collections import namedtuple
+
+    # (the same class as above for a program that runs)
+    Column = namedtuple("Column", ("name", "type", "meaning"))
+    Column.__doc__ = "One column: its name, its Arrow type (as Arrow prints it) and what it holds."
 
 
 COLUMNS = (
@@ -239,7 +248,7 @@ def _int16(text: str) -> int | None:
     return integer(text, INT16)
 
 
-_EPOCH_ORDINAL = _datetime.date(1970, 1, 1).toordinal()
+_EPOCH_ORDINAL = 719163   # datetime.date(1970, 1, 1).toordinal() (the pure column sink's dates: tests/test_schema.py)
 _CACHE_LIMIT = 100_000   # a cache that grows past this (hostile input) starts again
 _INT16: dict = {}
 _DAYS: dict = {}
@@ -262,8 +271,10 @@ def _date_days(text: str) -> int | None:
     y, m, d = text[:4], text[5:7], text[8:]
     if not all(p.isascii() and p.isdigit() for p in (y, m, d)):
         return None
+    import datetime  # (here, not at the top: see TYPE_CHECKING above)
+
     try:
-        return _datetime.date(int(y), int(m), int(d)).toordinal() - _EPOCH_ORDINAL
+        return datetime.date(int(y), int(m), int(d)).toordinal() - _EPOCH_ORDINAL
     except ValueError:      # 2021.02.30, month 13, year 0
         return None
 

@@ -1,7 +1,7 @@
 """lichess's rules are defined once (``fastpgn.lichess``): every kernel's copy of them is held to that table.
 
 The compiled kernel keeps its own C copies (the speed limits in
-``scan/grammar.pxi``'s ``_speed_bit``, the speed names of the ``speed``
+``scan/filters.pxi``'s ``_speed_bit``, the speed names of the ``speed``
 column, the codes of fields 4 and 5 in ``scan/lines.pxi``); each test runs on
 both backends (the ``scan`` fixture, or the live backend of the run), so a
 table changed in one place and not the other fails here.

@@ -4,6 +4,9 @@
 ``_scan_py``, built from the ``.py`` twins); ``BACKEND`` names it. The table of
 parts is in ``_scan_py``'s docstring; the interface both present, typed once,
 is ``_kernel.pyi`` (what every entry point returns: ``contract.ScanResult``).
+Each kernel checks its column sinks against ``fastpgn.schema.COLUMNS`` as it
+loads (``check_columns``), so a column a sink leaves out makes this import
+fail with a ``contract.ColumnError`` naming the column and the sink.
 """
 
 from fastpgn._backend import load

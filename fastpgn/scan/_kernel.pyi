@@ -32,7 +32,7 @@ SPEEDS: tuple[str, ...]             # lichess's speeds, fastest first
 SPEED_LIMITS: tuple[int, ...]       # their upper bounds in estimated seconds, exclusive
 
 class WherePlan:
-    """A filter as the kernel reads it (where_plan's; compiled: a C copy, pure: scan/grammar.py's _Where)."""
+    """A filter as the kernel reads it (where_plan's; compiled: a C copy, pure: scan/filters.py's _Where)."""
 
     @property
     def needs_moves(self) -> bool: ...
@@ -130,6 +130,10 @@ def csv_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, 
                    openings: Openings | None = None, uci: bool = False,
                    columns: Sequence[str] | None = None, positions: bool = False,
                    fens: bool = False) -> ScanResult[bytes]: ...
+
+# that the column sinks make every column of fastpgn.schema.COLUMNS as its type lays it out (ColumnError naming
+# the first that differs and the sink); run as the kernel loads
+def check_columns() -> None: ...
 
 # ---------------------------------------------------------------- what the entry points are given
 

@@ -5,8 +5,11 @@ file (included below, so the C compiler still sees one translation unit and
 inlines across them), each beside its pure twin (see fastpgn.scan._scan_py's table):
 
 * scan/grammar.pxi: where games start and end, tags, movetext, comments,
-  results, and the filters tested on the tag spans; it fills a _Game with
-  spans into the block (no Python object) and never writes output.
+  results; it fills a _Game with spans into the block (no Python object)
+  and never writes output.
+* scan/filters.pxi: the filters (where_plan) the grammar tests on a game's
+  tag spans, and on its movetext once read; lichess's speed of a TimeControl.
+* scan/utf8.pxi: where the first byte that is not UTF-8 is (utf8_error).
 * scan/output.pxi: the growing C output buffer and tag values read by name,
   shared by the sinks.
 * scan/replay.pxi: which start a game declares (FEN, Variant) and its replay
@@ -91,6 +94,8 @@ cdef enum:
 
 
 include "grammar.pxi"
+include "filters.pxi"
+include "utf8.pxi"
 include "output.pxi"
 include "replay.pxi"
 include "lines.pxi"
@@ -101,3 +106,7 @@ include "analysis.pxi"
 include "csv.pxi"
 include "positions.pxi"
 include "release.pxi"
+
+# The column sinks checked against fastpgn.schema.COLUMNS as the kernel loads: a column a sink leaves out
+# is a ColumnError naming it and the sink when fastpgn.scan is imported, not at some later block.
+check_columns()

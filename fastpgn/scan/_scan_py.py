@@ -11,7 +11,11 @@ pure Python                 Cython                        owns
                                                           and ColumnError, a column a sink leaves out;
                                                           the interface typed: ``scan/_kernel.pyi``
 ``scan/grammar.py``          ``scan/grammar.pxi``           where games start and end, tags, movetext,
-                                                          comments, results; filters on the tags
+                                                          comments, results
+``scan/filters.py``          ``scan/filters.pxi``           the filters (``where_plan``) the grammar tests
+                                                          on a game's tags and then on its movetext;
+                                                          lichess's speed of a TimeControl
+``scan/utf8.py``             ``scan/utf8.pxi``              where the first byte that is not UTF-8 is
 ``scan/fastpath.py``         (none needed)                 lichess-shaped games read with whole-string
                                                           operations, else handed back to the grammar;
                                                           ``_each_game``: the one path choice the sinks
@@ -57,26 +61,14 @@ games_read, rejects, filtered)``; a reject is ``(reason, error_offset,
 game_number, start, end)``.
 """
 
+import typing as _typing  # (a private name: every public name of a kernel is _kernel.pyi's)
+
 from fastpgn.scan import columns as _columns_py, csv as _csv_py, positions as _positions_py
+from fastpgn.scan.columns import check_columns
 from fastpgn.scan.contract import ColumnError, ScanResult
 from fastpgn.scan.fastpath import _CLOCKS, _SAN, _fast_game, _fast_headers, _fast_where
-from fastpgn.scan.grammar import (
-    ELO_BLACK,
-    ELO_BOTH,
-    ELO_EITHER,
-    ELO_WHITE,
-    LINE_TAGS,
-    RELEASES_GIL,
-    REPLAYS_WITHOUT_GIL,
-    SEP,
-    SPEED_LIMITS,
-    SPEEDS,
-    _scan_game,
-    last_game,
-    speed_bit,
-    utf8_error,
-    where_plan,
-)
+from fastpgn.scan.filters import ELO_BLACK, ELO_BOTH, ELO_EITHER, ELO_WHITE, SPEED_LIMITS, SPEEDS, speed_bit, where_plan
+from fastpgn.scan.grammar import LINE_TAGS, RELEASES_GIL, REPLAYS_WITHOUT_GIL, SEP, _scan_game, last_game
 from fastpgn.scan.lines import lines_from_block, opening_table
 from fastpgn.scan.records import (
     GameCore,
@@ -87,10 +79,21 @@ from fastpgn.scan.records import (
     spans_from_block,
 )
 from fastpgn.scan.release import release_suspects, release_text
+from fastpgn.scan.utf8 import utf8_error
+
+if _typing.TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from typing_extensions import Buffer
+
+    from fastpgn.scan.filters import Spec
 
 
-def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                       where=None, openings=None, uci=False, positions=False, fens=False):
+def columns_from_block(data: "Buffer", start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                       at_stream_start: bool = True, stop_on_error: bool = False, where: "Spec | None" = None,
+                       openings: "Mapping[bytes, bytes] | None" = None, uci: bool = False, positions: bool = False,
+                       fens: bool = False) -> "ScanResult[dict[str, list[Any]]]":
     """The analysis schema's columns of the games in ``data[start:end]``, as Python lists (see scan/columns.py)."""
     return _columns_py.columns_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
                                           at_stream_start=at_stream_start, stop_on_error=stop_on_error, where=where,
@@ -98,16 +101,20 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
                                           fens=fens)
 
 
-def positions_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True,
-                         stop_on_error=False, where=None, openings=None, final=False):
+def positions_from_block(data: "Buffer", start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                         at_stream_start: bool = True, stop_on_error: bool = False, where: "Spec | None" = None,
+                         openings: "Mapping[bytes, bytes] | None" = None, final: bool = False) -> _typing.Any:
     """One row per position of the games in ``data[start:end]``, as Python lists (see scan/positions.py)."""
     return _positions_py.positions_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
                                               at_stream_start=at_stream_start, stop_on_error=stop_on_error,
                                               where=where, openings=openings, final=final, scan=games_from_block)
 
 
-def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                   where=None, openings=None, uci=False, columns=None, positions=False, fens=False):
+def csv_from_block(data: "Buffer", start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                   at_stream_start: bool = True, stop_on_error: bool = False, where: "Spec | None" = None,
+                   openings: "Mapping[bytes, bytes] | None" = None, uci: bool = False,
+                   columns: "Sequence[str] | None" = None, positions: bool = False,
+                   fens: bool = False) -> "ScanResult[bytes]":
     """The whole games in ``data[start:end]`` as CSV rows (see scan/csv.py)."""
     return _csv_py.csv_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
                                   at_stream_start=at_stream_start, stop_on_error=stop_on_error, where=where,
@@ -118,8 +125,11 @@ def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_s
 __all__ = [
     "ELO_BLACK", "ELO_BOTH", "ELO_EITHER", "ELO_WHITE", "LINE_TAGS", "RELEASES_GIL", "REPLAYS_WITHOUT_GIL", "SEP",
     "ColumnError", "GameCore", "RecordFeed", "ScanResult", "records_from_spans", "spans_from_block",
-    "SPEED_LIMITS", "SPEEDS", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
+    "SPEED_LIMITS", "SPEEDS", "check_columns", "columns_from_block", "csv_from_block", "games_from_block", "headers_from_block", "lines_from_block", "opening_table",
     "last_game", "positions_from_block", "release_suspects", "release_text", "speed_bit", "utf8_error", "where_plan",
     # the pure kernel's inner parts that tests/test_scan_py_fastpath.py holds to each other
     "_CLOCKS", "_SAN", "_fast_game", "_fast_headers", "_fast_where", "_scan_game",
 ]
+
+# The column sink checked against fastpgn.schema.COLUMNS as the kernel loads (as scan/_scan_cy.pyx does).
+check_columns()

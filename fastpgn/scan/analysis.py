@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from fastpgn import accuracy as _accuracy, schema
 
+TYPE_CHECKING = False   # typing's, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
 _PER_GAME = ("white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies", "white_mistakes",
              "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders")
 
@@ -19,7 +23,10 @@ def _count(n: int) -> int | None:
     return n if n <= schema.INT16[1] else None
 
 
-def analysis_columns(headers: list, moves: list, evals: list, clocks: list, time_controls: list) -> dict:
+def analysis_columns(headers: list[dict[str, str]], moves: list[list[str]],
+                     evals: list[tuple[Any, Any]],     # (schema.eval_columns': both lists, or both None)
+                     clocks: list[list[float | None] | None],
+                     time_controls: list[tuple[int | None, int | None]]) -> dict[str, list[Any]]:
     """The columns fastpgn.accuracy computes from the evals and clocks of a block's games (in the schema's
     order): from each game's headers, SAN moves, ``(eval_cp, eval_mate)`` lists, clock list and
     ``(base_seconds, increment_seconds)``.
@@ -28,8 +35,8 @@ def analysis_columns(headers: list, moves: list, evals: list, clocks: list, time
     >>> cols["judgement"], cols["move_seconds"], cols["white_acpl"]
     ([[None, None]], [[0.0, 2.0]], [0])
     """
-    per_ply: dict = {"win_percent": [], "judgement": [], "move_seconds": []}
-    per_game: dict = {name: [] for name in _PER_GAME}
+    per_ply: dict[str, list[Any]] = {"win_percent": [], "judgement": [], "move_seconds": []}
+    per_game: dict[str, list[Any]] = {name: [] for name in _PER_GAME}
     for h, m, (cps, mates), clock, control in zip(headers, moves, evals, clocks, time_controls):
         white_first = _accuracy.starts_white(h.get("FEN"))
         if clock is None or None in control:     # no clock, or no time control (correspondence)
@@ -37,7 +44,7 @@ def analysis_columns(headers: list, moves: list, evals: list, clocks: list, time
         else:
             per_ply["move_seconds"].append(
                 [None if s is None else float(s) for s in _accuracy.move_seconds(clock, control, white_first)])
-        values: tuple = (None,) * len(_PER_GAME)
+        values: tuple[Any, ...] = (None,) * len(_PER_GAME)
         if cps is None:
             per_ply["win_percent"].append(None)
             per_ply["judgement"].append(None)

@@ -92,7 +92,7 @@ cdef enum:
 # Which buffers make each column of fastpgn.schema (by name): the column's, then its items' in the order its
 # Arrow type nests them (a list's items; a struct's fields in order). Adding a column to the schema means a
 # row here and the code that fills its buffers (_columns_row); the schema's order, its layout and the CSV
-# writer come from fastpgn.schema.COLUMNS, checked against this table on the first block (_make_tables).
+# writer come from fastpgn.schema.COLUMNS, checked against this table when the kernel is loaded (_make_tables).
 _FILLS = {
     "game_id": (K_GAME_ID,), "site": (K_SITE,), "event": (K_EVENT,), "utc": (K_UTC,), "date": (K_DATE,),
     "white": (K_WHITE,), "black": (K_BLACK,), "white_elo": (K_WHITE_ELO,), "black_elo": (K_BLACK_ELO,),
@@ -122,7 +122,7 @@ from _thread import allocate_lock as _allocate_lock
 
 cdef object _against = None        # the fastpgn.schema.COLUMNS the tables were made from
 cdef object _TABLES_LOCK = _allocate_lock()
-cdef object _schema = None         # (fastpgn.schema, imported on the first block: it imports the kernel)
+cdef object _schema = None         # (fastpgn.schema, imported by check_columns when the kernel is loaded)
 cdef list _PLAN = []               # per column of schema.columns(uci=True, positions=True, fens=True): (name, the
                                    # flag that adds it or None, its buffers as a tree: (k, type text, children))
 cdef bint _STARTS_OFFSETS[NCOLS]   # the buffers with offsets (strings and lists): their first offset, 0, written
@@ -147,6 +147,13 @@ cdef tuple _tree(str name, str kind, tuple ks, list at):
     return (k, kind, tuple(children))
 
 
+def check_columns():
+    """That this kernel's column sinks make every column of ``fastpgn.schema.COLUMNS`` as its type lays it out,
+    and no other: a ColumnError naming the first that differs and the sink. Run when the kernel is loaded
+    (the end of scan/_scan_cy.pyx), and by every block when ``COLUMNS`` is another tuple (_ready)."""
+    _ready()
+
+
 cdef int _ready() except -1:
     """The tables made from fastpgn.schema.COLUMNS, made again when that is another tuple (a ColumnError naming
     the first column this sink does not make as the schema types it)."""
@@ -161,6 +168,19 @@ cdef int _ready() except -1:
     return 0
 
 
+cdef int _own_buffers(str name, tuple tree, dict owners) except -1:
+    """Each buffer of ``tree`` taken for column ``name`` in ``owners`` (buffer: column): a ColumnError for one that
+    another row of _FILLS names too (two columns filling one buffer would each write into the other's rows)."""
+    cdef int k = tree[0]
+    if k in owners:
+        raise ColumnError(f"{_SINK} makes the columns {owners[k]!r} and {name!r} from one buffer (their rows in "
+                          f"_FILLS name the same one)")
+    owners[k] = name
+    for child in tree[2]:
+        _own_buffers(name, child, owners)
+    return 0
+
+
 cdef void _mark_offsets(tuple tree):
     if tree[1] == "string" or tree[1].startswith("list<"):
         _STARTS_OFFSETS[<int>tree[0]] = True
@@ -171,6 +191,7 @@ cdef void _mark_offsets(tuple tree):
 cdef int _make_tables() except -1:
     global _against, _PLAN
     cdef list plan = []
+    cdef dict owners = {}
     _against = None                # (until the tables are whole: a failure here is made again next block)
     every = _schema.columns(uci=True, positions=True, fens=True)
     names = [c.name for c in every]
@@ -191,6 +212,7 @@ cdef int _make_tables() except -1:
         if at[0] != len(ks):
             raise ColumnError(f"{_SINK} names more buffers for the column {column.name!r} ({column.type}) in "
                               f"_FILLS than its type has")
+        _own_buffers(column.name, tree, owners)
         plan.append((column.name, flags.get(column.name), tree))
     for entry in plan:
         _mark_offsets(entry[2])

@@ -9,7 +9,7 @@ since then, ``tags`` as a list of ``(name, value)`` pairs, ``None`` for null.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastpgn import scan as _scan, schema
 from fastpgn.scan.analysis import analysis_columns
@@ -17,7 +17,16 @@ from fastpgn.scan.contract import ColumnError, ScanResult
 from fastpgn.scan.grammar import _GLYPH_NAGS, game_nags
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from typing_extensions import Buffer
+
     from fastpgn.openings import OpeningMap
+    from fastpgn.scan._kernel import GameRecord
+    from fastpgn.scan.contract import Reject
+    from fastpgn.scan.filters import Spec
+
+    Columns = dict[str, list[Any]]
 
 _SEP = "\u2502"
 _DEFAULT_OPENINGS: list[OpeningMap] = []  # the shipped map, loaded on first use
@@ -32,10 +41,10 @@ def default_openings() -> OpeningMap:
     return _DEFAULT_OPENINGS[0]
 
 
-def _opening_codes(headers: list, openings) -> list:
+def _opening_codes(headers: list[dict[str, str]], openings: Mapping[bytes, bytes]) -> list[str | None]:
     """Field 10 of the line per game: the map's code for ``ECO│Opening``, None where it gives ``?``."""
     codes = []
-    known: dict = {}
+    known: dict[str, Any] = {}
     for h in headers:
         key = f"{h.get('ECO', '')}{_SEP}{h.get('Opening', '')}"
         code = known.get(key, known)
@@ -49,7 +58,8 @@ def _opening_codes(headers: list, openings) -> list:
     return codes
 
 
-def _replayed(records: list, positions: bool = False, fens: bool = False) -> tuple[list, list, list, list]:
+def _replayed(records: list[GameRecord], positions: bool = False, fens: bool = False
+              ) -> tuple[list[GameRecord], list[list[str]], list[Reject], list[Any]]:
     """``(records, uci lists, rejects, positions)``: the games whose moves replay, and the others as the converter's
     --uci rejects them; with ``positions`` or ``fens``, each kept game's ``(keys, fens)`` (board.positions)."""
     from fastpgn.board import declared_start, positions as replay_positions, san_to_uci
@@ -71,8 +81,11 @@ def _replayed(records: list, positions: bool = False, fens: bool = False) -> tup
     return kept, uci, rejects, places
 
 
-def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                       where=None, openings=None, uci=False, scan=None, positions=False, fens=False):
+def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                       at_stream_start: bool = True, stop_on_error: bool = False, where: Spec | None = None,
+                       openings: Mapping[bytes, bytes] | None = None, uci: bool = False,
+                       scan: Callable[..., ScanResult[list[GameRecord]]] | None = None, positions: bool = False,
+                       fens: bool = False) -> ScanResult[Columns]:
     """The columns of the whole games in ``data[start:end]``: a ScanResult ``(columns, games_read, rejects, filtered)``.
 
     ``columns`` maps each column name of ``fastpgn.schema.names(uci)`` to a
@@ -93,12 +106,12 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
     >>> cols["white_elo"], cols["moves"], cols["eval_cp"], cols["tags"], read
     ([1500], [['e4']], [[20]], [[]], 1)
     """
-    games = _scan.kernel.games_from_block if scan is None else scan
+    games: Callable[..., ScanResult[list[GameRecord]]] = _scan.kernel.games_from_block if scan is None else scan
     records, read, rejects, filtered = games(data, start, end, base_offset=base_offset, first_game=first_game,
                                              at_stream_start=at_stream_start, stop_on_error=stop_on_error,
                                              where=where)
-    uci_lists = None
-    places: list = []
+    uci_lists: list[list[str]] = []
+    places: list[Any] = []
     replays = uci or positions or fens
     if replays:
         scanned = records
@@ -125,15 +138,28 @@ def columns_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
         columns["zobrist"] = [p[0] for p in places]
     if fens:
         columns["fens"] = [p[1] for p in places]
-    names = schema.names(uci, positions, fens)
-    if tuple(columns) != names:
-        columns = in_schema_order(columns, names, "the pure column sink (fastpgn/scan/columns.py)")
-    return ScanResult(columns, read, rejects, filtered)
+    return ScanResult(in_schema_order(columns, schema.names(uci, positions, fens), _SINK), read, rejects, filtered)
 
 
-def in_schema_order(columns: dict, names: tuple, sink: str) -> dict:
+_SINK = "the pure column sink (fastpgn/scan/columns.py)"
+
+
+def check_columns() -> None:
+    """That this sink makes every column of ``fastpgn.schema.COLUMNS`` and no other: a ColumnError naming the
+    first that differs and the sink. Run when the pure kernel is loaded (the end of scan/_scan_py.py); every
+    block checks its own columns too (``in_schema_order``).
+
+    >>> check_columns()
+    """
+    made = _columns(b"", [], None)
+    made.update({name: [] for name in schema.OPTIONAL})     # (columns_from_block adds them when asked)
+    in_schema_order(made, schema.names(uci=True, positions=True, fens=True), _SINK)
+
+
+def in_schema_order(columns: Columns, names: tuple[str, ...], sink: str) -> Columns:
     """``columns`` in the order of ``names`` (the schema's); ColumnError naming ``sink`` and the first column
-    it lacks, or one it makes that the schema does not name.
+    it lacks, one it makes that the schema does not name, or two it makes from one list (the compiled sink's
+    two rows of ``_FILLS`` naming one buffer).
 
     >>> in_schema_order({"b": [1], "a": [2]}, ("a", "b"), "this sink")
     {'a': [2], 'b': [1]}
@@ -147,10 +173,16 @@ def in_schema_order(columns: dict, names: tuple, sink: str) -> dict:
     for name in columns:
         if name not in names:
             raise ColumnError(f"{sink} makes a column {name!r} that fastpgn.schema.COLUMNS does not name")
+    if len({id(values) for values in columns.values()}) < len(columns):
+        owners: dict[int, str] = {}
+        for name in names:
+            first = owners.setdefault(id(columns[name]), name)
+            if first != name:
+                raise ColumnError(f"{sink} makes the columns {first!r} and {name!r} from one list")
     return {name: columns[name] for name in names}
 
 
-def _nags(text: bytes, moves: list) -> list | None:
+def _nags(text: bytes, moves: list[str]) -> list[list[int | None]] | None:
     """The nags column's value of a game: per ply, its NAGs in the order written; None when it has none.
 
     When the game's text has no ``$`` and each of its ``!`` and ``?`` is in a
@@ -168,20 +200,20 @@ def _nags(text: bytes, moves: list) -> list | None:
     pairs = game_nags(text)
     if not pairs:
         return None
-    per_ply: list = [[] for _ in moves]
+    per_ply: list[list[int | None]] = [[] for _ in moves]
     for ply, nag in pairs:
         per_ply[ply].append(nag)
     return per_ply
 
 
-def _columns(data, records: list, openings) -> dict:
+def _columns(data: Any, records: list[GameRecord], openings: Mapping[bytes, bytes] | None) -> Columns:
     headers = [r[2] for r in records]
     moves = [r[3] for r in records]
 
-    def tag(name):
+    def tag(name: str) -> list[str | None]:
         return [h.get(name) for h in headers]
 
-    def number(name):
+    def number(name: str) -> list[int | None]:
         return [schema.int16(h.get(name)) for h in headers]
 
     dates = [h.get("UTCDate", h.get("Date")) for h in headers]
@@ -190,7 +222,7 @@ def _columns(data, records: list, openings) -> dict:
     clocks = [schema.time_control(tc) for tc in time_controls]
     evals = [schema.eval_columns(r[4]) for r in records]
     source = schema.SOURCE_TAGS
-    columns = {
+    columns: Columns = {
         "game_id": [schema.game_id(h.get("Site")) for h in headers],
         "site": tag("Site"),
         "event": tag("Event"),
@@ -229,4 +261,4 @@ def _columns(data, records: list, openings) -> dict:
     return columns
 
 
-__all__ = ["columns_from_block", "default_openings", "in_schema_order"]
+__all__ = ["check_columns", "columns_from_block", "default_openings", "in_schema_order"]

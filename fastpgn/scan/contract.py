@@ -46,8 +46,9 @@ class ColumnError(LookupError):
 
     A defect of the build (a column added to the schema and left out of a
     sink), never of the input: both column sinks check their columns
-    against the schema on their first block (and again whenever
-    ``COLUMNS`` is another tuple), and the compiled sinks check each
+    against the schema when the kernel is loaded (so ``import
+    fastpgn.scan`` fails with this error), again whenever ``COLUMNS`` is
+    another tuple, and the compiled sinks check each
     block's buffers before anything reads them, so a column left out is
     this error naming the column and the sink, never a crash.
     """

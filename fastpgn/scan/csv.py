@@ -15,6 +15,15 @@ from fastpgn import schema
 from fastpgn.scan import columns as _columns
 from fastpgn.scan.contract import ColumnError, ScanResult
 
+TYPE_CHECKING = False   # typing's, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    from typing_extensions import Buffer
+
+    from fastpgn.scan._kernel import GameRecord
+    from fastpgn.scan.filters import Spec
+
 #: The column types the CSV sink writes (csv_text's rules: docs/schema.md), each sink dispatching on the type a
 #: column has in fastpgn.schema: a column of another type is a ColumnError naming it, in both kernels.
 WRITES = frozenset((
@@ -24,7 +33,7 @@ WRITES = frozenset((
 ))
 
 
-def column_numbers(columns, uci: bool, positions: bool = False, fens: bool = False) -> bytes:
+def column_numbers(columns: Iterable[str] | None, uci: bool, positions: bool = False, fens: bool = False) -> bytes:
     """The column numbers (schema order, ``uci``, ``zobrist``, ``fens`` last) of the names in ``columns`` (None:
     every column); ColumnError for a column of a type the CSV sink does not write.
 
@@ -43,8 +52,12 @@ def column_numbers(columns, uci: bool, positions: bool = False, fens: bool = Fal
     return bytes(numbers[name] for name in chosen)
 
 
-def csv_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                   where=None, openings=None, uci=False, columns=None, scan=None, positions=False, fens=False):
+def csv_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                   at_stream_start: bool = True, stop_on_error: bool = False, where: Spec | None = None,
+                   openings: Mapping[bytes, bytes] | None = None, uci: bool = False,
+                   columns: Iterable[str] | None = None,
+                   scan: Callable[..., ScanResult[list[GameRecord]]] | None = None, positions: bool = False,
+                   fens: bool = False) -> ScanResult[bytes]:
     """The whole games in ``data[start:end]`` as CSV rows: a ScanResult ``(text, games_read, rejects, filtered)``.
 
     ``text`` is the rows of the good games as UTF-8 bytes, no header row,

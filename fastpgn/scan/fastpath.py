@@ -14,6 +14,16 @@ from operator import itemgetter
 
 from fastpgn.scan.grammar import _clock_seconds, _eval_ok, _eval_value, _first_ply, _Game, _san_ok, _scan_game
 
+TYPE_CHECKING = False   # typing's, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Iterator
+    from typing import Any
+
+    from fastpgn.scan.filters import _Where
+
+    #: A fast read: _fast_game's (end, blank, tags, scan), _fast_where's, or _fast_headers' (end, headers, result).
+    Fast = tuple[Any, ...]
+
 # ---------------------------------------------------------------- fast path (pure Python only)
 #
 # lichess writes every game alike: one [Name "value"] per line, a blank line,
@@ -73,7 +83,7 @@ def _learn_number(tok: bytes) -> bool:
     return True
 
 
-def _learn_eval(raw: bytes):
+def _learn_eval(raw: bytes) -> bytes | None:
     """``raw`` is ``value]``: the value _comment reads for ``[%eval value]``, or None."""
     value = raw[:-1]
     if raw[-1:] != b"]" or not _eval_ok(value):
@@ -85,7 +95,7 @@ def _learn_eval(raw: bytes):
     return value
 
 
-def _learn_clock(raw: bytes):
+def _learn_clock(raw: bytes) -> bytes | None:
     """``raw`` is ``H:MM:SS]``: the seconds _comment reads for ``[%clk H:MM:SS]``, or None."""
     value = raw[:-1]
     seconds = _clock_seconds(value) if raw[-1:] == b"]" else None
@@ -97,7 +107,7 @@ def _learn_clock(raw: bytes):
     return seconds
 
 
-def _all_known(known, toks, learn) -> bool:
+def _all_known(known: set[bytes], toks: Collection[bytes], learn: Callable[[bytes], bool]) -> bool:
     """Whether every token is in ``known`` or ``learn`` accepts it."""
     if known.issuperset(toks):
         return True
@@ -107,7 +117,8 @@ def _all_known(known, toks, learn) -> bool:
     return True
 
 
-def _values(cache: dict, raws: list, learn):
+def _values(cache: dict[bytes, bytes], raws: list[bytes],
+            learn: Callable[[bytes], bytes | None]) -> tuple[bytes, ...] | None:
     """The cached values of ``raws`` (a tuple; learning new ones), or None if one is not valid."""
     try:
         return itemgetter(*raws)(cache) if len(raws) > 1 else (cache[raws[0]],)
@@ -124,7 +135,7 @@ def _values(cache: dict, raws: list, learn):
     return tuple(values)
 
 
-def _learn_tag_layout(key):
+def _learn_tag_layout(key: Any) -> Any:
     """The names of a tag section whose text outside the quotes is ``key``, if plain; else None.
 
     Plain: ``[Name "`` then ``"]\n[Name "`` per line, then ``"]``: one space
@@ -136,7 +147,7 @@ def _learn_tag_layout(key):
     parts = (key.encode() if text else key).split(b'"')
     if len(parts) < 2 or parts[-1] != b"]":
         return None
-    names = []
+    names: Any = []     # (a list, then the tuple it caches)
     for i, part in enumerate(parts[:-1]):
         head = 1 if i == 0 else 3
         name = part[head:-1]
@@ -151,7 +162,7 @@ def _learn_tag_layout(key):
     return names
 
 
-def _fast_tags(t: bytes, text: bool):
+def _fast_tags(t: bytes, text: bool) -> tuple[Any, Any, Any] | None:
     """``(pieces, key, names)`` of a tag section of one ``[Name "value"]`` per line, or None.
 
     ``t`` starts with ``[``. ``pieces`` is ``t`` cut at the quotes, so the
@@ -188,7 +199,8 @@ def _fast_tags(t: bytes, text: bool):
     return pieces, key, names
 
 
-def _fast_tokens(toks: list, i: int, moves: list, evals: list, clocks: list, first_ply: int):
+def _fast_tokens(toks: list[bytes], i: int, moves: list[bytes], evals: list[bytes | None], clocks: list[bytes | None],
+                 first_ply: int) -> int | None:
     """_movetext over single-spaced tokens from ``toks[i]``: numbers, SAN, eval/clock comments.
 
     Appends to ``moves``/``evals``/``clocks``; returns the first ply, or None
@@ -246,7 +258,7 @@ def _fast_tokens(toks: list, i: int, moves: list, evals: list, clocks: list, fir
     return first_ply
 
 
-def _first_number(numbers: list, expected: list):
+def _first_number(numbers: list[bytes], expected: list[bytes]) -> int | None:
     """The ply the first of ``numbers`` names if all are move numbers, else None.
 
     ``expected`` is lichess's own numbering from move 1 (compared, not hashed).
@@ -258,7 +270,7 @@ def _first_number(numbers: list, expected: list):
     return None
 
 
-def _fast_movetext(m: bytes):
+def _fast_movetext(m: bytes) -> tuple[Any, ...] | None:
     """``(moves, evals, clocks, result, first_ply, mixed)`` of one movetext line, or None.
 
     ``evals``/``clocks`` are None when no ply has one, else one entry per
@@ -300,8 +312,8 @@ def _fast_movetext(m: bytes):
     moves = body[1::period]
     if first_ply is None or not _all_known(_SAN, moves, _learn_san):
         return _fast_any(toks, result)
-    evals = _values(_EVALS, body[eval_at::period], _learn_eval) if eval_at else None
-    clocks = _values(_CLOCKS, body[clock_at::period], _learn_clock) if clock_at else None
+    evals: Any = _values(_EVALS, body[eval_at::period], _learn_eval) if eval_at else None     # (a tuple, then a list)
+    clocks: Any = _values(_CLOCKS, body[clock_at::period], _learn_clock) if clock_at else None
     if (eval_at and evals is None) or (clock_at and clocks is None):
         return None  # a value _comment rejects: the byte walk reports it
     if plies * period == count:
@@ -313,7 +325,7 @@ def _fast_movetext(m: bytes):
     return None if first_ply is None else (moves, evals, clocks, result, first_ply, True)
 
 
-def _fast_any(toks: list, result: bytes):
+def _fast_any(toks: list[bytes], result: bytes) -> tuple[Any, ...] | None:
     """_fast_movetext's answer for a token list no layout fits: _fast_tokens from the start."""
     moves: list[bytes] = []
     evals: list[bytes | None] = []
@@ -322,7 +334,7 @@ def _fast_any(toks: list, result: bytes):
     return None if first_ply is None else (moves, evals, clocks, result, first_ply, True)
 
 
-def _fast_shape(buf: bytes, pos: int, end: int):
+def _fast_shape(buf: bytes, pos: int, end: int) -> tuple[int, int, int, int] | None:
     """``(blank, start, stop, game_end)`` of the game at ``pos`` if it has _fast_game's layout, else None.
 
     The layout: a tag section up to the first blank line (at ``blank``), one
@@ -349,7 +361,7 @@ def _fast_shape(buf: bytes, pos: int, end: int):
     return blank, start, stop, game_end
 
 
-def _fast_game(buf: bytes, pos: int, end: int, text: bool):
+def _fast_game(buf: bytes, pos: int, end: int, text: bool) -> Fast | None:
     """The game at ``pos`` (a ``[``) if it has lichess's shape, else None.
 
     Returns ``(end, tags_end, tags, scan)``: where the game ends (as
@@ -376,7 +388,7 @@ _NOT_BRACES = bytes(c for c in range(256) if c not in b"{}")
 _BRACE_PAIRS = b"{}" * 4096
 
 
-def _fast_skips(buf: bytes, start: int, stop: int):
+def _fast_skips(buf: bytes, start: int, stop: int) -> bytes | None:
     """The result token _skip_movetext reads on movetext line ``buf[start:stop]`` of _fast_shape's layout
     (``b""`` for none), if it reads the line to its end without error; else None.
 
@@ -404,14 +416,14 @@ def _fast_skips(buf: bytes, start: int, stop: int):
     return last if result else b""
 
 
-def _any_value(values, mixed: bool) -> bool:
+def _any_value(values: list[Any] | None, mixed: bool) -> bool:
     """Whether a _fast_movetext eval or clock list holds a value for some ply."""
     if values is None:
         return False
     return values.count(None) < len(values) if mixed else len(values) > 0
 
 
-def _fast_where(buf: bytes, pos: int, end: int, text: bool, where):
+def _fast_where(buf: bytes, pos: int, end: int, text: bool, where: _Where) -> Fast | None:
     """_fast_game with a filter: its answer for a game ``where`` keeps, ``(end, tags_end, None, None)``
     for one it drops, None where the byte walk must decide."""
     shape = _fast_shape(buf, pos, end)
@@ -433,7 +445,7 @@ def _fast_where(buf: bytes, pos: int, end: int, text: bool, where):
     return game_end, blank, tags, scan
 
 
-def _fast_headers(buf: bytes, pos: int, end: int, where):
+def _fast_headers(buf: bytes, pos: int, end: int, where: _Where | None) -> Fast | None:
     """headers_from_block's ``(end, headers, result)`` of the game at ``pos`` (a ``[``), ``(end, None, None)``
     if ``where`` drops it, or None where the byte walk must decide."""
     if where is not None and where.needs_moves:
@@ -454,7 +466,7 @@ def _fast_headers(buf: bytes, pos: int, end: int, where):
     return game_end, dict(zip(names, pieces[1::2])), result.decode("ascii")
 
 
-def _fast_as_game(start: int, fast) -> _Game:
+def _fast_as_game(start: int, fast: Fast) -> _Game:
     """A _Game holding what _fast_game read, for the general code of the front ends."""
     end, _, (pieces, _, names), (moves, evals, clocks, result, first_ply, _) = fast
     game = _Game(start)
@@ -468,7 +480,8 @@ def _fast_as_game(start: int, fast) -> _Game:
     return game
 
 
-def _each_game(buf: bytes, pos: int, end: int, where, text: bool, headers: bool = False):
+def _each_game(buf: bytes, pos: int, end: int, where: _Where | None, text: bool, headers: bool = False
+               ) -> Iterator[tuple[int, Fast | None, _Game | None]]:
     """The games of ``buf[pos:end]`` as the grammar reads them, each as ``(start, fast, game)``: the one
     place the pure twin chooses between its fast path and the byte walk.
 

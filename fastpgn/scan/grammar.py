@@ -43,7 +43,7 @@ parses. The Cython twin mirrors every function below in the same order, up to
 the fast path.
 
 Headers only (headers_from_block) and filters (a where_plan passed to any
-front end): _scan_game reads the tag section as always, then, for a game
+front end; the tests themselves are fastpgn/scan/filters.py's): _scan_game reads the tag section as always, then, for a game
 whose tags a filter refuses or for every game when reading headers only,
 skips its movetext with _skip_movetext, which follows _movetext's game
 boundaries (comments, variations, results, ``1.`` after a blank line)
@@ -75,6 +75,12 @@ from __future__ import annotations
 
 from fastpgn import lichess
 from fastpgn.lichess import RESULT_CODES, TERMINATION_CODES
+
+TYPE_CHECKING = False   # typing's, without importing typing
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+    from fastpgn.scan.filters import _Where
 
 SEP = lichess.SEP.encode()
 # Pure Python holds the GIL: the converter gives this backend worker processes, not threads.
@@ -393,7 +399,7 @@ def _nag_value(digits: bytes) -> int | None:
     return value if value <= NAG_LIMIT else None
 
 
-def game_nags(text: bytes) -> list:
+def game_nags(text: bytes) -> list[tuple[int, int | None]]:
     """The NAGs of the one game ``text`` holds: ``(ply, NAG)`` pairs in the order written (NAG None: over
     NAG_LIMIT). Those written before the first move, after the result or inside a variation are not a main-line
     move's and are left out.
@@ -416,17 +422,17 @@ class _Game:
     def __init__(self, start: int) -> None:
         self.start = start
         self.end = start
-        self.tags: list = []          # (name, raw value) pairs, escapes undone
-        self.moves: list = []         # SAN tokens as written
-        self.evals: list = []         # per ply: bytes or None
-        self.clocks: list = []        # per ply: seconds text or None
+        self.tags: list[tuple[bytes, bytes]] = []   # (name, raw value) pairs, escapes undone
+        self.moves: list[bytes] = []      # SAN tokens as written
+        self.evals: list[bytes | None] = []   # per ply: bytes or None
+        self.clocks: list[bytes | None] = []  # per ply: seconds text or None
         self.result = b""
         self.first_ply = -1           # ply index the move number before the first move names
         self.bad = ""
         self.bad_pos = -1
         self.moves_field: bytes | None = None  # replaces field 20 when a moves hook rewrote it
         self.filtered = False         # a where_plan dropped it (a bad game is rejected instead)
-        self.nags: list = []          # (ply, NAG or None when over NAG_LIMIT) in the order written: the column sink's
+        self.nags: list[tuple[int, int | None]] = []   # (ply, NAG or None when over NAG_LIMIT) in the order written: the column sink's
 
 
 def _unescape(raw: bytes) -> bytes:
@@ -446,7 +452,7 @@ def _unescape(raw: bytes) -> bytes:
     return bytes(out)
 
 
-def _tags_on_line(buf: bytes, pos: int, stop: int, tags: list) -> int:
+def _tags_on_line(buf: bytes, pos: int, stop: int, tags: list[tuple[bytes, bytes]]) -> int:
     """Read the tag pairs of one line; return where movetext starts on it (``stop`` if none)."""
     while True:
         while pos < stop and buf[pos] in _WS:
@@ -794,7 +800,7 @@ def _skip_comment(buf: bytes, pos: int, end: int) -> int:
     return close + 1
 
 
-def _scan_game(buf: bytes, pos: int, end: int, where=None, headers: bool = False) -> _Game | None:
+def _scan_game(buf: bytes, pos: int, end: int, where: _Where | None = None, headers: bool = False) -> _Game | None:
     """Scan the game whose first line starts at or after ``pos``; None if only blank lines remain.
 
     ``where`` (a where_plan) drops a game whose tags it refuses before its
@@ -858,142 +864,20 @@ def _scan_game(buf: bytes, pos: int, end: int, where=None, headers: bool = False
 _NUL_REASON = "NUL byte in the game (binary data)"
 
 
-# ---------------------------------------------------------------- filters
-#
-# fastpgn.filters.Where compiles to a spec of plain values (where_spec);
-# where_plan turns the spec into what the kernel reads. A game's tags are
-# tested when its tag section is read, before its movetext: a game they
-# refuse is never built, its movetext only skipped (_skip_movetext).
-
-ELO_WHITE, ELO_BLACK, ELO_BOTH, ELO_EITHER = range(4)
-# A tag test's kind is bits: TAG_FOLD compares ignoring the case of A-Z, TAG_PREFIX a start of the value
-# (both: an ECO prefix).
-TAG_EQUAL, TAG_FOLD, TAG_PREFIX = 0, 1, 2
-# lichess's speeds (fastpgn.lichess), and the upper bounds, exclusive, of all but correspondence.
-SPEEDS = lichess.SPEEDS
-SPEED_LIMITS = tuple(limit for _, limit in lichess.SPEED_LIMITS)
-
-
-def _ascii_lower(value):
-    """``value`` (bytes or str) with A-Z lowered, nothing else."""
-    if isinstance(value, bytes):
-        return value.lower()
-    return value.lower() if value.isascii() else value.encode().lower().decode()
-
-
-def _digits(value) -> int:
-    """The number 1 to 9 ASCII digits say, else -1."""
-    if 0 < len(value) <= 9 and value.isdigit() and value.isascii():
-        return int(value)
-    return -1
-
-
-def speed_bit(time_control) -> int:
-    """The bit (1 << index in SPEEDS) of lichess's speed for a TimeControl value; 0 if it names none."""
-    index = lichess.speed_index(time_control)
-    return 1 << index if index >= 0 else 0
-
-
-def _well_formed_date(value) -> bool:
-    """``YYYY.MM.DD`` with ASCII digits (what a date range compares)."""
-    if len(value) != 10 or not value.isascii():
-        return False
-    for i in (0, 1, 2, 3, 5, 6, 8, 9):
-        if not value[i:i + 1].isdigit():
-            return False
-    return value[4:5] in (b".", ".") and value[7:8] in (b".", ".")
-
-
-class _Where:
-    """A where_spec as the pure kernel reads it: the same tests on bytes (lines) or str (records)."""
-
-    __slots__ = ("elo_mode", "min_elo", "max_elo", "speeds", "dates", "tests", "min_plies", "max_plies",
-                 "evals", "clocks", "needs_moves", "spec")
-
-    def __init__(self, spec: tuple) -> None:
-        (self.elo_mode, self.min_elo, self.max_elo, self.speeds, since, until, tests, self.evals, self.clocks,
-         self.min_plies, self.max_plies) = spec
-        self.spec = spec
-        self.dates = None
-        if since is not None or until is not None:
-            self.dates = ((since, until), (None if since is None else since.decode(),
-                                           None if until is None else until.decode()))
-        self.tests = (tests, tuple(
-            (tuple(n.decode() for n in names), kind, tuple(v.decode() for v in values),
-             None if default is None else default.decode())
-            for names, kind, values, default in tests))
-        self.needs_moves = bool(self.evals or self.clocks or self.min_plies >= 0 or self.max_plies >= 0)
-
-    def __reduce__(self):
-        return (_Where, (self.spec,))
-
-    def keep_tags(self, tags, text: bool) -> bool:
-        """Whether a game with these ``(name, value)`` pairs (the last of a name counts) passes the tag tests."""
-        d = dict(tags)
-        if self.elo_mode >= 0:
-            white = _digits(d.get("WhiteElo" if text else b"WhiteElo", ""))
-            black = _digits(d.get("BlackElo" if text else b"BlackElo", ""))
-            lo, hi = self.min_elo, self.max_elo
-            ok_white = white >= 0 and lo <= white and (hi < 0 or white <= hi)
-            ok_black = black >= 0 and lo <= black and (hi < 0 or black <= hi)
-            mode = self.elo_mode
-            if not (ok_white if mode == ELO_WHITE else ok_black if mode == ELO_BLACK
-                    else ok_white and ok_black if mode == ELO_BOTH else ok_white or ok_black):
-                return False
-        if self.speeds:
-            tc = d.get("TimeControl" if text else b"TimeControl")
-            if tc is None or not speed_bit(tc) & self.speeds:
-                return False
-        if self.dates is not None:
-            since, until = self.dates[text]
-            date = d.get("UTCDate" if text else b"UTCDate")
-            if date is None:
-                date = d.get("Date" if text else b"Date")
-            if (date is None or not _well_formed_date(date) or (since is not None and date < since)
-                    or (until is not None and date > until)):
-                return False
-        for names, kind, values, default in self.tests[text]:
-            for name in names:
-                value = d.get(name, default)
-                if value is None:
-                    continue
-                if kind & TAG_FOLD:
-                    value = _ascii_lower(value)
-                if value.startswith(values) if kind & TAG_PREFIX else value in values:
-                    break
-            else:
-                return False
-        return True
-
-    def keep_moves(self, plies: int, has_evals: bool, has_clocks: bool) -> bool:
-        """Whether a game read in full passes the movetext tests."""
-        return ((not self.evals or has_evals) and (not self.clocks or has_clocks)
-                and plies >= self.min_plies and (self.max_plies < 0 or plies <= self.max_plies))
-
-
-def where_plan(spec):
-    """A filter spec (fastpgn.filters.Where.spec()) as the kernel reads it; None stays None.
-
-    Make it once per run, as opening_table: the compiled kernel copies the
-    spec into C arrays it reads without the GIL.
-    """
-    return spec if spec is None or isinstance(spec, _Where) else _Where(spec)
-
-
 def _first(buf: bytes, start: int, end: int, at_stream_start: bool) -> int:
     if at_stream_start and buf.startswith(_BOM, start, end):
         return start + 3
     return start
 
 
-def _as_bytes(buf) -> bytes:
+def _as_bytes(buf: Buffer) -> bytes:
     """The block as bytes (the compiled kernel reads any bytes-like object in place)."""
     return buf if type(buf) is bytes else bytes(buf)
 
 
 # -- the last game of an input: what its text ends inside (fastpgn.io.blocks: a plain input cut short) --
 
-def last_game(data, start: int, end: int, *, at_stream_start: bool = True) -> tuple[int, str]:
+def last_game(data: Buffer, start: int, end: int, *, at_stream_start: bool = True) -> tuple[int, str]:
     """Where the last game of ``data[start:end]`` starts, and what the text ends inside.
 
     The games are those the scanner reads (tags read, movetext skipped as
@@ -1029,21 +913,3 @@ def last_game(data, start: int, end: int, *, at_stream_start: bool = True) -> tu
     if last.bad == "unterminated variation":
         return last.start, "variation"
     return last.start, "" if last.result or last.bad else "movetext"
-
-
-# -- UTF-8 validity: where the first byte that is not UTF-8 is (the readers count such games) --
-
-def utf8_error(data, start: int = 0) -> int:
-    """The index of the first byte of ``data[start:]`` that is not UTF-8 (``UnicodeDecodeError.start``), or -1.
-
-    >>> utf8_error(b"ab\\xc3\\xa9c"), utf8_error(b"ab\\xe9c"), utf8_error(b"\\xe9a\\xe9", 1)
-    (-1, 2, 2)
-    """
-    view = memoryview(data)
-    if start < 0 or start > len(view):
-        raise ValueError(f"start {start} is outside the data ({len(view)} bytes)")
-    try:
-        str(view[start:], "utf-8")
-    except UnicodeDecodeError as exc:
-        return start + exc.start
-    return -1

@@ -13,6 +13,7 @@ from operator import itemgetter
 from fastpgn.scan import fastpath as _fastpath_py
 from fastpgn.scan.contract import ScanResult
 from fastpgn.scan.fastpath import _COUNTS, _each_game, _fast_as_game
+from fastpgn.scan.filters import where_plan
 from fastpgn.scan.grammar import (  # noqa: F401  (SEP, LINE_TAGS: the kernel's public names)
     _RESULT_CODE,
     _SLOT,
@@ -40,20 +41,29 @@ from fastpgn.scan.grammar import (  # noqa: F401  (SEP, LINE_TAGS: the kernel's 
     _as_bytes,
     _first,
     _Game,
-    where_plan,
 )
 
+TYPE_CHECKING = False   # typing's, without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    from typing_extensions import Buffer
+
+    from fastpgn.scan._kernel import MovesHook
+    from fastpgn.scan.filters import Spec
+
 _DAY_SECONDS: dict[bytes, bytes] = {}  # UTCTime value -> _seconds_of_day(value)
-_LINE_PLANS: dict[bytes, itemgetter[bytes]] = {}  # a _TAG_LAYOUTS key -> an itemgetter of _fast_line's tag values
+_LINE_PLANS: dict[bytes, itemgetter[Any]] = {}  # a _TAG_LAYOUTS key -> an itemgetter of _fast_line's tag values
 _ECO_FIELDS: dict[bytes, bytes] = {}  # a code from the openings map -> _field(code)
 
-def _line_plan(names: tuple):
+def _line_plan(names: tuple[bytes, ...]) -> itemgetter[Any]:
     """An itemgetter of _fast_line's 16 tag values from ``pieces + [b"", movetext result]``."""
-    at = {}
+    at: dict[bytes, int] = {}
     for i, name in enumerate(names):
         at[name] = 2 * i + 1  # the last of two same names wins, as in _line
     empty = 2 * len(names) + 1
-    get = lambda name, default=empty: at.get(name, default)  # noqa: E731
+    get: Callable[..., Any] = lambda name, default=empty: at.get(name, default)  # noqa: E731
     return itemgetter(
         get(b"Site"), get(b"UTCDate", get(b"Date")), get(b"UTCTime", get(b"Time")),
         get(b"Result", empty + 1), get(b"Termination"), get(b"ECO"), get(b"Opening"),
@@ -63,7 +73,7 @@ def _line_plan(names: tuple):
     )
 
 
-def _fast_line(tags, scan, openings) -> bytes:
+def _fast_line(tags: tuple[Any, Any, Any], scan: tuple[Any, ...], openings: Mapping[bytes, bytes] | None) -> bytes:
     """_line for a game _fast_game read whose tags hold no separator (nor CR, LF)."""
     pieces, key, names = tags
     moves, evals, clocks, result, _, mixed = scan
@@ -149,13 +159,13 @@ def _seconds_of_day(value: bytes) -> bytes:
     return str(h * 3600 + m * 60 + s).encode()
 
 
-def _line(game: _Game, openings) -> bytes:
+def _line(game: _Game, openings: Mapping[bytes, bytes] | None) -> bytes:
     slots: list[bytes | None] = [None] * len(LINE_TAGS)
     for name, value in game.tags:
         i = _SLOT.get(name)
         if i is not None:
             slots[i] = value
-    get = lambda i: slots[i] or b""  # noqa: E731  (an empty value is b"" either way)
+    get: Callable[[int], bytes] = lambda i: slots[i] or b""  # noqa: E731  (an empty value is b"" either way)
     site = get(S_SITE)
     gid = site[site.rfind(b"/") + 1:]
     utc_date, utc_time, played = slots[S_UTCDATE], slots[S_UTCTIME], slots[S_RESULT]
@@ -207,7 +217,7 @@ def _line(game: _Game, openings) -> bytes:
 _START_TAGS = frozenset((b"FEN", b"SetUp", b"Variant"))
 
 
-def opening_table(openings):
+def opening_table(openings: Mapping[bytes, bytes] | None) -> Mapping[bytes, bytes] | None:
     """``openings`` ready for lines_from_block: here the map itself.
 
     The compiled kernel copies a plain map into a C table it reads without
@@ -216,8 +226,10 @@ def opening_table(openings):
     return openings
 
 
-def lines_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                     where=None, openings=None, moves_hook=None, text=False):
+def lines_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                     at_stream_start: bool = True, stop_on_error: bool = False, where: Spec | None = None,
+                     openings: Mapping[bytes, bytes] | None = None, moves_hook: MovesHook | None = None,
+                     text: bool = False) -> ScanResult[bytes | list[str]]:
     """Turn the whole games in ``data[start:end]`` into 22-field lines.
 
     Returns a ScanResult ``(lines, games_read, rejects, filtered)``;
@@ -270,7 +282,7 @@ def lines_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream
                 break
             continue
         out.append(_line(game, openings))
-    lines = b"".join(out)
+    lines: Any = b"".join(out)     # (bytes; with text, its lines as str)
     if text:
         lines = lines.decode("utf-8", "replace").split("\n")
         lines.pop()

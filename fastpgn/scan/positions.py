@@ -32,6 +32,10 @@ from __future__ import annotations
 from fastpgn.scan import columns as _columns_py
 from fastpgn.scan.contract import ScanResult
 
+TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
 #: The rows' columns, in order (both kernels).
 POSITION_COLUMNS = ("game_index", "ply", "board", "white_to_move", "castling", "ep_square", "halfmove",
                     "fullmove", "from_square", "to_square", "promotion", "move")
@@ -116,7 +120,7 @@ def _int16(n: int) -> int:
     return ((n + 0x8000) & 0xFFFF) - 0x8000
 
 
-def game_rows(out: dict, index: int, start: str, fens: list, ucis: list, final: bool) -> None:
+def game_rows(out: dict[str, Any], index: int, start: str, fens: list[str], ucis: list[str], final: bool) -> None:
     """Append game ``index``'s rows to ``out`` (the column lists; ``board`` a bytearray)."""
     before = [start, *fens] if final else [start, *fens][:len(ucis)]
     for ply, fen in enumerate(before):
@@ -140,8 +144,9 @@ def game_rows(out: dict, index: int, start: str, fens: list, ucis: list, final: 
                 out[name].append(None)
 
 
-def positions_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True,
-                         stop_on_error=False, where=None, openings=None, final=False, scan=None):
+def positions_from_block(data: Any, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                         at_stream_start: bool = True, stop_on_error: bool = False, where: Any = None,
+                         openings: Any = None, final: bool = False, scan: Any = None) -> ScanResult[Any]:
     """The positions of the whole games in ``data[start:end]``: a ScanResult ``((games, positions), games_read,
     rejects, filtered)``.
 
@@ -160,7 +165,7 @@ def positions_from_block(data, start, end, *, base_offset=0, first_game=0, at_st
     games, read, rejects, filtered = _columns_py.columns_from_block(
         data, start, end, base_offset=base_offset, first_game=first_game, at_stream_start=at_stream_start,
         stop_on_error=stop_on_error, where=where, openings=openings, uci=True, fens=True, scan=scan)
-    out: dict = {name: [] for name in POSITION_COLUMNS}
+    out: dict[str, Any] = {name: [] for name in POSITION_COLUMNS}
     out["board"] = bytearray()
     for index, (fen, variant, fens, ucis) in enumerate(zip(games["fen"], games["variant"], games.pop("fens"),
                                                            games.pop("uci"))):

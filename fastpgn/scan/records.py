@@ -8,15 +8,26 @@ from __future__ import annotations
 
 from fastpgn.scan.contract import ScanResult
 from fastpgn.scan.fastpath import _each_game
-from fastpgn.scan.grammar import _as_bytes, _first, where_plan
+from fastpgn.scan.filters import where_plan
+from fastpgn.scan.grammar import _as_bytes, _first
+
+TYPE_CHECKING = False   # typing's, without importing typing (the reader imports GameCore at its start-up)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from typing_extensions import Buffer
+
+    from fastpgn.scan.contract import Reject
+    from fastpgn.scan.filters import Spec
 
 
-def _ply_moves(moves: list) -> list:
+def _ply_moves(moves: list[bytes]) -> list[str]:
     """games_from_block's moves: the SAN tokens as str (UTF-8: castling may be written with en dashes)."""
     return b" ".join(moves).decode("utf-8").split(" ") if moves else []
 
 
-def _ply_evals(values, plies: int, mixed: bool) -> list:
+def _ply_evals(values: list[Any] | None, plies: int, mixed: bool) -> list[Any]:
     """games_from_block's evals: per ply, the value as str or None."""
     if values is None:
         return [None] * plies
@@ -25,12 +36,12 @@ def _ply_evals(values, plies: int, mixed: bool) -> list:
     return b" ".join(values).decode("ascii").split(" ")
 
 
-def _clock(seconds: bytes):
+def _clock(seconds: bytes) -> int | float:
     """A clock's seconds text (``b"180"``, ``b"177.7"``) as the reader gives it: int, float with tenths."""
     return float(seconds) if b"." in seconds else int(seconds)
 
 
-def _ply_clocks(values, plies: int, mixed: bool) -> list:
+def _ply_clocks(values: list[Any] | None, plies: int, mixed: bool) -> list[Any]:
     """games_from_block's clocks: per ply, the seconds (int, or float with tenths) or None."""
     if values is None:
         return [None] * plies
@@ -41,7 +52,7 @@ def _ply_clocks(values, plies: int, mixed: bool) -> list:
     return list(map(int, values))
 
 
-def _fast_record(fast, start: int, number: int, base_offset: int) -> tuple:
+def _fast_record(fast: Any, start: int, number: int, base_offset: int) -> tuple[Any, ...]:
     """games_from_block's record of a game _fast_game read (with ``text``)."""
     end, _, (pieces, _, names), (moves, evals, clocks, result, first_ply, mixed) = fast
     plies = len(moves)
@@ -73,7 +84,8 @@ class GameCore:
 
     __slots__ = ("offset", "number", "headers", "first_ply", "_moves", "_evals", "_clocks", "_result_token", "_text")
 
-    def __init__(self, offset, number, headers, moves, evals, clocks, result_token, first_ply=-1, text=None):
+    def __init__(self, offset: int, number: int, headers: dict[str, str], moves: Any, evals: Any, clocks: Any,
+                 result_token: str, first_ply: int = -1, text: bytes | None = None) -> None:
         self.offset = offset
         self.number = number
         self.headers = headers
@@ -98,10 +110,13 @@ class RecordFeed:
     ``games_yielded``. The lists are read, never changed.
     """
 
-    _items: list | None = None
+    _items: list[Any] | None = None
     _at = 0
+    games_yielded: int          # (the reader's)
+    if TYPE_CHECKING:
+        def _next_list(self) -> list[Any]: ...     # (the reader's)
 
-    def __next__(self):
+    def __next__(self) -> Any:
         items = self._items
         at = self._at
         while items is None or at >= len(items):
@@ -119,7 +134,7 @@ class RecordFeed:
         self._at = 0
 
 
-def _record_class(record):
+def _record_class(record: Any) -> Any:
     """games_from_block's ``record``, checked: None, or a subclass of GameCore (this twin's, or the compiled
     kernel's: this one only calls it, so reader.Game serves whichever kernel is live)."""
     if record is not None and not (isinstance(record, type) and (issubclass(record, GameCore)
@@ -132,8 +147,9 @@ def _is_compiled_game_core(record: type) -> bool:
     return any(base.__name__ == "GameCore" and base.__module__ == "fastpgn.scan._scan_cy" for base in record.__mro__)
 
 
-def games_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                     where=None, record=None):
+def games_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                     at_stream_start: bool = True, stop_on_error: bool = False, where: Spec | None = None,
+                     record: type[GameCore] | None = None) -> ScanResult[list[Any]]:
     """Scan the whole games in ``data[start:end]`` into record tuples for the reader.
 
     Returns a ScanResult ``(games, games_read, rejects, filtered)``; each game is
@@ -155,8 +171,9 @@ def games_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream
                              _record_class(record))
 
 
-def headers_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                       where=None, record=None):
+def headers_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                       at_stream_start: bool = True, stop_on_error: bool = False, where: Spec | None = None,
+                       record: type[GameCore] | None = None) -> ScanResult[list[Any]]:
     """games_from_block without the moves: each game's tags, its movetext skipped (_skip_movetext).
 
     Returns a ScanResult ``(games, games_read, rejects, filtered)``; each game is
@@ -173,14 +190,15 @@ def headers_from_block(data, start, end, *, base_offset=0, first_game=0, at_stre
                              _record_class(record))
 
 
-def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start, stop_on_error, where, headers,
-                      record=None):
+def _games_from_block(buf: Buffer, start: int, end: int, base_offset: int, first_game: int, at_stream_start: bool,
+                      stop_on_error: bool, where: Spec | None, headers: bool,
+                      record: type[GameCore] | None = None) -> ScanResult[list[Any]]:
     """games_from_block's records, or with ``headers`` headers_from_block's (the compiled twin's shape);
     ``record``: their record class."""
     buf = _as_bytes(buf)
     where = where_plan(where)
-    out = []
-    rejects = []
+    out: list[tuple[Any, ...]] = []
+    rejects: list[Reject] = []
     number = first_game
     filtered = 0
     for pos, fast, game in _each_game(buf, _first(buf, start, end, at_stream_start), end, where, True, headers):
@@ -222,7 +240,7 @@ def _games_from_block(buf, start, end, base_offset, first_game, at_stream_start,
     return ScanResult(_as_records(out, buf, headers, record), number - first_game, rejects, filtered)
 
 
-def _as_records(out: list, buf, headers: bool, record) -> list:
+def _as_records(out: list[tuple[Any, ...]], buf: bytes, headers: bool, record: Callable[..., Any] | None) -> list[Any]:
     """The record tuples ``out`` of ``buf``'s games as instances of ``record`` (None: as they are)."""
     if record is None:
         return out
@@ -242,7 +260,7 @@ class _GameSpans:
 
     __slots__ = ("_records", "_headers", "_end")
 
-    def __init__(self, records: list, headers: bool, end: int) -> None:
+    def __init__(self, records: list[tuple[Any, ...]], headers: bool, end: int) -> None:
         self._records = records
         self._headers = headers
         self._end = end
@@ -251,8 +269,9 @@ class _GameSpans:
         return len(self._records)
 
 
-def spans_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream_start=True, stop_on_error=False,
-                     where=None, headers_only=False):
+def spans_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
+                     at_stream_start: bool = True, stop_on_error: bool = False, where: Spec | None = None,
+                     headers_only: bool = False) -> ScanResult[_GameSpans]:
     """games_from_block (headers_from_block with ``headers_only``) in two steps, the first: the block read
     into a _GameSpans (its good games), with the counts and rejects games_from_block gives.
 
@@ -267,7 +286,8 @@ def spans_from_block(data, start, end, *, base_offset=0, first_game=0, at_stream
     return ScanResult(_GameSpans(records, headers_only, end), read, rejects, filtered)
 
 
-def records_from_spans(data, spans, *, first_game=0, record=None):
+def records_from_spans(data: Buffer, spans: _GameSpans, *, first_game: int = 0,
+                       record: type[GameCore] | None = None) -> list[Any]:
     """The second step: the records of ``spans``'s games (spans_from_block's output for ``data``, the same
     bytes), ``first_game`` added to the numbers the scan gave: equal to what games_from_block (or
     headers_from_block) gives for the same block, instances of ``record`` when given."""

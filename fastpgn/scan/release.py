@@ -25,6 +25,10 @@ is then None, and the caller hands such columns over as text instead.
 
 from __future__ import annotations
 
+TYPE_CHECKING = False   # typing's, without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
 #: The array types each kind takes, as pyarrow names them.
 KINDS = {"text": ("string",), "int": ("int8", "int16", "int32", "int64"), "date": ("date32[day]",),
          "time": ("time32[s]", "time32[ms]", "time64[us]", "time64[ns]")}
@@ -33,13 +37,13 @@ RANGES = {"date": (-719_162, 2_932_896), "time": (0, 86_399)}
 _UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
-def _in_range(pa, pc, array, bounds) -> bool:
+def _in_range(pa: Any, pc: Any, array: Any, bounds: tuple[int, int]) -> bool:
     units = _UNITS[array.type.unit] if pa.types.is_time(array.type) else 1
     low, high = pc.min_max(array.cast(pa.int32() if array.type.bit_width == 32 else pa.int64())).values()
     return low.as_py() is None or (bounds[0] * units <= low.as_py() and high.as_py() < (bounds[1] + 1) * units)
 
 
-def _value_text(pa, pc, kind: str, signed: bool, array):
+def _value_text(pa: Any, pc: Any, kind: str, signed: bool, array: Any) -> Any:
     if kind == "text":
         if pc.any(pc.match_substring_regex(array, r'["\\\n\r]')).as_py():
             array = pc.replace_substring(array, "\\", "\\\\")
@@ -56,13 +60,13 @@ def _value_text(pa, pc, kind: str, signed: bool, array):
     return text
 
 
-def release_text(columns, movetext):
+def release_text(columns: list[tuple[str, str, bool, bool, Any]], movetext: Any) -> Any:
     """The PGN text of one batch: ``columns`` is a list of ``(name, kind, signed, unrated, array)``, in tag order;
     None when a date or a time lies outside its kind's range."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    def scalar(value: str):     # compute functions given Python strings convert them on every call
+    def scalar(value: str) -> Any:     # compute functions given Python strings convert them on every call
         return pa.scalar(value, pa.string())
 
     if str(movetext.type) != "string":
@@ -108,7 +112,7 @@ def _suspect(text: bytes) -> bool:
     return any(0 <= text.find(token) != len(text) - len(token) for token in (b"*", b"1-0", b"0-1", b"1/2-1/2"))
 
 
-def release_suspects(movetext) -> list[int]:
+def release_suspects(movetext: Any) -> list[int]:
     """The rows of a string array whose movetext may read as more than one game: a line break, a ``[``
     first, or a result (``*``, ``1-0``, ``0-1``, ``1/2-1/2``) with text after it."""
     if str(movetext.type) != "string":
