@@ -148,13 +148,9 @@ def frame_ranges(path: str | os.PathLike[str], size: int = RANGE_SIZE) -> list[F
 
 
 def open_range(frame_range: FrameRange, threads: int = 1, encoding: str | None = None) -> Source:
-    """The source of ``frame_range`` (``open_source`` hands a FrameRange here): the whole input as any file is
-    read, or a ``RangeSource``. A range short of the whole input reads the text as it is (no ``encoding``: the
+    """The ``RangeSource`` of ``frame_range``, a range short of the whole input (``open_source`` hands such a
+    FrameRange here, and reads a whole one as its path). It reads the text as it is (no ``encoding``: the
     offsets of transcoded text depend on all the text before them)."""
-    from fastpgn.io.sources import open_source
-
-    if frame_range.whole:
-        return open_source(frame_range.path, threads, encoding)
     if encoding is not None:    # (a codec name: UTF-8 is None)
         raise ValueError(f"a frame range of {frame_range.path} reads UTF-8 text as it is: read the whole file "
                          f"to transcode it from {encoding!r}")

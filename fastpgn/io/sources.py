@@ -203,6 +203,8 @@ def open_source(source, threads: int = 1, encoding: str | None = None, headers_o
     from fastpgn.io import frame_ranges
 
     if isinstance(source, frame_ranges.FrameRange):
+        if source.whole:        # (the whole input: read as its path is)
+            return open_source(source.path, threads, encoding, headers_only)
         return frame_ranges.open_range(source, threads, codec)
     if hasattr(source, "read"):
         name = str(getattr(source, "name", "<stream>"))
