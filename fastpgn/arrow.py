@@ -145,7 +145,8 @@ class ArrowReader(ColumnReader):
         return functools.partial(_batch, self.columns, self.uci, self.positions, self.fens)
 
     def _read(self) -> Iterator:
-        return self._batched(batch for batch, _ in ColumnReader._column_blocks(self))
+        # (through the class: ``self`` is the reader's weak proxy, which a bound method would make strong)
+        return ArrowReader._batched(self, (batch for batch, _ in ColumnReader._column_blocks(self)))
 
     def _yielded(self, batch) -> None:
         """Count a batch handed out."""

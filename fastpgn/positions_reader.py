@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from fastpgn import schema
 from fastpgn.arrow import BATCH_SIZE, ArrowReader
 from fastpgn.parquet.batches import record_batch
+from fastpgn.reader import _RecordReader
 from fastpgn.scan import kernel as _kernel
 from fastpgn.scan.positions import POSITION_COLUMNS
 
@@ -79,15 +80,16 @@ class PositionReader(ArrowReader):
         return _Rows(self.names, self.columns, self.schema)
 
     def _column_blocks(self) -> Iterator[tuple]:
-        scanned = self._scanned(_kernel.positions_from_block, made=self._maker(), openings=self._table,
-                                final=self.final)
+        scanned = _RecordReader._scanned(self, _kernel.positions_from_block, made=self._maker(),
+                                         openings=self._table, final=self.final)
         try:
             yield from scanned
         finally:
             scanned.close()
 
     def _read(self) -> Iterator:
-        return self._batched(self._numbered_blocks())
+        # (through the class: ``self`` is the reader's weak proxy, which a bound method would make strong)
+        return ArrowReader._batched(self, PositionReader._numbered_blocks(self))
 
     def _yielded(self, batch) -> None:
         self.positions_yielded += batch.num_rows
@@ -95,7 +97,7 @@ class PositionReader(ArrowReader):
     def _numbered_blocks(self) -> Iterator:
         """Each block's batch, its games counted and ``game_index`` numbered among the games yielded."""
         at = self.names.index("game_index") if "game_index" in self.names else -1
-        for batch, games in self._column_blocks():
+        for batch, games in PositionReader._column_blocks(self):
             if at >= 0:
                 batch = _numbered(batch, at, self.games_yielded)
             self.games_yielded += games

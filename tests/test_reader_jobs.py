@@ -294,7 +294,7 @@ def _threads() -> list[str]:
 
 
 @needs_corpus
-@pytest.mark.parametrize("read", ["arrow", "lines", "games", "release"])
+@pytest.mark.parametrize("read", ["arrow", "lines", "games", "release", "positions"])
 def test_breaking_out_early_leaves_no_thread(tmp_path, read):
     path = DATA / "lichess-db" / DUMPS[1]
     if read == "release":
@@ -303,7 +303,8 @@ def test_breaking_out_early_leaves_no_thread(tmp_path, read):
     opened = {"arrow": lambda: fastpgn.read_arrow(path, jobs=3, block_size=BLOCK, batch_size=10),
               "release": lambda: fastpgn.read_arrow(path, jobs=3, block_size=BLOCK, batch_size=10),
               "lines": lambda: fastpgn.read_lines(path, jobs=3, block_size=BLOCK),
-              "games": lambda: fastpgn.read_games(path, jobs=3, block_size=BLOCK)}[read]
+              "games": lambda: fastpgn.read_games(path, jobs=3, block_size=BLOCK),
+              "positions": lambda: fastpgn.read_positions(path, jobs=3, block_size=BLOCK, batch_size=10)}[read]
     with opened() as reader:
         for _ in reader:
             break
