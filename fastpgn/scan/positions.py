@@ -29,7 +29,6 @@ Here each column is a Python list but ``board``, which is ``bytes`` (64 a row).
 
 from __future__ import annotations
 
-from fastpgn.scan import columns as _columns_py
 from fastpgn.scan.contract import ScanResult
 
 TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
@@ -162,6 +161,8 @@ def positions_from_block(data: Any, start: int, end: int, *, base_offset: int = 
     >>> games["game_id"], rows["ply"], rows["move"], rows["ep_square"], rows["white_to_move"]
     (['abc'], [0, 1, 2], ['e2e4', 'e7e5', None], [-1, -1, -1], [True, False, True])
     """
+    from fastpgn.scan import columns as _columns_py  # (here: the compiled kernel imports this module's rules)
+
     games, read, rejects, filtered = _columns_py.columns_from_block(
         data, start, end, base_offset=base_offset, first_game=first_game, at_stream_start=at_stream_start,
         stop_on_error=stop_on_error, where=where, openings=openings, uci=True, fens=True, scan=scan)
