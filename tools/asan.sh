@@ -39,7 +39,7 @@ ASAN_TESTS="tests/scan/test_release_differential.py tests/io/test_lichess_parque
     tests/board/test_board_differential.py tests/scan/test_scan.py tests/io/test_sources.py tests/test_reader.py
     tests/test_positions.py tests/test_reader_jobs.py tests/scan/test_site_nags.py tests/scan/test_dialects.py
     tests/test_writer.py tests/parquet/test_list_chunks.py tests/convert/test_output_formats.py
-    tests/scan/test_positions_differential.py tests/training/test_positions.py
+    tests/scan/test_positions_differential.py tests/training/test_read_positions.py
     --deselect tests/test_positions.py::test_spark_reads_the_keys_and_runs_the_docs_query"
 [ $# -gt 0 ] || set -- $ASAN_TESTS
 echo "asan: $*" >&2
