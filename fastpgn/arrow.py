@@ -63,8 +63,11 @@ class ColumnReader(_RecordReader):
         self._threads_scan = not lists     # (the lists' sink is Python's, holding the GIL)
         from fastpgn.reader import _filters_need_movetext
 
+        # Asked for no column made from the moves, no filter on them and no replay: each movetext is skipped
+        # (read_headers' reading), and a Parquet release's movetext is not read at all.
         self._without_movetext = not (schema.FROM_MOVETEXT & set(self.columns)) and not (
-            self.where is not None and _filters_need_movetext(self.where))
+            self.where is not None and _filters_need_movetext(self.where)) and not (
+            self.uci or self.positions or self.fens)
         super().__init__(source, errors, block_size, encoding, jobs)
 
     def _read(self) -> Iterator[dict]:
@@ -79,6 +82,8 @@ class ColumnReader(_RecordReader):
         extra = {"positions": True} if self.positions else {}
         if self.fens:
             extra["fens"] = True
+        if self._without_movetext:
+            extra["headers"] = True
         scanned = _RecordReader._scanned(self, sink, made=self._maker(), openings=self._table, uci=self.uci,
                                          **extra)
         try:

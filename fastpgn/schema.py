@@ -143,6 +143,10 @@ FROM_MOVETEXT = frozenset((
     "white_mistakes", "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders",
     "byte_offset", "uci", "zobrist", "fens"))
 
+#: The columns made from a game's moves: those a headers-only column read of PGN leaves out (the column sinks'
+#: ``headers=True``, which skips each movetext as ``read_headers`` skips it).
+FROM_MOVES = FROM_MOVETEXT - {"byte_offset"}
+
 
 def chosen_names(chosen, uci: bool = False, positions: bool = False, fens: bool = False) -> tuple[str, ...]:
     """The column names a reader or sink gives: all of them (``chosen`` None), or those of ``chosen``, checked

@@ -119,7 +119,7 @@ def records_from_spans(data: Buffer, spans: GameSpans, *, first_game: int = 0, r
 def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
                        at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,
                        openings: Openings | None = None, uci: bool = False, positions: bool = False,
-                       fens: bool = False) -> ScanResult[dict[str, Any]]: ...
+                       fens: bool = False, headers: bool = False) -> ScanResult[dict[str, Any]]: ...
 # ((the games' column dict, without uci and fens), one row per position: scan/positions.py's columns)
 def positions_from_block(data: Buffer, start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
                          at_stream_start: bool = True, stop_on_error: bool = False, where: Where | None = None,

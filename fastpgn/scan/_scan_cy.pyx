@@ -50,7 +50,7 @@ from cpython.long cimport PyLong_FromLongLong
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t
 from fastpgn.board._board_cy cimport FEN_ROOM, Plies, play_from, play_plies, spans_board, uci_spans, validate_spans
-from fastpgn.scan.contract import ColumnError, ScanResult   # (defined once, in Python)
+from fastpgn.scan.contract import HEADERS_REPLAY as _HEADERS_REPLAY, ColumnError, ScanResult   # (defined once, in Python)
 
 cdef extern from "Python.h":
     ctypedef unsigned short Py_UCS2

@@ -93,12 +93,12 @@ if _typing.TYPE_CHECKING:
 def columns_from_block(data: "Buffer", start: int, end: int, *, base_offset: int = 0, first_game: int = 0,
                        at_stream_start: bool = True, stop_on_error: bool = False, where: "Spec | None" = None,
                        openings: "Mapping[bytes, bytes] | None" = None, uci: bool = False, positions: bool = False,
-                       fens: bool = False) -> "ScanResult[dict[str, list[Any]]]":
+                       fens: bool = False, headers: bool = False) -> "ScanResult[dict[str, list[Any]]]":
     """The analysis schema's columns of the games in ``data[start:end]``, as Python lists (see scan/columns.py)."""
     return _columns_py.columns_from_block(data, start, end, base_offset=base_offset, first_game=first_game,
                                           at_stream_start=at_stream_start, stop_on_error=stop_on_error, where=where,
                                           openings=openings, uci=uci, scan=games_from_block, positions=positions,
-                                          fens=fens)
+                                          fens=fens, headers=headers, scan_headers=headers_from_block)
 
 
 def positions_from_block(data: "Buffer", start: int, end: int, *, base_offset: int = 0, first_game: int = 0,

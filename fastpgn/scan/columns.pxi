@@ -926,10 +926,12 @@ cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_of
 cdef Py_ssize_t _columns_pass(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game game, Columns *c,
                               long long base_offset, Bads *bads,
                               Out *scratch, long long *number, bint stop_on_error, int replay, void *board,
-                              Out *uci, bint *held, Where *where, long long *filtered) noexcept nogil:
-    """_lines_pass for columns: scan games from ``pos`` and append their rows, holding no Python object."""
+                              Out *uci, bint *held, Where *where, long long *filtered,
+                              bint headers) noexcept nogil:
+    """_lines_pass for columns: scan games from ``pos`` and append their rows, holding no Python object
+    (``headers``: each movetext skipped, _skip_movetext)."""
     cdef int replayed
-    while _scan_game(buf, pos, end, game, where, False):
+    while _scan_game(buf, pos, end, game, where, headers):
         if game.out_of_memory:
             return -1
         number[0] += 1
@@ -1016,7 +1018,7 @@ cdef object _uci_hook():
 def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long long base_offset=0,
                        long long first_game=0, bint at_stream_start=True, bint stop_on_error=False,
                        object where=None, object openings=None, bint uci=False, bint positions=False,
-                       bint fens=False):
+                       bint fens=False, bint headers=False):
     """The whole games in ``data[start:end]`` as the analysis schema's columns (see the pure twin).
 
     Returns a ScanResult ``(columns, games_read, rejects, filtered)``; ``columns`` maps each
@@ -1029,6 +1031,8 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long lo
     """
     cdef Py_buffer view
     _ready()
+    if headers and (uci or positions or fens):
+        raise ValueError(_HEADERS_REPLAY)
     PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
     try:
         if end > view.len:
@@ -1036,7 +1040,7 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long lo
         return ScanResult(*_columns_from_block(<const char *>view.buf, start, end, base_offset, first_game,
                                                at_stream_start, stop_on_error, where_plan(where), openings,
                                                _uci_hook() if uci or positions or fens else None, None, uci,
-                                               positions, fens))
+                                               positions, fens, headers))
     finally:
         PyBuffer_Release(&view)
 
@@ -1044,9 +1048,10 @@ def columns_from_block(object data, Py_ssize_t start, Py_ssize_t end, *, long lo
 cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end, long long base_offset,
                                long long first_game, bint at_stream_start, bint stop_on_error, _WherePlan plan,
                                object openings, object uci_hook, bytes csv_columns=None, bint uci_column=True,
-                               bint positions=False, bint fens=False):
+                               bint positions=False, bint fens=False, bint headers=False):
     """The column sink's work (``uci_hook``: the games replayed; ``uci_column``: the uci column then kept;
-    ``positions``, ``fens``: the zobrist and fens columns, from that replay)."""
+    ``positions``, ``fens``: the zobrist and fens columns, from that replay; ``headers``: each movetext
+    skipped and the columns made from the moves left out)."""
     cdef _Game game = _Game()
     cdef Where *where = NULL if plan is None else &plan.c
     cdef long long number = first_game, filtered = 0
@@ -1085,7 +1090,7 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
             held = False
             with nogil:
                 pos = _columns_pass(buf, pos, end, game, c, base_offset, &bads, &scratch, &number, stop_on_error,
-                                    replay, <void *>board, &uci, &held, where, &filtered)
+                                    replay, <void *>board, &uci, &held, where, &filtered, headers)
             if not held:
                 break
             pos = game.end
@@ -1104,8 +1109,14 @@ cdef tuple _columns_from_block(const char *buf, Py_ssize_t start, Py_ssize_t end
         if game.out_of_memory:
             raise MemoryError()
         _columns_note_room(c, end - start)
-        return (_columns_dict(c, buf, openings) if csv_columns is None else _csv_text(c, buf, openings, csv_columns),
-                number - first_game, _rejects(buf, &bads, base_offset, hook_reasons), filtered)
+        if csv_columns is not None:
+            made = _csv_text(c, buf, openings, csv_columns)
+        else:
+            made = _columns_dict(c, buf, openings)
+            if headers:
+                for name in _schema.FROM_MOVES:
+                    made.pop(name, None)
+        return made, number - first_game, _rejects(buf, &bads, base_offset, hook_reasons), filtered
     finally:
         free(bads.items)
         free(scratch.data)

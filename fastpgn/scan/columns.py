@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastpgn import scan as _scan, schema
 from fastpgn.scan.analysis import analysis_columns
-from fastpgn.scan.contract import ColumnError, ScanResult
+from fastpgn.scan.contract import HEADERS_REPLAY, ColumnError, ScanResult
 from fastpgn.scan.grammar import _GLYPH_NAGS, game_nags
 
 if TYPE_CHECKING:
@@ -85,7 +85,8 @@ def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int =
                        at_stream_start: bool = True, stop_on_error: bool = False, where: Spec | None = None,
                        openings: Mapping[bytes, bytes] | None = None, uci: bool = False,
                        scan: Callable[..., ScanResult[list[GameRecord]]] | None = None, positions: bool = False,
-                       fens: bool = False) -> ScanResult[Columns]:
+                       fens: bool = False, headers: bool = False,
+                       scan_headers: Callable[..., ScanResult[list[Any]]] | None = None) -> ScanResult[Columns]:
     """The columns of the whole games in ``data[start:end]``: a ScanResult ``(columns, games_read, rejects, filtered)``.
 
     ``columns`` maps each column name of ``fastpgn.schema.names(uci)`` to a
@@ -100,12 +101,21 @@ def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int =
     ``stop_on_error`` reading stops there; ``positions`` adds the ``zobrist``
     column and ``fens`` the ``fens`` column (each ply's Polyglot key, signed,
     and FEN: ``fastpgn.board.positions``), from the same replay and rejects.
+    ``headers`` skips each movetext as ``headers_from_block`` does (``scan_headers``,
+    default the live kernel's): the games and rejects are its, and the columns
+    made from the moves (``fastpgn.schema.FROM_MOVES``) are left out; it
+    cannot be given with ``uci``, ``positions`` or ``fens``.
 
     >>> pgn = b'[WhiteElo "1500"]\\n\\n1. e4 { [%eval 0.2] } *\\n'
     >>> cols, read, rejects, filtered = columns_from_block(pgn, 0, len(pgn))
     >>> cols["white_elo"], cols["moves"], cols["eval_cp"], cols["tags"], read
     ([1500], [['e4']], [[20]], [[]], 1)
     """
+    if headers:
+        if uci or positions or fens:
+            raise ValueError(HEADERS_REPLAY)
+        return _headers_columns(data, start, end, base_offset, first_game, at_stream_start, stop_on_error, where,
+                                openings, scan_headers)
     games: Callable[..., ScanResult[list[GameRecord]]] = _scan.kernel.games_from_block if scan is None else scan
     records, read, rejects, filtered = games(data, start, end, base_offset=base_offset, first_game=first_game,
                                              at_stream_start=at_stream_start, stop_on_error=stop_on_error,
@@ -139,6 +149,23 @@ def columns_from_block(data: Buffer, start: int, end: int, *, base_offset: int =
     if fens:
         columns["fens"] = [p[1] for p in places]
     return ScanResult(in_schema_order(columns, schema.names(uci, positions, fens), _SINK), read, rejects, filtered)
+
+
+def _headers_columns(data: Buffer, start: int, end: int, base_offset: int, first_game: int, at_stream_start: bool,
+                     stop_on_error: bool, where: Spec | None, openings: Mapping[bytes, bytes] | None,
+                     scan: Callable[..., ScanResult[list[Any]]] | None) -> ScanResult[Columns]:
+    """columns_from_block with ``headers``: headers_from_block's games, without the columns made from moves."""
+    games: Callable[..., ScanResult[list[Any]]] = _scan.kernel.headers_from_block if scan is None else scan
+    found, read, rejects, filtered = games(data, start, end, base_offset=base_offset, first_game=first_game,
+                                           at_stream_start=at_stream_start, stop_on_error=stop_on_error, where=where)
+    # (each as games_from_block's record of a game without moves: what the columns read)
+    records: list[Any] = [(offset, number, tags, [], [], [], result, 0, first, first)
+                          for offset, number, tags, result, first, _ in found]
+    columns = _columns(data, records, openings)
+    names = tuple(name for name in schema.names() if name not in schema.FROM_MOVES)
+    for name in schema.FROM_MOVES:
+        columns.pop(name, None)
+    return ScanResult(in_schema_order(columns, names, _SINK), read, rejects, filtered)
 
 
 _SINK = "the pure column sink (fastpgn/scan/columns.py)"

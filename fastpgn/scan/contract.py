@@ -54,7 +54,10 @@ class ColumnError(LookupError):
     """
 
 
-__all__ = ["ColumnError", "Reject", "ScanResult"]
+#: ``columns_from_block(headers=True)`` with a flag that replays the moves: both kernels' one message.
+HEADERS_REPLAY = "headers=True skips the movetext: it cannot be given with uci, positions or fens (they replay the moves)"
+
+__all__ = ["HEADERS_REPLAY", "ColumnError", "Reject", "ScanResult"]
 
 
 def game_text(text: bytes, result: str = "*") -> bytes:

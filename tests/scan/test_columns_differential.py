@@ -16,7 +16,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from fastpgn import _backend, filters
+from fastpgn import _backend, filters, schema
 from fastpgn.scan import columns as _columns_py
 from helpers import (
     CASES,
@@ -40,7 +40,7 @@ OPENINGS = _columns_py.default_openings()
 UTC = datetime.UTC
 
 
-def both(data: bytes, stop: bool = False, where=None, uci: bool = False, first: int = 0):
+def both(data: bytes, stop: bool = False, where=None, uci: bool = False, first: int = 0, headers: bool = False):
     """Each kernel's ``(table, games_read, rejects, filtered)`` for ``data``."""
     answers = []
     spec = None if where is None else filters.as_where(where).spec()
@@ -48,7 +48,7 @@ def both(data: bytes, stop: bool = False, where=None, uci: bool = False, first: 
         kernel = BACKENDS[name]
         columns, read, rejects, filtered = kernel.columns_from_block(
             data, 0, len(data), base_offset=7, first_game=first, stop_on_error=stop, where=kernel.where_plan(spec),
-            openings=kernel.opening_table(OPENINGS), uci=uci)
+            openings=kernel.opening_table(OPENINGS), uci=uci, headers=headers)
         table = pa.Table.from_batches([record_batch(columns, uci)])
         answers.append((table, read, rejects, filtered))
     return answers
@@ -79,6 +79,45 @@ def test_sinks_agree_on_every_file(path):
     assert_same(data, uci=True)
 
 
+@pytest.mark.parametrize("path", corpus_files() + sorted(CASES.glob("*.pgn")), ids=lambda p: p.name)
+def test_headers_only_sinks_agree_and_give_read_headers_games_with_the_full_reads_values(path):
+    data = decompressed(path)
+    for stop in (False, True):
+        assert_same(data, stop=stop, headers=True)
+    (heads, *counts), _ = both(data, headers=True)
+    (full, *_), _ = both(data)
+    # the games and rejects of read_headers' reading (the movetext skipped, not checked)
+    kernel = BACKENDS["cy"]
+    games, read, rejects, filtered = kernel.headers_from_block(data, 0, len(data), base_offset=7)
+    assert counts == [read, rejects, filtered]
+    assert heads.column("byte_offset").to_pylist() == [g[0] for g in games]
+    assert not schema.FROM_MOVES & set(heads.column_names)
+    assert heads.column_names == [n for n in full.column_names if n not in schema.FROM_MOVES]
+    # every game the full read keeps has the same values in every column the headers-only read gives
+    kept = {offset: i for i, offset in enumerate(full.column("byte_offset").to_pylist())}
+    rows = [i for i, offset in enumerate(heads.column("byte_offset").to_pylist()) if offset in kept]
+    assert len(rows) == full.num_rows
+    assert heads.take(rows).equals(full.select(heads.column_names))
+
+
+def test_headers_only_reads_a_game_whose_moves_the_full_read_rejects():
+    data = real_game(3) + real_game(4).replace(b"1. e4 ", b"1. e4 Zz9 ", 1)   # (not a move: the full read rejects it)
+    (full, _read, full_rejects, _), _ = both(data)
+    (heads, read, rejects, _), _ = both(data, headers=True)
+    assert (full.num_rows, len(full_rejects)) == (1, 1) and read == 2
+    assert heads.num_rows == 2 and rejects == []
+
+
+@pytest.mark.parametrize("flag", ["uci", "positions", "fens"])
+def test_headers_only_with_a_replay_is_one_error_on_both(flag):
+    messages = set()
+    for kernel in BACKENDS.values():
+        with pytest.raises(ValueError, match="skips the movetext") as raised:
+            kernel.columns_from_block(real_game(0), 0, 10, headers=True, **{flag: True})
+        messages.add(str(raised.value))
+    assert len(messages) == 1
+
+
 @pytest.mark.parametrize("path", [p for p in corpus_files() if "2022-06.head2499" in p.name], ids=lambda p: p.name)
 def test_sinks_agree_under_a_filter(path):
     data = decompressed(path)
@@ -94,6 +133,7 @@ def test_sinks_agree_on_mutated_real_games(mutations, first, count, uci):
     data = mutated(b"".join(real_game(first + k) for k in range(count)), mutations)
     assert_same(data, uci=uci)
     assert_same(data, stop=True)
+    assert_same(data, headers=True, stop=uci)
 
 
 # Tag values at the edges of each rule (docs/schema.md): both sinks, and what a user sees.
