@@ -13,7 +13,7 @@ import pytest
 
 from fastpgn import lichess, oneliner, openings
 from fastpgn.arrow import read_arrow
-from helpers import decompressed, real_game, shared
+from helpers import decompressed, real_game, shared, with_draw_offers
 
 # Every limit, a second under it, with and without an increment that carries the estimate across it.
 TIME_CONTROLS = sorted({f"{base}+{inc}" for _, limit in lichess.SPEED_LIMITS
@@ -75,30 +75,12 @@ def test_the_line_and_the_openings_map_share_the_separator():
 
 # -- what lichess's exporter adds: draw offers, and the games and months to flag -------------------------
 
-def _with_draw_offers(game: bytes, every: int = 3) -> tuple[bytes, int]:
-    """A real game as lichess's exporter writes it since July 2026 (lichess-org/database, Annotator.addDrawOffers,
-    then Games.scala's ``replace("] } { [", "] [")``): the offer's own comment block first after the move, then
-    the eval and clock block, ``12. Qd2 { White offers draw } { [%eval 0.21] [%clk 0:02:58] }``; an offer every
-    ``every``-th move, named by the side that moved. Returns the text and the number of offers."""
-    head, _, moves = game.partition(b"\n\n")
-    parts = moves.split(b" { [%")
-    out, offers = [parts[0]], 0
-    for i, part in enumerate(parts[1:], 1):
-        if i % every == 0:
-            # the part before this block ends with the move the block follows: its number says the side
-            side = b"Black" if out[-1].rsplit(b" ", 2)[-2].endswith(b"...") else b"White"
-            out.append(b" { " + side + b" offers draw }")
-            offers += 1
-        out.append(b" { [%" + part)
-    return head + b"\n\n" + b"".join(out), offers
-
-
 def test_draw_offer_comments_change_no_column_and_no_line(scan):
     """The movetext lichess writes with draw offers reads as the same moves, evals, clocks and NAGs and the same
     22-field line as without them, on real games of the corpus."""
     games = [g for g in (real_game(i) for i in range(60)) if b"[%clk" in g]
     assert len(games) > 30
-    with_offers = [_with_draw_offers(g) for g in games]
+    with_offers = [with_draw_offers(g) for g in games]
     assert sum(n for _, n in with_offers) > 300
     plain, offered = b"".join(games), b"".join(text for text, _ in with_offers)
     assert offered.count(b"White offers draw }") and offered.count(b"Black offers draw }")
