@@ -150,6 +150,24 @@ NOISE = st.sampled_from([b"{", b"}", b"(", b")", b"[", b"]", b"\n", b"\n\n", b"\
                          b"[%clk 1:2:3]", b"[%eval x]", b"O-O+", b"e8=Q", b"12...", b"\x00", b"\xff"])
 
 
+def with_draw_offers(game: bytes, every: int = 3) -> tuple[bytes, int]:
+    """A real game as lichess's exporter writes it since July 2026 (lichess-org/database, Annotator.addDrawOffers,
+    then Games.scala's ``replace("] } { [", "] [")``): the offer's own comment block first after the move, then
+    the eval and clock block, ``12. Qd2 { White offers draw } { [%eval 0.21] [%clk 0:02:58] }``; an offer every
+    ``every``-th move, named by the side that moved. Returns the text and the number of offers."""
+    head, _, moves = game.partition(b"\n\n")
+    parts = moves.split(b" { [%")
+    out, offers = [parts[0]], 0
+    for i, part in enumerate(parts[1:], 1):
+        if i % every == 0:
+            # the part before this block ends with the move the block follows: its number says the side
+            side = b"Black" if out[-1].rsplit(b" ", 2)[-2].endswith(b"...") else b"White"
+            out.append(b" { " + side + b" offers draw }")
+            offers += 1
+        out.append(b" { [%" + part)
+    return head + b"\n\n" + b"".join(out), offers
+
+
 def mutated(data: bytes, mutations) -> bytes:
     """``data`` with each of Hypothesis' ``(_, kind, where, noise)`` mutations done in turn."""
     for _, kind, where, noise in mutations:

@@ -13,7 +13,7 @@ import pytest
 
 from fastpgn import lichess, oneliner, openings
 from fastpgn.arrow import read_arrow
-from helpers import decompressed, shared
+from helpers import decompressed, real_game, shared, with_draw_offers
 
 # Every limit, a second under it, with and without an increment that carries the estimate across it.
 TIME_CONTROLS = sorted({f"{base}+{inc}" for _, limit in lichess.SPEED_LIMITS
@@ -71,3 +71,84 @@ def test_fields_4_and_5_are_lichess_s_codes(scan, result, termination):
 def test_the_line_and_the_openings_map_share_the_separator():
     assert oneliner.format_line(oneliner.Line(*"abcdefghijklmnopqrstuv")).count(lichess.SEP) == 21
     assert openings.SEP == lichess.SEP
+
+
+# -- what lichess's exporter adds: draw offers, and the games and months to flag -------------------------
+
+def test_draw_offer_comments_change_no_column_and_no_line(scan):
+    """The movetext lichess writes with draw offers reads as the same moves, evals, clocks and NAGs and the same
+    22-field line as without them, on real games of the corpus."""
+    games = [g for g in (real_game(i) for i in range(60)) if b"[%clk" in g]
+    assert len(games) > 30
+    with_offers = [with_draw_offers(g) for g in games]
+    assert sum(n for _, n in with_offers) > 300
+    plain, offered = b"".join(games), b"".join(text for text, _ in with_offers)
+    assert offered.count(b"White offers draw }") and offered.count(b"Black offers draw }")
+    assert scan.lines_from_block(offered, 0, len(offered))[:3] == scan.lines_from_block(plain, 0, len(plain))[:3]
+    names = ["moves", "plies", "eval_cp", "eval_mate", "clock", "nags", "move_seconds", "judgement"]
+    assert _rows(offered, names) == _rows(plain, names)
+
+
+def _rows(data: bytes, names: list[str]) -> list[dict]:
+    """The live kernel's column sink's rows (each pass of the test command runs one backend)."""
+    return [row for batch in read_arrow(data, columns=names) for row in batch.to_pylist()]
+
+
+def test_a_draw_offer_written_by_lichess_leaves_its_move_s_eval_and_clock():
+    """A game written by hand as lichess's exporter writes it (an offer by each side, one with an eval, one
+    without: a correspondence game has no clock, a game without analysis no eval)."""
+    game = (b'[Event "Rated Blitz game"]\n[Site "https://lichess.org/abcdefgh"]\n[Result "1/2-1/2"]\n'
+            b'[UTCDate "2026.07.05"]\n[TimeControl "180+0"]\n[Termination "Normal"]\n\n'
+            b"1. e4 { [%eval 0.2] [%clk 0:03:00] } 1... e5 { [%eval 0.21] [%clk 0:02:59] } "
+            b"2. Qh5 { White offers draw } { [%eval -0.1] [%clk 0:02:58] } 2... Nc6 { Black offers draw } "
+            b"{ [%clk 0:02:55] } 1/2-1/2\n\n")
+    assert _rows(game, ["moves", "eval_cp", "clock"]) == [
+        {"moves": ["e4", "e5", "Qh5", "Nc6"], "eval_cp": [20, 21, -10, None], "clock": [180.0, 179.0, 178.0, 175.0]}]
+
+
+def test_the_known_issues_table_is_well_formed():
+    months = [f"{y}-{m:02d}" for y in range(2013, 2027) for m in range(1, 13)]
+    for first, last, what, source in lichess.KNOWN_ISSUES:
+        assert first in months and last in months and first <= last, (first, last)
+        assert what and source.startswith("https://"), source
+    # what the database page lists, month by month
+    assert [row[3].rsplit("/", 1)[-1] for row in lichess.known_issues("2023.11.04")] == ["54"]
+    assert len(lichess.known_issues("2013.01.01")) == 4
+    assert len(lichess.known_issues("2020-12")) == 2                     # the missing tags, and NNUE
+    def sources(date):
+        return [row[3].rsplit("/", 1)[-1] for row in lichess.known_issues(date)]
+
+    assert "10" in sources("2016.12.09") and "10" not in sources("2017.01.09")
+    assert not lichess.known_issues("2022.06.01") and not lichess.known_issues("2026.07.01")
+
+
+@pytest.mark.parametrize(("tags", "plies", "flags"), [
+    # a correspondence game still running at the export (PgnDump: status Created or Started)
+    ('[Result "*"]\n[TimeControl "-"]\n[Termination "Unterminated"]\n', 24, ("unterminated",)),
+    # a game nobody started (PgnDump: status Aborted or NoStart), as the 2021-10 dump holds them
+    ('[Result "1-0"]\n[UTCDate "2021.10.01"]\n[TimeControl "300+0"]\n[Termination "Abandoned"]\n', 1,
+     ("abandoned",)),
+    # cut off mid-game: the result * with moves, the game not running (lila issue 15721)
+    ('[Result "*"]\n[UTCDate "2024.05.31"]\n[Termination "Normal"]\n', 40, ("truncated",)),
+    ('[Result "*"]\n[UTCDate "2021.03.12"]\n[Termination "Normal"]\n', 12, ("truncated", "known_issue")),
+    ('[Result "*"]\n[Termination "Abandoned"]\n', 0, ("abandoned",)),
+    ('[Result "1-0"]\n[UTCDate "2024.05.31"]\n[Termination "Normal"]\n', 40, ()),
+])
+def test_the_flags_of_games_written_as_lichess_writes_them(tags, plies, flags):
+    headers = dict(line[1:-1].split(' "', 1) for line in tags.splitlines())
+    headers = {k: v[:-1] for k, v in headers.items()}
+    assert lichess.game_flags(headers, plies) == flags
+
+
+def test_the_flags_of_the_corpus():
+    """Every Abandoned game of the real months is flagged and no other; none is truncated or unterminated."""
+    for month in ("2021-10.head999", "2022-06.head2499"):
+        path = shared("data", "lichess-db", f"lichess_db_standard_rated_{month}.pgn.zst")
+        data = decompressed(path)
+        rows = [row for batch in read_arrow(data, columns=["result", "termination", "date", "plies"])
+                for row in batch.to_pylist()]
+        flags = [lichess.game_flags({"Result": r["result"], "Termination": r["termination"],
+                                     "UTCDate": r["date"].strftime("%Y.%m.%d")}, r["plies"]) for r in rows]
+        assert len(rows) == data.count(b"\n[Event ") + data.startswith(b"[Event ")
+        assert sum(f == ("abandoned",) for f in flags) == data.count(b'[Termination "Abandoned"]') > 0
+        assert all(f in ((), ("abandoned",)) for f in flags)

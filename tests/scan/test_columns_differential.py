@@ -28,6 +28,7 @@ from helpers import (
     mutated,
     real_game,
     shared,
+    with_draw_offers,
 )
 
 pa = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[test]"')
@@ -116,6 +117,15 @@ def test_headers_only_with_a_replay_is_one_error_on_both(flag):
             kernel.columns_from_block(real_game(0), 0, 10, headers=True, **{flag: True})
         messages.add(str(raised.value))
     assert len(messages) == 1
+
+
+def test_sinks_agree_on_real_games_with_draw_offers():
+    """lichess's draw-offer comments (a block of their own before the eval and clock block) on real games."""
+    data = b"".join(with_draw_offers(real_game(i), every)[0] for i in range(80) for every in (2, 5))
+    assert data.count(b"offers draw }") > 500
+    assert_same(data)
+    assert_same(data, uci=True)
+    csv_same(data)
 
 
 @pytest.mark.parametrize("path", [p for p in corpus_files() if "2022-06.head2499" in p.name], ids=lambda p: p.name)

@@ -18,6 +18,7 @@ from helpers import (
     real_game,
     shared,
     typed,
+    with_draw_offers,
 )
 
 OPENINGS = openings.load()
@@ -105,7 +106,17 @@ COMMENTS = [
     "{ [%clk 123456789012345:00:00] }", "{ [%clk 1234567890123456:00:00] }", "{ [%clk 1:2:3:4] }",
     "{ [%clk 0:03:00:00] }", "{ [%eval 0.1:2] }", "{ [%eval ] }", "{ [%eval #-3] }", "{ [%clk 0:03",
     "{ [%eval", "{ [%", "{ [%clk 0:03:00] [%eval 0.2] }", "{ [%cal Ge2e4,Rd7d5] [%clk 0:00:07] }",
+    # lichess's draw offers (since July 2026): a block of their own before the eval and clock block
+    "{ White offers draw } { [%eval 0.21] [%clk 0:02:58] }", "{ Black offers draw } { [%clk 0:02:55] }",
+    "{ White offers draw }", "{ White offers draw } { [%eval #-3] }",
 ]
+
+
+def test_backends_agree_on_real_games_with_draw_offers():
+    data = b"".join(with_draw_offers(real_game(i), every)[0] for i in range(80) for every in (2, 5))
+    assert data.count(b"offers draw }") > 500
+    py, cy = both(data)
+    assert py == cy
 
 
 @pytest.mark.parametrize("comment", COMMENTS)
