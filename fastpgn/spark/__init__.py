@@ -11,8 +11,9 @@ pyspark is imported on first use (``pip install "fastpgn[spark]"``); ``import fa
 - ``spark.read.format("fastpgn").load(paths)`` (``register(spark)``; ``session()`` registers it): the same
   rows through Spark's Python Data Source API, each big multi-frame input split into frame-range tasks,
   the filters Spark pushes down run in the kernel (``fastpgn.spark.source``).
-- ``convert(spark, inputs, output)``: dump files to a Parquet dataset, one task per file, each task
-  writing its own files and publishing them with one rename; reruns skip complete files.
+- ``convert(spark, inputs, output)``: dump files to a Parquet dataset, one task per file or per frame
+  range of a multi-frame zstd file, the tasks writing their own files, each input published with one
+  rename when its last task ends; reruns skip complete files.
 
 The dataset's layout, why tasks write their own files rather than through Spark's writer, and what the
 executors need: docs/spark.md.
@@ -730,7 +731,8 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
             rows_per_file: int = ROWS_PER_FILE, positions: bool = False, fens: bool = False,
             encoding: str | None = None, writer: str = "fastpgn",
             range_size: int | None = RANGE_SIZE) -> list[FileReport]:
-    """Convert dump files to a Parquet dataset of ``schema(uci, positions, fens)``: one Spark task per file.
+    """Convert dump files to a Parquet dataset of ``schema(uci, positions, fens)``: one Spark task per file,
+    or per frame range of a zstd file of many frames.
 
     ``inputs``: paths (a folder: its files) that the driver and the executors
     can open; ``output``: a folder on a file system they share. Each input's
@@ -745,7 +747,11 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
     converted again by a rerun. ``encoding`` names the inputs' text encoding
     (default UTF-8: docs/encoding.md). ``writer="pyarrow"`` has pyarrow write every column of the
     files, the per-ply lists too (the converter's ``--parquet-writer pyarrow``; the same table read back).
-    Returns one ``FileReport`` per input.
+    A zstd input of many frames (lichess's dumps, pzstd's frames) is converted in tasks of about
+    ``range_size`` bytes of PGN each (``fastpgn.io.frame_ranges``; 0 or None: one task per input; an
+    input read with ``encoding`` is one task); the last of its tasks to finish publishes it, and its rows,
+    counts and rejected games are those one task would give (its files are named ``part-RRRRR-NNNNN``,
+    range ``RRRRR``'s ``NNNNN``-th). Returns one ``FileReport`` per input.
 
     >>> reports = convert(spark, ["2024-01.pgn.zst", "2024-02.pgn.zst"], "games/")  # doctest: +SKIP
     >>> spark.read.parquet("games/").where("year = 2024").count()                   # doctest: +SKIP
