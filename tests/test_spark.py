@@ -806,3 +806,24 @@ def test_convert_splits_a_multi_frame_input_into_tasks_giving_the_one_task_rows_
     again, tasks = _convert_counting_tasks(spark, [multi, damaged], tmp_path / "split", range_size=1 << 20)
     assert {k: r.status for k, r in again.items()} == {multi.name: "skipped", damaged.name: "damaged"}
     assert tasks == 6
+
+
+def test_cli_converts_a_multi_frame_input_in_frame_range_tasks(spark, tmp_path):
+    """`python -m fastpgn spark --range-size`: the corpus in lichess's framing in 6 tasks, said on its line, its
+    rows those of its single-frame twin; --range-size 0 makes it one task."""
+    path, twin = shared(*MULTIFRAME), shared(*SINGLE)
+    lines = {}
+    for size in ("1048576", "0"):
+        err = io.StringIO()
+        with redirect_stderr(err):
+            code = cli_main(["spark", str(path), "-o", str(tmp_path / size), "--master", "local[2]",
+                             "--range-size", size])
+        assert code == 0, err.getvalue()
+        lines[size] = err.getvalue().splitlines()
+    assert any(path.name in line and "2,499 games written" in line and "6 tasks" in line for line in lines["1048576"])
+    assert not any("tasks" in line for line in lines["0"])
+    want = converter_parquet(twin, tmp_path / "twin")
+    assert published(tmp_path / "1048576", path.name).equals(published(tmp_path / "0", path.name))
+    assert published(tmp_path / "0", path.name).equals(want.sort_by("byte_offset"))
+    with redirect_stderr(io.StringIO()):
+        assert cli_main(["spark", str(path), "-o", str(tmp_path / "x"), "--range-size", "-1"]) == 2
