@@ -14,8 +14,15 @@ Contenders, each a whole process, rounds interleaved, medians reported:
 MB are 10^6 bytes of decompressed PGN. The parts are cut at game starts and
 compressed with zstd level 3 (as ``make_corpus``), cached beside the corpus.
 
+``--multiframe FILE`` measures instead one zstd file of several frames (lichess's
+framing, pzstd's) converted by ``fastpgn.spark.convert`` in frame-range tasks
+(``--range-size``, by default the file's PGN over the master's slots: one range
+a core) against the same file in one task (``range_size=0``), each a process of
+its own, rounds interleaved, the Spark start left out of both.
+
     python -m benchmarks.make_corpus --size 1GB
     python -m benchmarks.spark_convert bench-data/lichess-1GB-seed0.pgn --runs 3 --json out.json
+    python -m benchmarks.spark_convert --multiframe bench-data/lichess-300MB-seed0.pgn.pzstd.zst --runs 3
 """
 
 from __future__ import annotations
@@ -87,18 +94,20 @@ def _rows(path: Path) -> int:
     return pq.ParquetFile(path).metadata.num_rows
 
 
-def run_spark(files: list[Path], master: str) -> dict:
+def run_spark(files: list[Path], master: str, range_size: int | None = None) -> dict:
+    """``fastpgn.spark.convert`` of ``files`` in a process of its own (``range_size`` None: convert's default)."""
     out = Path(tempfile.mkdtemp(prefix="bench-spark-"))
     try:
         proc = subprocess.run([sys.executable, "-m", "benchmarks.spark_convert", "--child", master, str(out),
-                               *map(str, files)], check=True, cwd=ROOT, capture_output=True, text=True)
+                               "default" if range_size is None else str(range_size), *map(str, files)],
+                              check=True, cwd=ROOT, capture_output=True, text=True)
     finally:
         shutil.rmtree(out, ignore_errors=True)
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1]
     return json.loads(line[len("RESULT "):])
 
 
-def child(master: str, out: str, files: list[str]) -> None:
+def child(master: str, out: str, range_size: str, files: list[str]) -> None:
     """In its own process: start Spark (timed apart), convert, report."""
     begin = time.perf_counter()
     from fastpgn import spark as fs
@@ -111,7 +120,8 @@ def child(master: str, out: str, files: list[str]) -> None:
     slots = spark.sparkContext.defaultParallelism
     spark.range(0, slots, 1, slots).mapInArrow(_warm, "id long").collect()
     started = time.perf_counter()
-    reports = fs.convert(spark, files, out)
+    sizes = {} if range_size == "default" else {"range_size": int(range_size)}
+    reports = fs.convert(spark, files, out, **sizes)
     done = time.perf_counter()
     spark.stop()
     assert all(r.status == "converted" for r in reports), reports
@@ -121,6 +131,8 @@ def child(master: str, out: str, files: list[str]) -> None:
                                   "task_seconds": [r.seconds for r in reports],
                                   "task_mb_per_s": [r.pgn_bytes / 1e6 / r.seconds for r in reports],
                                   "task_peak_rss_mb": [r.peak_rss_mb for r in reports],
+                                  "tasks": sum(r.tasks for r in reports),
+                                  "pgn_bytes": sum(r.pgn_bytes for r in reports),
                                   "backend": reports[0].backend}))
 
 
@@ -145,11 +157,17 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="the converter's -j")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--json", metavar="FILE", help="write the raw results here")
+    parser.add_argument("--multiframe", metavar="FILE",
+                        help="one multi-frame .pgn.zst: frame-range tasks against one task, on --master")
+    parser.add_argument("--range-size", type=int, default=None,
+                        help="with --multiframe: bytes of PGN a task reads (default: the file's over the slots)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        child(args.child[0], args.child[1], args.child[2:])
+        child(args.child[0], args.child[1], args.child[2], args.child[3:])
         return 0
+    if args.multiframe:
+        return multiframe(Path(args.multiframe), args)
     import fastpgn
 
     files = split(Path(args.corpus), args.parts)
@@ -187,6 +205,49 @@ def main(argv=None) -> int:
             "medians": {"converter_s": conv, "spark_s": spk, "spark_start_s": start,
                         "ratio_start_excluded": conv / spk, "ratio_start_included": conv / (spk + start)},
         }, indent=1) + "\n")
+    return 0
+
+
+def _slots(master: str) -> int:
+    inside = master[master.find("[") + 1:master.find("]")] if "[" in master else "1"
+    return (os.cpu_count() or 1) if inside == "*" else int(inside)
+
+
+def multiframe(path: Path, args) -> int:
+    """One multi-frame file: frame-range tasks against one task, rounds interleaved, medians."""
+    import fastpgn
+    from fastpgn.io.frame_ranges import frame_ranges
+
+    mb = pgn_bytes([path]) / 1e6
+    size = args.range_size or -(-int(mb * 1e6) // _slots(args.master))
+    ranges = len(frame_ranges(path, size))
+    if ranges < 2:
+        print(f"{path} makes {ranges} range of {size} bytes: give a multi-frame file or a smaller --range-size",
+              file=sys.stderr)
+        return 2
+    results: dict[str, list[dict]] = {"ranges": [], "one": []}
+    for r in range(args.runs):
+        results["ranges"].append(run_spark([path], args.master, size))
+        results["one"].append(run_spark([path], args.master, 0))
+        print(f"round {r + 1}: {results['ranges'][-1]['tasks']} tasks {results['ranges'][-1]['seconds']:.1f} s, "
+              f"one task {results['one'][-1]['seconds']:.1f} s", file=sys.stderr)
+    split = statistics.median(x["seconds"] for x in results["ranges"])
+    one = statistics.median(x["seconds"] for x in results["one"])
+    start = statistics.median(x["start_seconds"] for v in results.values() for x in v)
+    games = results["one"][0]["games"]
+    assert all(x["games"] == games for v in results.values() for x in v), "the contenders wrote other games"
+    assert all(x["tasks"] == ranges for x in results["ranges"]) and all(x["tasks"] == 1 for x in results["one"])
+    print(f"{path.name}: {mb:,.0f} MB of PGN, {len(frame_ranges(path, 1))} frames, {games:,} games; medians of "
+          f"{args.runs} rounds on {args.master}, Spark start ({start:.1f} s) left out")
+    print(f"{'contender':<48} {'s':>6} {'MB/s':>7} {'ratio':>6}")
+    for name, seconds in ((f"convert in {ranges} frame-range tasks ({size:,} B)", split), ("convert in one task", one)):
+        print(f"{name:<48} {seconds:6.1f} {mb / seconds:7.1f} {one / seconds:6.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "date": time.strftime("%Y-%m-%d"), "backend": fastpgn.BACKEND, "file": path.name, "pgn_mb": mb,
+            "games": games, "master": args.master, "range_size": size, "tasks": ranges, "runs": results,
+            "medians": {"ranges_s": split, "one_task_s": one, "ratio": one / split},
+            "load_average": os.getloadavg()}, indent=1) + "\n")
     return 0
 
 

@@ -695,3 +695,135 @@ def test_register_makes_the_format_known_to_a_users_own_session(spark):
     assert frame.rdd.getNumPartitions() == 1
     assert _spark_rows(frame) == [{"byte_offset": r["byte_offset"], "white": r["white"]}
                                   for r in _read_arrow_rows(path)]
+
+
+# ---------------------------------------------------------------- convert in frame-range tasks
+
+BAD_GAME = b'[Event "bad"]\n[Site "https://lichess.org/badgame1"]\n\n1. e4 e5 2. Qxz9 *\n\n'
+
+
+def _tasks_of_last_job(spark, group: str) -> int:
+    """The tasks Spark ran for the jobs of ``group`` (Spark's own count: its status tracker)."""
+    tracker = spark.sparkContext.statusTracker()
+    stages = [s for j in tracker.getJobIdsForGroup(group) for s in tracker.getJobInfo(j).stageIds]
+    return sum(tracker.getStageInfo(s).numTasks for s in stages)
+
+
+def _convert_counting_tasks(spark, paths, out, **kwargs):
+    import uuid
+
+    from fastpgn import spark as fs
+
+    group = f"fastpgn-{uuid.uuid4().hex}"
+    spark.sparkContext.setJobGroup(group, group)
+    try:
+        reports = fs.convert(spark, paths, out, rows_per_file=300, **kwargs)
+    finally:
+        spark.sparkContext.setJobGroup("", "")
+    return {r.input: r for r in reports}, _tasks_of_last_job(spark, group)
+
+
+def _published_input(out: Path, name: str):
+    """An input's rows, its record's counts and its rejected games, as a user reads them."""
+    record = json.loads((out / f"input={name}" / "_fastpgn.json").read_text())
+    rejected = out / f"input={name}" / "_rejected.pgn"
+    counts = {k: record[k] for k in ("status", "games_read", "games_written", "games_rejected", "games_filtered",
+                                     "pgn_bytes", "damage_offset")}
+    return published(out, name), counts, rejected.read_bytes() if rejected.exists() else None
+
+
+def test_convert_splits_a_multi_frame_input_into_tasks_giving_the_one_task_rows_rejects_and_damage(spark,
+                                                                                                   tmp_path):
+    """The corpus in lichess's framing with bad games in several frames, converted in 6 tasks (1 MiB ranges
+    of its 512 KiB frames), gives the rows, counts and rejected games of its single-frame twin in one task;
+    with a frame damaged, those of the damaged file in one task: the games before the damage, named at its
+    PGN byte."""
+    import zstandard
+
+    from helpers import decompressed, pzstd_layout
+
+    text = decompressed(shared(*SINGLE))
+    pieces, at = [], 0
+    for i in (1, 4, 7, 9):          # a bad game in frames 1, 4, 7 and 9 (of 11)
+        cut = text.index(b"\n\n[Event ", (i << 19) + 1000) + 2
+        pieces += [text[at:cut], BAD_GAME]
+        at = cut
+    text = b"".join(pieces) + text[at:]
+    single, multi = tmp_path / "games.pgn.zst", tmp_path / "games.multiframe.pgn.zst"
+    single.write_bytes(zstandard.ZstdCompressor(level=3).compress(text))
+    multi.write_bytes(pzstd_layout(text, 512 << 10))
+    # The same file with its frame 7 corrupt (bytes inside its compressed data changed: a bad block)
+    from fastpgn.io import frames
+
+    data = bytearray(multi.read_bytes())
+    start, end = frames.frame_table(multi).frames[7]
+    data[(start + end) // 2:(start + end) // 2 + 64] = bytes(64)
+    damaged = tmp_path / "damaged.multiframe.pgn.zst"
+    damaged.write_bytes(bytes(data))
+
+    split, tasks = _convert_counting_tasks(spark, [multi], tmp_path / "split", range_size=1 << 20)
+    assert tasks == split[multi.name].tasks == 6
+    whole, tasks = _convert_counting_tasks(spark, [single], tmp_path / "whole")
+    assert tasks == whole[single.name].tasks == 1
+    rows, counts, rejected = _published_input(tmp_path / "split", multi.name)
+    rows1, counts1, rejected1 = _published_input(tmp_path / "whole", single.name)
+    assert rows.num_rows == 2499 and rows.equals(rows1)           # every column, byte_offset among them
+    assert counts == counts1 == {"status": "converted", "games_read": 2503, "games_written": 2499,
+                                 "games_rejected": 4, "games_filtered": 0, "pgn_bytes": len(text),
+                                 "damage_offset": None}
+    assert rejected == rejected1 and rejected.count(b"% fastpgn rejected game ") == 4     # numbered as one read
+    files = sorted(p.name for p in (tmp_path / "split").rglob("*.parquet"))
+    assert files[0] == "part-00000-00000.parquet" and files[-1].startswith("part-00005-")
+    assert not (tmp_path / "split" / f"input={multi.name}" / "_r00000").exists()
+
+    # Frame 7 corrupt: the games whose text ends before the damage (inside frame 7, where its decoder stops),
+    # none of the later frames' (which decode, but a serial read never reaches), the bad games before it.
+    bad, tasks = _convert_counting_tasks(spark, [damaged], tmp_path / "bad", range_size=1 << 20)
+    report = bad[damaged.name]
+    assert tasks == report.tasks == 6
+    rows, counts, rejected = _published_input(tmp_path / "bad", damaged.name)
+    at = counts["damage_offset"]
+    assert counts["status"] == "damaged" and 7 << 19 <= at < 8 << 19
+    offsets = rows1.column("byte_offset").to_pylist()
+    kept = sum(1 for nxt in offsets[1:] if nxt <= at)      # the games that end before the damage
+    assert 1000 < kept == rows.num_rows and rows.equals(rows1.slice(0, kept))
+    mark = b"% fastpgn rejected game "
+    assert rejected.startswith(mark.join(rejected1.split(mark)[:4]))   # the bad games of frames 1, 4 and 7
+    assert rejected.count(mark) == counts["games_rejected"] == 4           # ... and the game the damage cuts
+    assert counts["games_read"] == counts["games_written"] + counts["games_rejected"] == kept + 4
+    assert report.message == f"{damaged}: corrupt zst data in {damaged}: Data corruption detected (PGN byte {at})"
+    # Cut short inside frame 9: the ranges give what one task gives, to the byte.
+    cut = tmp_path / "cut.multiframe.pgn.zst"
+    cut.write_bytes(multi.read_bytes()[:(frames.frame_table(multi).frames[9][0] + 20000)])
+    ranged, tasks = _convert_counting_tasks(spark, [cut], tmp_path / "cut-split", range_size=1 << 20)
+    assert tasks == ranged[cut.name].tasks == 5
+    one, tasks = _convert_counting_tasks(spark, [cut], tmp_path / "cut-one", range_size=0)
+    assert tasks == one[cut.name].tasks == 1
+    got, want = (_published_input(tmp_path / f, cut.name) for f in ("cut-split", "cut-one"))
+    assert got[1]["status"] == "damaged" and got[0].equals(want[0]) and got[1:] == want[1:]
+    assert ranged[cut.name].message == one[cut.name].message and "truncated" in one[cut.name].message
+    # A rerun skips the complete input and converts the damaged one again, in its tasks.
+    again, tasks = _convert_counting_tasks(spark, [multi, damaged], tmp_path / "split", range_size=1 << 20)
+    assert {k: r.status for k, r in again.items()} == {multi.name: "skipped", damaged.name: "damaged"}
+    assert tasks == 6
+
+
+def test_cli_converts_a_multi_frame_input_in_frame_range_tasks(spark, tmp_path):
+    """`python -m fastpgn spark --range-size`: the corpus in lichess's framing in 6 tasks, said on its line, its
+    rows those of its single-frame twin; --range-size 0 makes it one task."""
+    path, twin = shared(*MULTIFRAME), shared(*SINGLE)
+    lines = {}
+    for size in ("1048576", "0"):
+        err = io.StringIO()
+        with redirect_stderr(err):
+            code = cli_main(["spark", str(path), "-o", str(tmp_path / size), "--master", "local[2]",
+                             "--range-size", size])
+        assert code == 0, err.getvalue()
+        lines[size] = err.getvalue().splitlines()
+    assert any(path.name in line and "2,499 games written" in line and "6 tasks" in line for line in lines["1048576"])
+    assert not any("tasks" in line for line in lines["0"])
+    want = converter_parquet(twin, tmp_path / "twin")
+    assert published(tmp_path / "1048576", path.name).equals(published(tmp_path / "0", path.name))
+    assert published(tmp_path / "0", path.name).equals(want.sort_by("byte_offset"))
+    with redirect_stderr(io.StringIO()):
+        assert cli_main(["spark", str(path), "-o", str(tmp_path / "x"), "--range-size", "-1"]) == 2

@@ -1,4 +1,4 @@
-"""``python -m fastpgn spark``: dump files to a Parquet dataset on Spark, one task per file.
+"""``python -m fastpgn spark``: dump files to a Parquet dataset on Spark, one task per file or frame range.
 
 The conversion is :func:`fastpgn.spark.convert`'s; this module owns the
 options, the Spark session (started here unless one is already running in
@@ -17,8 +17,10 @@ from fastpgn.cli._filters import FilterParser, add_filter_arguments
 
 DESCRIPTION = """\
 Convert PGN dumps (.pgn.zst, .pgn.bz2, .gz, plain; a folder: its files) to one
-Parquet dataset of the analysis schema (docs/schema.md) on Spark: one Spark task
-per file, fastpgn's kernel inside the tasks. Each file's games land in
+Parquet dataset of the analysis schema (docs/schema.md) on Spark, fastpgn's
+kernel inside the tasks: one Spark task per file, or, for a zstd file of many
+frames (lichess's dumps), one per range of frames of about --range-size bytes
+of PGN. Each file's games land in
 DIR/input=NAME/year=YYYY/month=MM/part-NNNNN.parquet, published with one
 rename when the file is done, so a file's output is there whole or not at all.
 A rerun skips the files already complete; a damaged file keeps the games
@@ -59,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true", help="convert again the files an earlier run completed")
     p.add_argument("--rows-per-file", metavar="N", type=int, default=None,
                    help="games per Parquet file at most (default 1,000,000: about 170 MB of lichess games)")
+    p.add_argument("--range-size", metavar="BYTES", type=int, default=None,
+                   help="bytes of PGN a task reads, about, of a zstd file of many frames (default 256 MiB: "
+                        "268435456); 0: one task per file")
     p.add_argument("--uci", action="store_true", help="add the uci column: the moves replayed on fastpgn's board")
     p.add_argument("--positions", action="store_true",
                    help="add the zobrist column: each ply's Polyglot key, replayed on fastpgn's board")
@@ -84,7 +89,8 @@ def _line(r, filtered: bool) -> str:
     text = (f"{r.input}: {plural(r.games_written, 'game')} written, {r.games_rejected:,} rejected"
             f"{f', {r.games_filtered:,} filtered out' if filtered else ''} "
             f"(of {r.games_read:,} read), {plural(r.files, 'file')}, {r.pgn_bytes / 1e6:,.1f} MB of PGN, "
-            f"{r.seconds:.1f} s, {rate:,.1f} MB/s, backend {r.backend}")
+            f"{r.seconds:.1f} s{' in its tasks' if r.tasks > 1 else ''}, {rate:,.1f} MB/s"
+            f"{f' a task, {r.tasks} tasks' if r.tasks > 1 else ''}, backend {r.backend}")
     if r.status == "damaged":
         text += f"; damaged: {r.message}; every whole game before the damage was written"
     return text
@@ -103,6 +109,9 @@ def _run(argv) -> int:
         conf.append((key, value))
     if args.rows_per_file is not None and args.rows_per_file < 1:
         _say("--rows-per-file must be at least 1")
+        return 2
+    if args.range_size is not None and args.range_size < 0:
+        _say("--range-size must be 0 (one task per file) or more")
         return 2
     try:
         from fastpgn import spark as fs
@@ -138,7 +147,8 @@ def _run(argv) -> int:
             reports = fs.convert(spark, args.inputs, args.output_dir, where=args.where, uci=args.uci,
                                  openings=args.openings_map, overwrite=args.overwrite,
                                  rows_per_file=args.rows_per_file or fs.ROWS_PER_FILE, positions=args.positions,
-                                 fens=args.fens, encoding=args.encoding)
+                                 fens=args.fens, encoding=args.encoding,
+                                 range_size=fs.RANGE_SIZE if args.range_size is None else args.range_size)
         except (OutputError, ValueError) as exc:
             _say(str(exc))
             return 2

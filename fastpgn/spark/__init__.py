@@ -11,8 +11,9 @@ pyspark is imported on first use (``pip install "fastpgn[spark]"``); ``import fa
 - ``spark.read.format("fastpgn").load(paths)`` (``register(spark)``; ``session()`` registers it): the same
   rows through Spark's Python Data Source API, each big multi-frame input split into frame-range tasks,
   the filters Spark pushes down run in the kernel (``fastpgn.spark.source``).
-- ``convert(spark, inputs, output)``: dump files to a Parquet dataset, one task per file, each task
-  writing its own files and publishing them with one rename; reruns skip complete files.
+- ``convert(spark, inputs, output)``: dump files to a Parquet dataset, one task per file or per frame
+  range of a multi-frame zstd file, the tasks writing their own files, each input published with one
+  rename when its last task ends; reruns skip complete files.
 
 The dataset's layout, why tasks write their own files rather than through Spark's writer, and what the
 executors need: docs/spark.md.
@@ -33,6 +34,7 @@ from typing import Any, NamedTuple
 from fastpgn import schema as _schema
 from fastpgn.arrow import ColumnReader  # (pyarrow is imported on first use, not here)
 from fastpgn.io import output as _output
+from fastpgn.io.frame_ranges import RANGE_SIZE
 
 SPARK_EXTRA = 'pip install "fastpgn[spark]"'
 
@@ -216,14 +218,16 @@ REPORT_FIELDS = (
     ("input", "string"), ("path", "string"), ("status", "string"), ("games_read", "bigint"),
     ("games_written", "bigint"), ("games_rejected", "bigint"), ("games_filtered", "bigint"),
     ("pgn_bytes", "bigint"), ("seconds", "double"), ("files", "int"), ("message", "string"),
-    ("damage_offset", "bigint"), ("backend", "string"), ("peak_rss_mb", "double"),
+    ("damage_offset", "bigint"), ("backend", "string"), ("peak_rss_mb", "double"), ("tasks", "int"),
 )
 
 
 class FileReport(NamedTuple):
     """One input's result: ``status`` is ``converted``, ``damaged`` (the games before the damage are in the
     dataset; ``message`` names the damage and ``damage_offset`` its PGN byte), ``skipped`` (complete from an
-    earlier run) or ``failed`` (unusable: missing, not PGN, unwritable; nothing was published)."""
+    earlier run) or ``failed`` (unusable: missing, not PGN, unwritable; nothing was published). An input
+    converted in several tasks (``tasks``, its frame ranges) has their counts summed and ``seconds`` their
+    tasks' seconds added up; ``peak_rss_mb`` is the highest of them."""
 
     input: str
     path: str
@@ -239,6 +243,7 @@ class FileReport(NamedTuple):
     damage_offset: int | None
     backend: str | None
     peak_rss_mb: float | None = None    # the task's Python worker, its peak so far (workers are reused)
+    tasks: int = 1      # the Spark tasks the input was converted in: its frame ranges (``seconds``: their sum)
 
 
 def partition_value(text: str) -> str:
@@ -337,8 +342,10 @@ class _Partitions:
     (a month's games gathered across batches, so a batch that spans months makes no small row groups),
     files of ``rows_per_file`` games at most."""
 
-    def __init__(self, root: Path, arrow_schema, rows_per_file: int, writer: str = "fastpgn") -> None:
+    def __init__(self, root: Path, arrow_schema, rows_per_file: int, writer: str = "fastpgn",
+                 prefix: str = "part-") -> None:
         self.root = root
+        self.prefix = prefix        # the files' names: PREFIX00000.parquet, ...
         self.schema = arrow_schema
         self.writer = writer        # who writes the per-ply lists' pages (fastpgn.parquet.list_chunks.WRITERS)
         self.rows_per_file = rows_per_file
@@ -365,7 +372,7 @@ class _Partitions:
         while size:
             if part.writer is None or part.rows >= self.rows_per_file:
                 self._close(part)
-                part.path = _output.folders(self.root, folder) / f"part-{part.files:05d}.parquet"
+                part.path = _output.folders(self.root, folder) / f"{self.prefix}{part.files:05d}.parquet"
                 # as the converter writes
                 part.writer = ParquetFileWriter(part.path, self.schema, parquet_writer, self.writer)
                 part.files += 1
@@ -394,80 +401,234 @@ class _Partitions:
             self._close(part)
 
 
-def _convert_one(job: _Input, output: str, options: dict, record_options: dict, rows_per_file: int) -> dict:
-    """One input, in a task: converted into a staging folder, then published with one rename."""
-    import fastpgn
-    from fastpgn.convert.rejects import RejectsFile
-    from fastpgn.errors import InputError, OutputError, PGNError
+class _Task(NamedTuple):
+    """One Spark task of ``convert``: frames ``[first, stop)`` of an input (``parts`` 1: the whole input), its
+    range number ``part`` of ``parts``, written under ``_staging/STAGING`` (the input's, for this run)."""
 
+    job: _Input
+    part: int
+    parts: int
+    first: int
+    stop: int | None
+    staging: str
+
+
+def _tasks(jobs: list[_Input], range_size: int | None, encoding: str | None) -> list[_Task]:
+    """The tasks of ``jobs`` (biggest first): each multi-frame zstd input cut into frame ranges of about
+    ``range_size`` bytes of PGN (``fastpgn.io.frame_ranges``), any other input one task."""
+    from fastpgn.io.frame_ranges import FrameRange, frame_ranges
+
+    tasks = []
+    for job in jobs:
+        # (transcoded text is read whole: its offsets depend on all the text before them)
+        ranges = (frame_ranges(job.path, range_size) if range_size and encoding is None
+                  else [FrameRange(job.path)])
+        staging = f"{partition_value(job.key)}.{uuid.uuid4().hex}"
+        tasks += [_Task(job, i, len(ranges), r.first, r.stop, staging) for i, r in enumerate(ranges)]
+    return tasks
+
+
+def _write_games(source, folder: Path, options: dict, writer: str, rows_per_file: int, prefix: str) -> dict:
+    """``source`` (a path or a FrameRange) read by the kernel into Parquet files and ``_rejected.pgn`` under
+    ``folder``: its counts, files, damage, and where each rejected game's ``%`` line starts (``rejects``)."""
+    from fastpgn.convert.rejects import RejectsFile
+    from fastpgn.io.sources import BLOCK_SIZE
+    from fastpgn.parquet.batches import record_batch
+
+    # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.
+    # One thread a task: Spark runs a task on each of its cores.
+    reader = _TaskReader(source, errors="skip", block_size=BLOCK_SIZE, jobs=1, **options)
+    parts = _Partitions(folder, _schema.arrow_schema(reader.uci, reader.positions, reader.fens), rows_per_file,
+                        writer, prefix)
+    rejects = RejectsFile(folder / REJECTED)
+    marks: list[list[int]] = []     # [byte of the rejects file where a game's % line starts, its number]
+
+    def keep(games) -> None:
+        for game in games:
+            marks.append([rejects.size(), game.number])
+            rejects.add(game)
+        del games[:]        # written: memory stays bounded
+
+    flush = False
+    try:
+        with reader:
+            for columns in reader:
+                batch = record_batch(columns, reader.uci, reader.positions, reader.fens)
+                for month, rows in _schema.by_month(batch):
+                    parts.write(month, rows)
+                keep(reader.rejected)
+            keep(reader.rejected)
+        flush = True
+    finally:
+        parts.close(flush)
+        rejects.close()
+    got = reader._source
+    return {"games_read": reader.games_read, "games_written": reader.games_yielded, "games_rejected": len(marks),
+            "games_filtered": reader.games_filtered, "pgn_bytes": 0 if got is None else got.offset,
+            "files": [str(p.relative_to(folder)) for p in parts.files], "damage": reader.damage, "rejects": marks}
+
+
+_COUNTS = ("games_read", "games_written", "games_rejected", "games_filtered")
+
+
+def _convert_one(task: _Task, output: str, options: dict, record_options: dict, rows_per_file: int) -> dict | None:
+    """One task: a whole input converted into its staging folder, then published with one rename; or one of
+    its frame ranges, the last range to finish publishing the input (``_finish``). The input's report, or
+    None from a range task that left the publishing to another."""
+    import fastpgn
+    from fastpgn.errors import InputError, OutputError, PGNError
+    from fastpgn.io.frame_ranges import FrameRange
+
+    job = task.job
     start = time.perf_counter()
     out = Path(output)
     final = out / f"input={partition_value(job.key)}"
-    staging = out / STAGING / f"{partition_value(job.key)}.{uuid.uuid4().hex}"
+    staging = out / STAGING / task.staging
+    split = task.parts > 1
+    folder = staging / f"_r{task.part:05d}.{uuid.uuid4().hex}" if split else staging
     report = {"input": job.key, "path": job.path, "status": "converted", "games_read": 0, "games_written": 0,
               "games_rejected": 0, "games_filtered": 0, "pgn_bytes": 0, "seconds": 0.0, "files": 0,
-              "message": None, "damage_offset": None, "backend": fastpgn.BACKEND, "peak_rss_mb": None}
+              "message": None, "damage_offset": None, "backend": fastpgn.BACKEND, "peak_rss_mb": None,
+              "tasks": task.parts}
+    writer = record_options.get("writer", "fastpgn")
     try:
         # (the staging folder checked to be no link, as the driver checked it; this input's own one is new)
         _output.folders(out, STAGING)
-        staging.mkdir()
-        from fastpgn.io.sources import BLOCK_SIZE
-        from fastpgn.parquet.batches import record_batch
-
-        # The converter's blocks (4 MiB), not the readers' 1 MiB: fewer, larger batches.
-        # One thread a task: Spark runs a task on each of its cores.
-        reader = _TaskReader(job.path, errors="skip", block_size=BLOCK_SIZE, jobs=1, **options)
-        parts = _Partitions(staging, _schema.arrow_schema(reader.uci, reader.positions, reader.fens), rows_per_file,
-                            record_options.get("writer", "fastpgn"))
-        rejects = RejectsFile(staging / REJECTED)
-        rejected = 0
-        flush = False
-        try:
-            with reader:
-                for columns in reader:
-                    batch = record_batch(columns, reader.uci, reader.positions, reader.fens)
-                    for folder, rows in _schema.by_month(batch):
-                        parts.write(folder, rows)
-                    for game in reader.rejected:
-                        rejects.add(game)
-                    rejected += len(reader.rejected)
-                    del reader.rejected[:]      # written: memory stays bounded
-                for game in reader.rejected:
-                    rejects.add(game)
-                rejected += len(reader.rejected)
-            flush = True
-        finally:
-            parts.close(flush)
-            rejects.close()
-        source = reader._source
-        report.update(games_read=reader.games_read, games_written=reader.games_yielded, games_rejected=rejected,
-                      games_filtered=reader.games_filtered, files=len(parts.files),
-                      pgn_bytes=0 if source is None else source.offset)
-        if reader.damage is not None:
-            report.update(status="damaged", message=f"{job.path}: {reader.damage}",
-                          damage_offset=reader.damage.offset)
-        report["seconds"] = time.perf_counter() - start
-        report["peak_rss_mb"] = _peak_rss_mb()
-        record = {"input": job.path, "size": job.size, "options": record_options,
-                  "fastpgn": fastpgn.__version__, "host": socket.gethostname(),
-                  "files": [str(p.relative_to(staging)) for p in parts.files],
-                  **{k: report[k] for k in ("status", "games_read", "games_written", "games_rejected",
-                                            "games_filtered", "pgn_bytes", "message", "damage_offset",
-                                            "backend", "seconds", "peak_rss_mb")}}
-        with _output.create(staging / RECORD) as f:
-            f.write((json.dumps(record, indent=1) + "\n").encode("utf-8"))
-        _fsync(staging / RECORD)
-        _publish(staging, final)
+        if split:
+            _output.folders(out / STAGING, task.staging)    # (its ranges' tasks make it together)
+        folder.mkdir()
+        source = FrameRange(job.path, task.first, task.stop) if split else job.path
+        done = _write_games(source, folder, options, writer, rows_per_file,
+                            f"part-{task.part:05d}-" if split else "part-")
+        report.update({k: done[k] for k in (*_COUNTS, "pgn_bytes")}, files=len(done["files"]))
+        if done["damage"] is not None:
+            report.update(status="damaged", message=f"{job.path}: {done['damage']}",
+                          damage_offset=done["damage"].offset)
     except (InputError, OutputError, OSError) as exc:
         # Unusable (missing, not PGN, unreadable from the start) or unwritable: nothing is published.
-        shutil.rmtree(staging, ignore_errors=True)
         text = str(exc) if isinstance(exc, PGNError) else f"cannot write {output}: {exc.strerror or exc}"
-        report.update(status="failed", message=text if job.path in text else f"{job.path}: {text}",
-                      seconds=time.perf_counter() - start)
+        report.update(status="failed", message=text if job.path in text else f"{job.path}: {text}")
+        done = None
+        if not split:
+            shutil.rmtree(staging, ignore_errors=True)
+            report["seconds"] = time.perf_counter() - start
+            return report
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
         raise
+    report["seconds"] = time.perf_counter() - start
+    report["peak_rss_mb"] = _peak_rss_mb()
+    try:
+        if not split:
+            assert done is not None
+            _write_record(staging, job, record_options, report, done["files"])
+            _publish(staging, final)
+            return report
+        return _range_done(task, folder, report, done, final, record_options)
+    except (OutputError, OSError) as exc:
+        shutil.rmtree(staging if not split else folder, ignore_errors=True)
+        report.update(status="failed", message=f"{job.path}: cannot write {output}: {exc}")
+        return report
+
+
+def _write_record(staging: Path, job: _Input, record_options: dict, report: dict, files: list[str],
+                  ranges: list | None = None) -> None:
+    import fastpgn
+
+    record = {"input": job.path, "size": job.size, "options": record_options,
+              "fastpgn": fastpgn.__version__, "host": socket.gethostname(), "files": files,
+              **{k: report[k] for k in ("status", *_COUNTS, "pgn_bytes", "message", "damage_offset",
+                                        "backend", "seconds", "peak_rss_mb", "tasks")},
+              **({"ranges": ranges} if ranges is not None else {})}
+    with _output.create(staging / RECORD) as f:
+        f.write((json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    _fsync(staging / RECORD)
+
+
+def _range_done(task: _Task, folder: Path, report: dict, done: dict | None, final: Path,
+                record_options: dict) -> dict | None:
+    """A range's task, its files written: its record last, its folder renamed to ``_rNNNNN`` (a retried
+    task's twin that got there first wins), then the input published if every range is done and this task
+    is the one that claims it (``_claim``, made exclusively: one task publishes)."""
+    staging = folder.parent
+    summary = {"first": task.first, "stop": task.stop, **{k: report[k] for k in (
+        "status", *_COUNTS, "pgn_bytes", "message", "damage_offset", "seconds", "peak_rss_mb", "backend")},
+        "files": [] if done is None else done["files"], "rejects": [] if done is None else done["rejects"]}
+    with _output.create(folder / "_range.json") as f:
+        f.write(json.dumps(summary).encode("utf-8"))
+    _fsync(folder / "_range.json")
+    try:
+        os.rename(folder, staging / f"_r{task.part:05d}")
+    except OSError:     # (another attempt of this range finished first: its files stand)
+        shutil.rmtree(folder, ignore_errors=True)
+    ranges = [staging / f"_r{i:05d}" / "_range.json" for i in range(task.parts)]
+    if not all(p.exists() for p in ranges):
+        return None     # (the range that finishes last publishes)
+    try:
+        os.close(os.open(staging / "_claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        return None
+    return _publish_ranges(task, [json.loads(p.read_text("utf-8")) for p in ranges], final, record_options)
+
+
+def _publish_ranges(task: _Task, ranges: list[dict], final: Path, record_options: dict) -> dict:
+    """An input's ranges made one input's folder: the ranges up to the first damaged one (a serial read
+    stops there; the games after it are not the input's), their files moved into place, their rejected
+    games joined in order and numbered in the whole input, the counts summed; then the one rename."""
+    job = task.job
+    staging = final.parent / STAGING / task.staging
+    last = next((i for i, r in enumerate(ranges) if r["status"] != "converted"), len(ranges) - 1)
+    kept = ranges[:last + 1]
+    report = {"input": job.key, "path": job.path, "status": kept[-1]["status"],
+              **{k: sum(r[k] for r in kept) for k in _COUNTS}, "pgn_bytes": kept[-1]["pgn_bytes"],
+              "seconds": sum(r["seconds"] for r in ranges), "files": 0, "message": kept[-1]["message"],
+              "damage_offset": kept[-1]["damage_offset"], "backend": kept[-1]["backend"],
+              "peak_rss_mb": max((r["peak_rss_mb"] for r in ranges if r["peak_rss_mb"] is not None), default=None),
+              "tasks": task.parts}
+    if report["status"] == "failed":
+        shutil.rmtree(staging, ignore_errors=True)
+        return report
+    files = []
+    base = 0        # games read before the range: the rejected games' numbers count from the input's first
+    joined = None
+    for i, r in enumerate(kept):
+        folder = staging / f"_r{i:05d}"
+        for name in r["files"]:
+            relative = Path(name)
+            os.rename(folder / relative, _output.folders(staging, str(relative.parent)) / relative.name)
+            files.append(name)
+        if r["rejects"]:
+            if joined is None:
+                joined = _output.create(staging / REJECTED)
+            _renumbered(folder / REJECTED, r["rejects"], base, joined)
+        base += r["games_read"]
+    if joined is not None:
+        joined.close()
+        _fsync(staging / REJECTED)
+    for i in range(task.parts):
+        shutil.rmtree(staging / f"_r{i:05d}", ignore_errors=True)
+    os.unlink(staging / "_claim")
+    report["files"] = len(files)
+    summaries = [{k: r[k] for k in ("first", "stop", "status", *_COUNTS, "pgn_bytes", "seconds")} for r in ranges]
+    _write_record(staging, job, record_options, report, files, summaries)
+    _publish(staging, final)
     return report
+
+
+def _renumbered(path: Path, marks: list, base: int, out) -> None:
+    from fastpgn.errors import OutputError
+
+    """A range's rejects file copied to ``out``, each game's number (counted from the range's first game) made
+    the input's (``base`` more); ``marks``: where each ``%`` line starts, and the number it holds."""
+    with open(path, "rb") as f:
+        ends = [m[0] for m in marks[1:]] + [os.fstat(f.fileno()).st_size]
+        for (at, number), end in zip(marks, ends):
+            f.seek(at)
+            game = f.read(end - at)     # (one game at a time: memory stays bounded)
+            old = f"% fastpgn rejected game {number} ".encode()
+            if not game.startswith(old):
+                raise OutputError(f"{path}: a range's rejected games changed while the run went on")
+            out.write(f"% fastpgn rejected game {number + base} ".encode() + game[len(old):])
 
 
 def _peak_rss_mb() -> float | None:
@@ -494,15 +655,17 @@ def _publish(staging: Path, final: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _task(jobs: list[_Input], output: str, options: dict, record_options: dict, rows_per_file: int):
-    """The function ``mapInArrow`` runs: partition ``i`` (one row, the id ``i``) converts ``jobs[i]``."""
+def _task(tasks: list[_Task], output: str, options: dict, record_options: dict, rows_per_file: int):
+    """The function ``mapInArrow`` runs: partition ``i`` (one row, the id ``i``) runs ``tasks[i]``, and gives
+    the report of the input it published (none from a range that left the publishing to another)."""
     def run(batches):
         import pyarrow as pa
 
         for batch in batches:
             for i in batch.column(0).to_pylist():
-                report = _convert_one(jobs[i], output, options, record_options, rows_per_file)
-                yield pa.RecordBatch.from_pylist([report], schema=_report_arrow_schema())
+                report = _convert_one(tasks[i], output, options, record_options, rows_per_file)
+                if report is not None:
+                    yield pa.RecordBatch.from_pylist([report], schema=_report_arrow_schema())
     return run
 
 
@@ -566,8 +729,10 @@ def read_pgn(spark, inputs, *, where=None, uci: bool = False, openings=None, pos
 
 def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=None, overwrite: bool = False,
             rows_per_file: int = ROWS_PER_FILE, positions: bool = False, fens: bool = False,
-            encoding: str | None = None, writer: str = "fastpgn") -> list[FileReport]:
-    """Convert dump files to a Parquet dataset of ``schema(uci, positions, fens)``: one Spark task per file.
+            encoding: str | None = None, writer: str = "fastpgn",
+            range_size: int | None = RANGE_SIZE) -> list[FileReport]:
+    """Convert dump files to a Parquet dataset of ``schema(uci, positions, fens)``: one Spark task per file,
+    or per frame range of a zstd file of many frames.
 
     ``inputs``: paths (a folder: its files) that the driver and the executors
     can open; ``output``: a folder on a file system they share. Each input's
@@ -582,7 +747,11 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
     converted again by a rerun. ``encoding`` names the inputs' text encoding
     (default UTF-8: docs/encoding.md). ``writer="pyarrow"`` has pyarrow write every column of the
     files, the per-ply lists too (the converter's ``--parquet-writer pyarrow``; the same table read back).
-    Returns one ``FileReport`` per input.
+    A zstd input of many frames (lichess's dumps, pzstd's frames) is converted in tasks of about
+    ``range_size`` bytes of PGN each (``fastpgn.io.frame_ranges``; 0 or None: one task per input; an
+    input read with ``encoding`` is one task); the last of its tasks to finish publishes it, and its rows,
+    counts and rejected games are those one task would give (its files are named ``part-RRRRR-NNNNN``,
+    range ``RRRRR``'s ``NNNNN``-th). Returns one ``FileReport`` per input.
 
     >>> reports = convert(spark, ["2024-01.pgn.zst", "2024-02.pgn.zst"], "games/")  # doctest: +SKIP
     >>> spark.read.parquet("games/").where("year = 2024").count()                   # doctest: +SKIP
@@ -592,6 +761,9 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
 
     if not isinstance(rows_per_file, int) or rows_per_file < 1:
         raise ValueError(f"rows_per_file must be a whole number, at least 1, not {rows_per_file!r}")
+    if range_size is not None and (not isinstance(range_size, int) or range_size < 0):
+        raise ValueError(f"range_size must be a number of bytes (0 or None: one task per input), not "
+                         f"{range_size!r}")
     from fastpgn.parquet.list_chunks import check_writer
 
     check_writer(writer)
@@ -614,9 +786,10 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
             else:
                 todo.append(job)
         if todo:
+            tasks = _tasks(todo, range_size, encoding)
             report_type = ", ".join(f"{n} {k}" for n, k in REPORT_FIELDS)    # DDL: every pyspark takes it
-            frame = _one_task_each(spark, len(todo)).mapInArrow(
-                _task(todo, str(out.resolve()), options, record_options, rows_per_file),
+            frame = _one_task_each(spark, len(tasks)).mapInArrow(
+                _task(tasks, str(out.resolve()), options, record_options, rows_per_file),
                 report_type)
             try:
                 rows = frame.collect()
@@ -624,6 +797,11 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
                 raise _explain_task_failure(exc) from exc
             for row in rows:
                 reports[row["input"]] = FileReport(**row.asDict())
+            for job in todo:    # (a range's task retried after it claimed the publishing: none published it)
+                if job.key not in reports:
+                    reports[job.key] = FileReport(job.key, job.path, "failed", 0, 0, 0, 0, 0, 0.0, 0,
+                                                  f"{job.path}: its tasks ended without publishing it: run again",
+                                                  None, None)
         shutil.rmtree(out / STAGING, ignore_errors=True)
     finally:
         lock.release()
@@ -655,7 +833,8 @@ def _complete(out: Path, job: _Input, record_options: dict, overwrite: bool) -> 
                          f"overwrite=True to convert it again, or another output folder")
     return FileReport(job.key, job.path, "skipped", record["games_read"], record["games_written"],
                       record["games_rejected"], record["games_filtered"], record["pgn_bytes"], 0.0,
-                      len(record.get("files", ())), None, None, record.get("backend"), record.get("peak_rss_mb"))
+                      len(record.get("files", ())), None, None, record.get("backend"), record.get("peak_rss_mb"),
+                      record.get("tasks", 1))
 
 
 def read_dataset(spark, output, uci: bool = False, positions: bool = False, fens: bool = False):
