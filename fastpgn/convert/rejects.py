@@ -21,6 +21,15 @@ from fastpgn.errors import Rejected
 from fastpgn.io import output as _output
 
 
+def mark(number: int) -> bytes:
+    """The start of a rejected game's ``%`` line, up to its number and the space after it.
+
+    >>> mark(4211)
+    b'% fastpgn rejected game 4211 '
+    """
+    return f"% fastpgn rejected game {number} ".encode()
+
+
 class RejectsFile:
     """``path``, opened at the first rejected game; ``keep`` bytes of an interrupted run's file kept (0: none).
 
@@ -41,8 +50,8 @@ class RejectsFile:
         """Write ``game`` (numbered in the whole input) after its ``%`` line."""
         if self._file is None:
             self._file = _output.create(self.path)
-        self._file.write(f"% fastpgn rejected game {game.number} at PGN byte {game.error_offset}: "
-                         f"{game.reason}\n".encode() + game.text.rstrip(b"\r\n") + b"\n\n")
+        self._file.write(mark(game.number) + f"at PGN byte {game.error_offset}: {game.reason}\n".encode()
+                         + game.text.rstrip(b"\r\n") + b"\n\n")
 
     def flush(self) -> None:
         if self._file is not None:

@@ -533,6 +533,7 @@ def _convert_one(task: _Task, output: str, options: dict, record_options: dict, 
 
 def _write_record(staging: Path, job: _Input, record_options: dict, report: dict, files: list[str],
                   ranges: list | None = None) -> None:
+    """An input's ``_fastpgn.json`` in its staging folder (``ranges``: its frame ranges' summaries), synced."""
     import fastpgn
 
     record = {"input": job.path, "size": job.size, "options": record_options,
@@ -616,19 +617,20 @@ def _publish_ranges(task: _Task, ranges: list[dict], final: Path, record_options
 
 
 def _renumbered(path: Path, marks: list, base: int, out) -> None:
-    from fastpgn.errors import OutputError
-
     """A range's rejects file copied to ``out``, each game's number (counted from the range's first game) made
     the input's (``base`` more); ``marks``: where each ``%`` line starts, and the number it holds."""
+    from fastpgn.convert.rejects import mark
+    from fastpgn.errors import OutputError
+
     with open(path, "rb") as f:
         ends = [m[0] for m in marks[1:]] + [os.fstat(f.fileno()).st_size]
         for (at, number), end in zip(marks, ends):
             f.seek(at)
             game = f.read(end - at)     # (one game at a time: memory stays bounded)
-            old = f"% fastpgn rejected game {number} ".encode()
+            old = mark(number)
             if not game.startswith(old):
                 raise OutputError(f"{path}: a range's rejected games changed while the run went on")
-            out.write(f"% fastpgn rejected game {number + base} ".encode() + game[len(old):])
+            out.write(mark(number + base) + game[len(old):])
 
 
 def _peak_rss_mb() -> float | None:
