@@ -134,7 +134,7 @@ def game_flags(headers: dict[str, str], plies: int) -> tuple[str, ...]:
     the month was exported (correspondence games above all). ``abandoned``:
     ``Termination "Abandoned"``, what lichess writes for a game aborted or never
     started. ``truncated``: Result ``*`` with moves and no Unterminated: a game
-    cut off mid-game (lila issue 15721). ``known_issue``: its UTCDate (else Date)
+    cut off mid-game (lichess ends its movetext with ``*``). ``known_issue``: its UTCDate (else Date)
     falls in a month of KNOWN_ISSUES.
 
     >>> game_flags({"Result": "*", "Termination": "Unterminated"}, 30)
