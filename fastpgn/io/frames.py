@@ -11,10 +11,10 @@ frames on worker threads (python-zstandard releases the GIL as it decodes)
 and hands their bytes out in input order, at most a few frames in flight.
 
 The stream that comes out is byte for byte what the single-thread decoder
-(``fastpgn.io.zstd``) makes, and so are its errors: from the first frame
-that fails to decode, or that the file cuts short, or any bytes that are
-not a frame, the single-thread decoder takes over at that frame's first
-byte and names the damage at the same decompressed offset. Everything
+(``fastpgn.io.zstd``) makes, and so are its errors: the first frame that
+fails to decode, or that the file cuts short, or any bytes that are not a
+frame, are decoded block by block as the single-thread decoder decodes
+them, which names the damage at the same decompressed offset. Everything
 after the decoder (cutting blocks at game boundaries, the scan) is the
 serial path's, so the games, offsets and output are those of a serial read
 whatever the frame boundaries.
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-from fastpgn.io.zstd import _DICT_ID_SIZE, _ZSTD_FRAME, _ZSTD_SKIPPABLE
+from fastpgn.io.zstd import _CONTENT_SIZE_SIZE, _DICT_ID_SIZE, _ZSTD_FRAME, _ZSTD_SKIPPABLE
 
 TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
 if TYPE_CHECKING:
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 #: The pzstd habit: a skippable frame of 4 bytes before each frame, its payload the frame's compressed size.
 PZSTD_HEADER = 12
-
-_CONTENT_SIZE_SIZE = (0, 2, 4, 8)
 
 
 class FrameTable:
@@ -196,54 +194,6 @@ def decode_frame(data: bytes, buffer: bytearray | None = None) -> tuple[bytearra
         n += got
 
 
-class FrameCut(Exception):
-    """The file ends inside a frame (``blocks_of_frame``)."""
-
-
-def blocks_of_frame(data: bytes) -> Iterator[bytes]:
-    """The decompressed bytes of a frame that may be damaged or cut short, block by block, up to the damage.
-
-    Each block is given to the decoder whole, so its bytes come out before
-    the next block is read: a damaged block (``zstandard.ZstdError``) or a
-    cut one (``FrameCut``) loses only itself, and what comes out before the
-    damage depends on the frame alone, never on read sizes. (A damaged
-    checksum is found after the last block: every byte comes out.)
-    ``data`` starts at the frame's magic and holds at most the frame.
-    """
-    import zstandard
-
-    decoder = zstandard.ZstdDecompressor().decompressobj()
-    n = len(data)
-    if n < 6 or int.from_bytes(data[:4], "little") != _ZSTD_FRAME:
-        out = decoder.decompress(data)      # (not a frame: the decoder names it)
-        if out:
-            yield out
-        raise FrameCut
-    d = data[4]
-    single_segment = (d >> 5) & 1
-    at = 5 + (1 - single_segment) + _DICT_ID_SIZE[d & 3] + (_CONTENT_SIZE_SIZE[d >> 6] or single_segment)
-    pieces = [at]       # where each piece given to the decoder ends: the header, then each block
-    last = False
-    while not last and at + 3 <= n:
-        h = int.from_bytes(data[at:at + 3], "little")
-        at += 3 + (1 if (h >> 1) & 3 == 1 else h >> 3)
-        last = bool(h & 1)
-        pieces.append(at)
-    if last and d & 4:
-        at += 4
-        pieces.append(at)       # (the checksum)
-    lo = 0
-    for hi in pieces:
-        out = decoder.decompress(data[lo:min(hi, n)])
-        if out:
-            yield out
-        lo = hi
-        if hi > n:
-            break
-    if not last or at > n:
-        raise FrameCut
-
-
 class FrameDecoder:
     """The decompressed bytes of a :class:`FrameTable`'s frames, in order, decoded on ``threads`` threads.
 
@@ -253,7 +203,7 @@ class FrameDecoder:
     frames handed out, ``raw_done`` the file bytes they came from. It stops
     before the first frame that fails to decode, and then ``failed`` holds
     that frame's index; ``damaged`` is the span of the file the caller
-    decodes block by block to name the damage (``blocks_of_frame``).
+    decodes block by block to name the damage (``fastpgn.io.zstd.decoded_blocks``).
     """
 
     def __init__(self, path: str, table: FrameTable, threads: int, first: int = 0) -> None:

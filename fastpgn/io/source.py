@@ -204,12 +204,7 @@ class Source:
                 self._fill = _ChunkFiller(self._transcoded()).readinto
             elif self.kind == "zst":
                 frames = self._zstd_frames()
-                if frames is not None:
-                    self._fill = _ChunkFiller(frames).readinto
-                else:
-                    from fastpgn.io.zstd import _ZstdStream
-
-                    self._fill = _ZstdStream(self, READ_SIZE).readinto
+                self._fill = _ChunkFiller(frames if frames is not None else self._zstd_decoded()).readinto
             elif self.kind == "pgn" and isinstance(self._raw, (io.BufferedReader, io.FileIO, io.BytesIO, _Pieces)):
                 self._raw_readinto = getattr(self._raw, "readinto1", self._raw.readinto)   # (see _read_raw)
                 self._fill = self._plain_readinto
@@ -268,14 +263,21 @@ class Source:
                 for piece in frames:
                     yield bytes(piece)      # (a view of a buffer that holds a later frame once asked for more)
                 return
-            from fastpgn.io.zstd import _ZstdStream
-
-            stream = _ZstdStream(self, READ_SIZE)
-            while True:
-                data = stream.read(4 * READ_SIZE)
-                if not data:
-                    return
-                yield data
+            held: list[bytes] = []      # blocks gathered into pieces of a few MiB (each a block's bytes or fewer)
+            size = 0
+            try:
+                for out in self._zstd_decoded():
+                    held.append(out)
+                    size += len(out)
+                    if size >= 4 * READ_SIZE:
+                        yield b"".join(held)
+                        held, size = [], 0
+            except InputError:
+                if held:
+                    yield b"".join(held)        # (the bytes before the damage, then the damage)
+                raise
+            if held:
+                yield b"".join(held)
         elif self.kind == "bz2" and self.path is not None and self._threads > 1 and _parallel_bzip2() is not None:
             yield from self._indexed_bzip2()
         else:
@@ -354,25 +356,31 @@ class Source:
 
     def _damaged_frame(self, span: tuple[int, int]) -> Iterator[bytes]:
         """The bytes of the frame at ``span`` of the file that failed to decode (or of what follows the
-        last whole frame), block by block up to the damage, then the damage (``frames.blocks_of_frame``)."""
-        import zstandard
-
-        from fastpgn.io import frames as _frames
-        from fastpgn.io.zstd import corrupt
-
+        last whole frame), block by block up to the damage, then the damage, as the single-thread decoder
+        names it."""
         start, end = span
         self._raw_io(self._raw.seek, start)      # (a file: open_source gives a path only for one)
         data = self._raw_io(self._raw.read, end - start)
         self.raw_read = start + len(data)
+        yield from self._zstd_decoded(iter((data,)))
+        raise InputDamageError(f"truncated zst data in {self.name}", self.offset)   # pragma: no cover
+
+    def _zstd_decoded(self, chunks: Iterator[bytes] | None = None) -> Iterator[bytes]:
+        """The zstd stream of ``chunks`` (the raw input's, by default) decoded on this thread, block by
+        block (``fastpgn.io.zstd.decoded_blocks``), ``offset`` counting its bytes; damage raises InputError
+        once every byte before it was handed out."""
+        import zstandard
+
+        from fastpgn.io.zstd import FrameCut, corrupt, decoded_blocks
+
         try:
-            for out in _frames.blocks_of_frame(data):
+            for out in decoded_blocks(self._raw_chunks() if chunks is None else chunks):
                 self.offset += len(out)
                 yield out
         except zstandard.ZstdError as exc:
             raise corrupt(self.name, exc, self.offset) from None
-        except _frames.FrameCut:
+        except FrameCut:
             raise InputDamageError(f"truncated zst data in {self.name}", self.offset) from None
-        raise InputDamageError(f"truncated zst data in {self.name}", self.offset)   # pragma: no cover
 
     def _new_decoder(self):
         if self.kind == "bz2":

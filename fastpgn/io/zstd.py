@@ -1,11 +1,15 @@
-"""zstd input: frames decoded straight into the caller's buffer, a stream that stops early told from a whole one.
+"""zstd input decoded on one thread, block by block: what comes before damage comes out, whatever the read
+sizes, and a stream that stops early is told from a whole one.
 
-python-zstandard's stream reader decodes any number of frames and reports
-corrupt data, but not a stream that simply stops (a cut download).
-``_ZstdFrames`` sits between the raw input and the decoder and follows the
-frame layout on the way (headers only), so an end of input anywhere but
-between two frames is an ``InputError`` ("truncated zst data") at the
-decompressed offset reached.
+python-zstandard's decoders report corrupt data, but not a stream that
+simply stops (a cut download), and a stream reader that fails loses what it
+decoded in the call that failed (as much as the caller's buffer holds).
+``decoded_blocks`` follows the frame layout on the way and gives the decoder
+one whole block at a time, so the bytes before a damaged block all come out,
+and an end of input anywhere but between two frames is a ``FrameCut``: the
+readers' ``InputError`` ("truncated zst data") at the decompressed offset
+reached. The decoder on threads (``fastpgn.io.frames``) decodes a frame
+that fails with it, so both hand out the same bytes before the same damage.
 """
 
 from __future__ import annotations
@@ -14,15 +18,7 @@ from fastpgn.errors import InputDamageError
 
 TYPE_CHECKING = False   # typing's, without importing typing (a reader's start-up)
 if TYPE_CHECKING:
-    from typing import Protocol
-
-    class Source(Protocol):
-        """What the decoder reads of a ``fastpgn.io.source.Source`` (not imported: it imports this)."""
-
-        name: str
-        offset: int
-
-        def _read_raw(self, n: int) -> bytes: ...
+    from collections.abc import Iterator
 
 
 def corrupt(name: str, exc: Exception, offset: int) -> InputDamageError:
@@ -38,123 +34,103 @@ def corrupt(name: str, exc: Exception, offset: int) -> InputDamageError:
     return InputDamageError(f"corrupt zst data in {name}: {reason}", offset)
 
 
-class _ZstdStream:
-    """zstd frames decoded straight into the caller's buffer (``readinto``), or as bytes (``read``)."""
-
-    def __init__(self, source: Source, read_size: int) -> None:
-        import zstandard
-
-        self._source = source
-        self._frames = _ZstdFrames(source)
-        # zstandard's stub asks for IO[bytes], but stream_reader takes "any object with a read(size)
-        # method" (its docstring) and calls nothing else: _ZstdFrames is one.
-        self._reader = zstandard.ZstdDecompressor().stream_reader(
-            self._frames, read_size=read_size, read_across_frames=True, closefd=False)  # type: ignore[arg-type]
-        self._error = zstandard.ZstdError
-
-    def _checked(self, n: int) -> int:
-        source = self._source
-        if n == 0 and not self._frames.complete:
-            raise InputDamageError(f"truncated zst data in {source.name}", source.offset)
-        source.offset += n
-        return n
-
-    def _decoded(self, call, arg):
-        """``call(arg)`` on the stream reader, its errors as InputError at the offset reached."""
-        try:
-            return call(arg)
-        except self._error as exc:
-            raise corrupt(self._source.name, exc, self._source.offset) from None
-
-    def readinto(self, view) -> int:
-        return self._checked(self._decoded(self._reader.readinto, view))
-
-    def read(self, size: int) -> bytes:
-        data = self._decoded(self._reader.read, size)
-        self._checked(len(data))
-        return data
-
-
 _ZSTD_FRAME = 0xFD2FB528
 _ZSTD_SKIPPABLE = 0x184D2A50    # ... to 0x184D2A5F
 _DICT_ID_SIZE = (0, 1, 2, 4)
 _CONTENT_SIZE_SIZE = (0, 2, 4, 8)
 
 
-class _ZstdFrames:
-    """The compressed stream on its way to the decoder, its frame layout followed (RFC 8878, section 3.1).
+class FrameCut(Exception):
+    """The input ends inside a frame (``decoded_blocks``)."""
 
-    The decoder reports corrupt data, but not a stream that simply stops
-    (a cut download): that shows here as an end of input anywhere but
-    between two frames. Only headers are read: a frame header, then each
-    block's three-byte header (its size says how far the next one is),
-    then the checksum if the frame has one; skippable frames are skipped.
+
+def decoded_blocks(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The decompressed bytes of the zstd stream that comes in ``chunks``, block by block, up to any damage.
+
+    The frame layout is followed on the way (RFC 8878, section 3.1: a frame
+    header, then each block behind its three-byte header, whose size says
+    where the next one is, then the checksum if the frame has one;
+    skippable frames are skipped), and each piece is given to the decoder
+    whole, so a block's bytes come out before the next block is read: a
+    damaged block (``zstandard.ZstdError``) or a cut one (``FrameCut``, the
+    bytes of a cut raw block that the decoder hands out first) loses only
+    itself, and what comes out before the damage depends on the stream
+    alone, never on the chunks' sizes. (A damaged checksum is found after
+    the frame's last block: all its bytes come out.) Bytes that are no frame
+    go to the decoder, which names them. The stream may end only between
+    frames.
+
+    >>> import zstandard
+    >>> data = zstandard.compress(b"1. e4 *\\n") + zstandard.compress(b"1. d4 *\\n")
+    >>> b"".join(decoded_blocks(iter([data[:5], data[5:]])))
+    b'1. e4 *\\n1. d4 *\\n'
+    >>> list(decoded_blocks(iter([data[:-3]])))
+    Traceback (most recent call last):
+    ...
+    fastpgn.io.zstd.FrameCut
     """
+    import zstandard
 
-    def __init__(self, source: Source) -> None:
-        self._source = source
-        self._state = "magic"
-        self._need = 4              # header bytes the state waits for
-        self._head = b""            # those gathered so far (a header may straddle two reads)
-        self._skip = 0              # payload bytes to pass before the next header
-        self._checksum = False
+    decompressor = zstandard.ZstdDecompressor()
+    buf = bytearray()
+    pos = 0                 # where the next piece starts in buf
 
-    @property
-    def complete(self) -> bool:
-        """Whether the input read so far ends between frames."""
-        return self._state in ("magic", "unknown") and not self._head and not self._skip
+    def have(n: int) -> bool:
+        """Whether n bytes from pos are in buf (more chunks taken while not)."""
+        nonlocal buf, pos
+        while len(buf) - pos < n:
+            chunk = next(chunks, None)
+            if chunk is None:
+                return False
+            if pos:
+                del buf[:pos]
+                pos = 0
+            buf += chunk
+        return True
 
-    def read(self, n: int) -> bytes:
-        data = self._source._read_raw(n)
-        pos, size = 0, len(data)
-        while pos < size and self._state != "unknown":
-            if self._skip:
-                take = min(self._skip, size - pos)
-                self._skip -= take
-                pos += take
-                continue
-            take = self._need - len(self._head)
-            self._head += data[pos:pos + take]
-            pos += take
-            if len(self._head) == self._need:
-                head, self._head = self._head, b""
-                self._header(head)
-        return data
+    def cut(decoder) -> Iterator[bytes]:
+        """What the decoder makes of the bytes left (a piece cut short), then the cut."""
+        out = decoder.decompress(bytes(buf[pos:]))
+        if out:
+            yield out
+        raise FrameCut
 
-    def _expect(self, state: str, need: int) -> None:
-        self._state, self._need = state, need
-
-    def _header(self, head: bytes) -> None:
-        state = self._state
-        if state == "magic":
-            magic = int.from_bytes(head, "little")
-            if magic == _ZSTD_FRAME:
-                self._expect("descriptor", 1)
-            elif magic & ~0xF == _ZSTD_SKIPPABLE:
-                self._expect("skippable", 4)
-            else:
-                self._state = "unknown"     # not a frame: the decoder names the damage
-        elif state == "descriptor":
-            d = head[0]
-            single_segment = (d >> 5) & 1
-            self._checksum = bool(d & 4)
-            content_size = _CONTENT_SIZE_SIZE[d >> 6] or single_segment
-            rest = (1 - single_segment) + _DICT_ID_SIZE[d & 3] + content_size
-            if rest:
-                self._expect("header", rest)
-            else:
-                self._expect("block", 3)
-        elif state == "header":
-            self._expect("block", 3)
-        elif state == "block":
-            h = int.from_bytes(head, "little")
-            self._skip = 1 if (h >> 1) & 3 == 1 else h >> 3     # an RLE block holds one byte
-            if h & 1 and self._checksum:                        # the frame's last block
-                self._expect("checksum", 4)
-            elif h & 1:
-                self._expect("magic", 4)
-        elif state == "checksum":
-            self._expect("magic", 4)
-        elif state == "skippable":
-            self._skip = int.from_bytes(head, "little")
-            self._expect("magic", 4)
+    while have(1):
+        if not have(4):
+            raise FrameCut
+        magic = int.from_bytes(buf[pos:pos + 4], "little")
+        if magic & ~0xF == _ZSTD_SKIPPABLE:
+            if not have(8) or not have(8 + int.from_bytes(buf[pos + 4:pos + 8], "little")):
+                raise FrameCut
+            pos += 8 + int.from_bytes(buf[pos + 4:pos + 8], "little")
+            continue
+        decoder = decompressor.decompressobj()
+        if magic != _ZSTD_FRAME or not have(5):
+            yield from cut(decoder)     # (not a frame: the decoder names it from its first bytes)
+        d = buf[pos + 4]
+        single_segment = (d >> 5) & 1
+        header = 5 + (1 - single_segment) + _DICT_ID_SIZE[d & 3] + (_CONTENT_SIZE_SIZE[d >> 6] or single_segment)
+        if not have(header):
+            yield from cut(decoder)
+        decoder.decompress(bytes(buf[pos:pos + header]))
+        pos += header
+        last = False
+        while not last:
+            if not have(3):
+                yield from cut(decoder)
+            h = int.from_bytes(buf[pos:pos + 3], "little")
+            size = 3 + (1 if (h >> 1) & 3 == 1 else h >> 3)     # an RLE block holds one byte
+            last = bool(h & 1)
+            if not have(size):
+                yield from cut(decoder)
+            with memoryview(buf) as view:
+                out = decoder.decompress(view[pos:pos + size])
+            pos += size
+            if out:
+                yield out
+        if d & 4:
+            if not have(4):
+                yield from cut(decoder)
+            with memoryview(buf) as view:
+                decoder.decompress(view[pos:pos + 4])
+            pos += 4

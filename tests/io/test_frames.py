@@ -3,6 +3,8 @@ offsets and the errors are the single-thread decoder's, whatever the frame bound
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 zstandard = pytest.importorskip("zstandard")
@@ -115,11 +117,12 @@ def _frame_spans(data: bytes) -> list[tuple[int, int]]:
         return frames.frame_table(f.name).frames
 
 
-@pytest.mark.parametrize("damage", ["checksum", "corrupt block", "truncated", "junk after", "cut header"])
+@pytest.mark.parametrize("damage", ["checksum", "corrupt block", "zeroed run", "truncated", "junk after",
+                                    "cut header"])
 def test_damage_in_one_frame_keeps_every_block_before_it_and_is_named_as_the_single_thread_decoder_names_it(
         tmp_path, damage):
-    """On threads the frame that fails is decoded again block by block: every whole block before the damage
-    is kept (one thread keeps those its last read finished), whatever the read sizes and threads."""
+    """One thread and several decode a damaged frame block by block: every whole block before the damage is
+    kept, the same bytes, the same games and the same error at the same offset, whatever the threads."""
     text = decompressed(shared(*SINGLE))[:600_000]
     data = bytearray(pzstd_layout(text, 100_000))
     spans = _frame_spans(bytes(data))
@@ -128,6 +131,8 @@ def test_damage_in_one_frame_keeps_every_block_before_it_and_is_named_as_the_sin
         data[end - 1] ^= 0xFF
     elif damage == "corrupt block":
         data[(start + end) // 2] ^= 0x55
+    elif damage == "zeroed run":
+        data[(start + end) // 2:(start + end) // 2 + 64] = bytes(64)
     elif damage == "truncated":
         del data[(start + end) // 2:]
     elif damage == "junk after":
@@ -137,20 +142,48 @@ def test_damage_in_one_frame_keeps_every_block_before_it_and_is_named_as_the_sin
     path = tmp_path / "damaged.pgn.zst"
     path.write_bytes(bytes(data))
     serial = stream(path, 1)
-    threaded = stream(path, 2)
     assert serial[1] is not None, "the damage went unnoticed"
-    assert threaded[1] == serial[1].replace(f"byte {serial[2]}", f"byte {threaded[2]}")
-    assert threaded[2] == len(threaded[0]) and text.startswith(threaded[0]) and threaded[0].startswith(serial[0])
-    assert threaded[0] == text[:threaded[2]]
+    assert stream(path, 2) == stream(path, 3) == serial
+    assert serial[2] == len(serial[0]) and serial[0] == text[:serial[2]]
     before_frame = 300_000 if damage != "junk after" else 600_000
-    assert len(threaded[0]) >= before_frame      # (every frame before the damaged one, at least)
-    assert stream(path, 3) == threaded
-    read, reason = games(path, 2)
-    assert reason is not None and reason.split(" (")[0] == serial[1].split(" (")[0]
-    assert games(path, 3) == (read, reason)
-    whole = [g for g in read if len(g) == 3]
-    serial_whole = [g for g in games(path, 1)[0] if len(g) == 3]
-    assert whole[:len(serial_whole)] == serial_whole and len(whole) >= len(serial_whole) > 0
+    assert len(serial[0]) >= before_frame      # (every frame before the damaged one, at least)
+    read, reason = games(path, 1)
+    assert reason == serial[1] and games(path, 2) == games(path, 3) == (read, reason)
+    assert [g for g in read if len(g) == 3], "no whole game before the damage"
+
+
+def test_a_zeroed_run_in_a_middle_frame_of_the_lichess_framed_corpus_loses_no_game_before_it(tmp_path):
+    """A dump with 64 zero bytes in its seventh frame: the games before the damage all come out, on one
+    thread, on several, from a pipe, and the damage is named inside that frame."""
+    text = decompressed(shared(*SINGLE))
+    data = bytearray(pzstd_layout(text, 512 << 10))
+    start, end = _frame_spans(bytes(data))[6]
+    data[(start + end) // 2:(start + end) // 2 + 64] = bytes(64)
+    path = tmp_path / "damaged.pgn.zst"
+    path.write_bytes(bytes(data))
+    expected = games(path, 2)
+    got = fastpgn.read_games(io.BytesIO(bytes(data)), errors="skip")
+    piped = []
+    with pytest.raises(InputDamageError) as info:
+        for game in got:
+            piped.append((tuple(game.headers.items()), tuple(game.moves), game.offset))
+    piped += [(r.offset, r.reason.replace("<stream>", str(path)), r.error_offset, bytes(r.text))
+              for r in got.rejected]
+    assert games(path, 1) == expected
+    assert (piped, str(info.value).replace("<stream>", str(path))) == expected
+    assert 6 * (512 << 10) <= info.value.offset < 7 * (512 << 10)     # (inside the seventh frame)
+    whole = text[:info.value.offset]
+    assert len([g for g in expected[0] if len(g) == 3]) == whole.count(b"\n[Event ") + whole.startswith(b"[Event ") - 1
+    pyarrow = pytest.importorskip("pyarrow")
+    rows = []
+    for jobs in (1, 2):
+        reader = fastpgn.read_arrow(str(path), columns=["game_id", "byte_offset"], jobs=jobs, errors="skip")
+        batches = []
+        with pytest.raises(InputDamageError, match="corrupt zst data"):
+            for batch in reader:
+                batches.append(batch)
+        rows.append(pyarrow.Table.from_batches(batches, schema=reader.schema))
+    assert rows[0].equals(rows[1]) and rows[0].num_rows == len([g for g in expected[0] if len(g) == 3])
 
 
 def _convert(path, out, jobs: int):
