@@ -122,7 +122,7 @@ def known_issues(date: str) -> tuple[tuple[str, str, str, str], ...]:
     ((), ())
     """
     month = date[:7].replace(".", "-")
-    if len(month) != 7 or not (month[:4] + month[5:]).isdigit():
+    if len(month) != 7 or month[4] != "-" or not all("0" <= c <= "9" for c in month[:4] + month[5:]):
         return ()
     return tuple(row for row in KNOWN_ISSUES if row[0] <= month <= row[1])
 

@@ -88,6 +88,10 @@ COLUMNS = (
     Column("black_inaccuracies", "int16", "Black's moves judged Inaccuracy"),
     Column("black_mistakes", "int16", "Black's moves judged Mistake"),
     Column("black_blunders", "int16", "Black's moves judged Blunder"),
+    # What lichess's exporter writes and the games to flag (fastpgn.lichess; docs/schema.md "Draw offers").
+    Column("white_draw_offers", "list<int16>", "the plies after which White offered a draw (null: none written)"),
+    Column("black_draw_offers", "list<int16>", "the plies after which Black offered a draw (null: none written)"),
+    Column("flags", "list<string>", "unterminated, abandoned, truncated, known_issue: those that hold (null: none)"),
     Column("byte_offset", "int64", "the game's first byte in the decompressed input"),
     # (a list of pairs, not a map: Hugging Face datasets and other readers take no Arrow map)
     Column("tags", "list<struct<key: string, value: string>>", "every other tag, in file order"),
@@ -141,7 +145,7 @@ FROM_MOVETEXT = frozenset((
     "plies", "mate", "moves", "eval_cp", "eval_mate", "clock", "nags", "win_percent", "judgement",
     "move_seconds", "white_accuracy", "black_accuracy", "white_acpl", "black_acpl", "white_inaccuracies",
     "white_mistakes", "white_blunders", "black_inaccuracies", "black_mistakes", "black_blunders",
-    "byte_offset", "uci", "zobrist", "fens"))
+    "white_draw_offers", "black_draw_offers", "flags", "byte_offset", "uci", "zobrist", "fens"))
 
 #: The columns made from a game's moves: those a headers-only column read of PGN leaves out (the column sinks'
 #: ``headers=True``, which skips each movetext as ``read_headers`` skips it).

@@ -138,6 +138,11 @@ def test_the_flags_of_games_written_as_lichess_writes_them(tags, plies, flags):
     headers = dict(line[1:-1].split(' "', 1) for line in tags.splitlines())
     headers = {k: v[:-1] for k, v in headers.items()}
     assert lichess.game_flags(headers, plies) == flags
+    # the flags column of the game written out, with as many moves (knights out and back)
+    sans = [("Nf3", "Nf6", "Ng1", "Ng8")[i % 4] for i in range(plies)]
+    movetext = " ".join(f"{i // 2 + 1}. {san}" if i % 2 == 0 else san for i, san in enumerate(sans))
+    game = f'[Event "x"]\n{tags}\n{movetext} {headers["Result"]}\n\n'.encode()
+    assert _rows(game, ["plies", "flags"]) == [{"plies": plies, "flags": list(flags) or None}]
 
 
 def test_the_flags_of_the_corpus():
@@ -152,3 +157,68 @@ def test_the_flags_of_the_corpus():
         assert len(rows) == data.count(b"\n[Event ") + data.startswith(b"[Event ")
         assert sum(f == ("abandoned",) for f in flags) == data.count(b'[Termination "Abandoned"]') > 0
         assert all(f in ((), ("abandoned",)) for f in flags)
+
+
+def test_the_flags_column_is_game_flags_on_every_game_of_the_corpus():
+    """The flags column of every game of the real months and of the games written with every flag is what
+    ``game_flags`` says of its tags and plies (the kernels' own copies of the rules held to it)."""
+    import fastpgn
+
+    for month in ("2021-10.head999", "2022-06.head2499"):
+        path = shared("data", "lichess-db", f"lichess_db_standard_rated_{month}.pgn.zst")
+        data = decompressed(path)
+        # the same games with their months moved into those of KNOWN_ISSUES, and some cut off with *
+        variants = [data, data.replace(b'[UTCDate "2021.', b'[UTCDate "2016.').replace(b'[UTCDate "2022.',
+                                                                                  b'[UTCDate "2020.'),
+                    data.replace(b'[Result "1-0"]', b'[Result "*"]').replace(b'[UTCDate "20', b'[UTCDate "')]
+        for text in variants:
+            expected = [list(lichess.game_flags(g.headers, len(g.moves))) or None
+                        for g in fastpgn.read_games(text)]
+            got = [row["flags"] for row in _rows(text, ["flags"])]
+            assert got == expected
+            assert len(got) > 900
+    seen = {flag for text in variants for f in (r["flags"] for r in _rows(text, ["flags"])) if f for flag in f}
+    assert seen >= {"abandoned", "truncated", "known_issue"}
+
+
+def _offers_by_python_chess(game: bytes) -> tuple[list[int] | None, list[int] | None]:
+    """The plies after which python-chess finds a comment that is a draw offer (its comments of a move run
+    together, the [%...] commands taken out), by the side the comment names."""
+    import io
+    import re
+
+    chess_pgn = pytest.importorskip("chess.pgn")
+    parsed = chess_pgn.read_game(io.StringIO(game.decode()))
+    sides: tuple[list[int], list[int]] = ([], [])
+    for ply, node in enumerate(parsed.mainline(), 1):
+        text = re.sub(r"\[%[^\]]*\]", "", node.comment).strip()
+        if text in ("White offers draw", "Black offers draw"):
+            sides[text.startswith("Black")].append(ply)
+    return sides[0] or None, sides[1] or None
+
+
+def test_draw_offers_are_columns_by_side_at_the_plies_python_chess_finds_them():
+    """Real games of the corpus with lichess's draw-offer comments written in: each side's offers, at the
+    plies python-chess reads the comments at, and the other columns as without them."""
+    games = [g for g in (real_game(i) for i in range(60)) if b"[%clk" in g]
+    found = []
+    for every in (2, 3, 7):
+        offered = [with_draw_offers(g, every) for g in games]
+        rows = _rows(b"".join(text for text, _ in offered), ["white_draw_offers", "black_draw_offers"])
+        expected = [_offers_by_python_chess(text) for text, _ in offered]
+        assert [(r["white_draw_offers"], r["black_draw_offers"]) for r in rows] == expected
+        assert sum(len(w or ()) + len(b or ()) for w, b in expected) == sum(n for _, n in offered) > 100
+        found += expected
+    assert any(w for w, _ in found) and any(b for _, b in found)     # (offers of both sides)
+    assert {(r["white_draw_offers"], r["black_draw_offers"]) for r in _rows(b"".join(games),
+            ["white_draw_offers", "black_draw_offers"])} == {(None, None)}
+
+
+def test_a_draw_offer_is_a_comment_of_its_own_text_only():
+    """Spaces around the text are trimmed; any other text, one before the first move, or a side the comment
+    does not name is no offer."""
+    game = (b'[Event "x"]\n\n{ White offers draw } 1. e4 {  White offers draw\t} 1... e5 { Black offers draw. } '
+            b"2. Nf3 { black offers draw } 2... Nc6 { White offers draw } { Black offers draw } 3. Bc4 "
+            b"{ [%clk 0:01:00] White offers draw } *\n\n")
+    assert _rows(game, ["white_draw_offers", "black_draw_offers"]) == [
+        {"white_draw_offers": [1, 4], "black_draw_offers": [4]}]

@@ -77,6 +77,9 @@ GOLDEN = [
     ("white_accuracy", "float"), ("black_accuracy", "float"), ("white_acpl", "int16"), ("black_acpl", "int16"),
     ("white_inaccuracies", "int16"), ("white_mistakes", "int16"), ("white_blunders", "int16"),
     ("black_inaccuracies", "int16"), ("black_mistakes", "int16"), ("black_blunders", "int16"),
+    # what lichess's exporter writes (draw offers) and the games to flag
+    ("white_draw_offers", "list<item: int16>"), ("black_draw_offers", "list<item: int16>"),
+    ("flags", "list<item: string>"),
     ("byte_offset", "int64"),
     ("tags", "list<item: struct<key: string, value: string>>"),
 ]

@@ -86,6 +86,13 @@ cdef enum:
     # the nags' per-ply lists and their NAGs
     K_NAGS_PLY
     K_NAGS_ITEM
+    # lichess's draw offers by side (then K_BLACK_DRAW_OFFERS: K_WHITE_DRAW_OFFERS + side), the flags
+    K_WHITE_DRAW_OFFERS
+    K_BLACK_DRAW_OFFERS
+    K_WHITE_DRAW_OFFERS_ITEM    # then K_BLACK_DRAW_OFFERS_ITEM: + side
+    K_BLACK_DRAW_OFFERS_ITEM
+    K_FLAGS
+    K_FLAGS_ITEM
     NCOLS
     MAX_COLUMNS = 128           # the schema's columns the tables below can hold (a CSV column number is a byte)
 
@@ -111,6 +118,8 @@ _FILLS = {
     "white_inaccuracies": (K_WHITE_INACCURACIES,), "white_mistakes": (K_WHITE_MISTAKES,),
     "white_blunders": (K_WHITE_BLUNDERS,), "black_inaccuracies": (K_BLACK_INACCURACIES,),
     "black_mistakes": (K_BLACK_MISTAKES,), "black_blunders": (K_BLACK_BLUNDERS,),
+    "white_draw_offers": (K_WHITE_DRAW_OFFERS, K_WHITE_DRAW_OFFERS_ITEM),
+    "black_draw_offers": (K_BLACK_DRAW_OFFERS, K_BLACK_DRAW_OFFERS_ITEM), "flags": (K_FLAGS, K_FLAGS_ITEM),
     "byte_offset": (K_BYTE_OFFSET,), "tags": (K_TAGS, K_TAG_KEY, K_TAG_VALUE),
     "uci": (K_UCI, K_UCI_ITEM), "zobrist": (K_ZOBRIST, K_ZOBRIST_ITEM), "fens": (K_FENS, K_FENS_ITEM),
 }
@@ -217,6 +226,7 @@ cdef int _make_tables() except -1:
     for entry in plan:
         _mark_offsets(entry[2])
     _csv_tables(plan)
+    _known_months()
     _PLAN = plan
     _against = _schema.COLUMNS
     return 0
@@ -718,6 +728,105 @@ cdef int _nags(Columns *c, _Game game) noexcept nogil:
     return _list_end(&c.cols[K_NAGS], plies, game.nnags > 0)
 
 
+cdef int _draw_offers(Columns *c, _Game game) noexcept nogil:
+    """The white_draw_offers and black_draw_offers lists of a row: the plies (1: the first move) after which each
+    side's offer comment is written, in order (null over int16); null for a side with none (the twin's _offers)."""
+    cdef int side
+    cdef Py_ssize_t j, count
+    cdef int16_t ply
+    cdef Col *items
+    for side in range(2):
+        items = &c.cols[K_WHITE_DRAW_OFFERS_ITEM + side]
+        count = 0
+        for j in range(game.noffers):
+            if game.offers[2 * j + 1] == side:
+                ply = <int16_t>(game.offers[2 * j] + 1)
+                if _fixed(items, &ply, 2, game.offers[2 * j] + 1 <= 32767) < 0:
+                    return -1
+                count += 1
+        if _list_end(&c.cols[K_WHITE_DRAW_OFFERS + side], items, count > 0) < 0:
+            return -1
+    return 0
+
+
+# KNOWN_ISSUES' months (fastpgn.lichess), as year * 100 + month: first, last of each row (_known_months)
+cdef enum:
+    MAX_KNOWN_ISSUES = 64
+cdef int _KNOWN[2 * MAX_KNOWN_ISSUES]
+cdef int _NKNOWN = 0
+
+
+cdef int _known_months() except -1:
+    global _NKNOWN
+    from fastpgn.lichess import KNOWN_ISSUES
+    if len(KNOWN_ISSUES) > MAX_KNOWN_ISSUES:
+        raise ColumnError(f"{_SINK} holds at most {MAX_KNOWN_ISSUES} rows of fastpgn.lichess.KNOWN_ISSUES")
+    for i, row in enumerate(KNOWN_ISSUES):
+        _KNOWN[2 * i] = int(row[0][:4]) * 100 + int(row[0][5:7])
+        _KNOWN[2 * i + 1] = int(row[1][:4]) * 100 + int(row[1][5:7])
+    _NKNOWN = len(KNOWN_ISSUES)
+    return 0
+
+
+cdef inline bint _digit(char ch) noexcept nogil:
+    return b'0' <= ch <= b'9'
+
+
+cdef bint _known_issue(const char *p, Py_ssize_t n) noexcept nogil:
+    """Whether date ``p[:n]`` (``YYYY.MM...`` or ``YYYY-MM...``) falls in a month of KNOWN_ISSUES (known_issues)."""
+    cdef int month, i
+    if n < 7 or not (p[4] == b'.' or p[4] == b'-'):
+        return False
+    if not (_digit(p[0]) and _digit(p[1]) and _digit(p[2]) and _digit(p[3]) and _digit(p[5]) and _digit(p[6])):
+        return False
+    month = (((p[0] - 48) * 1000 + (p[1] - 48) * 100 + (p[2] - 48) * 10 + (p[3] - 48)) * 100
+             + (p[5] - 48) * 10 + (p[6] - 48))
+    for i in range(_NKNOWN):
+        if _KNOWN[2 * i] <= month <= _KNOWN[2 * i + 1]:
+            return True
+    return False
+
+
+cdef int _flags(Columns *c, const char *buf, _Game game, Py_ssize_t *slots, Out *scratch) noexcept nogil:
+    """The flags list of a row (fastpgn.lichess.game_flags: from its Termination, Result and date tags and its
+    plies, in FLAGS' order); null when none holds."""
+    cdef Col *items = &c.cols[K_FLAGS_ITEM]
+    cdef const char *vp
+    cdef Py_ssize_t vn, t
+    cdef int count = 0
+    cdef bint unterminated = False
+    if slots[S_TERMINATION] >= 0:
+        if _cspan(buf, game, slots[S_TERMINATION], scratch, &vp, &vn) < 0:
+            return -1
+        unterminated = _eq(vp, vn, b"Unterminated", 12)
+        if unterminated:
+            if _string(items, b"unterminated", 12) < 0:
+                return -1
+            count += 1
+        elif _eq(vp, vn, b"Abandoned", 9):
+            if _string(items, b"abandoned", 9) < 0:
+                return -1
+            count += 1
+    if slots[S_RESULT] >= 0 and game.nmoves > 0 and not unterminated:
+        if _cspan(buf, game, slots[S_RESULT], scratch, &vp, &vn) < 0:
+            return -1
+        if _eq(vp, vn, b"*", 1):
+            if _string(items, b"truncated", 9) < 0:
+                return -1
+            count += 1
+    t = slots[S_UTCDATE]                 # UTCDate, else (absent or empty) Date
+    vn = 0
+    if t >= 0 and _cspan(buf, game, t, scratch, &vp, &vn) < 0:
+        return -1
+    if vn == 0 and slots[S_DATE] >= 0 and _cspan(buf, game, slots[S_DATE], scratch, &vp, &vn) < 0:
+        return -1
+    if vn and _known_issue(vp, vn):
+        if _string(items, b"known_issue", 11) < 0:
+            return -1
+        count += 1
+    return _list_end(&c.cols[K_FLAGS], items, count > 0)
+
+
 cdef int _positions(Columns *c, Positions *pos) noexcept nogil:
     """The zobrist and fens lists of a row: the positions its replay left in ``pos``."""
     cdef Col *keys = &c.cols[K_ZOBRIST_ITEM]
@@ -914,7 +1023,7 @@ cdef int _columns_row(Columns *c, const char *buf, _Game game, long long base_of
     if _flag(&c.cols[K_MATE], n > 0 and memchr(buf + game.moves[2 * n - 2], b'#',
                                                game.moves[2 * n - 1] - game.moves[2 * n - 2]) != NULL) < 0:
         return -1
-    if _plies(c, buf, game) < 0:
+    if _plies(c, buf, game) < 0 or _draw_offers(c, game) < 0 or _flags(c, buf, game, slots, scratch) < 0:
         return -1
     offset = base_offset + game.start
     if _fixed(&c.cols[K_BYTE_OFFSET], &offset, 8, True) < 0 or _tag_map(c, buf, game, scratch) < 0:

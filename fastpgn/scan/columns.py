@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from fastpgn import scan as _scan, schema
+from fastpgn.lichess import game_flags
 from fastpgn.scan.analysis import analysis_columns
 from fastpgn.scan.contract import HEADERS_REPLAY, ColumnError, ScanResult
-from fastpgn.scan.grammar import _GLYPH_NAGS, game_nags
+from fastpgn.scan.grammar import _GLYPH_NAGS, game_nags, game_offers
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -233,6 +234,16 @@ def _nags(text: bytes, moves: list[str]) -> list[list[int | None]] | None:
     return per_ply
 
 
+def _offers(text: bytes) -> tuple[list[int | None] | None, list[int | None] | None]:
+    """The white_draw_offers and black_draw_offers values of a game: the plies (1 the first move) after which
+    each side's offer is written, in order (None over int16); None for a side with none."""
+    pairs = game_offers(text)
+    sides: tuple[list[int | None], list[int | None]] = ([], [])
+    for ply, side in pairs:
+        sides[side].append(ply + 1 if ply + 1 <= schema.INT16[1] else None)
+    return sides[0] or None, sides[1] or None
+
+
 def _columns(data: Any, records: list[GameRecord], openings: Mapping[bytes, bytes] | None) -> Columns:
     headers = [r[2] for r in records]
     moves = [r[3] for r in records]
@@ -248,6 +259,7 @@ def _columns(data: Any, records: list[GameRecord], openings: Mapping[bytes, byte
     time_controls = tag("TimeControl")
     clocks = [schema.time_control(tc) for tc in time_controls]
     evals = [schema.eval_columns(r[4]) for r in records]
+    texts = [bytes(data[r[8]:r[9]]) for r in records]     # each game's text (its NAGs and offers read again)
     source = schema.SOURCE_TAGS
     columns: Columns = {
         "game_id": [schema.game_id(h.get("Site")) for h in headers],
@@ -280,9 +292,13 @@ def _columns(data: Any, records: list[GameRecord], openings: Mapping[bytes, byte
         "eval_cp": [e[0] for e in evals],
         "eval_mate": [e[1] for e in evals],
         "clock": [c if c.count(None) != len(c) else None for c in (r[5] for r in records)],
-        "nags": [_nags(bytes(data[r[8]:r[9]]), r[3]) for r in records],
+        "nags": [_nags(text, r[3]) for text, r in zip(texts, records)],
     }
     columns.update(analysis_columns(headers, moves, evals, columns["clock"], clocks))
+    offers = [_offers(text) for text in texts]
+    columns["white_draw_offers"] = [o[0] for o in offers]
+    columns["black_draw_offers"] = [o[1] for o in offers]
+    columns["flags"] = [list(game_flags(h, len(m))) or None for h, m in zip(headers, moves)]
     columns["byte_offset"] = [r[0] for r in records]
     columns["tags"] = [[(k, v) for k, v in h.items() if k not in source] for h in headers]
     return columns

@@ -630,6 +630,8 @@ cdef class _Game:
     cdef bint filtered             # a filter dropped it (a bad game is rejected instead)
     cdef int32_t *nags             # 2 per NAG, in the order written: its ply, its value (-1: over NAG_LIMIT)
     cdef Py_ssize_t nnags, cap_nags
+    cdef int32_t *offers           # 2 per draw-offer comment, in the order written: its ply, its side (0 White)
+    cdef Py_ssize_t noffers, cap_offers
 
     def __cinit__(self):
         self.cap_tags = 32
@@ -649,6 +651,7 @@ cdef class _Game:
         free(self.clock_secs)
         free(self.clock_frac)
         free(self.nags)
+        free(self.offers)
 
     cdef void keep(self, _GameArrays *own) noexcept nogil:
         """Its own arrays into ``own``, before it is pointed at arrays it does not own (GameSpans.lend)."""
@@ -681,6 +684,7 @@ cdef class _Game:
         self.moves_len = 0
         self.filtered = False
         self.nnags = 0
+        self.noffers = 0
 
     cdef inline int add_tag(self, Py_ssize_t ns, Py_ssize_t ne, Py_ssize_t vs, Py_ssize_t ve) noexcept nogil:
         cdef Py_ssize_t n = self.ntags
@@ -725,6 +729,18 @@ cdef class _Game:
         self.nags[2 * self.nnags] = <int32_t>(self.nmoves - 1)
         self.nags[2 * self.nnags + 1] = value
         self.nnags += 1
+        return 0
+
+    cdef int add_offer(self, int32_t side) noexcept nogil:
+        """A draw offer by ``side`` (0 White, 1 Black) after the last ply; -1 when memory is short."""
+        if self.noffers == self.cap_offers:
+            if not _grow(<void **>&self.offers, 2 * (2 * self.cap_offers + 4) * sizeof(int32_t)):
+                self.out_of_memory = True
+                return -1
+            self.cap_offers = 2 * self.cap_offers + 4
+        self.offers[2 * self.noffers] = <int32_t>(self.nmoves - 1)
+        self.offers[2 * self.noffers + 1] = side
+        self.noffers += 1
         return 0
 
     # Growth without the GIL: on failure the arrays stay as they were and
@@ -1066,6 +1082,20 @@ cdef Py_ssize_t _comment(const char *buf, Py_ssize_t pos, Py_ssize_t end, _Game 
     if close < 0:
         return game.fail(BAD_COMMENT, pos, 0, 0)
     ply = game.nmoves - 1
+    if ply >= 0 and close - pos - 1 >= 17:      # lichess's draw offer, a comment of its own: the twin's _OFFERS
+        vs = pos + 1
+        ve = close
+        while vs < ve and _is_space(buf[vs]):
+            vs += 1
+        while ve > vs and _is_space(buf[ve - 1]):
+            ve -= 1
+        if ve - vs == 17 and memcmp(buf + vs + 5, b" offers draw", 12) == 0:
+            if memcmp(buf + vs, b"White", 5) == 0:
+                if game.add_offer(0) < 0:
+                    return -1
+            elif memcmp(buf + vs, b"Black", 5) == 0:
+                if game.add_offer(1) < 0:
+                    return -1
     cmd = _find2(buf, pos + 1, close, b'[', b'%')
     while cmd >= 0:
         name_end = cmd + 2

@@ -74,7 +74,7 @@ the same lines, records and errors.
 from __future__ import annotations
 
 from fastpgn import lichess
-from fastpgn.lichess import RESULT_CODES, TERMINATION_CODES
+from fastpgn.lichess import DRAW_OFFER_COMMENTS, RESULT_CODES, TERMINATION_CODES
 
 TYPE_CHECKING = False   # typing's, without importing typing
 if TYPE_CHECKING:
@@ -399,6 +399,18 @@ def _nag_value(digits: bytes) -> int | None:
     return value if value <= NAG_LIMIT else None
 
 
+def game_offers(text: bytes) -> list[tuple[int, int]]:
+    """The draw offers of the one game ``text`` holds: ``(ply, side)`` pairs in the order written (ply 0 is the
+    first move; side 0 White, 1 Black, as the comment names it), from lichess's comments
+    (``{ White offers draw }``, a comment block of its own after a move). One before the first move is left out.
+
+    >>> game_offers(b"1. e4 { White offers draw } { [%clk 0:03:00] } e5 2. Qh5 { Black offers draw } *")
+    [(0, 0), (2, 1)]
+    """
+    game = _scan_game(text, 0, len(text)) if b" offers draw" in text else None
+    return [] if game is None else game.offers
+
+
 def game_nags(text: bytes) -> list[tuple[int, int | None]]:
     """The NAGs of the one game ``text`` holds: ``(ply, NAG)`` pairs in the order written (NAG None: over
     NAG_LIMIT). Those written before the first move, after the result or inside a variation are not a main-line
@@ -417,7 +429,7 @@ class _Game:
     """Everything scanned from one game; the two front ends read what they need."""
 
     __slots__ = ("start", "end", "tags", "moves", "evals", "clocks", "result",
-                 "first_ply", "bad", "bad_pos", "moves_field", "filtered", "nags")
+                 "first_ply", "bad", "bad_pos", "moves_field", "filtered", "nags", "offers")
 
     def __init__(self, start: int) -> None:
         self.start = start
@@ -433,6 +445,7 @@ class _Game:
         self.moves_field: bytes | None = None  # replaces field 20 when a moves hook rewrote it
         self.filtered = False         # a where_plan dropped it (a bad game is rejected instead)
         self.nags: list[tuple[int, int | None]] = []   # (ply, NAG or None when over NAG_LIMIT) in the order written: the column sink's
+        self.offers: list[tuple[int, int]] = []  # (ply, side: 0 White, 1 Black) of each draw-offer comment, in order
 
 
 def _unescape(raw: bytes) -> bytes:
@@ -533,6 +546,10 @@ def _loose_value_end(buf: bytes, value_start: int, stop: int, q: int) -> tuple[i
     return e, stop
 
 
+# lichess's draw-offer comments (each 17 bytes), trimmed, to the side that offered: 0 White, 1 Black
+_OFFERS = {text.encode(): ("white", "black").index(side) for text, side in DRAW_OFFER_COMMENTS.items()}
+
+
 def _comment(buf: bytes, pos: int, end: int, game: _Game) -> int:
     """Read the brace comment opening at ``pos``; return the index after ``}``."""
     close = buf.find(b"}", pos + 1, end)
@@ -544,6 +561,10 @@ def _comment(buf: bytes, pos: int, end: int, game: _Game) -> int:
     if close < 0:
         raise _Bad("unterminated comment", pos)
     ply = len(game.moves) - 1
+    if ply >= 0 and close - pos - 1 >= 17:
+        side = _OFFERS.get(buf[pos + 1:close].strip(_SPACE), -1)
+        if side >= 0:
+            game.offers.append((ply, side))
     cmd = buf.find(b"[%", pos + 1, close)
     while cmd >= 0:
         name_end = cmd + 2
