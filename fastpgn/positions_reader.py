@@ -9,8 +9,11 @@ through becomes a row, its board a ``fixed_size_list<uint8, 64>``. The
 game's own columns (``fastpgn.schema``: ``white_elo``, ``result``,
 ``speed``, ...) are joined to its rows on request; a per-ply one
 (``clock``, ``eval_cp``, ``move_seconds``, ...) gives each row the entry of
-the move played from the position (null on a final position). The layout is
-in docs/training.md.
+the move played from the position (null on a final position). The training
+columns (``move_id``, ``polyglot``, the mover's result, ratings and eval) and
+``mirror`` are made of a block's rows over whole arrays by
+``fastpgn.training.labels``, the sink left as it is. The layout is in
+docs/training.md.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from fastpgn.parquet.batches import record_batch
 from fastpgn.reader import _RecordReader
 from fastpgn.scan import kernel as _kernel
 from fastpgn.scan.positions import POSITION_COLUMNS
+from fastpgn.training import vocab
+from fastpgn.training.labels import LABEL_TYPES, MIRRORED, NEEDS
 
 #: The columns ``read_positions`` gives by default, in order.
 DEFAULT_COLUMNS = ("game_id", "game_index", "ply", "board", "white_to_move", "castling", "ep_square", "halfmove",
@@ -50,16 +55,20 @@ class PositionReader(ArrowReader):
     """
 
     def __init__(self, source, batch_size: int = BATCH_SIZE, *, columns=None, final: bool = False,
-                 **options) -> None:
+                 vocabulary: str = "searchless", mirror: bool = False, **options) -> None:
         if isinstance(columns, str):
             raise TypeError("columns must be a list of column names, not a string")
         names = DEFAULT_COLUMNS if columns is None else tuple(columns)
         if len(set(names)) != len(names):
             raise ValueError("a column is named twice in columns")
+        self.vocabulary = vocab.checked(vocabulary)
+        self.mirror = bool(mirror)
         self.final = bool(final)
         self.names = names
         self.positions_yielded = 0
-        game = [name for name in names if name not in _TYPES]
+        game = [name for name in names if name not in _TYPES and name not in LABEL_TYPES]
+        # what the mover's columns are made of, read though not asked for
+        game += dict.fromkeys(need for name in names for need in NEEDS.get(name, ()) if need not in game)
         # game_id always: it is cheap, and the chosen columns are checked against the schema there
         super().__init__(source, batch_size, columns=["game_id", *(n for n in game if n != "game_id")], **options)
         self._without_movetext = False     # (the positions are the moves': a Parquet release's movetext is read)
@@ -71,13 +80,15 @@ class PositionReader(ArrowReader):
         for name in self.names:
             if name in _TYPES:
                 fields.append(pa.field(name, _row_type(pa, name)))
+            elif name in LABEL_TYPES:
+                fields.append(pa.field(name, getattr(pa, LABEL_TYPES[name])()))
             else:
                 field = full.field(name)
                 fields.append(field.with_type(field.type.value_type) if name in PER_PLY else field)
         return pa.schema(fields, metadata=full.metadata)
 
     def _maker(self):
-        return _Rows(self.names, self.columns, self.schema)
+        return _Rows(self.names, self.columns, self.schema, self.vocabulary, self.mirror)
 
     def _column_blocks(self) -> Iterator[tuple]:
         scanned = _RecordReader._scanned(self, _kernel.positions_from_block, made=self._maker(),
@@ -117,8 +128,11 @@ class _Rows:
     """What makes ``(a RecordBatch of a block's positions, its games)`` of the positions sink's output, on
     the thread that scanned it (holding no reference to the reader)."""
 
-    def __init__(self, names: tuple, game_columns: tuple, out_schema) -> None:
+    def __init__(self, names: tuple, game_columns: tuple, out_schema, vocabulary: str = "searchless",
+                 mirror: bool = False) -> None:
         self.names, self.game_columns, self.schema = names, game_columns, out_schema
+        self.vocabulary, self.mirror = vocabulary, mirror
+        self.made = [n for n in names if n in LABEL_TYPES] + ([n for n in names if n in MIRRORED] if mirror else [])
 
     def __call__(self, output: tuple) -> tuple:
         import pyarrow as pa
@@ -128,19 +142,58 @@ class _Rows:
         count = len(ids) if isinstance(ids, list) else ids[0]
         index = _row_array(pa, "game_index", rows["game_index"], pa.int32())
         table = record_batch({name: games[name] for name in self.game_columns}) if count else None
+        ply = _row_array(pa, "ply", rows["ply"], pa.int16())
+        made = self._training(pa, rows, table, index, ply) if self.made and len(index) else {}
         arrays = []
         for name, field in zip(self.names, self.schema):
-            if name == "game_index":
+            if name in made:
+                arrays.append(made[name])
+            elif name == "game_index":
                 arrays.append(index)
             elif name in _TYPES:
                 arrays.append(_row_array(pa, name, rows[name], field.type))
-            elif table is None:
-                arrays.append(pa.nulls(0, field.type))
+            elif table is None or name in LABEL_TYPES:
+                arrays.append(pa.nulls(len(index), field.type))
             elif name in PER_PLY:
-                arrays.append(_at_ply(table.column(name), index, _row_array(pa, "ply", rows["ply"], pa.int16())))
+                arrays.append(_at_ply(table.column(name), index, ply))
             else:
                 arrays.append(table.column(name).take(index))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema), count
+
+    def _training(self, pa, rows: dict, table, index, ply) -> dict:
+        """The training columns asked for (and with ``mirror`` the mirrored row columns), over whole arrays."""
+        import pyarrow.compute as pc
+
+        from fastpgn.training import labels
+
+        np = labels._np()
+        arrays = {name: _row_array(pa, name, rows[name], _row_type(pa, name))
+                  for name in ("white_to_move", "castling", "ep_square", "from_square", "to_square", "promotion")}
+        board = np.asarray(_row_array(pa, "board", rows["board"], None).values.to_numpy()).reshape(-1, 64)
+        moved = np.asarray(arrays["from_square"].is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+        def filled(name: str):
+            return np.asarray(pc.fill_null(arrays[name], 0).to_numpy(zero_copy_only=False))
+
+        white = np.asarray(arrays["white_to_move"].to_numpy(zero_copy_only=False), dtype=bool)
+        frm, to, promotion = filled("from_square"), filled("to_square"), filled("promotion")
+        castling, plies = filled("castling"), np.asarray(ply.to_numpy())
+        out = {}
+        if "move_id" in self.names:
+            out["move_id"] = labels.move_ids(pa, self.vocabulary, board, frm.astype(np.int64),
+                                             to.astype(np.int64), promotion, white, moved)
+        if "polyglot" in self.names:
+            start_ep = labels.fen_ep(pa, table.column("fen"))[np.asarray(index.to_numpy())]
+            out["polyglot"] = labels.polyglot_keys(pa, board, white, castling, plies, frm, to, start_ep)
+        needed = dict.fromkeys(need for name in self.names if name != "polyglot" for need in NEEDS.get(name, ()))
+        game = {name: _at_ply(table.column(name), index, ply) if name in PER_PLY else table.column(name).take(index)
+                for name in needed}
+        out.update(labels.mover_labels(pa, self.names, white, game))
+        if self.mirror:
+            move = _row_array(pa, "move", rows["move"], pa.string())
+            out.update(labels.mirrored(pa, board, white, castling, filled("ep_square"), frm, to, promotion, move,
+                                       moved))
+        return out
 
 
 def _row_array(pa, name: str, values, kind):
@@ -176,7 +229,8 @@ def _at_ply(lists, index, ply):
 
 def read_positions(source, *, columns=None, where=None, batch_size: int = BATCH_SIZE, jobs: int | None = None,
                    errors: str = "raise", final: bool = False, openings=None, block_size: int | None = None,
-                   encoding: str | None = None) -> PositionReader:
+                   encoding: str | None = None, vocabulary: str = "searchless", mirror: bool = False
+                   ) -> PositionReader:
     """Iterate the positions of ``source``'s games as ``pyarrow.RecordBatch`` objects: one row per position.
 
     A row is the position before a move (``ply`` moves played, 0: the game's
@@ -196,6 +250,18 @@ def read_positions(source, *, columns=None, where=None, batch_size: int = BATCH_
     (``games_read == games_yielded + len(rejected) + games_filtered``),
     ``positions_yielded`` in rows; the batches are the same for any ``jobs``.
 
+    The training columns (docs/training.md) are asked for by name too:
+    ``move_id`` (uint16, the move's id in ``vocabulary``: ``"searchless"``,
+    ``"lc0"``, ``"alphazero"`` or ``"maia2"``, as ``fastpgn.training.vocab``
+    numbers it; null on a final row), ``polyglot`` (uint64, the position's
+    Polyglot key), and from the side to move's view ``result_mover`` (int8: 1
+    win, 0 draw, -1 loss, null for ``*``), ``mover_elo``, ``opponent_elo``,
+    ``eval_cp_mover`` and ``eval_mate_mover`` (the eval after the row's move).
+    ``mirror=True`` shows each Black-to-move row as python-chess's
+    ``board.mirror()`` (ranks flipped, colours swapped; ``castling``,
+    ``ep_square``, ``from_square``, ``to_square`` and ``move`` with it), so the
+    mover is always White on the board; ``white_to_move`` still says who moves.
+
     >>> pgn = b'[Site "https://lichess.org/abc"]\\n[WhiteElo "1500"]\\n\\n1. e4 { [%clk 0:01:00] } e5 *\\n'
     >>> batch = next(read_positions(pgn, columns=["game_id", "ply", "move", "ep_square", "white_elo", "clock"]))
     >>> batch.to_pydict()
@@ -205,10 +271,14 @@ def read_positions(source, *, columns=None, where=None, batch_size: int = BATCH_
     >>> board = next(read_positions(pgn, final=True))["board"]
     >>> np.asarray(board.values).reshape(-1, 8, 8)[2][3]    # the fourth rank after 1. e4 e5 (a4 ... h4)
     array([0, 0, 0, 0, 1, 0, 0, 0], dtype=uint8)
+    >>> labels = ["move", "move_id", "mover_elo", "result_mover"]
+    >>> next(read_positions(pgn, columns=labels, vocabulary="lc0", mirror=True)).to_pydict()
+    {'move': ['e2e4', 'e2e4'], 'move_id': [322, 322], 'mover_elo': [1500, None], 'result_mover': [None, None]}
     """
     options = {} if block_size is None else {"block_size": block_size}
     return PositionReader(source, batch_size, columns=columns, final=final, errors=errors, where=where,
-                          openings=openings, encoding=encoding, jobs=jobs, **options)
+                          openings=openings, encoding=encoding, jobs=jobs, vocabulary=vocabulary, mirror=mirror,
+                          **options)
 
 
 __all__ = ["DEFAULT_COLUMNS", "PER_PLY", "POSITION_COLUMNS", "PositionReader", "read_positions"]

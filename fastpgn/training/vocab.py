@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["NOT_IN_VOCABULARY", "SIZES", "VOCABULARIES", "id_to_move", "ids", "move_to_id"]
+__all__ = ["NOT_IN_VOCABULARY", "SIZES", "VOCABULARIES", "checked", "id_to_move", "ids", "move_to_id"]
 
 #: The names :func:`move_to_id`, :func:`id_to_move` and :func:`ids` take.
 VOCABULARIES = ("searchless", "lc0", "alphazero", "maia2")
@@ -100,7 +100,19 @@ def _moves(name: str) -> tuple[tuple[int, int, int], ...]:
         return tuple(moves + _promotions(((6, 7),), (0, -1, 1), "qrbn"))
     if name == "alphazero":
         return tuple(_alphazero_move(i) for i in range(4672))
-    raise ValueError(f"unknown move vocabulary {name!r}: one of {', '.join(VOCABULARIES)}")
+    checked(name)
+    raise AssertionError(name)  # (checked raised)
+
+
+def checked(name: object) -> str:
+    """``name`` if it names a vocabulary, else the one ``ValueError`` that lists the names.
+
+    >>> checked("lc0")
+    'lc0'
+    """
+    if name not in SIZES:
+        raise ValueError(f"unknown move vocabulary {name!r}: one of {', '.join(VOCABULARIES)}")
+    return str(name)
 
 
 def _alphazero_move(index: int) -> tuple[int, int, int]:
@@ -142,13 +154,16 @@ def _table(name: str) -> tuple[int, ...]:
     return tuple(table)
 
 
-def _castle_square(name: str, frm: int, to: int) -> int:
-    """A castling king's target as the vocabulary writes it (lc0: the rook's square)."""
-    file = to % 8
-    if name == "lc0":
+def _castle_square(name: str, frm: int, to: int, chess960: bool) -> int:
+    """A castling king's target as the vocabulary writes it: the king's destination (g- or c-file), lc0 the
+    rook's square. ``to`` is the rook's square with ``chess960``, else standard chess's ``e1g1`` or ``e1h1``."""
+    file, king = to % 8, frm % 8
+    if chess960:    # king takes rook: the rook's side says which castle it is
+        file = file if name == "lc0" else (6 if file > king else 2)
+    elif name == "lc0":
         file = {6: 7, 2: 0}.get(file, file)
     else:
-        file = {7: 6, 0: 2}.get(file, file) if abs(file - frm % 8) != 2 else file
+        file = {7: 6, 0: 2}.get(file, file) if abs(file - king) != 2 else file
     return to - to % 8 + file
 
 
@@ -161,23 +176,30 @@ def _parse(uci: str) -> tuple[int, int, int]:
     raise ValueError(f"not a UCI move: {uci!r}")
 
 
-def move_to_id(name: str, uci: str, white_to_move: bool = True, castling: bool = False) -> int:
+def move_to_id(name: str, uci: str, white_to_move: bool = True, castling: bool = False,
+               chess960: bool = False) -> int:
     """The id of a UCI move in vocabulary ``name``.
 
     ``white_to_move`` tells the vocabularies that see the board from the side to
     move (lc0, AlphaZero, Maia-2) to flip the ranks; ``castling`` marks the move of
     a castling king, written as python-chess writes it (``e1g1``) or king-takes-rook
-    (``e1h1``). ``ValueError`` when the vocabulary has no id for the move.
+    (``e1h1``); with ``chess960`` it is written king-takes-rook whatever the squares
+    (Chess960's UCI: ``d1f1`` for a king on d1 castling with its rook on f1), and
+    searchless chess, AlphaZero and Maia-2 take the king's destination (``d1g1``),
+    lc0 the rook's square. ``ValueError`` when the vocabulary has no id for the move
+    (a Chess960 castle whose king stays on its square, in any vocabulary but lc0).
 
     >>> move_to_id("searchless", "e2e4"), move_to_id("lc0", "e7e5", white_to_move=False)
     (317, 322)
     >>> move_to_id("lc0", "e1g1", castling=True) == move_to_id("lc0", "e1h1")
     True
+    >>> move_to_id("searchless", "d1f1", castling=True, chess960=True) == move_to_id("searchless", "d1g1")
+    True
     """
     frm, to, promotion = _parse(uci)
     table = _table(name)
     if castling:
-        to = _castle_square(name, frm, to)
+        to = _castle_square(name, frm, to, chess960)
     if _MIRRORED[name] and not white_to_move:
         frm, to = frm ^ 56, to ^ 56
     index = table[promotion * 4096 + frm * 64 + to]
@@ -207,13 +229,16 @@ def id_to_move(name: str, index: int, white_to_move: bool = True) -> str:
 
 
 def ids(name: str, from_sq: np.ndarray, to_sq: np.ndarray, promotion: np.ndarray,
-        white_to_move: np.ndarray, castling: np.ndarray | None = None) -> np.ndarray:
+        white_to_move: np.ndarray, castling: np.ndarray | None = None, chess960: Any = False) -> np.ndarray:
     """The ids of many moves at once, as ``uint16``; :data:`NOT_IN_VOCABULARY` where a move has none.
 
     ``from_sq``, ``to_sq`` (0–63) and ``promotion`` (0 none, 2 N, 3 B, 4 R, 5 Q) are
     integer arrays of one length, ``white_to_move`` a bool array. ``castling``
     (bool) marks castling kings, written as the king's move (``e1g1``); lc0 needs it
-    (its castling is king-takes-rook) and raises ``ValueError`` without it.
+    (its castling is king-takes-rook) and raises ``ValueError`` without it. ``chess960``
+    (a bool, or a bool array) marks the castles written king-takes-rook instead, as
+    Chess960's UCI writes them (``d1f1``: king d1, rook f1), which :func:`move_to_id`
+    says how each vocabulary takes.
 
     >>> import numpy as np
     >>> ids("lc0", np.array([12, 60]), np.array([28, 62]), np.array([0, 0]), np.array([True, False]),
@@ -221,19 +246,20 @@ def ids(name: str, from_sq: np.ndarray, to_sq: np.ndarray, promotion: np.ndarray
     [322, 103]
     """
     np = _numpy()
-    if name not in SIZES:
-        _moves(name)  # the one message for an unknown name
+    checked(name)
     frm = np.asarray(from_sq).astype(np.int64)
     to = np.asarray(to_sq).astype(np.int64)
     promo = np.asarray(promotion).astype(np.int64)
     white = np.asarray(white_to_move, dtype=bool)
     if castling is not None:
         castles = np.asarray(castling, dtype=bool)
-        file = to % 8
+        file, king = to % 8, frm % 8
         if name == "lc0":
-            rook = np.where(file == 6, 7, np.where(file == 2, 0, file))
+            standard = np.where(file == 6, 7, np.where(file == 2, 0, file))
+            rook = np.where(np.asarray(chess960, dtype=bool), file, standard)
         else:
-            rook = np.where(np.abs(file - frm % 8) == 2, file, np.where(file == 7, 6, np.where(file == 0, 2, file)))
+            standard = np.where(np.abs(file - king) == 2, file, np.where(file == 7, 6, np.where(file == 0, 2, file)))
+            rook = np.where(np.asarray(chess960, dtype=bool), np.where(file > king, 6, 2), standard)
         to = np.where(castles, to - file + rook, to)
     elif name == "lc0":
         raise ValueError("the lc0 vocabulary needs castling= (its castling is king-takes-rook)")
