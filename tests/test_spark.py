@@ -792,6 +792,11 @@ def test_convert_splits_a_multi_frame_input_into_tasks_giving_the_one_task_rows_
     assert rejected.count(mark) == counts["games_rejected"] == 4           # ... and the game the damage cuts
     assert counts["games_read"] == counts["games_written"] + counts["games_rejected"] == kept + 4
     assert report.message == f"{damaged}: corrupt zst data in {damaged}: Data corruption detected (PGN byte {at})"
+    # ... and one task gives the same: its single-thread decoder keeps every block before the damage too.
+    one_bad, tasks = _convert_counting_tasks(spark, [damaged], tmp_path / "bad-one", range_size=0)
+    assert tasks == one_bad[damaged.name].tasks == 1 and one_bad[damaged.name].message == report.message
+    got_one = _published_input(tmp_path / "bad-one", damaged.name)
+    assert got_one[0].equals(rows) and got_one[1:] == (counts, rejected)
     # Cut short inside frame 9: the ranges give what one task gives, to the byte.
     cut = tmp_path / "cut.multiframe.pgn.zst"
     cut.write_bytes(multi.read_bytes()[:(frames.frame_table(multi).frames[9][0] + 20000)])
