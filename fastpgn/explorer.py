@@ -165,7 +165,7 @@ def build_tree(dataset: str, output: str, *, max_plies: int = DEFAULT_MAX_PLIES,
     >>> tree = build_tree("games/", "tree.parquet")                     # doctest: +SKIP
     >>> fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
     >>> lookup("tree.parquet", fen)["moves"][0]["san"]                  # doctest: +SKIP
-    'c5'
+    'e5'
     """
     import shutil
     import tempfile
@@ -203,7 +203,7 @@ def build_tree(dataset: str, output: str, *, max_plies: int = DEFAULT_MAX_PLIES,
 
 
 #: lichess's importer (import-lichess.rs): a game with an unknown result (``*``), a missing rating or a BOT
-#: player is never sent to the indexer; a clock that names no speed is refused there.
+#: player is never sent to the indexer, and the indexer takes only a game with a speed (from its clock).
 _LICHESS_RULES = ("g.result IN ('1-0', '0-1', '1/2-1/2') AND g.white_elo IS NOT NULL AND g.black_elo IS NOT NULL "
                   "AND coalesce(g.white_title, '') <> 'BOT' AND coalesce(g.black_title, '') <> 'BOT' "
                   "AND g.speed IS NOT NULL")
