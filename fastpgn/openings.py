@@ -174,3 +174,55 @@ def build(source_dir: str | Path) -> list[str]:
         for number, name in enumerate(ordered, 1):
             lines.append(f"{eco}{number:03d}{SEP}{eco}{SEP}{name}")
     return lines
+
+
+def positions(source_dir: str | Path) -> list[str]:
+    """The named positions of the lichess chess-openings TSVs, one ``EPD<TAB>ECO<TAB>Name`` line each.
+
+    Each line's ``pgn`` is played from the standard start; the position it
+    reaches is the opening's (as lichess's explorer classifies a position:
+    exactly, by the position, however it was reached). Sorted by EPD; a
+    position named twice keeps its first name in file order (lichess's list
+    has none).
+    """
+    from fastpgn.board import Board
+
+    named: dict[str, tuple[str, str]] = {}
+    files = sorted(Path(source_dir).glob("*.tsv"))
+    if not files:
+        raise FileNotFoundError(f"no .tsv files in {source_dir}")
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            header = f.readline().rstrip("\n").split("\t")
+            if header[:3] != ["eco", "name", "pgn"]:
+                raise ValueError(f"{path}: expected columns eco, name, pgn (got {header})")
+            for row in f:
+                eco, name, pgn = row.rstrip("\n").split("\t")[:3]
+                board = Board()
+                for token in pgn.split():
+                    if not token.endswith("."):
+                        board.push_san(token)
+                named.setdefault(" ".join(board.fen().split()[:4]), (eco, name))
+    return [f"{epd}\t{eco}\t{name}" for epd, (eco, name) in sorted(named.items())]
+
+
+_NAMED: dict[int, tuple[str, str]] = {}
+
+
+def named_positions() -> dict[int, tuple[str, str]]:
+    """The shipped named positions (``fastpgn/data/opening-positions.tsv``) by position key: ``(eco, name)``.
+
+    >>> from fastpgn import position_key
+    >>> named_positions()[position_key("rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq -")]
+    ('B20', 'Sicilian Defense')
+    """
+    if not _NAMED:
+        from fastpgn.board import Board
+
+        text = (Path(__file__).parent / "data" / "opening-positions.tsv").read_text("utf-8")
+        table = {}
+        for line in text.splitlines():
+            epd, eco, name = line.split("\t")
+            table[Board(epd + " 0 1").zobrist()] = (eco, name)
+        _NAMED.update(table)
+    return _NAMED

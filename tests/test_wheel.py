@@ -62,7 +62,8 @@ def _expected_package_files(files: list[str]) -> set[str]:
         path = Path(name)
         if path.parts[0] != "fastpgn":
             continue
-        if path.suffix in (".py", *KERNEL_SOURCES) or name in ("fastpgn/py.typed", "fastpgn/data/openings.tsv"):
+        if path.suffix in (".py", *KERNEL_SOURCES) or name in (
+                "fastpgn/py.typed", "fastpgn/data/openings.tsv", "fastpgn/data/opening-positions.tsv"):
             wanted.add(name)
         if name.endswith("_cy.pyx"):
             wanted.add(name[:-len(".pyx")] + suffix)
@@ -111,7 +112,8 @@ def test_the_sdist_carries_every_kernel_source(built):
     sources = {n for n in built["files"] if n.startswith("fastpgn/") and n.endswith(KERNEL_SOURCES)}
     assert sources and {n for n in sources if n.endswith(".pyx")}
     assert sources - members == set(), "the sdist lacks kernel sources, so pip cannot build the kernels from it"
-    assert {"pyproject.toml", "setup.py", "README.md", "fastpgn/data/openings.tsv"} <= members
+    assert {"pyproject.toml", "setup.py", "README.md", "fastpgn/data/openings.tsv",
+            "fastpgn/data/opening-positions.tsv"} <= members
 
 
 def test_the_wheel_holds_every_package_its_data_and_compiled_kernels(built):

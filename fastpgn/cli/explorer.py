@@ -43,10 +43,16 @@ folder: every .parquet under it), or a PGN dump (any compression), converted
 on the way by the converter (every core; positions and UCI on) into a
 temporary folder beside -o (--temp-dir), removed after; bad games are
 skipped, counted and kept with their reasons in TREE.rejected.pgn. DuckDB aggregates out of core: past --memory-limit it
-spills to the temporary folder. The tree is one Parquet file, one row per
-(position, move): zobrist (the Polyglot key of the position before the move,
-signed 64-bit), [speed], [rating], uci, san, games, white, draws, black,
-white_rating, black_rating (docs/explorer.md).
+spills to the temporary folder.
+
+The games count as lichess's opening explorer counts them: only decisive or
+drawn games of two rated players, neither a BOT, with a clock (--every-game
+counts every game); a position a game reached again counts once, with the
+last move played from it; a move's rating is its movers' average. The tree
+is one Parquet file, one row per (position, speed, rating group, move):
+zobrist (the Polyglot key of the position before the move, signed 64-bit),
+speed, rating, uci, san, games, white, draws, black, rating_sum, rated,
+games_kept (docs/explorer.md).
 
 """ + EXIT_RULE
 
@@ -74,10 +80,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-plies", type=_plies, default=DEFAULT_MAX_PLIES, metavar="N", dest="depth",
                    help=f"count the first N plies of each game (default {DEFAULT_MAX_PLIES}; here not the filter "
                         "of the other commands: --min-plies filters by length)")
-    p.add_argument("--by-speed", action="store_true", help="a row per speed too (a speed column)")
+    p.add_argument("--every-game", action="store_true",
+                   help="count every game, not only those lichess's explorer counts (decisive or drawn, both "
+                        "players rated, no BOT, a clock)")
+    p.add_argument("--by-speed", action="store_true",
+                   help="(always on: every tree has a row per speed; kept for older scripts)")
     p.add_argument("--by-rating", action="store_true",
-                   help="a row per rating band too (a rating column: the band of the players' average rating, "
-                        "lichess's bands 0, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 2500)")
+                   help="(always on: every tree has a row per rating group, lichess's 0, 1000, 1200, 1400, "
+                        "1600, 1800, 2000, 2200, 2500, 2800; kept for older scripts)")
     p.add_argument("--memory-limit", default=DEFAULT_MEMORY, metavar="SIZE",
                    help="DuckDB's memory limit (default %(default)s); past it DuckDB spills to --temp-dir")
     p.add_argument("--temp-dir", metavar="DIR",
@@ -168,7 +178,7 @@ def _run(args) -> int:
         try:
             # (the tree appears whole, by a rename, or not at all: explorer.build_tree)
             tree = explorer.build_tree(dataset, args.output, max_plies=args.depth, where=where,
-                                       by_speed=args.by_speed, by_rating=args.by_rating,
+                                       every_game=args.every_game,
                                        memory_limit=args.memory_limit, temp_directory=os.path.join(temp, "duckdb"),
                                        threads=args.jobs, progress=bar)
         except (InputError, ValueError, ImportError) as exc:
@@ -199,8 +209,11 @@ def _run(args) -> int:
         else:
             filtered = f", {tree.games_filtered:,} filtered out" if where else ""
             read = f"{plural(tree.games_read, 'game')} read{filtered}, "
-        print(f"explorer: {read}{tree.games_used:,} in the tree, {tree.games_without_positions:,} without positions "
-              f"(a variant or an illegal move); {plural(tree.rows, 'row')} of the first "
+        left_out = ("" if args.every_game else
+                    f"{tree.games_left_out:,} left out as lichess's explorer leaves them out (unfinished, "
+                    "unrated, BOT or no clock), ")
+        print(f"explorer: {read}{tree.games_used:,} in the tree, {left_out}{tree.games_without_positions:,} "
+              f"without positions (a variant or an illegal move); {plural(tree.rows, 'row')} of the first "
               f"{plural(args.depth, 'ply', 'plies')} to {args.output}; "
               f"{time.perf_counter() - started:.1f} s",
               file=sys.stderr)
@@ -279,9 +292,14 @@ def lookup_parser() -> argparse.ArgumentParser:
     p.add_argument("tree", metavar="TREE", help="the tree's Parquet file")
     p.add_argument("fen", metavar="FEN", help="the position (move counters may be left out), or startpos")
     p.add_argument("--speed", action="append", metavar="SPEED",
-                   help="only these speeds (the tree needs --by-speed); repeatable")
-    p.add_argument("--rating", action="append", type=int, metavar="BAND",
-                   help="only these rating bands (the tree needs --by-rating); repeatable")
+                   help="only these speeds (ultraBullet, bullet, blitz, rapid, classical, correspondence); "
+                        "repeatable")
+    p.add_argument("--rating", action="append", type=int, metavar="GROUP",
+                   help="only these rating groups (0, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 2500: 2500 holds "
+                        "2800 and over, as lichess's API); repeatable")
+    p.add_argument("--moves", type=int, default=12, metavar="N",
+                   help="the N most played moves (default %(default)s, as lichess; 0 for all); the totals count "
+                        "every move")
     p.add_argument("--json", action="store_true", help="lichess's API answer as JSON instead of a table")
     return p
 
@@ -305,7 +323,7 @@ def _lookup(args) -> int:
         say(f"{args.tree}: no such file")
         return 2
     try:
-        answer = lookup(args.tree, fen, speeds=args.speed, ratings=args.rating)
+        answer = lookup(args.tree, fen, speeds=args.speed, ratings=args.rating, moves=args.moves or None)
     except (InputError, ValueError, ImportError) as exc:
         say(f"{exc}")
         return 2

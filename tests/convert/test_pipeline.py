@@ -326,7 +326,7 @@ def test_a_count_of_one_is_singular(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "fastpgn: 2 inputs: 2 games written, 0 rejected (of 2 read), 2 chunks, " in err
     assert ", 1 worker, 1 input at a time" in err
-    assert main(["explorer", str(src), "-o", str(tmp_path / "t.parquet"), "--max-plies", "1"]) == 0
+    assert main(["explorer", str(src), "-o", str(tmp_path / "t.parquet"), "--max-plies", "1", "--every-game"]) == 0
     assert capsys.readouterr().err.startswith(
         "explorer: 1 game read from PGN (1 converted, 0 rejected, 0 filtered out), 1 in the tree, 0 without "
         "positions (a variant or an illegal move); 1 row of the first 1 ply to ")
