@@ -53,7 +53,8 @@ def corpus(tmp_path_factory):
 
 
 def run_page(name: str, corpus, namespace: dict | None = None) -> dict:
-    """Run the page's python blocks, the placeholders replaced by the corpus, in one namespace."""
+    """Run the page's python blocks, the placeholders replaced by the corpus, in one namespace (what they
+    print in ``printed``)."""
     page = PAGES / name
     text = page.read_text(encoding="utf-8")
     assert CONVERT in text, f"{name} does not show the conversion the test makes: {CONVERT}"
@@ -61,11 +62,13 @@ def run_page(name: str, corpus, namespace: dict | None = None) -> dict:
     namespace = dict(namespace or {}, __name__=f"docs_query_{page.stem}")
     blocks = python_blocks(page)
     assert blocks, f"{name} has no python block"
+    printed = io.StringIO()
     for i, code in enumerate(blocks):
         assert DUMP in code or FOLDER in code or i > 0, f"{name}: the first block reads neither placeholder"
         code = code.replace(DUMP, str(dump)).replace(FOLDER, f"{folder}/")
-        with redirect_stdout(io.StringIO()):
+        with redirect_stdout(printed):
             exec(compile(code, f"{page} (python block {i + 1})", "exec"), namespace)  # noqa: S102
+    namespace["printed"] = printed.getvalue()
     return namespace
 
 
@@ -164,6 +167,7 @@ def test_the_page_runs_and_its_answers_hold(page, corpus, expected, tmp_path, mo
         assert namespace["strong_blitz_stream"] == namespace["strong_blitz_parquet"] > 0
     if page == "polars.md":
         assert namespace["pushed"].as_dict() == {"min_elo": 2000, "elo_of": "white", "speed": ["blitz"]}
+        assert "{'min_elo': 2000, 'elo_of': 'white', 'speed': ['blitz']}" in namespace["printed"]
     if page == "duckdb.md":         # the relation and the variable: the same games as the Parquet's
         parquet = namespace["parquet"]
         assert rows(namespace["by_speed"]) == rows(parquet.sql(
@@ -198,6 +202,8 @@ def test_the_spark_page_runs_and_its_answers_hold(spark, corpus, expected):
     namespace = run_page("spark.md", corpus, {"spark": spark})
     check_answers(namespace, expected, "spark.md")
     assert namespace["strong_blitz_stream"] == namespace["strong_blitz_parquet"] > 0
+    # the plan the page shows: the speed and the rating pushed into the kernel, the result left to Spark
+    assert "PushedFilters: [EqualTo(speed,blitz), GreaterThanOrEqual(white_elo,2000)]" in namespace["printed"]
 
 
 def test_every_page_is_in_the_index():
