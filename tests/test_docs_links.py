@@ -1,7 +1,7 @@
 """The documentation holds together: every relative link resolves, the README stays short and keeps CI's command.
 
 A reader who follows a link in README.md, DEVELOP.md, CHANGELOG.md or a page
-of docs/ lands on a file that exists and, for ``page.md#section``, on a
+of docs/ (and docs/query/) lands on a file that exists and, for ``page.md#section``, on a
 heading of that page (GitHub's anchors). docs/README.md is the index: it
 lists every page of docs/.
 """
@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-PAGES = sorted([ROOT / "README.md", ROOT / "DEVELOP.md", ROOT / "CHANGELOG.md", *DOCS.glob("*.md")])
+PAGES = sorted([ROOT / "README.md", ROOT / "DEVELOP.md", ROOT / "CHANGELOG.md", *DOCS.glob("*.md"),
+                *DOCS.glob("query/*.md")])
 README_LIMIT = 12_000   # bytes: the README is the start, the manuals are in docs/
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
