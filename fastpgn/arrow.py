@@ -54,7 +54,8 @@ class ColumnReader(_RecordReader):
         self._plan = filters.plan(self.where)
         self.games_filtered = 0
         if openings is None:
-            openings = _columns_py.default_openings()
+            # (the shipped map, whose index costs about 0.1 s to build, only where its column is asked for)
+            openings = _columns_py.default_openings() if "opening_code" in self.columns else {}
         elif not isinstance(openings, dict):
             openings = _openings.load(openings)
         self.openings = openings
