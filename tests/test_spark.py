@@ -813,6 +813,39 @@ def test_convert_splits_a_multi_frame_input_into_tasks_giving_the_one_task_rows_
     assert tasks == 6
 
 
+def test_convert_converts_in_one_task_a_file_whose_frames_pzstd_could_not_have_cut(spark, tmp_path):
+    """A file behind pzstd's headers whose frames another writer cut unevenly (one frame longer than the
+    others) reads whole only: its ranges find the uneven frame, and convert converts it again in one task,
+    giving the rows, counts and rejected games of its single-frame twin."""
+    import zstandard
+
+    from helpers import decompressed, pzstd_layout
+
+    text = decompressed(shared(*SINGLE))
+    pieces, at = [], 0
+    for size in [256 << 10, 256 << 10, 300 << 10] + [256 << 10] * 3:
+        pieces.append(pzstd_layout(text[at:at + size], size))
+        at += size
+    pieces.append(pzstd_layout(text[at:], len(text)))
+    odd = tmp_path / "odd.multiframe.pgn.zst"
+    odd.write_bytes(b"".join(pieces))
+    from fastpgn.io import frame_ranges, frames
+
+    ranges = len(frame_ranges.frame_ranges(odd, 1 << 20))
+    assert frames.frame_table(odd).pzstd and ranges > 1
+    single = tmp_path / "odd.pgn.zst"
+    single.write_bytes(zstandard.ZstdCompressor(level=3).compress(text))
+    got, tasks = _convert_counting_tasks(spark, [odd], tmp_path / "split", range_size=1 << 20)
+    report = got[odd.name]
+    # (its range tasks, then the one task that converted it)
+    assert (report.status, report.tasks, tasks, report.message) == ("converted", 1, ranges + 1, None)
+    _convert_counting_tasks(spark, [single], tmp_path / "whole")
+    rows, counts, rejected = _published_input(tmp_path / "split", odd.name)
+    rows1, counts1, rejected1 = _published_input(tmp_path / "whole", single.name)
+    assert rows.num_rows == 2499 and rows.equals(rows1) and (counts, rejected) == (counts1, rejected1)
+    assert not (tmp_path / "split" / "_staging").exists()
+
+
 def test_cli_converts_a_multi_frame_input_in_frame_range_tasks(spark, tmp_path):
     """`python -m fastpgn spark --range-size`: the corpus in lichess's framing in 6 tasks, said on its line, its
     rows those of its single-frame twin; --range-size 0 makes it one task."""

@@ -39,6 +39,11 @@ if TYPE_CHECKING:
 
     from fastpgn.io.frames import FrameTable
 
+class UnevenFrames(InputError):
+    """A file behind pzstd's headers whose frames do not all hold pzstd's step of PGN (another writer's): it
+    reads whole, but not in frame ranges (``fastpgn.spark.convert`` then converts it in one task)."""
+
+
 #: A range of about this much PGN by default: a few hundred MB, a task of a few seconds on one core.
 RANGE_SIZE = 256 << 20
 
@@ -252,15 +257,15 @@ class RangeSource(Source):
         last = k == self._n - 1
         if self._step is None and not last:
             if not size:
-                raise InputError(f"{self.name}: zstd frame {k} is empty, which pzstd never writes: read the file "
-                                 f"whole", 0)
+                raise UnevenFrames(f"{self.name}: zstd frame {k} is empty, which pzstd never writes: read the "
+                                   f"file whole", 0)
             self._step = size
             return
         step = self._step
         if step is not None and (size > step if last else size != step):
-            raise InputError(f"{self.name}: zstd frame {k} holds {size} bytes of PGN where pzstd's frames hold "
-                             f"{step} ({'at most, the last' if last else 'every one but the last'}), so it cannot "
-                             f"be read in frame ranges: read it whole", k * step)
+            raise UnevenFrames(f"{self.name}: zstd frame {k} holds {size} bytes of PGN where pzstd's frames hold "
+                               f"{step} ({'at most, the last' if last else 'every one but the last'}), so it "
+                               f"cannot be read in frame ranges: read it whole", k * step)
 
     def _forget(self, below: int) -> None:
         for k in [k for k in self._cache if k < below]:

@@ -46,6 +46,8 @@ BATCH_ROWS = 16_384
 RECORD = "_fastpgn.json"
 REJECTED = "_rejected.pgn"
 STAGING = "_staging"
+#: A range task's status for an input that reads whole only (``UnevenFrames``): never a final report's.
+UNSPLIT = "unsplit"
 LOCK = ".spark-dataset.fastpgn-lock"
 
 
@@ -477,7 +479,7 @@ def _convert_one(task: _Task, output: str, options: dict, record_options: dict, 
     None from a range task that left the publishing to another."""
     import fastpgn
     from fastpgn.errors import InputError, OutputError, PGNError
-    from fastpgn.io.frame_ranges import FrameRange
+    from fastpgn.io.frame_ranges import FrameRange, UnevenFrames
 
     job = task.job
     start = time.perf_counter()
@@ -501,13 +503,16 @@ def _convert_one(task: _Task, output: str, options: dict, record_options: dict, 
         done = _write_games(source, folder, options, writer, rows_per_file,
                             f"part-{task.part:05d}-" if split else "part-")
         report.update({k: done[k] for k in (*_COUNTS, "pgn_bytes")}, files=len(done["files"]))
-        if done["damage"] is not None:
+        if isinstance(done["damage"], UnevenFrames):
+            report.update(status=UNSPLIT, message=f"{job.path}: {done['damage']}")     # (converted again whole)
+        elif done["damage"] is not None:
             report.update(status="damaged", message=f"{job.path}: {done['damage']}",
                           damage_offset=done["damage"].offset)
     except (InputError, OutputError, OSError) as exc:
         # Unusable (missing, not PGN, unreadable from the start) or unwritable: nothing is published.
         text = str(exc) if isinstance(exc, PGNError) else f"cannot write {output}: {exc.strerror or exc}"
-        report.update(status="failed", message=text if job.path in text else f"{job.path}: {text}")
+        report.update(status=UNSPLIT if isinstance(exc, UnevenFrames) else "failed",
+                      message=text if job.path in text else f"{job.path}: {text}")
         done = None
         if not split:
             shutil.rmtree(staging, ignore_errors=True)
@@ -586,7 +591,7 @@ def _publish_ranges(task: _Task, ranges: list[dict], final: Path, record_options
               "damage_offset": kept[-1]["damage_offset"], "backend": kept[-1]["backend"],
               "peak_rss_mb": max((r["peak_rss_mb"] for r in ranges if r["peak_rss_mb"] is not None), default=None),
               "tasks": task.parts}
-    if report["status"] == "failed":
+    if report["status"] in ("failed", UNSPLIT):
         shutil.rmtree(staging, ignore_errors=True)
         return report
     files = []
@@ -788,17 +793,14 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
             else:
                 todo.append(job)
         if todo:
-            tasks = _tasks(todo, range_size, encoding)
-            report_type = ", ".join(f"{n} {k}" for n, k in REPORT_FIELDS)    # DDL: every pyspark takes it
-            frame = _one_task_each(spark, len(tasks)).mapInArrow(
-                _task(tasks, str(out.resolve()), options, record_options, rows_per_file),
-                report_type)
-            try:
-                rows = frame.collect()
-            except Exception as exc:
-                raise _explain_task_failure(exc) from exc
-            for row in rows:
-                reports[row["input"]] = FileReport(**row.asDict())
+            reports.update(_run_tasks(spark, _tasks(todo, range_size, encoding), out, options, record_options,
+                                      rows_per_file))
+            # An input behind pzstd's headers whose frames another writer cut unevenly reads whole only: it
+            # is converted again in one task (its ranges published nothing).
+            whole = [job for job in todo if job.key in reports and reports[job.key].status == UNSPLIT]
+            if whole:
+                reports.update(_run_tasks(spark, _tasks(whole, 0, encoding), out, options, record_options,
+                                          rows_per_file))
             for job in todo:    # (a range's task retried after it claimed the publishing: none published it)
                 if job.key not in reports:
                     reports[job.key] = FileReport(job.key, job.path, "failed", 0, 0, 0, 0, 0, 0.0, 0,
@@ -808,6 +810,19 @@ def convert(spark, inputs, output, *, where=None, uci: bool = False, openings=No
     finally:
         lock.release()
     return [reports[job.key] for job in sorted(jobs, key=lambda j: j.key)]
+
+
+def _run_tasks(spark, tasks: list[_Task], out: Path, options: dict, record_options: dict,
+               rows_per_file: int) -> dict[str, FileReport]:
+    """``tasks`` run on Spark, one task each: the reports of the inputs their tasks published."""
+    report_type = ", ".join(f"{n} {k}" for n, k in REPORT_FIELDS)    # DDL: every pyspark takes it
+    frame = _one_task_each(spark, len(tasks)).mapInArrow(
+        _task(tasks, str(out.resolve()), options, record_options, rows_per_file), report_type)
+    try:
+        rows = frame.collect()
+    except Exception as exc:
+        raise _explain_task_failure(exc) from exc
+    return {row["input"]: FileReport(**row.asDict()) for row in rows}
 
 
 def _check_dataset_folder(out: Path) -> None:
