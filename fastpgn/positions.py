@@ -120,10 +120,9 @@ def index_path(dataset) -> str:
     return os.path.join(folder, f"_{name.removesuffix('.parquet')}.positions.parquet")
 
 
-def _fingerprint(dataset) -> list[list]:
+def _fingerprint(dataset, files: list[str]) -> list[list]:
     """The dataset's files (relative to it) and their sizes, in its order: what an index was built from."""
     root = os.path.abspath(os.fspath(dataset))
-    files = _dataset_files(dataset)
     base = root if os.path.isdir(root) else os.path.dirname(root)
     return [[os.path.relpath(os.path.abspath(f), base), os.path.getsize(f)] for f in files]
 
@@ -184,7 +183,7 @@ def build_index(dataset, output=None, *, row_group_size: int = INDEX_ROW_GROUP, 
         raise ValueError(f"row_group_size must be a whole number of rows, not {row_group_size!r}")
     started = time.perf_counter()
     files = _dataset_files(dataset)
-    fingerprint = _fingerprint(dataset)
+    fingerprint = _fingerprint(dataset, files)
     output = index_path(dataset) if output is None else os.fspath(output)
     if os.path.abspath(output) in {os.path.abspath(f) for f in files}:
         raise ValueError(f"{output} is a file of the dataset: write the index elsewhere")
@@ -214,7 +213,12 @@ def build_index(dataset, output=None, *, row_group_size: int = INDEX_ROW_GROUP, 
             offset = "g.byte_offset" if "byte_offset" in names else "NULL::BIGINT"
             uci_first, uci_rest, uci_out = ((", g.uci[1] AS next_uci", ", unnest(g.uci[2:]) AS next_uci", ", next_uci")
                                             if uci else ("", "", ""))
-            meta = json.dumps({"version": _INDEX_VERSION, "files": fingerprint, "uci": uci}, separators=(",", ":"))
+            # (the columns as games_reaching's scan sees them, hive partitions included: it need not ask again)
+            seen = sorted(row[0] for row in con.execute(
+                "DESCRIBE SELECT * FROM read_parquet(?, hive_partitioning = true)", [[literal(f) for f in files]]
+            ).fetchall())
+            meta = json.dumps({"version": _INDEX_VERSION, "files": fingerprint, "uci": uci, "columns": seen},
+                              separators=(",", ":"))
             common = (f"f.no AS file_no, f.rel AS file, g.file_row_number AS row, g.game_id, {result} AS result, "
                       f"{offset} AS byte_offset")
             # A game's postings: its first visit of each position (games_reaching's list_position), the standard
@@ -249,7 +253,7 @@ def build_index(dataset, output=None, *, row_group_size: int = INDEX_ROW_GROUP, 
     return PositionIndex(output, games, postings, os.path.getsize(output), time.perf_counter() - started)
 
 
-def _usable_index(dataset, index) -> tuple[str | None, dict | None, str]:
+def _usable_index(dataset, files: list[str], index) -> tuple[str | None, dict | None, str]:
     """The index games_reaching reads (its path and metadata), or None and why it scans."""
     if index is False:
         return None, None, "index=False"
@@ -262,14 +266,15 @@ def _usable_index(dataset, index) -> tuple[str | None, dict | None, str]:
 
     raw = (pq.read_metadata(path).metadata or {}).get(INDEX_METADATA.encode())
     meta = json.loads(raw) if raw else None
-    if not meta or meta.get("version") != _INDEX_VERSION:
+    if not meta or meta.get("version") != _INDEX_VERSION or "columns" not in meta:
         return None, None, f"{path} is not a position index of this fastpgn (build it again)"
-    if meta["files"] != _fingerprint(dataset):
+    if meta["files"] != _fingerprint(dataset, files):
         return None, None, f"{path} was built from other files than the dataset's (build it again)"
     return path, meta, f"index {path}"
 
 
-def games_reaching(dataset, fen, *, columns=(), limit: int | None = None, pandas: bool = False, index=None):
+def games_reaching(dataset, fen, *, columns=(), limit: int | None = None, pandas: bool = False, index=None,
+                   con=None):
     """The games of a Parquet dataset (written with ``positions=True``) that reach a position, and the move next.
 
     ``dataset`` is a Parquet file or a folder of them (the converter's
@@ -293,7 +298,9 @@ def games_reaching(dataset, fen, *, columns=(), limit: int | None = None, pandas
     DataFrame's ``attrs["fastpgn_source"]``) and an INFO line of the
     ``fastpgn.positions`` log, which says why it scans. Columns the index
     does not hold (``columns`` other than ``result`` and ``byte_offset``)
-    are read from the dataset's files that hold the games found.
+    are read from the dataset's files that hold the games found. ``con``: a
+    DuckDB connection to run in (many lookups in one save its start, some
+    15 ms each); by default one of its own.
 
     >>> import tempfile, os, fastpgn
     >>> folder = tempfile.mkdtemp()
@@ -313,12 +320,17 @@ def games_reaching(dataset, fen, *, columns=(), limit: int | None = None, pandas
     key = position_key(fen)
     raw = _dataset_files(dataset)
     files = [literal(f) for f in raw]
-    found, meta, why = _usable_index(dataset, index)
-    con = duckdb.connect()
+    found, meta, why = _usable_index(dataset, raw, index)
+    own = con is None
+    if own:
+        con = duckdb.connect()
     try:
-        # (DESCRIBE reads one file's schema, not every file's footer)
-        names = {row[0] for row in con.execute("DESCRIBE SELECT * FROM read_parquet(?, hive_partitioning = true)",
-                                               [files]).fetchall()}
+        if meta is not None:
+            names = set(meta["columns"])        # (the dataset's, recorded with the files it was built from)
+        else:
+            # (DESCRIBE reads one file's schema, not every file's footer)
+            names = {row[0] for row in con.execute(
+                "DESCRIBE SELECT * FROM read_parquet(?, hive_partitioning = true)", [files]).fetchall()}
         for need in ("zobrist", "moves", "game_id"):
             if need not in names:
                 raise ValueError(f"{os.fspath(dataset)} has no {need} column"
@@ -326,8 +338,6 @@ def games_reaching(dataset, fen, *, columns=(), limit: int | None = None, pandas
         for name in columns:
             if name not in names:
                 raise ValueError(f"{os.fspath(dataset)} has no column {name!r}")
-        if meta is not None and meta["uci"] != ("uci" in names):
-            found, why = None, f"{found} and the dataset disagree on the uci column (build it again)"
         if found is not None:
             result = _from_index(con, found, raw, key, list(columns), limit, "uci" in names)
             source = b"index"
@@ -344,7 +354,10 @@ def games_reaching(dataset, fen, *, columns=(), limit: int | None = None, pandas
         table = to_table()
         return table.replace_schema_metadata({**(table.schema.metadata or {}), SOURCE_METADATA: source})
     finally:
-        con.close()
+        if own:
+            con.close()
+        else:
+            con.execute("DROP TABLE IF EXISTS temp._fastpgn_hits; DROP TABLE IF EXISTS temp._fastpgn_hit_files")
 
 
 def _scan(con, files, names, key, columns, limit):
@@ -377,16 +390,18 @@ def _from_index(con, found, files, key, columns, limit, uci):
         return con.sql(f"SELECT game_id, ply, next_move{next_uci}{extra} FROM {index} WHERE key = $key "
                        f"ORDER BY file_no, row{cut}", params={"key": key})
     # the other columns from the files holding the games found (only those columns are read)
-    con.execute(f"CREATE TEMP TABLE hits AS SELECT game_id, ply, next_move{next_uci}, file_no, row FROM {index} "
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _fastpgn_hits AS SELECT game_id, ply, next_move{next_uci}, file_no, "
+                f"row FROM {index} "
                 f"WHERE key = $key ORDER BY file_no, row{cut}", {"key": key})
-    numbers = [r[0] for r in con.execute("SELECT DISTINCT file_no FROM hits ORDER BY 1").fetchall()] or [0]
-    con.execute("CREATE TEMP TABLE hit_files (path VARCHAR, no INTEGER)")
-    con.executemany("INSERT INTO hit_files VALUES (?, ?)", [(os.path.abspath(files[n]), n) for n in numbers])
+    numbers = [r[0] for r in con.execute("SELECT DISTINCT file_no FROM _fastpgn_hits ORDER BY 1").fetchall()] or [0]
+    con.execute("CREATE OR REPLACE TEMP TABLE _fastpgn_hit_files (path VARCHAR, no INTEGER)")
+    con.executemany("INSERT INTO _fastpgn_hit_files VALUES (?, ?)", [(os.path.abspath(files[n]), n) for n in numbers])
     extra = "".join(f", d.{_quoted(name)}" for name in columns)
     data = (f"(SELECT *, file_row_number AS _row FROM read_parquet({sql_files([files[n] for n in numbers])}, "
             "hive_partitioning = true, filename = true, file_row_number = true))")
-    return con.sql(f"SELECT h.game_id, h.ply, h.next_move{', h.next_uci' if uci else ''}{extra} FROM hits h "
-                   f"JOIN hit_files f ON f.no = h.file_no JOIN {data} d ON d.filename = f.path AND d._row = h.row "
+    return con.sql(f"SELECT h.game_id, h.ply, h.next_move{', h.next_uci' if uci else ''}{extra} "
+                   f"FROM _fastpgn_hits h JOIN _fastpgn_hit_files f ON f.no = h.file_no "
+                   f"JOIN {data} d ON d.filename = f.path AND d._row = h.row "
                    "ORDER BY h.file_no, h.row")
 
 

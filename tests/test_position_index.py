@@ -163,6 +163,13 @@ def test_columns_and_limit_are_the_same_through_the_index(dataset, chosen):
             b = games_reaching(dataset, Key(key), columns=columns, limit=50, index=False)
             assert a.schema.metadata[SOURCE_METADATA] == b"index"
             assert a.equals(b), (key, columns)
+    import duckdb
+
+    with duckdb.connect() as con:       # many lookups in one connection, its temporary tables left behind none
+        for key in list(chosen.values())[:12]:
+            a = games_reaching(dataset, Key(key), columns=["white"], con=con)
+            assert a.equals(games_reaching(dataset, Key(key), columns=["white"], index=False, con=con))
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 0
     frame = games_reaching(dataset, Key(chosen["1.e4"]), pandas=True)
     assert frame.attrs["fastpgn_source"] == "index" and len(frame) > 100
 

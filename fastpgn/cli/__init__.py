@@ -575,6 +575,7 @@ usage: python -m fastpgn INPUT CHUNK_SIZE [options]   a PGN dump -> chunks of 22
        python -m fastpgn analyse INPUT [-o OUT]        a UCI engine's eval on every ply, as lichess writes it
        python -m fastpgn spark INPUT... -o DIR         many dumps to one Parquet dataset on Spark
        python -m fastpgn explorer DATASET -o TREE      an opening tree; explorer-lookup TREE FEN reads it
+       python -m fastpgn positions-index DATASET       the games reaching each position, for games_reaching
        python -m fastpgn openings DIR [-o FILE]        the openings map from the lichess list
        python -m fastpgn report INPUT... -o FILE       a dump at a glance: charts in one HTML page
 each command has --help; python -m fastpgn --help lists the converter's options"""
