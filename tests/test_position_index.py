@@ -145,6 +145,20 @@ def test_the_index_and_the_scan_give_python_chess_answers_for_many_positions(dat
     assert checked > len(games)
 
 
+def test_a_dataset_of_many_files_keeps_its_order_through_the_index(tmp_path, games, chosen):
+    folder = tmp_path / "chunks"
+    assert fastpgn_main([str(shared(*SINGLE)), "400", "-o", str(folder), "--format", "parquet", "--positions",
+                         "--uci", "-q"]) == 0
+    assert len(list(folder.glob("*.parquet"))) >= 5
+    built = build_index(folder)
+    assert built.games == len(games)
+    for name in ("start", "1.e4", "transposition", "repetition", "random 0", "random 1"):
+        through_index = games_reaching(folder, Key(chosen[name]), columns=["white"])
+        assert through_index.schema.metadata[SOURCE_METADATA] == b"index"
+        assert through_index.equals(games_reaching(folder, Key(chosen[name]), columns=["white"], index=False))
+        assert as_rows(through_index) == oracle(games, chosen[name]), name
+
+
 def test_a_game_back_at_the_start_is_found_at_ply_0(tmp_path):
     # (the corpus has no such game: knights out and back, castling rights intact, is the start again at ply 4)
     pgn = b'[Site "x/back"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. e4 *\n\n[Site "x/plain"]\n\n1. d4 *\n'
