@@ -6,6 +6,7 @@
     python -m fastpgn icn INPUT [--json] [--to-pgn]   standard games between PGN and ICN
     python -m fastpgn analyse INPUT -o OUT            a UCI engine's eval on every ply
     python -m fastpgn explorer DATASET -o TREE        an opening tree in DuckDB; explorer-lookup reads it
+    python -m fastpgn positions-index DATASET         the position index games_reaching reads
     python -m fastpgn openings DIR [-o FILE]          build the openings map from the lichess list
     python -m fastpgn report INPUT... -o FILE         a dump at a glance in one HTML page
 
@@ -60,6 +61,7 @@ SUBCOMMANDS = {
     "report": "fastpgn.cli.report",
     "explorer": "fastpgn.cli.explorer",
     "explorer-lookup": "fastpgn.cli.explorer:lookup_main",
+    "positions-index": "fastpgn.cli.positions_index",
 }
 
 EXAMPLES = """\
@@ -84,6 +86,7 @@ other commands (each has --help):
   spark          many dumps to one Parquet dataset on Spark, one task per file
   explorer       an opening tree: every (position, move) of the first plies, counted in DuckDB
   explorer-lookup  a position's moves in that tree, as lichess's opening explorer shows them
+  positions-index  the games reaching each position of a --positions dataset, sorted by key for games_reaching
   openings       build the openings map from the lichess chess-openings list
   report         a dump (or its Parquet) at a glance: charts and tables in one HTML page
 
@@ -572,6 +575,7 @@ usage: python -m fastpgn INPUT CHUNK_SIZE [options]   a PGN dump -> chunks of 22
        python -m fastpgn analyse INPUT [-o OUT]        a UCI engine's eval on every ply, as lichess writes it
        python -m fastpgn spark INPUT... -o DIR         many dumps to one Parquet dataset on Spark
        python -m fastpgn explorer DATASET -o TREE      an opening tree; explorer-lookup TREE FEN reads it
+       python -m fastpgn positions-index DATASET       the games reaching each position, for games_reaching
        python -m fastpgn openings DIR [-o FILE]        the openings map from the lichess list
        python -m fastpgn report INPUT... -o FILE       a dump at a glance: charts in one HTML page
 each command has --help; python -m fastpgn --help lists the converter's options"""

@@ -268,11 +268,11 @@ def test_usage_and_mistyped_commands(capsys):
     assert main(["icnn", "foo.pgn"]) == 2
     assert capsys.readouterr().err == ("fastpgn: 'icnn' is neither a command "
                                        "(lichess-text, crypt, icn, analyse, spark, report, explorer, "
-                                       "explorer-lookup, openings) "
+                                       "explorer-lookup, positions-index, openings) "
                                        "nor an existing file (did you mean icn?)\n")
     # Every command is still a command, --help included.
     for command in ("lichess-text", "crypt", "icn", "analyse", "spark", "report", "explorer", "explorer-lookup",
-                    "openings"):
+                    "positions-index", "openings"):
         try:
             code = main([command, "--help"])
         except SystemExit as exit_:     # argparse's own exit, where a command lets it through
