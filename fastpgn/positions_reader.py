@@ -57,7 +57,7 @@ class PositionReader(ArrowReader):
 
     Counts as the other readers, in games: ``games_read == games_yielded +
     len(rejected) + games_filtered`` (a game ``where``, ``sample_games`` or
-    ``split`` drops is filtered); ``positions_yielded`` counts the rows and
+    ``split`` or ``games_per_rating_pair`` drops is filtered); ``positions_yielded`` counts the rows and
     ``positions_filtered`` the rows the row filters (``skip_plies``,
     ``max_ply``, ``min_clock``, ``with_eval``, ``sample``) dropped from the
     games yielded.
@@ -67,7 +67,8 @@ class PositionReader(ArrowReader):
                  vocabulary: str = "searchless", mirror: bool = False, skip_plies: int = 0,
                  max_ply: int | None = None, min_clock: float | None = None, with_eval: bool = False,
                  sample: float | None = None, sample_games: float | None = None, seed: int = 0,
-                 split: str | None = None, splits: dict | None = None, **options) -> None:
+                 split: str | None = None, splits: dict | None = None, games_per_rating_pair: int | None = None,
+                 rating_bins=None, **options) -> None:
         if isinstance(columns, str):
             raise TypeError("columns must be a list of column names, not a string")
         names = DEFAULT_COLUMNS if columns is None else tuple(columns)
@@ -78,7 +79,8 @@ class PositionReader(ArrowReader):
         self.final = bool(final)
         self.names = names
         self.selection = Selection.checked(skip_plies, max_ply, min_clock, with_eval, sample, sample_games, seed,
-                                           split, splits, split_column=SPLIT_COLUMN in names)
+                                           split, splits, split_column=SPLIT_COLUMN in names,
+                                           per_rating_pair=games_per_rating_pair, rating_bins=rating_bins)
         self.positions_yielded = 0
         self.positions_filtered = 0
         game = [name for name in names if name not in _TYPES and name not in LABEL_TYPES and name != SPLIT_COLUMN]
@@ -126,13 +128,46 @@ class PositionReader(ArrowReader):
     def _numbered_blocks(self) -> Iterator:
         """Each block's batch, its games counted and ``game_index`` numbered among the games yielded."""
         at = self.names.index("game_index") if "game_index" in self.names else -1
-        for batch, games, games_dropped, rows_dropped in PositionReader._column_blocks(self):
+        counts: dict = {}       # games yielded so far of each pair of rating bins
+        cap = self.selection.per_rating_pair
+        for batch, games, games_dropped, rows_dropped, capping in PositionReader._column_blocks(self):
+            if capping is not None and cap is not None:
+                batch, capped = _capped(batch, at, capping, counts, cap)
+                games -= capped
+                games_dropped += capped
             if at >= 0:
                 batch = _numbered(batch, at, self.games_yielded)
             self.games_yielded += games
             self.games_filtered += games_dropped
             self.positions_filtered += rows_dropped
             yield batch
+
+
+def _capped(batch, at: int, capping: tuple, counts: dict, cap: int) -> tuple:
+    """``batch`` without the games over ``cap`` of their pair of rating bins (``counts``: the games of each
+    pair kept so far, updated), its ``game_index`` (column ``at``) renumbered; and how many games it left out."""
+    import pyarrow as pa
+
+    from fastpgn.training import labels
+
+    np = labels._np()
+    pairs, rows_game = capping
+    keep = pairs >= 0       # (a game without both ratings has no pair: left out)
+    for pair in np.unique(pairs[keep]).tolist():
+        games = np.flatnonzero(pairs == pair)
+        room = max(cap - counts.get(pair, 0), 0)
+        keep[games[room:]] = False
+        counts[pair] = counts.get(pair, 0) + min(room, len(games))
+    if keep.all():
+        return batch, 0
+    rows = keep[rows_game]
+    if at >= 0:
+        batch = batch.filter(pa.array(rows))
+        number = pa.array((np.cumsum(keep) - 1)[rows_game[rows]], type=batch.schema.field(at).type)
+        batch = batch.set_column(at, batch.schema.field(at), number)
+    else:
+        batch = batch.filter(pa.array(rows))
+    return batch, int(len(keep) - keep.sum())
 
 
 def _numbered(batch, at: int, base: int):
@@ -197,9 +232,25 @@ class _Rows:
             else:
                 arrays.append(table.column(name).take(index))
         batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
-        if not count or not (selection.by_game or selection.by_row):
-            return batch, count, 0, 0
-        return self._selected(pa, batch, table, index, ply, count, kept, keys)
+        if not count:
+            return batch, count, 0, 0, None
+        keep = None
+        yielded, games_dropped, rows_dropped = count, 0, 0
+        if selection.by_game or selection.by_row:
+            batch, yielded, games_dropped, rows_dropped, keep = self._selected(pa, batch, table, index, ply, count,
+                                                                               kept, keys)
+        capping = None
+        if selection.per_rating_pair is not None:
+            # (the cap counts games in input order: the reader's thread applies it, from these)
+            from fastpgn.training import labels
+
+            np = labels._np()
+            pairs = selection.rating_pairs(pa, np, table)
+            if kept is not None and selection.by_game:
+                pairs = pairs[kept]
+            rows_game = np.asarray(numbered.to_numpy(), dtype=np.int64)
+            capping = (pairs, rows_game if keep is None else rows_game[keep])
+        return batch, yielded, games_dropped, rows_dropped, capping
 
     def _selected(self, pa, batch, table, index, ply, count: int, kept, keys) -> tuple:
         """``batch`` with the rows the selection keeps, and the counts: games yielded, games and rows dropped."""
@@ -219,7 +270,7 @@ class _Rows:
             keep = in_kept & wanted
         if not keep.all():
             batch = batch.filter(pa.array(keep))
-        return batch, yielded, count - yielded, rows_dropped
+        return batch, yielded, count - yielded, rows_dropped, keep
 
     def _training(self, pa, rows: dict, table, index, ply) -> dict:
         """The training columns asked for (and with ``mirror`` the mirrored row columns), over whole arrays."""
@@ -293,7 +344,8 @@ def read_positions(source, *, columns=None, where=None, batch_size: int = BATCH_
                    encoding: str | None = None, vocabulary: str = "searchless", mirror: bool = False,
                    skip_plies: int = 0, max_ply: int | None = None, min_clock: float | None = None,
                    with_eval: bool = False, sample: float | None = None, sample_games: float | None = None,
-                   seed: int = 0, split: str | None = None, splits: dict | None = None) -> PositionReader:
+                   seed: int = 0, split: str | None = None, splits: dict | None = None,
+                   games_per_rating_pair: int | None = None, rating_bins=None) -> PositionReader:
     """Iterate the positions of ``source``'s games as ``pyarrow.RecordBatch`` objects: one row per position.
 
     A row is the position before a move (``ply`` moves played, 0: the game's
@@ -340,6 +392,11 @@ def read_positions(source, *, columns=None, where=None, batch_size: int = BATCH_
     0.05}``), and the ``split`` column names each row's. A game dropped whole
     (``sample_games``, ``split``) counts in ``games_filtered``; rows the row
     filters drop count in ``positions_filtered`` and their game stays yielded.
+    ``games_per_rating_pair=N`` (Maia-2's balancing) yields at most ``N``
+    games of each pair of White's and Black's rating bins (``rating_bins``:
+    the edges, default Maia-2's 1100, 1200, ... 2000), the first in input
+    order after the other game filters; a game without both ratings is left
+    out; those left out count in ``games_filtered``.
 
     >>> pgn = b'[Site "https://lichess.org/abc"]\\n[WhiteElo "1500"]\\n\\n1. e4 { [%clk 0:01:00] } e5 *\\n'
     >>> batch = next(read_positions(pgn, columns=["game_id", "ply", "move", "ep_square", "white_elo", "clock"]))
@@ -361,7 +418,7 @@ def read_positions(source, *, columns=None, where=None, batch_size: int = BATCH_
                           openings=openings, encoding=encoding, jobs=jobs, vocabulary=vocabulary, mirror=mirror,
                           skip_plies=skip_plies, max_ply=max_ply, min_clock=min_clock, with_eval=with_eval,
                           sample=sample, sample_games=sample_games, seed=seed, split=split, splits=splits,
-                          **options)
+                          games_per_rating_pair=games_per_rating_pair, rating_bins=rating_bins, **options)
 
 
 __all__ = ["DEFAULT_COLUMNS", "PER_PLY", "POSITION_COLUMNS", "SPLIT_COLUMN", "PositionReader", "read_positions"]

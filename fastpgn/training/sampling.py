@@ -16,7 +16,9 @@ integers that wrap::
 
 ``sample`` keeps a row when ``u(ply) < sample``; ``sample_games`` keeps a game
 when ``u(GAMES) < sample_games`` and ``splits`` puts a game in the first split
-whose running total of fractions is above ``u(SPLIT)``.
+whose running total of fractions is above ``u(SPLIT)``. ``rating_pairs`` gives
+each game's pair of rating bins, which ``read_positions`` caps in input order
+(``games_per_rating_pair``: a count, not a hash).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ GAMES = (1 << 64) - 1
 SPLIT = (1 << 64) - 2
 #: The splits ``split=`` picks from when ``splits`` is not given.
 DEFAULT_SPLITS = {"train": 0.9, "validation": 0.05, "test": 0.05}
+#: Maia-2's rating bins: below 1100, each 100 from 1100 to 1999, 2000 and above (the edges).
+MAIA2_BINS = tuple(range(1100, 2001, 100))
 #: Game ids that name no game (PGN's unknown Site): such a game is keyed by its byte offset.
 NO_ID = ("", "?")
 _FNV_BASIS, _FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
@@ -105,16 +109,25 @@ class Selection:
     split: str | None = None
     splits: tuple = tuple(DEFAULT_SPLITS.items())
     split_column: bool = False
+    per_rating_pair: int | None = None
+    rating_bins: tuple = MAIA2_BINS
 
     @classmethod
     def checked(cls, skip_plies=0, max_ply=None, min_clock=None, with_eval=False, sample=None, sample_games=None,
-                seed=0, split=None, splits=None, split_column=False) -> Selection:
+                seed=0, split=None, splits=None, split_column=False, per_rating_pair=None,
+                rating_bins=None) -> Selection:
         """The selection, or ``ValueError``/``TypeError`` naming the keyword that is wrong."""
-        for name, value in (("skip_plies", skip_plies), ("max_ply", max_ply), ("seed", seed)):
+        for name, value in (("skip_plies", skip_plies), ("max_ply", max_ply), ("seed", seed),
+                            ("games_per_rating_pair", per_rating_pair)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise TypeError(f"{name} must be an int, not {type(value).__name__}")
         if skip_plies < 0:
             raise ValueError(f"skip_plies must be 0 or more, not {skip_plies}")
+        if per_rating_pair is not None and per_rating_pair < 1:
+            raise ValueError(f"games_per_rating_pair must be 1 or more, not {per_rating_pair}")
+        bins = MAIA2_BINS if rating_bins is None else tuple(int(edge) for edge in rating_bins)
+        if not bins or list(bins) != sorted(set(bins)):
+            raise ValueError("rating_bins must be rising ratings: the edges between bins")
         if max_ply is not None and max_ply < 0:
             raise ValueError(f"max_ply must be 0 or more, not {max_ply}")
         if min_clock is not None:
@@ -131,7 +144,7 @@ class Selection:
             raise ValueError(f"split {split!r} is not one of the splits: {', '.join(chosen)}")
         return cls(skip_plies, max_ply, min_clock, bool(with_eval), None if sample is None else float(sample),
                    None if sample_games is None else float(sample_games), seed, split,
-                   tuple((k, float(v)) for k, v in chosen.items()), bool(split_column))
+                   tuple((k, float(v)) for k, v in chosen.items()), bool(split_column), per_rating_pair, bins)
 
     @property
     def by_game(self) -> bool:
@@ -153,6 +166,7 @@ class Selection:
         """The game columns the selection reads."""
         out = ("game_id",) + (("byte_offset",) if self.keyed else ())
         out += ("clock", "base_seconds") if self.min_clock is not None else ()
+        out += ("white_elo", "black_elo") if self.per_rating_pair is not None else ()
         return out + (("eval_cp", "eval_mate") if self.with_eval else ())
 
     def games(self, pa: Any, np: Any, table: Any) -> tuple:
@@ -169,6 +183,20 @@ class Selection:
             if self.split is not None:
                 kept &= which == [name for name, _ in self.splits].index(self.split)
         return kept, which, keys
+
+    def rating_pairs(self, pa: Any, np: Any, table: Any) -> Any:
+        """Each game's pair of rating bins as one int64 (White's bin * bins + Black's), -1 without both."""
+        import pyarrow.compute as pc
+
+        edges = np.array(self.rating_bins, dtype=np.int64)
+        found = []
+        for name in ("white_elo", "black_elo"):
+            column = table.column(name)
+            rated = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            elo = np.asarray(pc.fill_null(column, 0).cast(pa.int64()).to_numpy(zero_copy_only=False))
+            found.append((np.searchsorted(edges, elo, side="right"), rated))
+        (white, white_rated), (black, black_rated) = found
+        return np.where(white_rated & black_rated, white * (len(edges) + 1) + black, -1)
 
     def rows(self, pa: Any, np: Any, table: Any, index: Any, ply: Any, at_ply: Any, keys: Any) -> Any:
         """The mask of the rows kept by the row filters (numpy; rows ``index`` of games ``table``, at ``ply``).

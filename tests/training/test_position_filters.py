@@ -280,12 +280,49 @@ def test_split_and_sample_and_row_filters_together(dump, unfiltered, split_rows)
     assert reconciles(reader)
 
 
+# -- Maia-2's balancing: a cap of games per pair of rating bins ----------------------------------------
+
+def maia2_bin(elo: int) -> int:
+    """Maia-2's rating category: below 1100, each 100 up to 1999, 2000 and above."""
+    return 0 if elo < 1100 else 10 if elo >= 2000 else (elo - 1100) // 100 + 1
+
+
+@pytest.mark.parametrize("split", [None, "train"])
+def test_games_per_rating_pair_keeps_the_first_games_of_each_pair(dump, split, split_rows):
+    splits, _ = split_rows
+    games = read_arrow(dump, columns=["game_id", "white_elo", "black_elo", "plies"]).read_all().to_pylist()
+    plies = {game["game_id"]: game["plies"] for game in games}
+    seen: dict = {}
+    want = []
+    for game in games:
+        if game["white_elo"] is None or game["black_elo"] is None or (split and splits[game["game_id"]] != split):
+            continue
+        pair = maia2_bin(game["white_elo"]), maia2_bin(game["black_elo"])
+        seen[pair] = seen.get(pair, 0) + 1
+        if seen[pair] <= 4:
+            want.append(game["game_id"])
+    options = {"columns": ["game_id", "game_index", "ply"], "games_per_rating_pair": 4, "split": split,
+               "skip_plies": 2}
+    one = read_positions(dump, **options)
+    table = one.read_all()
+    got = list(dict.fromkeys(table.column("game_id").to_pylist()))
+    number = {gid: i for i, gid in enumerate(want)}
+    # (a game of 2 plies or fewer has no row past skip_plies=2, yet is yielded and counted)
+    assert got == [g for g in want if plies[g] > 2] and got
+    assert table.column("game_index").to_pylist() == [number[g] for g in table.column("game_id").to_pylist()]
+    assert one.games_yielded == len(want) and reconciles(one) and one.positions_filtered > 0
+    two = read_positions(dump, jobs=2, block_size=1 << 16, batch_size=999, **options).read_all()
+    assert table.equals(two)
+
+
 @pytest.mark.parametrize(("options", "message"), [
     ({"sample": 0}, "sample must be a fraction"),
     ({"sample_games": 1.5}, "sample_games must be a fraction"),
     ({"skip_plies": -1}, "skip_plies must be 0 or more"),
     ({"split": "dev"}, "split 'dev' is not one of the splits: train, validation, test"),
     ({"splits": {"train": 0.5, "test": 0.2}}, "must add up to 1"),
+    ({"games_per_rating_pair": 0}, "games_per_rating_pair must be 1 or more"),
+    ({"rating_bins": [1500, 1200]}, "rating_bins must be rising"),
 ])
 def test_bad_selections_are_named(options, message):
     with pytest.raises(ValueError, match=message):
