@@ -12,8 +12,10 @@ game's own columns (``fastpgn.schema``: ``white_elo``, ``result``,
 the move played from the position (null on a final position). The training
 columns (``move_id``, ``polyglot``, the mover's result, ratings and eval) and
 ``mirror`` are made of a block's rows over whole arrays by
-``fastpgn.training.labels``, the sink left as it is. The layout is in
-docs/training.md.
+``fastpgn.training.labels``, the sink left as it is; the row filters,
+samples and splits (``skip_plies``, ``sample``, ``split``, ...) choose a
+block's rows over whole arrays too, by ``fastpgn.training.sampling``. The
+layout is in docs/training.md.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from fastpgn.scan import kernel as _kernel
 from fastpgn.scan.positions import POSITION_COLUMNS
 from fastpgn.training import vocab
 from fastpgn.training.labels import LABEL_TYPES, MIRRORED, NEEDS
+from fastpgn.training.sampling import Selection
 
 #: The columns ``read_positions`` gives by default, in order.
 DEFAULT_COLUMNS = ("game_id", "game_index", "ply", "board", "white_to_move", "castling", "ep_square", "halfmove",
@@ -39,6 +42,8 @@ _TYPES = {"game_index": "int64", "ply": "int16", "board": "board", "white_to_mov
           "ep_square": "int8", "halfmove": "uint16", "fullmove": "uint16", "from_square": "uint8",
           "to_square": "uint8", "promotion": "uint8", "move": "string"}
 _BLOCK_INDEX = "int32"      # game_index as the sink gives it: the game's row in its block
+#: The column naming each row's game's split (``splits=``), made here.
+SPLIT_COLUMN = "split"
 
 
 def _row_type(pa, name: str):
@@ -51,11 +56,19 @@ class PositionReader(ArrowReader):
     """Iterate ``pyarrow.RecordBatch`` objects of ``batch_size`` positions; see ``read_positions``.
 
     Counts as the other readers, in games: ``games_read == games_yielded +
-    len(rejected) + games_filtered``; ``positions_yielded`` counts the rows.
+    len(rejected) + games_filtered`` (a game ``where``, ``sample_games`` or
+    ``split`` or ``games_per_rating_pair`` drops is filtered); ``positions_yielded`` counts the rows and
+    ``positions_filtered`` the rows the row filters (``skip_plies``,
+    ``max_ply``, ``min_clock``, ``with_eval``, ``sample``) dropped from the
+    games yielded.
     """
 
     def __init__(self, source, batch_size: int = BATCH_SIZE, *, columns=None, final: bool = False,
-                 vocabulary: str = "searchless", mirror: bool = False, **options) -> None:
+                 vocabulary: str = "searchless", mirror: bool = False, skip_plies: int = 0,
+                 max_ply: int | None = None, min_clock: float | None = None, with_eval: bool = False,
+                 sample: float | None = None, sample_games: float | None = None, seed: int = 0,
+                 split: str | None = None, splits: dict | None = None, games_per_rating_pair: int | None = None,
+                 rating_bins=None, **options) -> None:
         if isinstance(columns, str):
             raise TypeError("columns must be a list of column names, not a string")
         names = DEFAULT_COLUMNS if columns is None else tuple(columns)
@@ -65,10 +78,15 @@ class PositionReader(ArrowReader):
         self.mirror = bool(mirror)
         self.final = bool(final)
         self.names = names
+        self.selection = Selection.checked(skip_plies, max_ply, min_clock, with_eval, sample, sample_games, seed,
+                                           split, splits, split_column=SPLIT_COLUMN in names,
+                                           per_rating_pair=games_per_rating_pair, rating_bins=rating_bins)
         self.positions_yielded = 0
-        game = [name for name in names if name not in _TYPES and name not in LABEL_TYPES]
-        # what the mover's columns are made of, read though not asked for
-        game += dict.fromkeys(need for name in names for need in NEEDS.get(name, ()) if need not in game)
+        self.positions_filtered = 0
+        game = [name for name in names if name not in _TYPES and name not in LABEL_TYPES and name != SPLIT_COLUMN]
+        # what the mover's columns and the selection are made of, read though not asked for
+        needs = [need for name in names for need in NEEDS.get(name, ())] + list(self.selection.needs())
+        game += dict.fromkeys(need for need in needs if need not in game)
         # game_id always: it is cheap, and the chosen columns are checked against the schema there
         super().__init__(source, batch_size, columns=["game_id", *(n for n in game if n != "game_id")], **options)
         self._without_movetext = False     # (the positions are the moves': a Parquet release's movetext is read)
@@ -80,6 +98,8 @@ class PositionReader(ArrowReader):
         for name in self.names:
             if name in _TYPES:
                 fields.append(pa.field(name, _row_type(pa, name)))
+            elif name == SPLIT_COLUMN:
+                fields.append(pa.field(name, pa.string()))
             elif name in LABEL_TYPES:
                 fields.append(pa.field(name, getattr(pa, LABEL_TYPES[name])()))
             else:
@@ -88,7 +108,7 @@ class PositionReader(ArrowReader):
         return pa.schema(fields, metadata=full.metadata)
 
     def _maker(self):
-        return _Rows(self.names, self.columns, self.schema, self.vocabulary, self.mirror)
+        return _Rows(self.names, self.columns, self.schema, self.vocabulary, self.mirror, self.selection)
 
     def _column_blocks(self) -> Iterator[tuple]:
         scanned = _RecordReader._scanned(self, _kernel.positions_from_block, made=self._maker(),
@@ -108,11 +128,46 @@ class PositionReader(ArrowReader):
     def _numbered_blocks(self) -> Iterator:
         """Each block's batch, its games counted and ``game_index`` numbered among the games yielded."""
         at = self.names.index("game_index") if "game_index" in self.names else -1
-        for batch, games in PositionReader._column_blocks(self):
+        counts: dict = {}       # games yielded so far of each pair of rating bins
+        cap = self.selection.per_rating_pair
+        for batch, games, games_dropped, rows_dropped, capping in PositionReader._column_blocks(self):
+            if capping is not None and cap is not None:
+                batch, capped = _capped(batch, at, capping, counts, cap)
+                games -= capped
+                games_dropped += capped
             if at >= 0:
                 batch = _numbered(batch, at, self.games_yielded)
             self.games_yielded += games
+            self.games_filtered += games_dropped
+            self.positions_filtered += rows_dropped
             yield batch
+
+
+def _capped(batch, at: int, capping: tuple, counts: dict, cap: int) -> tuple:
+    """``batch`` without the games over ``cap`` of their pair of rating bins (``counts``: the games of each
+    pair kept so far, updated), its ``game_index`` (column ``at``) renumbered; and how many games it left out."""
+    import pyarrow as pa
+
+    from fastpgn.training import labels
+
+    np = labels._np()
+    pairs, rows_game = capping
+    keep = pairs >= 0       # (a game without both ratings has no pair: left out)
+    for pair in np.unique(pairs[keep]).tolist():
+        games = np.flatnonzero(pairs == pair)
+        room = max(cap - counts.get(pair, 0), 0)
+        keep[games[room:]] = False
+        counts[pair] = counts.get(pair, 0) + min(room, len(games))
+    if keep.all():
+        return batch, 0
+    rows = keep[rows_game]
+    if at >= 0:
+        batch = batch.filter(pa.array(rows))
+        number = pa.array((np.cumsum(keep) - 1)[rows_game[rows]], type=batch.schema.field(at).type)
+        batch = batch.set_column(at, batch.schema.field(at), number)
+    else:
+        batch = batch.filter(pa.array(rows))
+    return batch, int(len(keep) - keep.sum())
 
 
 def _numbered(batch, at: int, base: int):
@@ -125,13 +180,15 @@ def _numbered(batch, at: int, base: int):
 
 
 class _Rows:
-    """What makes ``(a RecordBatch of a block's positions, its games)`` of the positions sink's output, on
-    the thread that scanned it (holding no reference to the reader)."""
+    """What makes ``(a RecordBatch of a block's positions, its games yielded, its games and rows the selection
+    dropped)`` of the positions sink's output, on the thread that scanned it (holding no reference to the
+    reader)."""
 
     def __init__(self, names: tuple, game_columns: tuple, out_schema, vocabulary: str = "searchless",
-                 mirror: bool = False) -> None:
+                 mirror: bool = False, selection: Selection | None = None) -> None:
         self.names, self.game_columns, self.schema = names, game_columns, out_schema
         self.vocabulary, self.mirror = vocabulary, mirror
+        self.selection = Selection() if selection is None else selection
         self.made = [n for n in names if n in LABEL_TYPES] + ([n for n in names if n in MIRRORED] if mirror else [])
 
     def __call__(self, output: tuple) -> tuple:
@@ -144,21 +201,76 @@ class _Rows:
         table = record_batch({name: games[name] for name in self.game_columns}) if count else None
         ply = _row_array(pa, "ply", rows["ply"], pa.int16())
         made = self._training(pa, rows, table, index, ply) if self.made and len(index) else {}
+        selection = self.selection
+        kept = which = keys = None
+        if count and selection.keyed:
+            from fastpgn.training import labels
+
+            np = labels._np()
+            kept, which, keys = selection.games(pa, np, table)
+            if which is not None:
+                made[SPLIT_COLUMN] = pa.array([name for name, _ in selection.splits]).take(
+                    pa.array(which)).take(index)
+        numbered = index
+        if kept is not None and selection.by_game:
+            # the games kept numbered among themselves, as game_index counts the games yielded
+            numbered = pa.array((np.cumsum(kept) - 1)[np.asarray(index.to_numpy())], type=pa.int32())
         arrays = []
         for name, field in zip(self.names, self.schema):
             if name in made:
                 arrays.append(made[name])
             elif name == "game_index":
-                arrays.append(index)
+                arrays.append(numbered)
             elif name in _TYPES:
                 arrays.append(_row_array(pa, name, rows[name], field.type))
             elif table is None or name in LABEL_TYPES:
                 arrays.append(pa.nulls(len(index), field.type))
             elif name in PER_PLY:
                 arrays.append(_at_ply(table.column(name), index, ply))
+            elif name == SPLIT_COLUMN:
+                arrays.append(pa.nulls(len(index), field.type))
             else:
                 arrays.append(table.column(name).take(index))
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema), count
+        batch = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        if not count:
+            return batch, count, 0, 0, None
+        keep = None
+        yielded, games_dropped, rows_dropped = count, 0, 0
+        if selection.by_game or selection.by_row:
+            batch, yielded, games_dropped, rows_dropped, keep = self._selected(pa, batch, table, index, ply, count,
+                                                                               kept, keys)
+        capping = None
+        if selection.per_rating_pair is not None:
+            # (the cap counts games in input order: the reader's thread applies it, from these)
+            from fastpgn.training import labels
+
+            np = labels._np()
+            pairs = selection.rating_pairs(pa, np, table)
+            if kept is not None and selection.by_game:
+                pairs = pairs[kept]
+            rows_game = np.asarray(numbered.to_numpy(), dtype=np.int64)
+            capping = (pairs, rows_game if keep is None else rows_game[keep])
+        return batch, yielded, games_dropped, rows_dropped, capping
+
+    def _selected(self, pa, batch, table, index, ply, count: int, kept, keys) -> tuple:
+        """``batch`` with the rows the selection keeps, and the counts: games yielded, games and rows dropped."""
+        from fastpgn.training import labels
+
+        np = labels._np()
+        selection = self.selection
+        games = np.asarray(index.to_numpy(), dtype=np.int64)
+        in_kept = np.ones(len(games), dtype=bool) if kept is None or not selection.by_game else kept[games]
+        yielded = count if kept is None or not selection.by_game else int(kept.sum())
+        keep = in_kept
+        rows_dropped = 0
+        if selection.by_row and len(games):
+            wanted = selection.rows(pa, np, table, index, ply, lambda lists, plies: _at_ply(lists, index, plies),
+                                    keys)
+            rows_dropped = int((in_kept & ~wanted).sum())
+            keep = in_kept & wanted
+        if not keep.all():
+            batch = batch.filter(pa.array(keep))
+        return batch, yielded, count - yielded, rows_dropped, keep
 
     def _training(self, pa, rows: dict, table, index, ply) -> dict:
         """The training columns asked for (and with ``mirror`` the mirrored row columns), over whole arrays."""
@@ -229,8 +341,11 @@ def _at_ply(lists, index, ply):
 
 def read_positions(source, *, columns=None, where=None, batch_size: int = BATCH_SIZE, jobs: int | None = None,
                    errors: str = "raise", final: bool = False, openings=None, block_size: int | None = None,
-                   encoding: str | None = None, vocabulary: str = "searchless", mirror: bool = False
-                   ) -> PositionReader:
+                   encoding: str | None = None, vocabulary: str = "searchless", mirror: bool = False,
+                   skip_plies: int = 0, max_ply: int | None = None, min_clock: float | None = None,
+                   with_eval: bool = False, sample: float | None = None, sample_games: float | None = None,
+                   seed: int = 0, split: str | None = None, splits: dict | None = None,
+                   games_per_rating_pair: int | None = None, rating_bins=None) -> PositionReader:
     """Iterate the positions of ``source``'s games as ``pyarrow.RecordBatch`` objects: one row per position.
 
     A row is the position before a move (``ply`` moves played, 0: the game's
@@ -262,6 +377,27 @@ def read_positions(source, *, columns=None, where=None, batch_size: int = BATCH_
     ``ep_square``, ``from_square``, ``to_square`` and ``move`` with it), so the
     mover is always White on the board; ``white_to_move`` still says who moves.
 
+    Rows are chosen over whole arrays, each as a function of the game and
+    the ply alone, so the same rows come out for any ``jobs``, ``batch_size``
+    and split of the input into files (docs/training.md, "Filters, samples
+    and splits"): ``skip_plies=N`` drops rows with ``ply < N``, ``max_ply=N``
+    those with ``ply >= N``; ``min_clock=S`` keeps rows whose mover had more
+    than ``S`` seconds before the move (their ``clock`` after their previous
+    move, or the base time on their first; a row with no clock is dropped);
+    ``with_eval=True`` keeps rows whose move has an eval; ``sample=F`` keeps
+    a fraction ``F`` of the rows and ``sample_games=F`` of the games, by a
+    hash of ``seed``, the game's id (its byte offset if it has none) and the
+    ply; ``split="train"`` keeps the games hashed into that split of
+    ``splits`` (default ``{"train": 0.9, "validation": 0.05, "test":
+    0.05}``), and the ``split`` column names each row's. A game dropped whole
+    (``sample_games``, ``split``) counts in ``games_filtered``; rows the row
+    filters drop count in ``positions_filtered`` and their game stays yielded.
+    ``games_per_rating_pair=N`` (Maia-2's balancing) yields at most ``N``
+    games of each pair of White's and Black's rating bins (``rating_bins``:
+    the edges, default Maia-2's 1100, 1200, ... 2000), the first in input
+    order after the other game filters; a game without both ratings is left
+    out; those left out count in ``games_filtered``.
+
     >>> pgn = b'[Site "https://lichess.org/abc"]\\n[WhiteElo "1500"]\\n\\n1. e4 { [%clk 0:01:00] } e5 *\\n'
     >>> batch = next(read_positions(pgn, columns=["game_id", "ply", "move", "ep_square", "white_elo", "clock"]))
     >>> batch.to_pydict()
@@ -274,11 +410,15 @@ def read_positions(source, *, columns=None, where=None, batch_size: int = BATCH_
     >>> labels = ["move", "move_id", "mover_elo", "result_mover"]
     >>> next(read_positions(pgn, columns=labels, vocabulary="lc0", mirror=True)).to_pydict()
     {'move': ['e2e4', 'e2e4'], 'move_id': [322, 322], 'mover_elo': [1500, None], 'result_mover': [None, None]}
+    >>> next(read_positions(pgn, columns=["ply", "split"], skip_plies=1)).to_pydict()
+    {'ply': [1], 'split': ['train']}
     """
     options = {} if block_size is None else {"block_size": block_size}
     return PositionReader(source, batch_size, columns=columns, final=final, errors=errors, where=where,
                           openings=openings, encoding=encoding, jobs=jobs, vocabulary=vocabulary, mirror=mirror,
-                          **options)
+                          skip_plies=skip_plies, max_ply=max_ply, min_clock=min_clock, with_eval=with_eval,
+                          sample=sample, sample_games=sample_games, seed=seed, split=split, splits=splits,
+                          games_per_rating_pair=games_per_rating_pair, rating_bins=rating_bins, **options)
 
 
-__all__ = ["DEFAULT_COLUMNS", "PER_PLY", "POSITION_COLUMNS", "PositionReader", "read_positions"]
+__all__ = ["DEFAULT_COLUMNS", "PER_PLY", "POSITION_COLUMNS", "SPLIT_COLUMN", "PositionReader", "read_positions"]
