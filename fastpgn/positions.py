@@ -219,13 +219,17 @@ def build_index(dataset, output=None, *, row_group_size: int = INDEX_ROW_GROUP, 
             ).fetchall())
             meta = json.dumps({"version": _INDEX_VERSION, "files": fingerprint, "uci": uci, "columns": seen},
                               separators=(",", ":"))
+            # Only the columns the postings are made of, read by each branch for itself: a CTE read twice is
+            # otherwise held in memory whole, every column of the dataset (DuckDB ran out of memory on 1 GB).
+            read = ", ".join(n for n in ("zobrist", "moves", "game_id", "uci", "fen", "result", "byte_offset",
+                                         "filename", "file_row_number") if n in names or n.startswith("file"))
             common = (f"f.no AS file_no, f.rel AS file, g.file_row_number AS row, g.game_id, {result} AS result, "
                       f"{offset} AS byte_offset")
             # A game's postings: its first visit of each position (games_reaching's list_position), the standard
             # start at ply 0 for a game without a FEN tag (whatever ply it comes back to it at)
             sql = f"""
                 COPY (
-                  WITH g AS (SELECT * FROM {source}), postings AS (
+                  WITH g AS NOT MATERIALIZED (SELECT {read} FROM {source}), postings AS (
                     SELECT {START_KEY}::BIGINT AS key, 0 AS ply, g.moves[1] AS next_move{uci_first}, {common}
                     FROM g JOIN files f ON g.filename = f.path WHERE {standard}
                     UNION ALL
