@@ -196,6 +196,7 @@ def build_index(dataset, output=None, *, row_group_size: int = INDEX_ROW_GROUP, 
         try:
             con.execute(f"SET memory_limit = {sql_string(memory_limit)}")
             con.execute(f"SET temp_directory = {sql_string(spill)}")
+            con.execute("SET preserve_insertion_order = false")     # (the rows are sorted: less held in memory)
             if threads:
                 con.execute(f"SET threads = {int(threads)}")
             source = f"read_parquet({sql_files(files)}, union_by_name = true, filename = true, file_row_number = true)"
@@ -204,15 +205,16 @@ def build_index(dataset, output=None, *, row_group_size: int = INDEX_ROW_GROUP, 
                 if need not in names:
                     raise ValueError(f"{os.fspath(dataset)} has no {need} column"
                                      + (": write it with positions=True (--positions)" if need == "zobrist" else ""))
-            con.execute("CREATE TEMP TABLE files (path VARCHAR, no INTEGER, rel VARCHAR)")
-            con.executemany("INSERT INTO files VALUES (?, ?, ?)",
-                            [(os.path.abspath(f), i, rel) for i, (f, (rel, _)) in enumerate(zip(files, fingerprint))])
+            # Each game's file as a number and a relative name, looked up in two lists (a join here had DuckDB
+            # build its hash table on the games, lists and all, and run out of memory on 1 GB)
+            paths = "[" + ", ".join(sql_string(os.path.abspath(f)) for f in files) + "]"
+            rels = "[" + ", ".join(sql_string(rel) for rel, _ in fingerprint) + "]"
+            where_file = f"list_position({paths}, g.filename)"
             uci = "uci" in names
             standard = "g.fen IS NULL" if "fen" in names else "true"
             result = "g.result" if "result" in names else "NULL::VARCHAR"
             offset = "g.byte_offset" if "byte_offset" in names else "NULL::BIGINT"
-            uci_first, uci_rest, uci_out = ((", g.uci[1] AS next_uci", ", unnest(g.uci[2:]) AS next_uci", ", next_uci")
-                                            if uci else ("", "", ""))
+            uci_out = ", next_uci" if uci else ""
             # (the columns as games_reaching's scan sees them, hive partitions included: it need not ask again)
             seen = sorted(row[0] for row in con.execute(
                 "DESCRIBE SELECT * FROM read_parquet(?, hive_partitioning = true)", [[literal(f) for f in files]]
@@ -223,24 +225,28 @@ def build_index(dataset, output=None, *, row_group_size: int = INDEX_ROW_GROUP, 
             # otherwise held in memory whole, every column of the dataset (DuckDB ran out of memory on 1 GB).
             read = ", ".join(n for n in ("zobrist", "moves", "game_id", "uci", "fen", "result", "byte_offset",
                                          "filename", "file_row_number") if n in names or n.startswith("file"))
-            common = (f"f.no AS file_no, f.rel AS file, g.file_row_number AS row, g.game_id, {result} AS result, "
+            common = (f"({where_file} - 1)::INTEGER AS file_no, {rels}[{where_file}] AS file, "
+                      f"g.file_row_number AS row, g.game_id, {result} AS result, "
                       f"{offset} AS byte_offset")
             # A game's postings: its first visit of each position (games_reaching's list_position), the standard
-            # start at ply 0 for a game without a FEN tag (whatever ply it comes back to it at)
+            # start at ply 0 for a game without a FEN tag (whatever ply it comes back to it at): its keys are the
+            # start's, then zobrist's. (One scan of the files: a UNION of two, each of the lists, ran out of
+            # memory on 1 GB.)
+            keys = (f"(CASE WHEN {standard} THEN list_prepend({START_KEY}::BIGINT, coalesce(g.zobrist, [])) "
+                    f"ELSE g.zobrist END)")
+            first = f"(CASE WHEN {standard} THEN 0 ELSE 1 END)"
+            uci_next = f", unnest(CASE WHEN {standard} THEN g.uci ELSE g.uci[2:] END) AS next_uci" if uci else ""
             sql = f"""
                 COPY (
-                  WITH g AS NOT MATERIALIZED (SELECT {read} FROM {source}), postings AS (
-                    SELECT {START_KEY}::BIGINT AS key, 0 AS ply, g.moves[1] AS next_move{uci_first}, {common}
-                    FROM g JOIN files f ON g.filename = f.path WHERE {standard}
-                    UNION ALL
-                    SELECT * EXCLUDE (first, standard) FROM (
-                      SELECT unnest(g.zobrist) AS key, unnest(range(1, len(g.zobrist) + 1))::INTEGER AS ply,
-                             unnest(g.moves[2:]) AS next_move{uci_rest}, {common},
-                             unnest(list_transform(g.zobrist, lambda k, i: list_position(g.zobrist, k) = i)) AS first,
-                             {standard} AS standard
-                      FROM g JOIN files f ON g.filename = f.path WHERE g.zobrist IS NOT NULL)
+                  WITH g AS (SELECT {read} FROM {source}), postings AS (
+                    SELECT * EXCLUDE (first) FROM (
+                      SELECT unnest({keys}) AS key, unnest(range({first}, {first} + len({keys})))::INTEGER AS ply,
+                             unnest(CASE WHEN {standard} THEN g.moves ELSE g.moves[2:] END) AS next_move{uci_next},
+                             {common},
+                             unnest(list_transform({keys}, lambda k, i: list_position({keys}, k) = i)) AS first
+                      FROM g)
                     -- (a key is null past the end of zobrist only where moves is longer: a damaged file)
-                    WHERE first AND NOT (standard AND key = {START_KEY}) AND key IS NOT NULL
+                    WHERE first AND key IS NOT NULL
                   )
                   SELECT key, game_id, ply, next_move{uci_out}, result, byte_offset, file, file_no, row
                   FROM postings ORDER BY key, file_no, row
