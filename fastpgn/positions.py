@@ -221,8 +221,8 @@ def build_index(dataset, output=None, *, row_group_size: int = INDEX_ROW_GROUP, 
             ).fetchall())
             meta = json.dumps({"version": _INDEX_VERSION, "files": fingerprint, "uci": uci, "columns": seen},
                               separators=(",", ":"))
-            # Only the columns the postings are made of, read by each branch for itself: a CTE read twice is
-            # otherwise held in memory whole, every column of the dataset (DuckDB ran out of memory on 1 GB).
+            # Only the columns the postings are made of (the dataset's others, the per-ply lists above all, are
+            # never read).
             read = ", ".join(n for n in ("zobrist", "moves", "game_id", "uci", "fen", "result", "byte_offset",
                                          "filename", "file_row_number") if n in names or n.startswith("file"))
             common = (f"({where_file} - 1)::INTEGER AS file_no, {rels}[{where_file}] AS file, "
