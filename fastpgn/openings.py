@@ -152,20 +152,26 @@ def load(path: str | Path | None = None) -> OpeningMap:
     return OpeningMap.from_lines(lines, fuzzy=False)
 
 
-def build(source_dir: str | Path) -> list[str]:
-    """Map lines from the lichess chess-openings TSVs (``eco``, ``name``, ``pgn`` columns)."""
-    names: dict[str, set[str]] = {}
+def _chess_openings_rows(source_dir: str | Path, columns: list[str]):
+    """The rows of the lichess chess-openings TSVs in ``source_dir`` (file by file, in name order), each cut to
+    ``columns``, the columns every file must start with."""
     files = sorted(Path(source_dir).glob("*.tsv"))
     if not files:
         raise FileNotFoundError(f"no .tsv files in {source_dir}")
     for path in files:
         with open(path, encoding="utf-8") as f:
             header = f.readline().rstrip("\n").split("\t")
-            if header[:2] != ["eco", "name"]:
-                raise ValueError(f"{path}: expected columns eco, name, ... (got {header})")
+            if header[:len(columns)] != columns:
+                raise ValueError(f"{path}: expected columns {', '.join(columns)}, ... (got {header})")
             for row in f:
-                eco, name = row.rstrip("\n").split("\t")[:2]
-                names.setdefault(eco, set()).add(name)
+                yield row.rstrip("\n").split("\t")[:len(columns)]
+
+
+def build(source_dir: str | Path) -> list[str]:
+    """Map lines from the lichess chess-openings TSVs (``eco``, ``name``, ``pgn`` columns)."""
+    names: dict[str, set[str]] = {}
+    for eco, name in _chess_openings_rows(source_dir, ["eco", "name"]):
+        names.setdefault(eco, set()).add(name)
     lines = []
     for eco in sorted(names):
         ordered = sorted(names[eco])
@@ -188,21 +194,12 @@ def positions(source_dir: str | Path) -> list[str]:
     from fastpgn.board import Board
 
     named: dict[str, tuple[str, str]] = {}
-    files = sorted(Path(source_dir).glob("*.tsv"))
-    if not files:
-        raise FileNotFoundError(f"no .tsv files in {source_dir}")
-    for path in files:
-        with open(path, encoding="utf-8") as f:
-            header = f.readline().rstrip("\n").split("\t")
-            if header[:3] != ["eco", "name", "pgn"]:
-                raise ValueError(f"{path}: expected columns eco, name, pgn (got {header})")
-            for row in f:
-                eco, name, pgn = row.rstrip("\n").split("\t")[:3]
-                board = Board()
-                for token in pgn.split():
-                    if not token.endswith("."):
-                        board.push_san(token)
-                named.setdefault(" ".join(board.fen().split()[:4]), (eco, name))
+    for eco, name, pgn in _chess_openings_rows(source_dir, ["eco", "name", "pgn"]):
+        board = Board()
+        for token in pgn.split():
+            if not token.endswith("."):
+                board.push_san(token)
+        named.setdefault(" ".join(board.fen().split()[:4]), (eco, name))
     return [f"{epd}\t{eco}\t{name}" for epd, (eco, name) in sorted(named.items())]
 
 

@@ -29,6 +29,7 @@ from fastpgn.cli._common import (
     add_encoding_argument,
     add_jobs_option,
     add_parquet_writer_option,
+    at_least_one,
     guarded,
     not_utf8_note,
     plural,
@@ -123,16 +124,6 @@ def _chunk_size(text: str) -> int:
     return value
 
 
-def _at_least_one(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("at least 1")
-    return value
-
-
 def _is_int(text: str) -> bool:
     try:
         int(text)
@@ -173,7 +164,7 @@ def convert_parser() -> argparse.ArgumentParser:
     add_jobs_option(parser, None, "every core",
                     "workers, at least 1 (default: every core): threads with the compiled kernel (--validate "
                     "and --uci too), processes with the pure one; output is identical for any N")
-    parser.add_argument("--inputs-at-once", type=_at_least_one, metavar="N",
+    parser.add_argument("--inputs-at-once", type=at_least_one, metavar="N",
                         help="with several inputs, how many are converted at a time, all sharing the -j "
                              "workers (default: half the workers, at least 2; one at a time with -o -)")
     parser.add_argument("--compression", choices=("gz", "zst", "none"), default=None,

@@ -51,6 +51,17 @@ class Parser(argparse.ArgumentParser):
         super().error(message)
 
 
+def at_least_one(text: str) -> int:
+    """An option's whole number of at least 1 (argparse's ``type``): anything else is a usage error."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
+    return value
+
+
 def add_jobs_option(parser, default: int | None, default_text: str, help_text: str) -> None:
     """``-j N``: N at least 1; left out, ``default`` (``default_text``); ``-j 0`` or ``-j -3`` is a usage error."""
     def jobs(text: str) -> int:

@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from fastpgn.cli._common import Parser, guarded, parse_args, plural
+from fastpgn.cli._common import Parser, add_jobs_option, at_least_one, guarded, parse_args, plural
 from fastpgn.errors import OutputError
 
 __all__ = ["main"]
@@ -36,16 +36,6 @@ exit status (the same rule as every fastpgn command):
 """
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
-    return value
-
-
 def parser() -> argparse.ArgumentParser:
     from fastpgn.positions import INDEX_ROW_GROUP
 
@@ -56,11 +46,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("dataset", metavar="DATASET", help="Parquet written with --positions (file or folder)")
     p.add_argument("-o", "--output", metavar="OUT", help="the index's Parquet file (default: beside the dataset, "
                                                          "where games_reaching looks)")
-    p.add_argument("--row-group-size", type=_count, default=INDEX_ROW_GROUP, metavar="ROWS",
+    p.add_argument("--row-group-size", type=at_least_one, default=INDEX_ROW_GROUP, metavar="ROWS",
                    help="rows a row group (default %(default)s)")
     p.add_argument("--memory-limit", default="2GB", metavar="SIZE",
                    help="DuckDB's memory limit (default %(default)s); past it DuckDB spills beside OUT")
-    p.add_argument("-j", "--jobs", type=_count, metavar="N", help="DuckDB threads (default: every core)")
+    add_jobs_option(p, None, "every core", "DuckDB threads (default: every core)")
     p.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary")
     return p
